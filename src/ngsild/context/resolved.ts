@@ -1,0 +1,21 @@
+// The view of a resolved @context that the rest of the broker uses: expansion and compaction of names,
+// built once per distinct context set and cached by its key (ARCHITECTURE.md step 6).
+
+export interface ResolvedContext {
+  /** Stable identity of this context set (core version + user context); equal keys expand identically. */
+  readonly key: string;
+  /**
+   * Vocabulary-relative expansion (entity types, attribute names, vocab values): a term of the context → its IRI;
+   * a compact IRI `prefix:suffix` with a known prefix → expanded; an absolute IRI → itself; else the @vocab
+   * default (`https://uri.etsi.org/ngsi-ld/default-context/<term>` with the core context).
+   */
+  expandTerm(term: string): string;
+  /** The reverse: IRI → term of this context, else compact IRI, else the IRI itself. */
+  compactIri(iri: string): string;
+  /** The term definition's `@type` (`@id`, `@vocab`, `@json`, a datatype IRI) for a term, when it has one. */
+  termType(term: string): string | undefined;
+  /** What an application/ld+json response carries as `@context` (the request's context, core last). */
+  readonly contextValue: unknown;
+  /** The URL for a `Link` header on application/json responses. */
+  readonly linkUrl: string;
+}
