@@ -1,0 +1,65 @@
+import t, { type Test } from 'tap';
+import { parseQ } from '../../src/ngsild/query/q-parser.js';
+import { LdError } from '../../src/ngsild/problem.js';
+
+// Random input never crashes a parser: it parses or throws an LdError, and it returns (no hang, no stack overflow).
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Mostly characters that mean something to the grammars, plus arbitrary code units (lone surrogates included).
+const ALPHABET = 'aZ_09.,;|()[]{}!=<>~"\\/:#%+*-eE TtrufalsnUR\u00e9\u65e5';
+
+function randomText(r: () => number): string {
+  const n = Math.floor(r() * 40);
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    s += r() < 0.85 ? ALPHABET.charAt(Math.floor(r() * ALPHABET.length)) : String.fromCharCode(Math.floor(r() * 0x10000));
+  }
+  return s;
+}
+
+function onlyLdErrors(t: Test, parse: (s: string) => unknown, seed: number, count: number): void {
+  const r = rng(seed);
+  let foreign = 0;
+  let parsed = 0;
+  for (let i = 0; i < count; i++) {
+    const s = randomText(r);
+    try {
+      parse(s);
+      parsed++;
+    } catch (err) {
+      if (!(err instanceof LdError) || err.status >= 500 && err.kind !== 'OperationNotSupported') {
+        foreign++;
+        if (foreign <= 5) t.fail(`${JSON.stringify(s)} threw ${String(err)}`);
+      }
+    }
+  }
+  t.equal(foreign, 0, `${count} random inputs (${parsed} parsed) threw only LdError`);
+}
+
+function kindOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof LdError ? err.kind : `foreign ${String(err)}`;
+  }
+  return 'no error';
+}
+
+t.test('10000 random strings given to parseQ parse or throw an LdError', async (t) => {
+  onlyLdErrors(t, parseQ, 42, 10000);
+});
+
+t.test('deeply nested or long random-shaped q text is refused with an LdError', async (t) => {
+  for (const s of ['('.repeat(100000), '!'.repeat(9000), 'a;'.repeat(4096) + 'a', 'a~=' + '('.repeat(3000) + ')'.repeat(3000)]) {
+    t.equal(kindOf(() => parseQ(s)), 'InvalidRequest', s.slice(0, 20));
+  }
+});
