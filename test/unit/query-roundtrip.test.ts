@@ -1,5 +1,8 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { parseQ, printQ, type QLiteral, type QNode, type QPath, type QUri, type QValue } from '../../src/ngsild/query/q-parser.js';
+import { parseTypeExpression, printTypeExpression, type TypeExpression } from '../../src/ngsild/query/type-expression.js';
+import { parseScopeQ, printScopeQ, type ScopeQuery } from '../../src/ngsild/query/scopeq.js';
+import type { Logical } from '../../src/ngsild/query/logical.js';
 
 // A seeded generator of valid q trees: printQ(tree) parsed back must give the same tree.
 
@@ -92,4 +95,55 @@ t.test('1500 random q trees print to text that parses back to the same tree', as
     if (failures > 5) break;
   }
   t.equal(failures, 0, 'every printed tree parsed back equal');
+});
+
+function genLogical<A>(seed: number, atom: (r: () => number) => A): Logical<A> {
+  const r = rng(seed);
+  const node = (depth: number): Logical<A> => {
+    if (depth >= 4 || r() < 0.4) return atom(r);
+    return { kind: r() < 0.5 ? 'and' : 'or', terms: Array.from({ length: 2 + Math.floor(r() * 3) }, () => node(depth + 1)) };
+  };
+  return node(0);
+}
+
+function roundTrips<T>(t: Test, count: number, make: (seed: number) => T, print: (x: T) => string, parse: (s: string) => T): void {
+  let failures = 0;
+  for (let seed = 1; seed <= count && failures <= 5; seed++) {
+    const tree = make(seed);
+    const text = print(tree);
+    try {
+      const back = parse(text);
+      if (JSON.stringify(back) !== JSON.stringify(tree)) {
+        failures++;
+        t.same(back, tree, `seed ${seed}: ${text}`);
+      }
+    } catch (err) {
+      failures++;
+      t.fail(`seed ${seed}: ${text}: ${(err as Error).message}`);
+    }
+  }
+  t.equal(failures, 0, `${count} printed trees parsed back equal`);
+}
+
+const TYPES = ['Vehicle', 'ex:Car', 'https://example.org/ns/Bus.v2', 'urn:type:x', 'Émetteur', 'T_1'];
+const LEVELS = ['Madrid', 'Gardens', 'a', '1', 'Köln', 'x.y', 'A-B', '+'];
+
+t.test('1000 random type expressions print to text that parses back to the same tree', async (t) => {
+  roundTrips<TypeExpression>(
+    t, 1000,
+    (seed) => genLogical(seed, (r) => ({ kind: 'type', name: TYPES[Math.floor(r() * TYPES.length)]! })),
+    printTypeExpression, parseTypeExpression,
+  );
+});
+
+t.test('1000 random scope queries print to text that parses back to the same tree', async (t) => {
+  roundTrips<ScopeQuery>(
+    t, 1000,
+    (seed) => genLogical(seed, (r) => {
+      const levels = Array.from({ length: 1 + Math.floor(r() * 4) }, () => LEVELS[Math.floor(r() * LEVELS.length)]!);
+      if (r() < 0.3) levels.push('#');
+      return { kind: 'scope', levels };
+    }),
+    printScopeQ, parseScopeQ,
+  );
 });
