@@ -101,6 +101,8 @@ t.test('entities without the geoproperty, or whose value is not a geometry, neve
 t.test('no georel, geometry nor coordinates means no geo-query', async (t) => {
   t.equal(parseGeoQuery({}, expand), undefined);
   t.equal(parseGeoQuery({ geoproperty: 'location' }, expand), undefined);
+  t.equal(parseGeoQuery({ georel: null, geometry: null, coordinates: null, geoproperty: null }, expand), undefined);
+  t.equal(refusal(() => parseGeoQuery({ georel: 'within', geometry: null, coordinates: NOTRE_DAME }, expand)).kind, 'BadRequestData');
 });
 
 t.test('the POST form takes coordinates as an array (or JSON text)', async (t) => {

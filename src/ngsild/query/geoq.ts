@@ -45,8 +45,12 @@ type Expand = (term: string) => string;
  * The GET form (§6.4.3.2 parameters). Undefined when the request has no geo-query (no georel, geometry nor
  * coordinates); a partial or invalid one is 400 BadRequestData.
  */
-export function parseGeoQuery(params: Record<string, string | undefined>, expand: Expand): GeoQuery | undefined {
-  const { georel, geometry, coordinates, geoproperty } = params;
+export function parseGeoQuery(params: Record<string, string | null | undefined>, expand: Expand): GeoQuery | undefined {
+  // null as well as undefined: URLSearchParams.get answers null for an absent parameter.
+  const georel = params['georel'] ?? undefined;
+  const geometry = params['geometry'] ?? undefined;
+  const coordinates = params['coordinates'] ?? undefined;
+  const geoproperty = params['geoproperty'] ?? undefined;
   if (georel === undefined && geometry === undefined && coordinates === undefined) return undefined;
   return build(georel, geometry, coordinates === undefined ? undefined : parseCoordinatesText(coordinates), geoproperty, expand);
 }
