@@ -5,7 +5,7 @@ import type { AttrInstance, StoredEntity } from '../entity/model.js';
 import { invalidRequest } from '../problem.js';
 import {
   dateMs, dateTimeMs, timeMs,
-  type QCompare, type QLiteral, type QMatch, type QNode, type QPath, type QUri,
+  type QCompare, type QLiteral, type QMatch, type QNode, type QPath, type QUri, type QValue,
 } from './q-ast.js';
 import { compileRe2 } from './re2.js';
 
@@ -292,47 +292,59 @@ function order(t: unknown, p: Prepared, category: Category): number {
   }
 }
 
-// §4.9: a query value "is included in the target value, if the latter is an array": each test holds when it holds
-// for the target or for any element of an array target.
-function someElement(t: unknown, test: (x: unknown) => boolean): boolean {
-  if (!Array.isArray(t)) return test(t);
-  for (const x of t) if (test(x)) return true;
+type Test = (x: unknown, category: Category) => boolean;
+
+// §4.9: a query value "is included in the target value, if the latter is an array": a test holds when it holds
+// for the target or for any element of an array target. (Tests are built once; nothing is allocated per call.)
+function someElement(t: unknown, c: Category, test: Test): boolean {
+  if (!Array.isArray(t)) return test(t, c);
+  for (const x of t) if (test(x, c)) return true;
   return false;
 }
 
 function compileComparison(node: QCompare, expand: Expand): Visit {
   const v = node.value;
-  let equals: (t: unknown, c: Category) => boolean;
-  if (v.kind === 'list') {
-    const items = v.items.map((i) => prepare(i, expand));
-    equals = (t, c) => someElement(t, (x) => items.some((p) => equalsOne(x, p, c)));
-  } else if (v.kind === 'range') {
-    const min = prepare(v.min, expand);
-    const max = prepare(v.max, expand);
-    equals = (t, c) => someElement(t, (x) => order(x, min, c) >= 0 && order(x, max, c) <= 0);
-  } else {
-    const p = prepare(v, expand);
-    equals = (t, c) => someElement(t, (x) => equalsOne(x, p, c));
-  }
+  const test = equalityTest(v, expand);
   switch (node.op) {
     case '==':
-      return equals;
+      return (t, c) => someElement(t, c, test);
     case '!=':
-      return (t, c) => !equals(t, c);
+      return (t, c) => !someElement(t, c, test);
   }
   if (v.kind === 'list' || v.kind === 'range' || v.kind === 'uri' || v.kind === 'boolean') {
     throw invalidRequest(`q: ${node.op} needs a number, string, date, time or dateTime`);
   }
+  const ordered = orderingTest(node.op, prepare(v, expand));
+  return (t, c) => someElement(t, c, ordered);
+}
+
+function equalityTest(v: QValue, expand: Expand): Test {
+  if (v.kind === 'list') {
+    const items = v.items.map((i) => prepare(i, expand));
+    return (x, c) => {
+      for (const p of items) if (equalsOne(x, p, c)) return true;
+      return false;
+    };
+  }
+  if (v.kind === 'range') {
+    const min = prepare(v.min, expand);
+    const max = prepare(v.max, expand);
+    return (x, c) => order(x, min, c) >= 0 && order(x, max, c) <= 0;
+  }
   const p = prepare(v, expand);
-  switch (node.op) {
+  return (x, c) => equalsOne(x, p, c);
+}
+
+function orderingTest(op: '>' | '>=' | '<' | '<=', p: Prepared): Test {
+  switch (op) {
     case '>':
-      return (t, c) => someElement(t, (x) => order(x, p, c) > 0);
+      return (x, c) => order(x, p, c) > 0;
     case '>=':
-      return (t, c) => someElement(t, (x) => order(x, p, c) >= 0);
+      return (x, c) => order(x, p, c) >= 0;
     case '<':
-      return (t, c) => someElement(t, (x) => order(x, p, c) < 0);
+      return (x, c) => order(x, p, c) < 0;
     case '<=':
-      return (t, c) => someElement(t, (x) => order(x, p, c) <= 0);
+      return (x, c) => order(x, p, c) <= 0;
   }
 }
 
@@ -341,7 +353,8 @@ function compileMatch(node: QMatch): Visit {
   const re = compileRe2(node.pattern);
   if (typeof re === 'string') throw invalidRequest(`q: invalid regular expression (${re})`);
   if (!node.negated) {
-    return (t, c) => c !== OBJECT && someElement(t, (x) => typeof x === 'string' && re.test(x));
+    const test: Test = (x) => typeof x === 'string' && re.test(x);
+    return (t, c) => c !== OBJECT && someElement(t, c, test);
   }
   return (t, c) => {
     if (c === OBJECT) return false;
