@@ -36,12 +36,13 @@ function refusal(f: () => unknown): LdError {
 t.test('near;maxDistance keeps geometries within the distance (metres) of a point', async (t) => {
   t.same(names({ georel: 'near;maxDistance==500', geometry: 'Point', coordinates: NOTRE_DAME }), ['NotreDame', 'Cite', 'Seine']);
   t.same(names({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: NOTRE_DAME }), ['NotreDame', 'Luxembourg', 'Cite', 'Bridges', 'Seine']);
-  t.same(names({ georel: 'near;maxDistance==0', geometry: 'Point', coordinates: EIFFEL }), ['Eiffel', 'Sensor']);
+  t.same(names({ georel: 'near;maxDistance==1', geometry: 'Point', coordinates: EIFFEL }), ['Eiffel', 'Sensor']);
+  t.same(names({ georel: 'near;maxDistance==0.5e4', geometry: 'Point', coordinates: EIFFEL }), ['NotreDame', 'Eiffel', 'Luxembourg', 'Cite', 'Bridges', 'Seine', 'Metro', 'Sensor']);
 });
 
-t.test('near;minDistance keeps geometries at least that far; both together bound a ring', async (t) => {
+t.test('near;minDistance keeps geometries farther than the distance', async (t) => {
   t.same(names({ georel: 'near;minDistance==5000', geometry: 'Point', coordinates: NOTRE_DAME }), ['Defense']);
-  t.same(names({ georel: 'near;maxDistance==1000;minDistance==600', geometry: 'Point', coordinates: NOTRE_DAME }), ['Luxembourg', 'Bridges']);
+  t.same(names({ georel: 'near;minDistance==600', geometry: 'Point', coordinates: NOTRE_DAME }), ['Eiffel', 'Defense', 'Luxembourg', 'Bridges', 'Metro', 'Sensor']);
 });
 
 t.test('near from a polygon measures from its area (0 inside)', async (t) => {
@@ -92,7 +93,7 @@ t.test('the geoproperty parameter selects which GeoProperty is tested (default l
 });
 
 t.test('entities without the geoproperty, or whose value is not a geometry, never match (not even disjoint)', async (t) => {
-  for (const georel of ['near;maxDistance==100000000', 'near;minDistance==0', 'within', 'contains', 'intersects', 'disjoint', 'equals', 'overlaps']) {
+  for (const georel of ['near;maxDistance==100000000', 'near;minDistance==0.001', 'within', 'contains', 'intersects', 'disjoint', 'equals', 'overlaps']) {
     const got = names({ georel, geometry: 'Polygon', coordinates: CENTRAL_PARIS });
     t.notOk(got.includes('NoLocation') || got.includes('NotGeo') || got.includes('Broken'), georel);
   }
@@ -124,12 +125,18 @@ t.test('invalid geo-queries answer 400 BadRequestData naming the member at fault
     [{ georel: 'within', coordinates: NOTRE_DAME }, /^geometry: missing/],
     [{ georel: 'within', geometry: 'Point' }, /^coordinates: missing/],
     [{ georel: 'nearby', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: 'nearby' is not one of/],
-    [{ georel: 'near', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: near needs maxDistance/],
+    [{ georel: 'near', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: near takes one modifier/],
     [{ georel: 'near;maxDistance==abc', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: 'maxDistance==abc'/],
     [{ georel: 'near;maxDistance==-5', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: 'maxDistance==-5'/],
     [{ georel: 'near;maxDistance=5', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: 'maxDistance=5'/],
-    [{ georel: 'near;maxDistance==1e999', geometry: 'Point', coordinates: NOTRE_DAME }, /out of range/],
-    [{ georel: 'near;maxDistance==5;maxDistance==6', geometry: 'Point', coordinates: NOTRE_DAME }, /given twice/],
+    [{ georel: 'near;maxDistance==1e999', geometry: 'Point', coordinates: NOTRE_DAME }, /is not a positive number/],
+    [{ georel: 'near;maxDistance==5;maxDistance==6', geometry: 'Point', coordinates: NOTRE_DAME }, /near takes one modifier/],
+    [{ georel: 'near;maxDistance==1000;minDistance==600', geometry: 'Point', coordinates: NOTRE_DAME }, /near takes one modifier/],
+    [{ georel: 'near;maxDistance==0', geometry: 'Point', coordinates: NOTRE_DAME }, /is not a positive number/],
+    [{ georel: 'near;minDistance==0.0', geometry: 'Point', coordinates: NOTRE_DAME }, /is not a positive number/],
+    [{ georel: 'near;maxDistance==05', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: 'maxDistance==05'/],
+    [{ georel: 'near;maxDistance==5.', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: 'maxDistance==5.'/],
+    [{ georel: 'near;', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: '' is not maxDistance/],
     [{ georel: 'within;maxDistance==5', geometry: 'Point', coordinates: NOTRE_DAME }, /^georel: within takes no modifier/],
     [{ georel: 'within', geometry: 'Circle', coordinates: NOTRE_DAME }, /^geometry: 'Circle' is not one of/],
     [{ georel: 'within', geometry: 'point', coordinates: NOTRE_DAME }, /^geometry: 'point'/],

@@ -37,7 +37,7 @@ export interface GeoQuery {
 
 /** Longest accepted `coordinates` text: a bound on parsing work, answered with 400. */
 export const COORDINATES_MAX_LENGTH = 1 << 20;
-const DISTANCE_RE = /^(maxDistance|minDistance)==(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$/;
+const DISTANCE_RE = /^(maxDistance|minDistance)==((?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)$/;
 
 type Expand = (term: string) => string;
 
@@ -93,7 +93,7 @@ function build(
 }
 
 // §4.10: georel = near;maxDistance==N | near;minDistance==N | within | contains | intersects | equals | disjoint |
-// overlaps. Both distances together bound a ring (each given at most once).
+// overlaps, N a PositiveNumber (an RFC 8259 number without minus sign, not zero).
 function parseGeorel(text: string): Pick<GeoQuery, 'georel' | 'maxDistance' | 'minDistance'> {
   const [name, ...modifiers] = text.split(';');
   if (!(GEO_RELATIONS as readonly string[]).includes(name!)) {
@@ -104,23 +104,14 @@ function parseGeorel(text: string): Pick<GeoQuery, 'georel' | 'maxDistance' | 'm
     if (modifiers.length > 0) throw badRequest(`georel: ${georel} takes no modifier`);
     return { georel, maxDistance: undefined, minDistance: undefined };
   }
-  let maxDistance: number | undefined;
-  let minDistance: number | undefined;
-  for (const m of modifiers) {
-    const d = DISTANCE_RE.exec(m);
-    if (d === null) throw badRequest(`georel: '${m}' is not maxDistance==<metres> or minDistance==<metres>`);
-    const value = Number(d[2]);
-    if (!Number.isFinite(value)) throw badRequest(`georel: distance '${d[2]}' out of range`);
-    if (d[1] === 'maxDistance') {
-      if (maxDistance !== undefined) throw badRequest('georel: maxDistance given twice');
-      maxDistance = value;
-    } else {
-      if (minDistance !== undefined) throw badRequest('georel: minDistance given twice');
-      minDistance = value;
-    }
-  }
-  if (maxDistance === undefined && minDistance === undefined) throw badRequest('georel: near needs maxDistance==<metres> or minDistance==<metres>');
-  return { georel, maxDistance, minDistance };
+  if (modifiers.length !== 1) throw badRequest('georel: near takes one modifier, maxDistance==<metres> or minDistance==<metres>');
+  const d = DISTANCE_RE.exec(modifiers[0]!);
+  if (d === null) throw badRequest(`georel: '${modifiers[0]}' is not maxDistance==<metres> or minDistance==<metres>`);
+  const metres = Number(d[2]);
+  if (!Number.isFinite(metres) || metres <= 0) throw badRequest(`georel: distance '${d[2]}' is not a positive number`);
+  return d[1] === 'maxDistance'
+    ? { georel, maxDistance: metres, minDistance: undefined }
+    : { georel, maxDistance: undefined, minDistance: metres };
 }
 
 // ---- coordinates: RFC 7946 §3.1 nesting per geometry type -----------------------------------------------------
@@ -270,12 +261,11 @@ function relationOf(q: GeoQuery): (g: Geometry) => boolean {
   const query = q.geometry;
   switch (q.georel) {
     case 'near': {
-      const max = q.maxDistance ?? Infinity;
+      // maxDistance: within the buffer of that radius around the query geometry; minDistance: disjoint from it.
+      const max = q.maxDistance;
+      if (max !== undefined) return (g) => metresBetween(g, query) <= max;
       const min = q.minDistance ?? 0;
-      return (g) => {
-        const d = metresBetween(g, query);
-        return d <= max && d >= min;
-      };
+      return (g) => metresBetween(g, query) > min;
     }
     case 'within':
       return (g) => within(g, query);
