@@ -17,6 +17,8 @@ t.test('; is AND, , and | are OR, AND first, parentheses group', async (t) => {
   t.same(parseScopeQ('/a;/b,/c'), { kind: 'or', terms: [{ kind: 'and', terms: [sc('a'), sc('b')] }, sc('c')] });
   t.same(parseScopeQ('/a;(/b|/c)'), { kind: 'and', terms: [sc('a'), { kind: 'or', terms: [sc('b'), sc('c')] }] });
   t.equal(printScopeQ(parseScopeQ('/a;/b|/c/#')), '(/a;/b),/c/#');
+  t.equal(printScopeQ(parseScopeQ('/a;/b')), '(/a;/b)');
+  t.same(parseScopeQ('(/Madrid/Districts;/CompanyA)|/CompanyB'), parseScopeQ('(/Madrid/Districts;/CompanyA),/CompanyB'));
 });
 
 t.test('malformed scope queries answer InvalidRequest with the position', async (t) => {

@@ -6,6 +6,12 @@ const expand = (term: string): string => (term.includes(':') ? term : `https://e
 const ty = (name: string) => ({ kind: 'type' as const, name });
 const iri = (name: string) => `https://example.org/ns/${name}`;
 
+t.test('the §4.17 examples parse', async (t) => {
+  t.same(parseTypeExpression('Building|House'), parseTypeExpression('Building,House'));
+  t.same(parseTypeExpression('(Home;Vehicle)'), { kind: 'and', terms: [ty('Home'), ty('Vehicle')] });
+  t.same(parseTypeExpression('(Home;Vehicle)|Motorhome'), parseTypeExpression('(Home;Vehicle),Motorhome'));
+});
+
 t.test('a single type, an OR list with , or |, and AND with ;', async (t) => {
   t.same(parseTypeExpression('Vehicle'), ty('Vehicle'));
   t.same(parseTypeExpression('A,B,C'), { kind: 'or', terms: [ty('A'), ty('B'), ty('C')] });
@@ -25,10 +31,11 @@ t.test('types may be compact or absolute IRIs, dots and slashes included', async
   });
 });
 
-t.test('printTypeExpression writes OR as , and parenthesizes nested groups', async (t) => {
+t.test('printTypeExpression writes OR as , and parenthesizes every AND and nested group', async (t) => {
   t.equal(printTypeExpression(parseTypeExpression('A|B')), 'A,B');
   t.equal(printTypeExpression(parseTypeExpression('A;B|C')), '(A;B),C');
-  t.equal(printTypeExpression(parseTypeExpression('(A,B);C')), '(A,B);C');
+  t.equal(printTypeExpression(parseTypeExpression('A;B')), '(A;B)');
+  t.equal(printTypeExpression(parseTypeExpression('(A,B);C')), '((A,B);C)');
 });
 
 t.test('malformed type selections answer InvalidRequest with the position', async (t) => {

@@ -79,11 +79,17 @@ export function parseLogical<A>(text: string, syntax: LogicalSyntax<A>): Logical
   return node;
 }
 
-/** Canonical text: OR printed with the first OR character, nested AND/OR always parenthesized. */
+/**
+ * Canonical text: OR printed with the given character, every AND and every nested OR parenthesized (§4.17 and
+ * §4.19 only admit a conjunction inside parentheses; the parser also takes a bare one).
+ */
 export function printLogical<A>(node: Logical<A>, orChar: string, printAtom: (a: A) => string): string {
-  if (!isComposite(node)) return printAtom(node);
-  const nested = (n: Logical<A>) => (isComposite(n) ? '(' + printLogical(n, orChar, printAtom) + ')' : printLogical(n, orChar, printAtom));
-  return node.terms.map(nested).join(node.kind === 'and' ? ';' : orChar);
+  const print = (n: Logical<A>, nested: boolean): string => {
+    if (!isComposite(n)) return printAtom(n);
+    const text = n.terms.map((t) => print(t, true)).join(n.kind === 'and' ? ';' : orChar);
+    return nested || n.kind === 'and' ? '(' + text + ')' : text;
+  };
+  return print(node, false);
 }
 
 /** Compiles a tree into a predicate over some subject, given a compiler for atoms. */
