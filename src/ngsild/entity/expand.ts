@@ -43,7 +43,24 @@ export interface EntityFragment {
 }
 
 /** A partial attribute (PATCH /entities/{id}/attrs/{attrId}, CIM 009 §5.6.4): `type` and the value member may be absent. */
-export type AttrFragment = Omit<AttrInstance, 'type'> & { type?: AttrType };
+export interface AttrFragment {
+  type?: AttrType;
+  value?: unknown;
+  object?: string | string[];
+  objectType?: string | string[];
+  languageMap?: Record<string, string | string[]>;
+  vocab?: string | string[];
+  json?: unknown;
+  valueList?: unknown[];
+  objectList?: unknown[];
+  datasetId?: string;
+  observedAt?: string;
+  unitCode?: string;
+  createdAt?: string;
+  modifiedAt?: string;
+  /** Sub-attributes, by expanded IRI: complete instances. */
+  [subAttrIri: string]: unknown;
+}
 
 /** Members the system sets; a client's copy is dropped (CIM 009 §4.8: system attributes cannot be set by clients). */
 const SYSTEM_MEMBERS: ReadonlySet<string> = new Set([

@@ -1,0 +1,345 @@
+// Operations on stored entities (CIM 009 v1.8 §5.6): append, update, partial update, delete and replace of
+// attributes, replace and merge-patch of entities. Pure: the input entity is never changed; the result shares the
+// untouched attribute arrays with it. Each result lists what changed, for notifications and history.
+import { badRequest } from '../problem.js';
+import { VALUE_MEMBER, ENTITY_CORE_MEMBERS, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
+import { RESERVED_GEO_IRIS, isNullMarker, type AttrFragment } from './expand.js';
+
+/** What an operation changed, by expanded attribute name. */
+export interface AttrChanges {
+  /** Attributes that did not exist before. */
+  created: string[];
+  /** Existing attributes with an instance added, replaced, merged or deleted (but some instance left). */
+  modified: string[];
+  /** Attributes removed entirely. */
+  deleted: string[];
+  /** The instances, before the operation, of every modified or deleted attribute. */
+  previous: Record<string, AttrInstance[]>;
+}
+
+export interface NotUpdated {
+  /** Expanded attribute name. */
+  attrName: string;
+  reason: string;
+}
+
+/** Result of append and update (§5.6.2, §5.6.3): `updated` lists every attribute applied (created or modified). */
+export interface UpdateResult extends AttrChanges {
+  entity: StoredEntity;
+  updated: string[];
+  notUpdated: NotUpdated[];
+}
+
+/** Result of operations on one attribute; `found` false (entity unchanged) is the caller's 404 (§5.6.4, §5.6.5). */
+export interface AttrResult extends AttrChanges {
+  found: boolean;
+  entity: StoredEntity;
+}
+
+export interface EntityResult extends AttrChanges {
+  entity: StoredEntity;
+}
+
+function changes(): AttrChanges {
+  return { created: [], modified: [], deleted: [], previous: {} };
+}
+
+function keyOf(inst: AttrInstance | AttrFragment): string | undefined {
+  return inst.datasetId;
+}
+
+function indexOfDataset(instances: readonly AttrInstance[], datasetId: string | undefined): number {
+  for (let i = 0; i < instances.length; i++) if (instances[i]!.datasetId === datasetId) return i;
+  return -1;
+}
+
+function isDeletion(inst: AttrInstance | AttrFragment): boolean {
+  if (inst.type === undefined) return false;
+  return isNullMarker(inst[VALUE_MEMBER[inst.type]]);
+}
+
+/** `next` as the new version of `old`: the createdAt of what it replaces is kept (§4.8). */
+function replacing(old: AttrInstance, next: AttrInstance, now: string): AttrInstance {
+  const r: AttrInstance = { ...next };
+  if (old.createdAt !== undefined) r.createdAt = old.createdAt;
+  r.modifiedAt = now;
+  return r;
+}
+
+/** Keeps the default instance first, as the model requires. */
+function put(instances: AttrInstance[], inst: AttrInstance): void {
+  if (inst.datasetId === undefined) instances.unshift(inst);
+  else instances.push(inst);
+}
+
+function addTypes(entity: StoredEntity, types: readonly string[] | undefined): boolean {
+  if (types === undefined) return false;
+  let merged: string[] | undefined;
+  for (const t of types) {
+    if (entity.type.includes(t) || merged?.includes(t)) continue;
+    merged ??= entity.type.slice();
+    merged.push(t);
+  }
+  if (merged === undefined) return false;
+  entity.type = merged;
+  return true;
+}
+
+function noteChanged(c: AttrChanges, attrIri: string, before: AttrInstance[] | undefined, after: AttrInstance[] | undefined): void {
+  if (before === undefined) {
+    if (after !== undefined) c.created.push(attrIri);
+    return;
+  }
+  c.previous[attrIri] = before;
+  if (after === undefined) c.deleted.push(attrIri);
+  else c.modified.push(attrIri);
+}
+
+function setAttr(entity: StoredEntity, attrIri: string, instances: AttrInstance[]): AttrInstance[] | undefined {
+  if (instances.length === 0) {
+    delete entity[attrIri];
+    return undefined;
+  }
+  entity[attrIri] = instances;
+  return instances;
+}
+
+/**
+ * Append Entity Attributes (§5.6.3): new attributes and instances are added; an instance with the datasetId of an
+ * existing one replaces it (keeping its createdAt) unless `noOverwrite`, when it is reported in notUpdated.
+ * An instance whose value member is `urn:ngsi-ld:null` deletes the matching instance. `types` are added to the entity's.
+ */
+export function appendAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
+  opts: { noOverwrite: boolean; now: string; types?: readonly string[] }): UpdateResult {
+  const next: StoredEntity = { ...entity };
+  const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...changes() };
+  let touched = addTypes(next, opts.types);
+  for (const attrIri in attrs) {
+    const given = attrs[attrIri]!;
+    const before = entity[attrIri] as AttrInstance[] | undefined;
+    const instances = before === undefined ? [] : before.slice();
+    let applied = false;
+    let refused: string | undefined;
+    for (const inst of given) {
+      const at = indexOfDataset(instances, keyOf(inst));
+      if (isDeletion(inst)) {
+        if (at < 0) refused = datasetReason(inst, 'has no instance to delete');
+        else {
+          instances.splice(at, 1);
+          applied = true;
+        }
+      } else if (at < 0) {
+        put(instances, inst);
+        applied = true;
+      } else if (opts.noOverwrite) {
+        refused = datasetReason(inst, 'exists and noOverwrite was asked');
+      } else {
+        instances[at] = replacing(instances[at]!, inst, opts.now);
+        applied = true;
+      }
+    }
+    if (applied) {
+      noteChanged(result, attrIri, before, setAttr(next, attrIri, instances));
+      result.updated.push(attrIri);
+      touched = true;
+    }
+    if (refused !== undefined) result.notUpdated.push({ attrName: attrIri, reason: refused });
+  }
+  if (touched) next.modifiedAt = opts.now;
+  return result;
+}
+
+function datasetReason(inst: AttrInstance | AttrFragment, what: string): string {
+  return inst.datasetId === undefined ? `the default instance ${what}` : `the instance with datasetId ${inst.datasetId} ${what}`;
+}
+
+/**
+ * Update Entity Attributes (§5.6.2): only existing instances (matched by datasetId) are replaced, keeping their
+ * createdAt; others are reported in notUpdated. `urn:ngsi-ld:null` deletes the matching instance.
+ */
+export function updateAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>, opts: { now: string }): UpdateResult {
+  const next: StoredEntity = { ...entity };
+  const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...changes() };
+  for (const attrIri in attrs) {
+    const before = entity[attrIri] as AttrInstance[] | undefined;
+    if (before === undefined) {
+      result.notUpdated.push({ attrName: attrIri, reason: 'the attribute does not exist' });
+      continue;
+    }
+    const instances = before.slice();
+    let applied = false;
+    let refused: string | undefined;
+    for (const inst of attrs[attrIri]!) {
+      const at = indexOfDataset(instances, keyOf(inst));
+      if (at < 0) refused = datasetReason(inst, 'does not exist');
+      else {
+        if (isDeletion(inst)) instances.splice(at, 1);
+        else instances[at] = replacing(instances[at]!, inst, opts.now);
+        applied = true;
+      }
+    }
+    if (applied) {
+      noteChanged(result, attrIri, before, setAttr(next, attrIri, instances));
+      result.updated.push(attrIri);
+    }
+    if (refused !== undefined) result.notUpdated.push({ attrName: attrIri, reason: refused });
+  }
+  if (result.updated.length > 0) next.modifiedAt = opts.now;
+  return result;
+}
+
+/**
+ * Partial Attribute Update (§5.6.4): the members given replace those of the instance with the datasetId
+ * (`opts.datasetId`, else the fragment's, else the default instance); sub-attributes given replace theirs, and are
+ * deleted by `urn:ngsi-ld:null`; a value member `urn:ngsi-ld:null` deletes the instance.
+ * Throws 400 when the fragment changes the type without giving the new value member, or makes location etc. no GeoProperty.
+ */
+export function partialAttributeUpdate(entity: StoredEntity, attrIri: string, fragment: AttrFragment,
+  opts: { datasetId?: string; now: string }): AttrResult {
+  const c = changes();
+  const before = entity[attrIri] as AttrInstance[] | undefined;
+  const datasetId = opts.datasetId ?? fragment.datasetId;
+  const at = before === undefined ? -1 : indexOfDataset(before, datasetId);
+  if (before === undefined || at < 0) return { found: false, entity, ...c };
+  const next: StoredEntity = { ...entity, modifiedAt: opts.now };
+  const instances = before.slice();
+  if (isDeletion(fragment)) {
+    instances.splice(at, 1);
+  } else {
+    instances[at] = mergeInstance(instances[at]!, fragment, opts.now, attrIri);
+  }
+  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  return { found: true, entity: next, ...c };
+}
+
+/**
+ * `patch` merged into `old` (§5.6.4, §5.6.17): type and value member replaced when given (a new type needs its value
+ * member), other core members replaced, sub-attributes merged recursively, `urn:ngsi-ld:null` sub-attributes removed.
+ */
+function mergeInstance(old: AttrInstance, patch: AttrInstance | AttrFragment, now: string, attrIri: string): AttrInstance {
+  const r: AttrInstance = { ...old };
+  const newType: AttrType | undefined = patch.type;
+  if (newType !== undefined && newType !== old.type) {
+    const member = VALUE_MEMBER[newType];
+    if (!(member in patch)) throw badRequest(`${attrIri}: changing the type from ${old.type} to ${newType} needs the ${member} member`);
+    delete r[VALUE_MEMBER[old.type]];
+    if (newType !== 'Relationship' && newType !== 'ListRelationship') delete r.objectType;
+    r.type = newType;
+  }
+  if (RESERVED_GEO_IRIS.has(attrIri) && r.type !== 'GeoProperty') throw badRequest(`${attrIri}: must be a GeoProperty, not a ${r.type}`);
+  for (const key in patch) {
+    if (key === 'type' || key === 'createdAt' || key === 'modifiedAt') continue;
+    const v = patch[key];
+    if (v === undefined) continue;
+    if (key.indexOf(':') < 0) {
+      r[key] = v;
+      continue;
+    }
+    const sub = v as AttrInstance;
+    const oldSub = old[key] as AttrInstance | undefined;
+    if (isDeletion(sub)) delete r[key];
+    else if (oldSub === undefined) r[key] = sub;
+    else r[key] = mergeInstance(oldSub, sub, now, key);
+  }
+  r.modifiedAt = now;
+  return r;
+}
+
+/**
+ * Delete Entity Attribute (§5.6.5): the instance with `datasetId`, or every instance with `deleteAll`, else the
+ * default instance. `found` false when there is no such attribute or instance.
+ */
+export function deleteAttribute(entity: StoredEntity, attrIri: string,
+  opts: { datasetId?: string; deleteAll?: boolean; now: string }): AttrResult {
+  const c = changes();
+  const before = entity[attrIri] as AttrInstance[] | undefined;
+  if (before === undefined || ENTITY_CORE_MEMBERS.has(attrIri)) return { found: false, entity, ...c };
+  let instances: AttrInstance[] = [];
+  if (opts.deleteAll !== true) {
+    const at = indexOfDataset(before, opts.datasetId);
+    if (at < 0) return { found: false, entity, ...c };
+    instances = before.slice();
+    instances.splice(at, 1);
+  }
+  const next: StoredEntity = { ...entity, modifiedAt: opts.now };
+  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  return { found: true, entity: next, ...c };
+}
+
+/**
+ * Replace Entity (PUT /entities/{id}, §5.6.18 in v1.8): `next` takes the place of `old`, keeping id and createdAt.
+ * Attributes of `old` missing from `next` are reported deleted, the others modified or created.
+ */
+export function replaceEntity(old: StoredEntity, next: StoredEntity, now: string): EntityResult {
+  const c = changes();
+  const entity: StoredEntity = { ...next, id: old.id, createdAt: old.createdAt, modifiedAt: now };
+  for (const key in old) {
+    if (ENTITY_CORE_MEMBERS.has(key)) continue;
+    if (!(key in next)) noteChanged(c, key, old[key] as AttrInstance[], undefined);
+  }
+  for (const key in next) {
+    if (ENTITY_CORE_MEMBERS.has(key)) continue;
+    noteChanged(c, key, old[key] as AttrInstance[] | undefined, next[key] as AttrInstance[]);
+  }
+  return { entity, ...c };
+}
+
+/**
+ * Replace Entity Attribute (PUT /entities/{id}/attrs/{attrId}, §5.6.19 in v1.8): each given instance replaces the
+ * instance of its datasetId (keeping createdAt), or is added. `found` false when the attribute does not exist.
+ */
+export function replaceAttribute(entity: StoredEntity, attrIri: string, given: AttrInstance | AttrInstance[], now: string): AttrResult {
+  const c = changes();
+  const before = entity[attrIri] as AttrInstance[] | undefined;
+  if (before === undefined) return { found: false, entity, ...c };
+  const instances = before.slice();
+  for (const inst of Array.isArray(given) ? given : [given]) {
+    const at = indexOfDataset(instances, keyOf(inst));
+    if (at < 0) put(instances, inst);
+    else instances[at] = replacing(instances[at]!, inst, now);
+  }
+  const next: StoredEntity = { ...entity, modifiedAt: now };
+  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  return { found: true, entity: next, ...c };
+}
+
+/**
+ * Merge Entity (PATCH /entities/{id}, §5.6.17): types of the patch are added; scope, when given, replaced; new
+ * attributes and instances added; existing instances (by datasetId) merged: value members replaced, sub-attributes
+ * merged; `urn:ngsi-ld:null` (or JSON null, see expandEntity allowNull) deletes an attribute instance or sub-attribute.
+ */
+export function mergeEntity(entity: StoredEntity, patch: StoredEntity, now: string): EntityResult {
+  const next: StoredEntity = { ...entity };
+  const c = changes();
+  let touched = addTypes(next, patch.type);
+  if (patch.scope !== undefined) {
+    next.scope = patch.scope;
+    touched = true;
+  }
+  for (const attrIri in patch) {
+    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+    const before = entity[attrIri] as AttrInstance[] | undefined;
+    const instances = before === undefined ? [] : before.slice();
+    let applied = false;
+    for (const inst of patch[attrIri] as AttrInstance[]) {
+      const at = indexOfDataset(instances, keyOf(inst));
+      if (isDeletion(inst)) {
+        if (at >= 0) {
+          instances.splice(at, 1);
+          applied = true;
+        }
+      } else if (at < 0) {
+        put(instances, inst);
+        applied = true;
+      } else {
+        instances[at] = mergeInstance(instances[at]!, inst, now, attrIri);
+        applied = true;
+      }
+    }
+    if (!applied) continue;
+    noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+    touched = true;
+  }
+  if (touched) next.modifiedAt = now;
+  return { entity: next, ...c };
+}
