@@ -5,6 +5,15 @@ import { attributesOf, compileQ } from '../../src/ngsild/query/q-eval.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { LdError } from '../../src/ngsild/problem.js';
 
+function kindOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
+  }
+  return 'no error';
+}
+
 const entities = JSON.parse(readFileSync(new URL('../fixtures/query/entities.json', import.meta.url), 'utf8')) as StoredEntity[];
 
 const CORE = new Set(['observedAt', 'unitCode', 'datasetId', 'createdAt', 'modifiedAt', 'location']);
@@ -246,9 +255,8 @@ t.test('a catastrophic-backtracking pattern completes on a long non-matching val
 
 t.test('compileQ refuses a tree whose pattern is not RE2 or whose ordering value is not comparable', async (t) => {
   const path = { attr: ['a'], compound: [] };
-  const refusal = { constructor: LdError, kind: 'InvalidRequest', status: 400 };
-  t.throws(() => compileQ({ kind: 'match', path, negated: false, pattern: '(?=x)' }, expand), refusal);
-  t.throws(() => compileQ({ kind: 'compare', path, op: '>', value: { kind: 'boolean', value: true } }, expand), refusal);
+  t.equal(kindOf(() => compileQ({ kind: 'match', path, negated: false, pattern: '(?=x)' }, expand)), 'InvalidRequest 400');
+  t.equal(kindOf(() => compileQ({ kind: 'compare', path, op: '>', value: { kind: 'boolean', value: true } }, expand)), 'InvalidRequest 400');
 });
 
 t.test('malformed stored data does not throw, it does not match', async (t) => {

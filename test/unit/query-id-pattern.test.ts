@@ -2,6 +2,15 @@ import t from 'tap';
 import { compileIdPattern, ID_PATTERN_MAX_LENGTH } from '../../src/ngsild/query/id-pattern.js';
 import { LdError } from '../../src/ngsild/problem.js';
 
+function kindOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
+  }
+  return 'no error';
+}
+
 t.test('an idPattern matches anywhere in the id unless anchored', async (t) => {
   const m = compileIdPattern('Car');
   t.equal(m('urn:ngsi-ld:Car:1'), true);
@@ -26,7 +35,7 @@ t.test('patterns RE2 cannot run are refused with 400 BadRequestData', async (t) 
       t.match((err as LdError).detail, /^idPattern: /, p);
     }
   }
-  t.throws(() => compileIdPattern('a'.repeat(ID_PATTERN_MAX_LENGTH + 1)), { kind: 'BadRequestData' });
+  t.equal(kindOf(() => compileIdPattern('a'.repeat(ID_PATTERN_MAX_LENGTH + 1))), 'BadRequestData 400');
 });
 
 t.test('a catastrophic-backtracking pattern over a long non-matching id completes', async (t) => {

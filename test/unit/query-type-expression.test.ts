@@ -2,6 +2,15 @@ import t from 'tap';
 import { compileTypeExpression, parseTypeExpression, printTypeExpression } from '../../src/ngsild/query/type-expression.js';
 import { LdError } from '../../src/ngsild/problem.js';
 
+function kindOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
+  }
+  return 'no error';
+}
+
 const expand = (term: string): string => (term.includes(':') ? term : `https://example.org/ns/${term}`);
 const ty = (name: string) => ({ kind: 'type' as const, name });
 const iri = (name: string) => `https://example.org/ns/${name}`;
@@ -60,7 +69,7 @@ t.test('malformed type selections answer InvalidRequest with the position', asyn
       if (pos >= 0) t.match((err as LdError).detail, new RegExp(`^type: .* at position ${pos}$`), text);
     }
   }
-  t.throws(() => parseTypeExpression('A'.repeat(8193)), { kind: 'InvalidRequest' });
+  t.equal(kindOf(() => parseTypeExpression('A'.repeat(8193))), 'InvalidRequest 400');
 });
 
 t.test('matches: OR needs one of the types, AND needs all', async (t) => {
