@@ -93,3 +93,17 @@ export function titleOf(kind: ErrorTypeName): string {
 export const badRequest = (detail: string): LdError => new LdError('BadRequestData', detail);
 export const invalidRequest = (detail: string): LdError => new LdError('InvalidRequest', detail);
 export const notFound = (detail: string): LdError => new LdError('ResourceNotFound', detail);
+
+/** A refusal whose ProblemDetails is given whole (the auth plugin's `about:blank` answers, seed 000 §2.10). */
+export class RefusalError extends Error {
+  constructor(readonly problem: ProblemDetails) {
+    super(problem.detail ?? problem.title);
+  }
+}
+
+/** The ProblemDetails of any error a domain function throws; undefined for an unexpected one. */
+export function problemOf(error: unknown): ProblemDetails | undefined {
+  if (error instanceof LdError) return error.toProblem();
+  if (error instanceof RefusalError) return error.problem;
+  return undefined;
+}

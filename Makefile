@@ -1,0 +1,45 @@
+# ldbroker: `make run` installs, builds and starts the broker on the embedded store (port 1026);
+# `make test` installs, builds, starts the servers the tests need and runs every test.
+SHELL := /bin/bash
+NPM ?= npm
+PORT ?= 1026
+ARGS ?=
+
+.PHONY: install build run test test-unit test-api bench bench-smoke tune lint clean
+
+node_modules/.install-stamp: package.json package-lock.json
+	$(NPM) ci --no-fund --no-audit --loglevel=error
+	touch $@
+
+install: node_modules/.install-stamp
+
+build: install
+	$(NPM) run --silent build
+
+run: build
+	node dist/src/main.js --port $(PORT) $(ARGS)
+
+lint: install
+	npx tsc -p tsconfig.json --noEmit
+
+# Every test: tap (unit, api, integration) and the exporter's pytest suite against real servers.
+test: build
+	bash test/run-all.sh
+
+test-unit: build
+	npx tap test/unit
+
+test-api: build
+	npx tap test/api
+
+bench: build
+	node dist/bench/run.js
+
+bench-smoke: build
+	node dist/bench/run.js --smoke
+
+tune: build
+	node dist/tune/tune.js $(WORKLOAD)
+
+clean:
+	rm -rf dist .tap

@@ -1,0 +1,91 @@
+// The front's request path (ARCHITECTURE.md steps 1 to 4 and 12): route lookup, authenticate, 404/405/415,
+// body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never touches the store.
+import { lookupRoute } from './router.js';
+import { BODY_OPS, LdOp } from './routes.js';
+import type { Exchange } from './exchange.js';
+import { BodyTooLarge } from './exchange.js';
+import type { PipelineRunner } from './pool.js';
+import type { PipelineTask } from '../pipeline/task.js';
+import { problemResult } from '../pipeline/run.js';
+import { LdError, ErrorType } from '../ngsild/problem.js';
+import { checkContentType } from '../pipeline/media.js';
+import type { FrontAuth } from './front-auth.js';
+import type { Logger } from '../logger.js';
+
+export interface FrontDeps {
+  runner: PipelineRunner;
+  auth: FrontAuth | undefined;
+  log: Logger;
+  /** Requests currently being handled (for a clean shutdown). */
+  inFlight: { count: number };
+}
+
+export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
+  deps.inFlight.count++;
+  try {
+    await handle(ex, deps);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) {
+      send(ex, problemOf(new LdError('PayloadTooLarge', error.message)));
+    } else if (error instanceof LdError) {
+      send(ex, problemOf(error));
+    } else {
+      deps.log.error({ err: error, path: ex.path }, 'front failed');
+      send(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []));
+    }
+  } finally {
+    deps.inFlight.count--;
+  }
+}
+
+async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
+  const match = lookupRoute(ex.method, ex.path);
+  const op = match.kind === 'op' ? match.op : LdOp.None;
+  let identity: unknown;
+  if (deps.auth !== undefined) {
+    // seed 000 §5.1: authenticate right after route lookup, before any 404/405/415 and before the body is read.
+    const outcome = await deps.auth.authenticate(ex, op, match.kind === 'op' ? match.route : '', match.kind === 'op' ? match.params : []);
+    if (outcome.refusal !== undefined) return send(ex, outcome.refusal);
+    identity = outcome.identity;
+  }
+  if (match.kind === 'notFound') throw new LdError('NotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
+  if (match.kind === 'badMethod') {
+    const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
+    result.headers.push('Allow', match.allow);
+    return send(ex, result);
+  }
+  const hasBody = BODY_OPS.has(op);
+  let body: ArrayBuffer | null = null;
+  const contentType = ex.header('content-type');
+  if (hasBody) {
+    body = await ex.body();
+    if (body !== null) checkContentType(contentType, ex.method === 'PATCH');
+  }
+  const task: PipelineTask = {
+    op,
+    route: match.route,
+    method: ex.method,
+    path: ex.path,
+    query: ex.query,
+    params: match.params,
+    headers: {
+      contentType,
+      accept: ex.header('accept'),
+      link: ex.header('link'),
+      tenant: ex.header('ngsild-tenant'),
+      all: deps.auth !== undefined ? ex.allHeaders() : undefined,
+    },
+    body,
+    identity,
+  };
+  const result = await deps.runner.run(task);
+  if (ex.open) ex.respond(result.status, result.headers, result.body);
+}
+
+function problemOf(error: LdError) {
+  return problemResult(error.toProblem(), []);
+}
+
+function send(ex: Exchange, result: { status: number; headers: string[]; body: Uint8Array | null }): void {
+  if (ex.open) ex.respond(result.status, result.headers, result.body);
+}

@@ -1,0 +1,64 @@
+// The auth plugin's front instance as the dispatcher calls it: authenticate only (seed 000 §5.1).
+import type { Exchange } from './exchange.js';
+import type { PipelineResult } from '../pipeline/task.js';
+import type { LdOp } from './routes.js';
+
+export interface AuthenticateOutcome {
+  identity?: unknown;
+  /** Set when the request is refused (401 with WWW-Authenticate, or 503). */
+  refusal?: PipelineResult;
+}
+
+export interface FrontAuth {
+  authenticate(ex: Exchange, op: LdOp, route: string, params: string[]): Promise<AuthenticateOutcome>;
+  close(): Promise<void>;
+}
+
+import { AuthVerdict, type AuthAnswer, type AuthDriver, type AuthRequest } from '../auth/contract.js';
+import { ENTITY_HOOK_OPS, ldOpName } from './routes.js';
+import { problemResult } from '../pipeline/run.js';
+
+/** The AuthRequest of authenticate: no tenant, no @context, no body yet (seed 000 §5.1). */
+class FrontAuthRequest implements AuthRequest {
+  readonly tenant = null;
+  private paramList: Array<readonly [string, string]> | undefined;
+  constructor(private readonly ex: Exchange, readonly ldOp: number, readonly route: string, private readonly expandDefaultFn: (t: string) => string) {}
+  get method(): string { return this.ex.method; }
+  get path(): string { return this.ex.path; }
+  get params(): ReadonlyArray<readonly [string, string]> {
+    if (this.paramList === undefined) {
+      this.paramList = [];
+      for (const [k, v] of new URLSearchParams(this.ex.query)) this.paramList.push([k, v]);
+    }
+    return this.paramList;
+  }
+  get ldOpName(): string { return ldOpName(this.ldOp); }
+  get entities(): boolean { return ENTITY_HOOK_OPS.has(this.ldOp); }
+  header(name: string): string | undefined { return this.ex.header(name.toLowerCase()); }
+  body(): Uint8Array | null { return null; }
+  expand(): string | null { return null; }
+  expandDefault(term: string): string { return this.expandDefaultFn(term); }
+}
+
+export function createFrontAuth(driver: AuthDriver, expandDefault: (t: string) => string, shutdown: () => Promise<void>): FrontAuth {
+  return {
+    async authenticate(ex, op, route): Promise<AuthenticateOutcome> {
+      if (driver.authenticate === undefined) return { identity: null };
+      const out = { identity: null as unknown };
+      const answer: AuthAnswer = {};
+      const verdict = await driver.authenticate(new FrontAuthRequest(ex, op, route, expandDefault), out, answer);
+      if (verdict === AuthVerdict.Allow) return { identity: out.identity };
+      if (verdict === AuthVerdict.Unauthenticated) {
+        return {
+          refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Unauthorized', status: 401, detail: answer.detail ?? 'authentication is required' },
+            ['WWW-Authenticate', answer.wwwAuthenticate ?? 'Bearer']),
+        };
+      }
+      if (verdict === AuthVerdict.Unavailable) {
+        return { refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Service Unavailable', status: 503, detail: answer.detail ?? 'the authorization plugin cannot decide yet' }, []) };
+      }
+      return { refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Forbidden', status: 403, detail: answer.detail ?? 'the request is not allowed' }, []) };
+    },
+    close: shutdown,
+  };
+}

@@ -1,0 +1,47 @@
+// The health port (--healthPort): GET /live, GET /ready (once the store is open and the pool up), GET /health
+// (uptime, pool utilisation, queue length, store status). A server of its own, outside the auth plugin's reach.
+import { createServer, type Server } from 'node:http';
+import type { PipelineRunner } from './pool.js';
+import type { Store } from '../store/contract.js';
+
+export interface HealthState {
+  ready: boolean;
+  runner?: PipelineRunner;
+  store?: Store;
+  startedAt: number;
+}
+
+export function startHealthServer(state: HealthState, host: string, port: number): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') {
+      res.writeHead(405, { Allow: 'GET', 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ type: 'about:blank', title: 'Method not allowed', status: 405 }));
+      return;
+    }
+    if (path === '/live') return json(res, 200, { status: 'live' });
+    if (path === '/ready') return json(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'starting' });
+    if (path === '/health') {
+      return json(res, state.ready ? 200 : 503, {
+        status: state.ready ? 'ready' : 'starting',
+        uptimeSeconds: Math.round((Date.now() - state.startedAt) / 1000),
+        pool: state.runner?.stats(),
+        store: state.store?.status(),
+        memory: process.memoryUsage(),
+      });
+    }
+    json(res, 404, { type: 'about:blank', title: 'Not found', status: 404, detail: `no health route ${path}` });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const addr = server.address();
+      resolve({ server, port: typeof addr === 'object' && addr !== null ? addr.port : port });
+    });
+  });
+}
+
+function json(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

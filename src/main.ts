@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+// Start-up: options → plugins → store → pool → servers; clean shutdown on SIGTERM/SIGINT
+// (stop accepting, finish in-flight requests, flush the store, exit 0).
+import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError } from './options.js';
+import type { OptionSpec, OptionValues } from './plugin/contract.js';
+import { createLogger, type Logger } from './logger.js';
+import { loadStorePlugin } from './store/loader.js';
+import { createRunner, type PipelineRunner } from './front/pool.js';
+import { dispatch, type FrontDeps } from './front/dispatch.js';
+import { createUwsServer, loadUws } from './front/server-uws.js';
+import { createNodeServer } from './front/server-node.js';
+import type { HttpServer } from './front/http-server.js';
+import { startHealthServer, type HealthState } from './front/health.js';
+import type { WorkerInit } from './pipeline/worker-context.js';
+import { loadAuthModule, registerAuth } from './auth/loader.js';
+import { createFrontAuth, type FrontAuth } from './front/front-auth.js';
+import { ContextResolver } from './ngsild/context/context-resolver.js';
+import type { Store, StorePluginModule } from './store/contract.js';
+
+function fail(message: string): never {
+  process.stderr.write(`ldbroker: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let raw;
+  try {
+    raw = splitArgs(process.argv.slice(2));
+  } catch (e) {
+    fail(e instanceof Error ? e.message : String(e));
+  }
+  // The auth plugin's options exist only when it is loaded (seed 000 §5.1 rule 4): load it before parsing.
+  const authName = (raw.given.get('auth') as string | undefined) ?? process.env.BROKER_AUTH;
+  let authModule;
+  if (typeof authName === 'string' && authName !== '') {
+    try {
+      authModule = await loadAuthModule(authName, (raw.given.get('pluginDir') as string | undefined) ?? process.env.BROKER_PLUGINDIR);
+    } catch (e) {
+      fail(e instanceof Error ? e.message : String(e));
+    }
+  }
+  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
+  const tables = [...brokerOptions, ...pluginOptions];
+  let values: OptionValues;
+  try {
+    values = parseOptions(raw, tables);
+  } catch (e) {
+    if (e instanceof OptionError) fail(e.message);
+    throw e;
+  }
+  if (values.u === true) {
+    process.stdout.write(usage(tables));
+    process.exit(0);
+  }
+  const config = brokerConfig(values);
+  const log = createLogger(config.logLevel, 'front');
+  const authOptions: Record<string, unknown> = {};
+  for (const spec of pluginOptions) authOptions[spec.name] = values[spec.name];
+
+  const health: HealthState = { ready: false, startedAt: Date.now() };
+  let healthServer: import('node:http').Server | undefined;
+  if (config.healthPort !== undefined) {
+    const started = await startHealthServer(health, config.host, config.healthPort);
+    healthServer = started.server;
+    log.info({ port: started.port }, 'health port listening');
+  }
+
+  let storePlugin: StorePluginModule;
+  try {
+    storePlugin = await loadStorePlugin(config.database, config.pluginDir);
+  } catch (e) {
+    fail(e instanceof Error ? e.message : String(e));
+  }
+  const storeParams = {
+    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer } as Record<string, unknown>,
+    primary: true,
+    log,
+  };
+  const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
+  storeParams.options = { ...storeParams.options, ...prepared };
+  const store = await storePlugin.storeOpen(storeParams);
+  health.store = store;
+
+  const contexts = new ContextResolver({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
+  try {
+    await contexts.init();
+  } catch (e) {
+    fail(e instanceof Error ? e.message : String(e));
+  }
+
+  let frontAuth: FrontAuth | undefined;
+  if (authModule !== undefined) {
+    const expandDefault = (term: string): string => contexts.defaultContext.expandTerm(term);
+    try {
+      const driver = await registerAuth(authModule, { options: authOptions as OptionValues, primary: true, log, expandDefault });
+      const shutdown = (authModule as { authShutdown?: () => Promise<void> | void }).authShutdown;
+      frontAuth = createFrontAuth(driver, expandDefault, async () => { await shutdown?.(); });
+      log.info({ plugin: driver.name, abi: driver.abiVersion }, 'auth plugin loaded');
+    } catch (e) {
+      fail(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
+  let runner: PipelineRunner;
+  try {
+    runner = await createRunner(init, log);
+  } catch (e) {
+    log.error({ err: e }, 'the pipeline cannot start');
+    await store.close();
+    await storePlugin.storeDispose?.(storeParams);
+    process.exit(1);
+  }
+  health.runner = runner;
+
+  const deps: FrontDeps = { runner, auth: frontAuth, log, inFlight: { count: 0 } };
+  const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
+  let server: HttpServer;
+  if (config.httpServer === 'node') {
+    server = createNodeServer(handler, { maxBodySize: config.maxBodySize });
+  } else {
+    const { uws, reason } = loadUws();
+    if (uws !== undefined) {
+      server = createUwsServer(uws, handler, { allHeaders: frontAuth !== undefined, maxBodySize: config.maxBodySize });
+    } else {
+      log.warn({ reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
+      server = createNodeServer(handler, { maxBodySize: config.maxBodySize });
+    }
+  }
+  let port: number;
+  try {
+    port = await server.listen(config.host, config.port);
+  } catch (e) {
+    log.error({ err: e }, 'cannot listen');
+    await runner.close();
+    await store.close();
+    await storePlugin.storeDispose?.(storeParams);
+    process.exit(1);
+  }
+  health.ready = true;
+  log.info({ port, host: config.host, server: server.kind, pool: runner.stats(), store: store.status() }, 'listening');
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    health.ready = false;
+    server.close();
+    const deadline = Date.now() + 10_000;
+    while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await shutdownAll(log, runner, store, frontAuth);
+    await storePlugin.storeDispose?.(storeParams);
+    healthServer?.close();
+    server.closeAll();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined): Promise<void> {
+  try {
+    await runner.close();
+    await auth?.close();
+    await store.flush();
+    await store.close();
+  } catch (e) {
+    log.error({ err: e }, 'error during shutdown');
+  }
+}
+
+void main();

@@ -1,0 +1,218 @@
+// Batch entity operations (CIM 009 v1.8 §5.6.7 to §5.6.11, §5.6.20; §6.14 to §6.17, §6.29): every entry is
+// validated first; valid entries run in one store transaction where a failing entry never changes another's
+// outcome; the answer is 201/204 when all succeed, else 207 with a BatchOperationResult.
+import { LdError, badRequest, notFound, problemOf, type ProblemDetails } from '../ngsild/problem.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import { expandEntity } from '../ngsild/entity/expand.js';
+import { appendAttributes, replaceEntity, mergeEntity } from '../ngsild/entity/merge.js';
+import type { ResolvedContext } from '../ngsild/context/resolved.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
+import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { Mutation, BatchItem } from '../store/contract.js';
+import type { OpHandler, OpResult } from './op.js';
+import { checkEntity } from './entity-auth.js';
+import { LD_JSON } from '../pipeline/media.js';
+import { isUri } from '../ngsild/entity/syntax.js';
+import { attrNames } from './entities.js';
+
+interface BatchError {
+  entityId: string;
+  error: ProblemDetails;
+}
+
+/** The entries that passed validation, in body order, each with the entity (or id) it names. */
+interface Prepared<T> {
+  id: string;
+  value: T;
+}
+
+type Outcome = 'created' | 'updated' | 'deleted';
+
+const nowIso = (): string => new Date().toISOString();
+
+function entryId(entry: unknown): string {
+  if (typeof entry === 'object' && entry !== null && typeof (entry as { id?: unknown }).id === 'string') return (entry as { id: string }).id;
+  return typeof entry === 'string' ? entry : '';
+}
+
+function errorEntry(id: string, error: unknown): BatchError {
+  const problem = problemOf(error);
+  if (problem === undefined) throw error;
+  return { entityId: id, error: problem };
+}
+
+/** The @context of one entry: the request's, or with application/ld+json the entry's own. */
+async function entryContext(req: LdRequest, ctx: WorkerContext, entry: Record<string, unknown>): Promise<ResolvedContext> {
+  if (req.bodyMediaType !== LD_JSON) {
+    if ('@context' in entry) throw badRequest('@context is not allowed in an application/json body: send it in a Link header or use application/ld+json');
+    return req.context;
+  }
+  const given = entry['@context'];
+  if (given === undefined) throw badRequest('an application/ld+json batch entry must carry @context');
+  return ctx.contexts.resolve(given);
+}
+
+function stripContext(entry: Record<string, unknown>): Record<string, unknown> {
+  if (!('@context' in entry)) return entry;
+  const { ['@context']: _ignored, ...rest } = entry;
+  return rest;
+}
+
+function entries(req: LdRequest): unknown[] {
+  const list = req.jsonArray();
+  if (list.length === 0) throw badRequest('the batch is empty');
+  return list;
+}
+
+/** Expands each entity entry; a bad entry becomes its error, the others go on. */
+async function prepareEntities(req: LdRequest, ctx: WorkerContext, now: string, errors: BatchError[], allowNull = false): Promise<Prepared<StoredEntity>[]> {
+  const prepared: Prepared<StoredEntity>[] = [];
+  for (const entry of entries(req)) {
+    const id = entryId(entry);
+    try {
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw badRequest('a batch entry must be a JSON object');
+      const context = await entryContext(req, ctx, entry as Record<string, unknown>);
+      const body = stripContext(entry as Record<string, unknown>);
+      const entity = allowNull
+        ? expandEntity({ ...body, type: body.type ?? 'urn:ngsi-ld:placeholder' }, context, { now, allowNull: true })
+        : expandEntity(body, context, { now });
+      if (allowNull && body.type === undefined) entity.type = [];
+      prepared.push({ id: entity.id, value: entity });
+    } catch (error) {
+      errors.push(errorEntry(id, error));
+    }
+  }
+  return prepared;
+}
+
+/** Asks the entity hook for each entry (seed 000 §5.2): the body's types for a new entity, the stored ones else. */
+async function authorizeEntries<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[],
+  describe: (p: Prepared<T>, stored: string[] | undefined) => { types: readonly string[]; storedTypes: boolean; attrsWritten?: string[] } | null): Promise<Prepared<T>[]> {
+  if (ctx.auth === undefined) return prepared;
+  const allowed: Prepared<T>[] = [];
+  for (const p of prepared) {
+    try {
+      const stored = await ctx.store.getEntityTypes(req.tenant, p.id);
+      const d = describe(p, stored);
+      if (d !== null) await checkEntity(req, ctx, { id: p.id, ...d, read: false });
+      allowed.push(p);
+    } catch (error) {
+      errors.push(errorEntry(p.id, error));
+    }
+  }
+  return allowed;
+}
+
+async function run<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[], mutate: (p: Prepared<T>) => Mutation<Outcome>,
+  creating: boolean): Promise<Array<{ id: string; outcome: Outcome }>> {
+  const items: BatchItem<Outcome>[] = prepared.map((p) => ({ id: p.id, mutation: mutate(p) }));
+  const outcomes = items.length === 0 ? [] : await ctx.store.mutateEntities(req.tenant, items, { createTenant: creating });
+  const done: Array<{ id: string; outcome: Outcome }> = [];
+  outcomes.forEach((o, i) => {
+    if (o.ok) done.push({ id: items[i]!.id, outcome: o.result });
+    else errors.push(errorEntry(items[i]!.id, o.error));
+  });
+  return done;
+}
+
+function answer(done: Array<{ id: string; outcome: Outcome }>, errors: BatchError[], whenAllOk: OpResult): OpResult {
+  if (errors.length === 0) return whenAllOk;
+  return { status: 207, body: { success: done.map((d) => d.id), errors } };
+}
+
+export const batchCreate: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const errors: BatchError[] = [];
+  const now = nowIso();
+  let prepared = await prepareEntities(req, ctx, now, errors);
+  prepared = await authorizeEntries(req, ctx, prepared, errors, (p) => ({ types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value) }));
+  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
+    if (current !== undefined) throw new LdError('AlreadyExists', `entity '${p.id}' already exists`);
+    return { next: p.value, result: 'created' };
+  }, true);
+  return answer(done, errors, { status: 201, body: done.map((d) => d.id) });
+};
+
+export const batchUpsert: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['options', 'local']));
+  const words = req.query.options(['replace', 'update']);
+  if (words.has('replace') && words.has('update')) throw badRequest('options: replace and update cannot be asked together');
+  const update = words.has('update');
+  const errors: BatchError[] = [];
+  const now = nowIso();
+  let prepared = await prepareEntities(req, ctx, now, errors);
+  prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) =>
+    stored === undefined ? { types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value) }
+      : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) });
+  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
+    if (current === undefined) return { next: p.value, result: 'created' };
+    if (!update) return { next: replaceEntity(current, p.value, now).entity, result: 'updated' };
+    const attrs: Record<string, unknown> = {};
+    for (const name of attrNames(p.value)) attrs[name] = p.value[name];
+    const appended = appendAttributes(current, attrs as never, { noOverwrite: false, now }).entity;
+    for (const t of p.value.type) if (!appended.type.includes(t)) appended.type = [...appended.type, t];
+    return { next: appended, result: 'updated' };
+  }, true);
+  const created = done.filter((d) => d.outcome === 'created').map((d) => d.id);
+  return answer(done, errors, created.length > 0 ? { status: 201, body: created } : { status: 204 });
+};
+
+export const batchUpdate: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['options', 'local']));
+  const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
+  const errors: BatchError[] = [];
+  const now = nowIso();
+  let prepared = await prepareEntities(req, ctx, now, errors);
+  prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) => {
+    if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
+    return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
+  });
+  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
+    if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
+    const attrs: Record<string, unknown> = {};
+    for (const name of attrNames(p.value)) attrs[name] = p.value[name];
+    const r = appendAttributes(current, attrs as never, { noOverwrite, now });
+    if (r.notUpdated.length > 0 && r.updated.length === 0 && noOverwrite)
+      return { next: undefined, result: 'updated' };
+    return { next: r.entity, result: 'updated' };
+  }, false);
+  return answer(done, errors, { status: 204 });
+};
+
+export const batchDelete: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const errors: BatchError[] = [];
+  let prepared: Prepared<null>[] = [];
+  for (const entry of entries(req)) {
+    if (typeof entry !== 'string' || !isUri(entry)) {
+      errors.push({ entityId: typeof entry === 'string' ? entry : JSON.stringify(entry)?.slice(0, 200) ?? '', error: badRequest('a batch delete entry must be an entity id (a URI)').toProblem() });
+      continue;
+    }
+    prepared.push({ id: entry, value: null });
+  }
+  prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) => {
+    if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
+    return { types: stored, storedTypes: true };
+  });
+  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
+    if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
+    return { next: null, result: 'deleted' };
+  }, false);
+  return answer(done, errors, { status: 204 });
+};
+
+export const batchMerge: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local', 'options', 'format']));
+  const errors: BatchError[] = [];
+  const now = nowIso();
+  let prepared = await prepareEntities(req, ctx, now, errors, true);
+  prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) => {
+    if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
+    return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
+  });
+  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
+    if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
+    return { next: mergeEntity(current, p.value, now).entity, result: 'updated' };
+  }, false);
+  return answer(done, errors, { status: 204 });
+};

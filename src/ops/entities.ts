@@ -1,0 +1,222 @@
+// Entity operations on one entity (CIM 009 v1.8 §5.6, §6.4 to §6.7): create, retrieve, delete, replace, merge,
+// and the attribute routes. Every write is one store mutation: validation first, then one transaction.
+import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import { expandEntity, expandAttributes, expandAttributeFragment } from '../ngsild/entity/expand.js';
+import {
+  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
+} from '../ngsild/entity/merge.js';
+import { renderEntity } from '../ngsild/entity/render.js';
+import { renderGeoJson } from '../ngsild/entity/geojson.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
+import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { OpHandler, OpResult } from './op.js';
+import { renderOptions } from './render-options.js';
+import { checkEntity } from './entity-auth.js';
+import { GEO_JSON } from '../pipeline/media.js';
+import { API_PREFIX } from '../front/routes.js';
+import { isUri } from '../ngsild/entity/syntax.js';
+
+const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via']);
+const NO_PARAMS = new Set<string>(['local']);
+
+export function entityIdParam(req: LdRequest): string {
+  const id = req.params[0]!;
+  if (!isUri(id)) throw badRequest(`entity id '${String(id).slice(0, 200)}' is not a URI`);
+  return id;
+}
+
+function attrParam(req: LdRequest): string {
+  const name = req.params[1]!;
+  if (name === '' || /[<>"'=;()\s]/.test(name)) throw badRequest(`attribute name '${name.slice(0, 200)}' is not valid`);
+  return req.context.expandTerm(name);
+}
+
+function withoutContext(body: Record<string, unknown>): Record<string, unknown> {
+  if (!('@context' in body)) return body;
+  const { ['@context']: _ignored, ...rest } = body;
+  return rest;
+}
+
+const nowIso = (): string => new Date().toISOString();
+
+/** 207 body of a partial attribute write: UpdateResult (CIM 009 §5.2.18) with compact names. */
+function updateResult(req: LdRequest, updated: readonly string[], notUpdated: readonly { attrName: string; reason: string }[]): OpResult {
+  if (notUpdated.length === 0) return { status: 204 };
+  return {
+    status: 207,
+    body: {
+      updated: updated.map((a) => req.context.compactIri(a)),
+      notUpdated: notUpdated.map((n) => ({ attributeName: req.context.compactIri(n.attrName), reason: n.reason })),
+    },
+  };
+}
+
+const missing = (id: string): LdError => notFound(`entity '${id}' does not exist`);
+
+export const createEntity: OpHandler = async (req, ctx) => {
+  req.query.only(NO_PARAMS);
+  const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
+  await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: attrNames(entity), read: false });
+  await ctx.store.mutateEntity(req.tenant, entity.id, (current) => {
+    if (current !== undefined) throw new LdError('AlreadyExists', `entity '${entity.id}' already exists`);
+    return { next: entity, result: undefined };
+  }, { createTenant: true });
+  return { status: 201, headers: ['Location', `${API_PREFIX}/entities/${entity.id}`] };
+};
+
+export const retrieveEntity: OpHandler = async (req, ctx) => {
+  req.query.only(RETRIEVE_PARAMS);
+  const id = entityIdParam(req);
+  const opts = renderOptions(req);
+  const entity = await ctx.store.getEntity(req.tenant, id);
+  if (entity === undefined) throw missing(id);
+  await checkEntity(req, ctx, { id, types: entity.type, storedTypes: true, read: true });
+  if (req.media === GEO_JSON) {
+    const geometryProperty = req.query.get('geometryProperty');
+    return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
+  }
+  return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
+};
+
+export const deleteEntity: OpHandler = async (req, ctx) => {
+  req.query.only(NO_PARAMS);
+  const id = entityIdParam(req);
+  await askStored(req, ctx, id);
+  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    return { next: null, result: undefined };
+  });
+  return { status: 204 };
+};
+
+export const replaceEntityOp: OpHandler = async (req, ctx) => {
+  req.query.only(NO_PARAMS);
+  const id = entityIdParam(req);
+  const body = withoutContext(req.jsonObject());
+  if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
+  const next = expandEntity({ ...body, id }, req.context, { now: nowIso() });
+  await askStored(req, ctx, id, attrNames(next), next.type);
+  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    return { next: replaceEntity(current, next, next.modifiedAt).entity, result: undefined };
+  });
+  return { status: 204 };
+};
+
+export const mergeEntityOp: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local', 'options', 'format']));
+  const id = entityIdParam(req);
+  const body = withoutContext(req.jsonObject());
+  if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
+  const { id: _id, ...patch } = body;
+  const now = nowIso();
+  const fragment = expandEntity({ ...patch, id, type: patch.type ?? 'urn:ngsi-ld:placeholder' }, req.context, { now, allowNull: true });
+  const types = patch.type === undefined ? undefined : fragment.type;
+  if (patch.type === undefined) fragment.type = [];
+  await askStored(req, ctx, id, attrNames(fragment), types);
+  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    return { next: mergeEntity(current, fragment, now).entity, result: undefined };
+  });
+  return { status: 204 };
+};
+
+export const appendAttrs: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['options', 'local']));
+  const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
+  const id = entityIdParam(req);
+  const now = nowIso();
+  const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
+  await askStored(req, ctx, id, Object.keys(attrs));
+  const outcome = await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    const r = appendAttributes(current, attrs, { noOverwrite, now });
+    return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
+  });
+  return updateResult(req, outcome.updated, outcome.notUpdated);
+};
+
+export const updateAttrs: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const id = entityIdParam(req);
+  const now = nowIso();
+  const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
+  await askStored(req, ctx, id, Object.keys(attrs));
+  const outcome = await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    const r = updateAttributes(current, attrs, { now });
+    return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
+  });
+  return updateResult(req, outcome.updated, outcome.notUpdated);
+};
+
+export const partialAttrUpdate: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const now = nowIso();
+  const fragment = expandAttributeFragment(withoutContext(req.jsonObject()), req.context, { now });
+  await askStored(req, ctx, id, [attrIri]);
+  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    const r = partialAttributeUpdate(current, attrIri, fragment, { datasetId: fragment.datasetId as string | undefined, now });
+    if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${fragment.datasetId ? ` with datasetId '${String(fragment.datasetId)}'` : ''}`);
+    return { next: r.entity, result: undefined };
+  });
+  return { status: 204 };
+};
+
+export const deleteAttr: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const datasetId = req.query.get('datasetId');
+  const deleteAllText = req.query.get('deleteAll');
+  if (deleteAllText !== undefined && deleteAllText !== 'true' && deleteAllText !== 'false') throw badRequest(`deleteAll: '${deleteAllText}' is not true or false`);
+  if (datasetId !== undefined && !isUri(datasetId)) throw badRequest(`datasetId '${datasetId}' is not a URI`);
+  const deleteAll = deleteAllText === 'true';
+  await askStored(req, ctx, id, [attrIri]);
+  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    const r = deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
+    if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
+    return { next: r.entity, result: undefined };
+  });
+  return { status: 204 };
+};
+
+export const replaceAttr: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const now = nowIso();
+  const body = withoutContext(req.jsonObject());
+  const attrs = expandAttributes({ [req.params[1]!]: body }, req.context, { now });
+  const instances = attrs[attrIri];
+  if (instances === undefined) throw badRequest('the body is not an attribute');
+  await askStored(req, ctx, id, [attrIri]);
+  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+    if (current === undefined) throw missing(id);
+    const r = replaceAttribute(current, attrIri, instances, now);
+    if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'`);
+    return { next: r.entity, result: undefined };
+  });
+  return { status: 204 };
+};
+
+/** seed 000 §5.2: a write on an existing entity is asked about the stored types (and about the types it gives). */
+async function askStored(req: LdRequest, ctx: WorkerContext, id: string, attrsWritten?: string[], newTypes?: string[]): Promise<void> {
+  if (ctx.auth === undefined) return;
+  const stored = await ctx.store.getEntityTypes(req.tenant, id);
+  if (stored === undefined) throw missing(id);
+  await checkEntity(req, ctx, { id, types: stored, storedTypes: true, attrsWritten, read: false });
+  if (newTypes !== undefined && newTypes.some((t) => !stored.includes(t)))
+    await checkEntity(req, ctx, { id, types: newTypes, storedTypes: false, attrsWritten, read: false });
+}
+
+export function attrNames(entity: StoredEntity): string[] {
+  const names: string[] = [];
+  for (const key in entity) if (key.includes(':') && key !== 'id') names.push(key);
+  return names;
+}

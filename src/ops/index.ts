@@ -1,0 +1,29 @@
+// Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501.
+import { LdOp } from '../front/routes.js';
+import type { OpHandler } from './op.js';
+import {
+  createEntity, retrieveEntity, deleteEntity, replaceEntityOp, mergeEntityOp, appendAttrs, updateAttrs,
+  partialAttrUpdate, deleteAttr, replaceAttr,
+} from './entities.js';
+import { queryEntities, queryPost } from './query.js';
+import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
+
+export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
+  [LdOp.CreateEntity, createEntity],
+  [LdOp.RetrieveEntity, retrieveEntity],
+  [LdOp.DeleteEntity, deleteEntity],
+  [LdOp.ReplaceEntity, replaceEntityOp],
+  [LdOp.MergeEntity, mergeEntityOp],
+  [LdOp.AppendAttrs, appendAttrs],
+  [LdOp.UpdateAttrs, updateAttrs],
+  [LdOp.PartialAttrUpdate, partialAttrUpdate],
+  [LdOp.DeleteAttr, deleteAttr],
+  [LdOp.ReplaceAttr, replaceAttr],
+  [LdOp.BatchCreate, batchCreate],
+  [LdOp.BatchUpsert, batchUpsert],
+  [LdOp.BatchUpdate, batchUpdate],
+  [LdOp.BatchDelete, batchDelete],
+  [LdOp.BatchMerge, batchMerge],
+  [LdOp.QueryEntities, queryEntities],
+  [LdOp.QueryPost, queryPost],
+]);

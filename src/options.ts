@@ -1,0 +1,153 @@
+// The command line: one table (name, alias, type, default, help) drives parsing, the environment
+// (`BROKER_<OPTION>`, the command line wins) and `-u`. Plugins append their own tables when loaded.
+import { cpus } from 'node:os';
+import type { OptionSpec, OptionValues } from './plugin/contract.js';
+
+export const brokerOptions: OptionSpec[] = [
+  { name: 'port', type: 'int', default: 1026, min: 0, help: 'port of the NGSI-LD API' },
+  { name: 'host', type: 'string', default: '0.0.0.0', help: 'address the NGSI-LD API listens on' },
+  { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin' },
+  { name: 'dbDir', type: 'string', help: 'embdb directory on disk (absent: in RAM, removed at exit)' },
+  { name: 'dbSync', type: 'enum', values: ['interval', 'request'], default: 'interval',
+    help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms' },
+  { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
+  { name: 'dbLockPrefer', type: 'enum', values: ['reads', 'writes'], default: 'reads',
+    help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker' },
+  { name: 'connectionPoolSize', type: 'int', min: 0,
+    help: 'requests in flight in the pipeline pool (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
+  { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
+  { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
+  { name: 'logLevel', type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info',
+    help: 'pino log level' },
+  { name: 'defaultUserContext', type: 'string', help: 'URL of a context added to the core context for every request' },
+  { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
+  { name: 'maxBodySize', type: 'int', default: 8 * 1024 * 1024, min: 1, help: 'largest request body in bytes (413 above)' },
+  { name: 'pluginDir', type: 'string', help: 'directory of plugins (<pluginDir>/<category>/<name>.js); default: the built-in ones' },
+  { name: 'auth', type: 'string', help: 'authorization plugin: a name in <pluginDir>/auth or a path' },
+  { name: 'coreContext', type: 'enum', values: ['1.6', '1.7', '1.8', '1.9'], default: '1.8', help: 'version of the default core @context' },
+  { name: 'fg', type: 'bool', default: false, help: 'accepted for compatibility: the broker always runs in the foreground' },
+  { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },
+];
+
+export class OptionError extends Error {}
+
+/** Raw `--name value` pairs as given, before the tables of loaded plugins are known. */
+export interface RawArgs {
+  given: Map<string, string | true>;
+}
+
+export function splitArgs(argv: readonly string[]): RawArgs {
+  const given = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('-') || arg === '-' || arg === '--') throw new OptionError(`unexpected argument '${arg}'`);
+    let name = arg.replace(/^--?/, '');
+    let value: string | true = true;
+    const eq = name.indexOf('=');
+    if (eq >= 0) { value = name.slice(eq + 1); name = name.slice(0, eq); }
+    else if (i + 1 < argv.length && !isOptionWord(argv[i + 1]!)) value = argv[++i]!;
+    given.set(name, value);
+  }
+  return { given };
+}
+
+function isOptionWord(s: string): boolean {
+  return s.startsWith('-') && !/^-\d/.test(s);
+}
+
+/** Parses the raw arguments against the tables; an unknown option or a bad value throws OptionError. */
+export function parseOptions(raw: RawArgs, tables: readonly OptionSpec[], env: NodeJS.ProcessEnv = process.env): OptionValues {
+  const byName = new Map<string, OptionSpec>();
+  for (const spec of tables) {
+    byName.set(spec.name, spec);
+    if (spec.alias) byName.set(spec.alias, spec);
+  }
+  for (const name of raw.given.keys()) if (!byName.has(name)) throw new OptionError(`unknown option '-${name.length > 2 ? '-' : ''}${name}'`);
+  const values: OptionValues = {};
+  for (const spec of tables) {
+    const fromArgs = raw.given.get(spec.name) ?? (spec.alias ? raw.given.get(spec.alias) : undefined);
+    const fromEnv = env[`BROKER_${spec.name.toUpperCase()}`];
+    const text = fromArgs ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
+    values[spec.name] = text === undefined ? spec.default : convert(spec, text);
+  }
+  return values;
+}
+
+function convert(spec: OptionSpec, text: string | true): string | number | boolean {
+  const flag = `--${spec.name}`;
+  if (spec.type === 'bool') {
+    if (text === true) return true;
+    if (/^(true|1|yes|on)$/i.test(text)) return true;
+    if (/^(false|0|no|off)$/i.test(text)) return false;
+    throw new OptionError(`${flag}: '${text}' is not a boolean`);
+  }
+  if (text === true) throw new OptionError(`${flag} needs a value`);
+  if (spec.type === 'int' || spec.type === 'number') {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || (spec.type === 'int' && !Number.isInteger(n)))
+      throw new OptionError(`${flag}: '${text}' is not ${spec.type === 'int' ? 'an integer' : 'a number'}`);
+    if (spec.min !== undefined && n < spec.min) throw new OptionError(`${flag}: ${n} is below ${spec.min}`);
+    return n;
+  }
+  if (spec.type === 'enum' && !spec.values!.includes(text))
+    throw new OptionError(`${flag}: '${text}' is not one of ${spec.values!.join(', ')}`);
+  return text;
+}
+
+/** The text `-u` prints: every option, its alias, default and help. */
+export function usage(tables: readonly OptionSpec[]): string {
+  const lines = ['Usage: ldbroker [options]', ''];
+  for (const spec of tables) {
+    const name = `--${spec.name}${spec.alias ? `, -${spec.alias}` : ''}`;
+    const kind = spec.type === 'enum' ? spec.values!.join('|') : spec.type;
+    const def = spec.default === undefined ? '' : ` (default: ${String(spec.default)})`;
+    lines.push(`  ${name.padEnd(26)} ${kind.padEnd(18)} ${spec.help}${def}`);
+  }
+  lines.push('', 'Every option also reads BROKER_<OPTION> from the environment (e.g. BROKER_DBLOCKPREFER); the command line wins.');
+  return lines.join('\n') + '\n';
+}
+
+/** Options every thread of the broker needs, resolved (defaults that depend on others applied). */
+export interface BrokerConfig {
+  port: number;
+  host: string;
+  database: string;
+  dbDir?: string;
+  dbSync: 'interval' | 'request';
+  dbCompress: boolean;
+  dbLockPrefer: 'reads' | 'writes';
+  connectionPoolSize: number;
+  httpServer: 'uws' | 'node';
+  healthPort?: number;
+  logLevel: string;
+  defaultUserContext?: string;
+  contextDir?: string;
+  maxBodySize: number;
+  pluginDir?: string;
+  auth?: string;
+  coreContext: '1.6' | '1.7' | '1.8' | '1.9';
+}
+
+export function brokerConfig(values: OptionValues): BrokerConfig {
+  const dbDir = values.dbDir as string | undefined;
+  return {
+    port: values.port as number,
+    host: values.host as string,
+    database: values.database as string,
+    dbDir,
+    dbSync: values.dbSync as BrokerConfig['dbSync'],
+    dbCompress: values.dbCompress as boolean,
+    dbLockPrefer: values.dbLockPrefer as BrokerConfig['dbLockPrefer'],
+    // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
+    connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (dbDir === undefined && values.database === 'embdb' ? cpus().length : 32),
+    httpServer: values.httpServer as BrokerConfig['httpServer'],
+    healthPort: values.healthPort as number | undefined,
+    logLevel: values.logLevel as string,
+    defaultUserContext: values.defaultUserContext as string | undefined,
+    contextDir: values.contextDir as string | undefined,
+    maxBodySize: values.maxBodySize as number,
+    pluginDir: values.pluginDir as string | undefined,
+    auth: values.auth as string | undefined,
+    coreContext: values.coreContext as BrokerConfig['coreContext'],
+  };
+}

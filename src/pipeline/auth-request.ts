@@ -1,0 +1,28 @@
+// The AuthRequest view (seed 000 §2.4) over a pipeline request: built once per request, only when a plugin is loaded.
+import type { AuthRequest } from '../auth/contract.js';
+import { ENTITY_HOOK_OPS, ldOpName } from '../front/routes.js';
+import type { LdRequest } from './ld-request.js';
+import { tenantName } from './tenant-step.js';
+
+export class PipelineAuthRequest implements AuthRequest {
+  constructor(private readonly req: LdRequest, private readonly expandDefaultFn: (term: string) => string) {}
+
+  get method(): string { return this.req.method; }
+  get path(): string { return this.req.path; }
+  get params(): ReadonlyArray<readonly [string, string]> { return this.req.query.list; }
+  get ldOp(): number { return this.req.op; }
+  get ldOpName(): string { return ldOpName(this.req.op); }
+  get route(): string { return this.req.route; }
+  /** The tenant the request names (authorize runs before the tenant is looked up, so a refusal creates none). */
+  get tenant(): string | null {
+    try { return tenantName(this.req.task.headers.tenant); } catch { return null; }
+  }
+  get entities(): boolean { return ENTITY_HOOK_OPS.has(this.req.op); }
+  header(name: string): string | undefined { return this.req.header(name); }
+  body(): Uint8Array | null { return this.req.bodyBytes(); }
+  expand(term: string): string | null {
+    // Before step 6 the request's @context is not resolved: expand() answers null (seed 000 §5.1).
+    return this.req.context === undefined ? null : this.req.context.expandTerm(term);
+  }
+  expandDefault(term: string): string { return this.expandDefaultFn(term); }
+}

@@ -1,0 +1,19 @@
+// The auth hooks as the pipeline calls them (seed 000 §5.1): authorize before or after the @context,
+// always before the tenant; entity per entity. Absent entirely when no plugin is loaded.
+import type { LdRequest } from './ld-request.js';
+import type { AuthEntity } from '../auth/contract.js';
+
+export interface AuthRefusal {
+  status: number;
+  title: string;
+  detail: string;
+}
+
+export interface PipelineAuth {
+  readonly beforeContext: boolean;
+  /** null: allowed. */
+  authorize(req: LdRequest): Promise<AuthRefusal | null>;
+  /** null: allowed; `partial` set when only some attributes may be read. */
+  entity(req: LdRequest, entity: AuthEntity): Promise<(AuthRefusal & { partial?: boolean }) | null | { partial: true }>;
+  release(req: LdRequest): void;
+}

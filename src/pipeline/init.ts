@@ -1,0 +1,22 @@
+// Builds a thread's WorkerContext from the plain WorkerInit: opens the store, starts the @context resolver,
+// loads the auth plugin's worker instance. Used by each pipeline worker, and by the front when it runs inline.
+import { loadStorePlugin } from '../store/loader.js';
+import { ContextResolver } from '../ngsild/context/context-resolver.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { WorkerContext, WorkerInit } from './worker-context.js';
+import { loadPipelineAuth } from './auth-load.js';
+
+export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
+  const logger = log ?? createLogger(init.config.logLevel, thread);
+  const plugin = await loadStorePlugin(init.config.database, init.config.pluginDir);
+  const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger });
+  const contexts = new ContextResolver({
+    coreVersion: init.config.coreContext,
+    defaultUserContext: init.config.defaultUserContext,
+    contextDir: init.config.contextDir,
+    log: logger,
+  });
+  await contexts.init();
+  const auth = init.config.auth === undefined ? undefined : await loadPipelineAuth(init, contexts, logger);
+  return { config: init.config, store, contexts, log: logger, auth };
+}

@@ -1,0 +1,92 @@
+// The pipeline's view of one request: what the front sent, parsed lazily, plus what the steps add
+// (@context, tenant, response media type). One instance per request, one shape.
+import type { PipelineTask } from './task.js';
+import type { ResolvedContext } from '../ngsild/context/resolved.js';
+import { QueryParams } from './query-params.js';
+import { badRequest, invalidRequest } from '../ngsild/problem.js';
+import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
+import type { LdOp } from '../front/routes.js';
+
+const NO_BODY = Symbol('no body');
+
+export class LdRequest {
+  readonly op: LdOp;
+  readonly method: string;
+  readonly path: string;
+  readonly route: string;
+  readonly params: string[];
+  readonly task: PipelineTask;
+  /** Set by the context step. */
+  context!: ResolvedContext;
+  /** Set by the tenant step: '' is the default tenant. */
+  tenant = '';
+  /** Set by negotiation. */
+  media: ResponseMedia = JSON_TYPE;
+  private parsedQuery: QueryParams | undefined;
+  private parsedBody: unknown = NO_BODY;
+
+  constructor(task: PipelineTask) {
+    this.task = task;
+    this.op = task.op;
+    this.method = task.method;
+    this.path = task.path;
+    this.route = task.route;
+    this.params = task.params;
+  }
+
+  get query(): QueryParams {
+    return (this.parsedQuery ??= new QueryParams(this.task.query));
+  }
+
+  get bodyMediaType(): string {
+    return baseMediaType(this.task.headers.contentType);
+  }
+
+  bodyBytes(): Uint8Array | null {
+    return this.task.body === null ? null : new Uint8Array(this.task.body);
+  }
+
+  /** The body parsed as JSON: 400 when absent, empty or not JSON. */
+  json(): unknown {
+    if (this.parsedBody !== NO_BODY) return this.parsedBody;
+    const body = this.task.body;
+    if (body === null || body.byteLength === 0) throw invalidRequest('the request needs a JSON body');
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    } catch {
+      throw invalidRequest('the body is not valid UTF-8');
+    }
+    try {
+      this.parsedBody = JSON.parse(text);
+    } catch (e) {
+      throw invalidRequest(`the body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return this.parsedBody;
+  }
+
+  /** The body as a JSON object (400 otherwise). */
+  jsonObject(): Record<string, unknown> {
+    const v = this.json();
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('the body must be a JSON object');
+    return v as Record<string, unknown>;
+  }
+
+  /** The body as a JSON array (400 otherwise). */
+  jsonArray(): unknown[] {
+    const v = this.json();
+    if (!Array.isArray(v)) throw badRequest('the body must be a JSON array');
+    return v;
+  }
+
+  header(name: string): string | undefined {
+    const h = this.task.headers;
+    switch (name.toLowerCase()) {
+      case 'content-type': return h.contentType;
+      case 'accept': return h.accept;
+      case 'link': return h.link;
+      case 'ngsild-tenant': return h.tenant;
+      default: return h.all?.[name.toLowerCase()];
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// What a pipeline worker does for one request (ARCHITECTURE.md steps 5 to 10), in this order:
+// negotiate → authorize (before @context) → @context → authorize (after) → tenant → operation → serialize.
+import { LdError, ErrorType, problemOf, type ProblemDetails } from '../ngsild/problem.js';
+import { LdOp, BODY_OPS, CREATING_OPS, ldOpName } from '../front/routes.js';
+import type { PipelineResult, PipelineTask } from './task.js';
+import { LdRequest } from './ld-request.js';
+import { negotiate, LD_JSON, GEO_JSON, JSON_TYPE } from './media.js';
+import type { WorkerContext } from './worker-context.js';
+import type { OpHandler, OpResult } from '../ops/op.js';
+import { resolveRequestContext } from './context-step.js';
+import { resolveTenant } from './tenant-step.js';
+import { formatLinkHeader } from '../ngsild/context/link-header.js';
+import type { AuthRefusal } from './auth-step.js';
+
+const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
+const encoder = new TextEncoder();
+
+export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: ReadonlyMap<LdOp, OpHandler>): Promise<PipelineResult> {
+  const req = new LdRequest(task);
+  try {
+    req.media = negotiate(task.headers.accept, GEO_OPS.has(req.op));
+    const auth = ctx.auth;
+    if (auth !== undefined && auth.beforeContext) {
+      const refusal = await auth.authorize(req);
+      if (refusal !== null) return refused(refusal);
+    }
+    await resolveRequestContext(req, ctx, BODY_OPS.has(req.op));
+    if (auth !== undefined && !auth.beforeContext) {
+      const refusal = await auth.authorize(req);
+      if (refusal !== null) return refused(refusal);
+    }
+    await resolveTenant(req, ctx, CREATING_OPS.has(req.op));
+    const handler = handlers.get(req.op);
+    if (handler === undefined)
+      throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);
+    const result = render(req, await handler(req, ctx));
+    if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ op: ldOpName(req.op), path: req.path, status: result.status }, 'request');
+    return result;
+  } catch (error) {
+    return failure(ctx, req, error);
+  } finally {
+    ctx.auth?.release(req);
+  }
+}
+
+function render(req: LdRequest, result: OpResult): PipelineResult {
+  const headers = result.headers ?? [];
+  if (result.body === undefined) return { status: result.status, headers, body: null };
+  let body: unknown = result.body;
+  let contentType = JSON_TYPE;
+  if (result.withContext) {
+    if (req.media === LD_JSON) {
+      contentType = LD_JSON;
+      body = withContextMember(body, req.context.contextValue);
+    } else {
+      if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
+      headers.push('Link', formatLinkHeader(req.context.linkUrl));
+    }
+  }
+  headers.push('Content-Type', contentType);
+  return { status: result.status, headers, body: encoder.encode(JSON.stringify(body)) };
+}
+
+/** CIM 009 §6.3.6: an application/ld+json body carries @context in each top-level object. */
+function withContextMember(body: unknown, contextValue: unknown): unknown {
+  if (Array.isArray(body)) return body.map((item) => withContextMember(item, contextValue));
+  if (typeof body === 'object' && body !== null) return { ...(body as Record<string, unknown>), '@context': contextValue as object };
+  return body;
+}
+
+function refused(r: AuthRefusal): PipelineResult {
+  return problemResult({ type: 'about:blank', title: r.title, status: r.status, detail: r.detail }, []);
+}
+
+export function problemResult(problem: ProblemDetails, headers: string[], accept?: string): PipelineResult {
+  const contentType = accept !== undefined && accept.includes('application/problem+json') ? 'application/problem+json' : JSON_TYPE;
+  headers.push('Content-Type', contentType);
+  return { status: problem.status, headers, body: encoder.encode(JSON.stringify(problem)) };
+}
+
+function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {
+  const problem = problemOf(error);
+  if (problem !== undefined) return problemResult(problem, [], req.task.headers.accept);
+  ctx.log.error({ err: error, op: ldOpName(req.op), path: req.path }, 'request failed');
+  return problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request; see its log' }, [], req.task.headers.accept);
+}

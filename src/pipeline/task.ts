@@ -1,0 +1,35 @@
+// What crosses the thread boundary between the front and a pipeline worker: plain data only, the body
+// as a transferred ArrayBuffer each way (ARCHITECTURE.md steps 4 and 10).
+import type { LdOp } from '../front/routes.js';
+
+/** Request headers the pipeline reads, picked by the front (lower-case names). */
+export interface TaskHeaders {
+  contentType?: string;
+  accept?: string;
+  link?: string;
+  tenant?: string;
+  /** Every header, only when an auth plugin may ask for any of them. */
+  all?: Record<string, string>;
+}
+
+export interface PipelineTask {
+  op: LdOp;
+  route: string;
+  method: string;
+  path: string;
+  /** Raw query string without '?'. */
+  query: string;
+  /** Decoded path parameters in route order. */
+  params: string[];
+  headers: TaskHeaders;
+  body: ArrayBuffer | null;
+  /** The auth plugin's identity from authenticate (structured clone). */
+  identity?: unknown;
+}
+
+export interface PipelineResult {
+  status: number;
+  /** Flat list: name, value, name, value... */
+  headers: string[];
+  body: Uint8Array | null;
+}

@@ -1,0 +1,32 @@
+// What a pipeline thread holds for its whole life: the store handle, the @context resolver, the auth
+// plugin's worker instance and the logger. Built once per thread from plain data (workerData).
+import type { BrokerConfig } from '../options.js';
+import type { Store } from '../store/contract.js';
+import type { ResolvedContext } from '../ngsild/context/resolved.js';
+import type { Logger } from '../logger.js';
+import type { PipelineAuth } from './auth-step.js';
+
+/** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
+export interface ContextSource {
+  readonly defaultContext: ResolvedContext;
+  resolve(ctx: unknown): Promise<ResolvedContext>;
+  /** Sync fast path for a URL already resolved (the same Link header request after request). */
+  resolveCachedUrl(url: string): ResolvedContext | undefined;
+}
+
+export interface WorkerContext {
+  config: BrokerConfig;
+  store: Store;
+  contexts: ContextSource;
+  log: Logger;
+  auth: PipelineAuth | undefined;
+}
+
+/** Plain data handed to every pipeline thread. */
+export interface WorkerInit {
+  config: BrokerConfig;
+  /** Options for the store plugin, including what the primary's storePrepare returned. */
+  storeOptions: Record<string, unknown>;
+  /** Options of the auth plugin, parsed by the primary. */
+  authOptions?: Record<string, unknown>;
+}

@@ -1,0 +1,233 @@
+// embdb: the Store contract on one LMDB environment (lmdb-js), opened by every thread of the broker.
+// Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type {
+  BatchItem, BatchOutcome, DocCollection, EntityPage, EntityQuery, MutateOptions, Mutation, Store, StoreStatus,
+} from '../../../store/contract.js';
+import type { StoredEntity } from '../../../ngsild/entity/model.js';
+import { docKey, entityKey, entityPrefix, typeKey, typePrefix } from './keys.js';
+
+export interface EmbdbSettings {
+  path: string;
+  /** request: answer a write once durable; interval: once committed (lmdb flushes right behind each commit). */
+  sync: 'interval' | 'request';
+  compress: boolean;
+  /** reads: lmdb's batched async writer, reads never wait; writes: synchronous commit in the calling thread. */
+  lockPrefer: 'reads' | 'writes';
+  /** RAM store on tmpfs: durability means nothing there, so no fsync at all. */
+  ram: boolean;
+}
+
+interface DocRecord {
+  seq: number;
+  doc: Record<string, unknown>;
+}
+
+export class EmbdbStore implements Store {
+  readonly name = 'embdb';
+  private readonly env: RootDatabase;
+  private readonly entities: Database<StoredEntity, string>;
+  private readonly typeIndex: Database<null, string>;
+  private readonly tenants: Database<{ createdAt: string }, string>;
+  private readonly docs: Database<DocRecord, string>;
+  private readonly docOrder: Database<string, (string | number)[]>;
+  private readonly knownTenants = new Set<string>(['']);
+  private closed = false;
+
+  constructor(private readonly settings: EmbdbSettings) {
+    this.env = open({
+      path: settings.path,
+      maxDbs: 16,
+      compression: settings.compress,
+      noSync: settings.ram,
+      // One shape per record kind would suit shared structures, but entities differ per type: plain msgpack.
+      encoder: { useRecords: false },
+    });
+    this.entities = this.env.openDB<StoredEntity, string>({ name: 'entities' });
+    this.typeIndex = this.env.openDB<null, string>({ name: 'typeIndex' });
+    this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
+    this.docs = this.env.openDB<DocRecord, string>({ name: 'docs' });
+    this.docOrder = this.env.openDB<string, (string | number)[]>({ name: 'docOrder' });
+  }
+
+  status(): StoreStatus {
+    return {
+      open: !this.closed,
+      name: this.name,
+      detail: { path: this.settings.ram ? '(RAM)' : this.settings.path, sync: this.settings.sync, lockPrefer: this.settings.lockPrefer },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.env.flushed;
+    await this.env.close();
+  }
+
+  async flush(): Promise<void> {
+    await this.env.flushed;
+  }
+
+  /** Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request). */
+  private async write<R>(fn: () => R): Promise<R> {
+    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.transaction(fn);
+    if (this.settings.sync === 'request') await this.env.flushed;
+    return result;
+  }
+
+  async hasTenant(tenant: string): Promise<boolean> {
+    if (this.knownTenants.has(tenant)) return true;
+    if (this.tenants.get(tenant) === undefined) return false;
+    this.knownTenants.add(tenant);
+    return true;
+  }
+
+  async listTenants(): Promise<string[]> {
+    return [...this.tenants.getKeys()];
+  }
+
+  async getEntity(tenant: string, id: string): Promise<StoredEntity | undefined> {
+    return this.entities.get(entityKey(tenant, id));
+  }
+
+  async getEntityTypes(tenant: string, id: string): Promise<string[] | undefined> {
+    return this.entities.get(entityKey(tenant, id))?.type;
+  }
+
+  async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+    return this.write(() => this.applyMutation(tenant, id, mutation, opts));
+  }
+
+  async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
+    return this.write(() => {
+      const outcomes: BatchOutcome<R>[] = [];
+      for (const item of items) {
+        try {
+          outcomes.push({ ok: true, result: this.applyMutation(tenant, item.id, item.mutation, opts) });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
+      return outcomes;
+    });
+  }
+
+  /** Inside a write transaction: read, compute, then write entity, type index and tenant together. */
+  private applyMutation<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): R {
+    const key = entityKey(tenant, id);
+    const current = this.entities.get(key);
+    const { next, result } = mutation(current);
+    if (next === undefined) return result;
+    const oldTypes = current?.type ?? [];
+    const newTypes = next?.type ?? [];
+    for (const t of oldTypes) if (!newTypes.includes(t)) this.typeIndex.removeSync(typeKey(tenant, t, id));
+    for (const t of newTypes) if (!oldTypes.includes(t)) this.typeIndex.putSync(typeKey(tenant, t, id), null);
+    if (next === null) {
+      if (current !== undefined) this.entities.removeSync(key);
+    } else {
+      this.entities.putSync(key, next);
+      if (opts?.createTenant && tenant !== '' && !this.knownTenants.has(tenant) && this.tenants.get(tenant) === undefined)
+        this.tenants.putSync(tenant, { createdAt: new Date().toISOString() });
+    }
+    return result;
+  }
+
+  async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
+    const page: StoredEntity[] = [];
+    let matched = 0;
+    const end = query.offset + query.limit;
+    const consider = (entity: StoredEntity | undefined): boolean => {
+      if (entity === undefined) return true;
+      if (query.filter !== undefined && !query.filter(entity)) return true;
+      if (matched >= query.offset && matched < end) page.push(entity);
+      matched++;
+      return query.count || matched < end;
+    };
+    if (query.ids !== undefined) {
+      for (const id of query.ids) if (!consider(this.entities.get(entityKey(tenant, id)))) break;
+    } else if (query.typeIris !== undefined) {
+      const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
+      outer: for (const typeIri of query.typeIris) {
+        const prefix = typePrefix(tenant, typeIri);
+        for (const k of this.typeIndex.getKeys(prefix)) {
+          const id = k.slice(prefix.start.length);
+          if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
+          if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
+        }
+      }
+    } else {
+      for (const { value } of this.entities.getRange(entityPrefix(tenant))) if (!consider(value)) break;
+    }
+    return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  collection(tenant: string, name: string): DocCollection {
+    return new EmbdbCollection(this, tenant, name);
+  }
+
+  /** @internal for EmbdbCollection */
+  docsDb(): { docs: Database<DocRecord, string>; order: Database<string, (string | number)[]> } {
+    return { docs: this.docs, order: this.docOrder };
+  }
+
+  /** @internal */
+  runWrite<R>(fn: () => R): Promise<R> {
+    return this.write(fn);
+  }
+}
+
+class EmbdbCollection implements DocCollection {
+  constructor(private readonly store: EmbdbStore, private readonly tenant: string, private readonly name: string) {}
+
+  async get(id: string): Promise<Record<string, unknown> | undefined> {
+    return this.store.docsDb().docs.get(docKey(this.tenant, this.name, id))?.doc;
+  }
+
+  async put(id: string, doc: Record<string, unknown>): Promise<void> {
+    await this.store.runWrite(() => this.write(id, doc, false));
+  }
+
+  async insert(id: string, doc: Record<string, unknown>): Promise<boolean> {
+    return this.store.runWrite(() => this.write(id, doc, true));
+  }
+
+  private write(id: string, doc: Record<string, unknown>, onlyNew: boolean): boolean {
+    const { docs, order } = this.store.docsDb();
+    const key = docKey(this.tenant, this.name, id);
+    const existing = docs.get(key);
+    if (existing !== undefined) {
+      if (onlyNew) return false;
+      docs.putSync(key, { seq: existing.seq, doc });
+      return true;
+    }
+    let seq = 0;
+    for (const k of order.getKeys({ start: [this.tenant, this.name, Number.MAX_SAFE_INTEGER], end: [this.tenant, this.name, -1], reverse: true, limit: 1 }))
+      seq = (k[2] as number) + 1;
+    docs.putSync(key, { seq, doc });
+    order.putSync([this.tenant, this.name, seq], id);
+    return true;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.store.runWrite(() => {
+      const { docs, order } = this.store.docsDb();
+      const key = docKey(this.tenant, this.name, id);
+      const existing = docs.get(key);
+      if (existing === undefined) return false;
+      docs.removeSync(key);
+      order.removeSync([this.tenant, this.name, existing.seq]);
+      return true;
+    });
+  }
+
+  async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {
+    const { docs, order } = this.store.docsDb();
+    const out: Array<{ id: string; doc: Record<string, unknown> }> = [];
+    for (const { value: id } of order.getRange({ start: [this.tenant, this.name, -1], end: [this.tenant, this.name, Number.MAX_SAFE_INTEGER], offset, limit })) {
+      const rec = docs.get(docKey(this.tenant, this.name, id));
+      if (rec !== undefined) out.push({ id, doc: rec.doc });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,90 @@
+// Starts the built broker (dist/) as a child process on ephemeral ports and talks to it over real HTTP.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../../dist/src/main.js', import.meta.url));
+
+export interface Broker {
+  port: number;
+  healthPort?: number;
+  url: string;
+  proc: ChildProcess;
+  logs: string[];
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Broker> {
+  const proc = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  let stderr = '';
+  proc.stderr!.on('data', (d) => { stderr += String(d); });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let healthPort: number | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker did not start in 20 s\n${logs.join('\n')}\n${stderr}`)), 20_000);
+    const rl = createInterface({ input: proc.stdout! });
+    rl.on('line', (line) => {
+      logs.push(line);
+      try {
+        const rec = JSON.parse(line) as { msg?: string; port?: number };
+        if (rec.msg === 'health port listening') healthPort = rec.port;
+        if (rec.msg === 'listening' && rec.port !== undefined) { clearTimeout(timer); resolve(rec.port); }
+      } catch { /* not a log line */ }
+    });
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`broker exited with ${code}\n${stderr}\n${logs.join('\n')}`)); });
+  });
+  return {
+    port,
+    healthPort,
+    url: `http://127.0.0.1:${port}`,
+    proc,
+    logs,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs the broker binary to completion (for option errors, -u). */
+export function runBroker(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => { stdout += String(d); });
+    proc.stderr.on('data', (d) => { stderr += String(d); });
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+    proc.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+export async function call(broker: Broker | string, method: string, path: string, opts: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<Reply> {
+  const base = typeof broker === 'string' ? broker : broker.url;
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  let body: string | Uint8Array | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  let json: unknown;
+  try { json = text === '' ? undefined : JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+export const NGSI = '/ngsi-ld/v1';

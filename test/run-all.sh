@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test suite, then prints one closing line 'N passed, M failed' over all of them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+passed=0 failed=0 status=0
+
+# tap: unit, api (brokers on ephemeral ports), integration (real servers).
+npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces).
+p=$(grep -cE '^ {4}ok [0-9]+ ' "$out/tap.txt" || true)
+f=$(grep -cE '^ {4}not ok [0-9]+ ' "$out/tap.txt" || true)
+passed=$((passed + p)); failed=$((failed + f))
+
+# The Orion-LD exporter (Python) against PostgreSQL and FerretDB.
+if [ -x test/integration/exporter/run.sh ]; then
+  bash test/integration/exporter/run.sh 2>&1 | tee "$out/pytest.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  line=$(grep -E '^=+ .*(passed|failed).* in [0-9.]+s' "$out/pytest.txt" | tail -n 1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+  f=$(grep -oE '[0-9]+ (failed|error)' <<<"$line" | grep -oE '[0-9]+' | paste -sd+ | bc 2>/dev/null || echo 0)
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+fi
+
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+echo "$passed passed, $failed failed"
+exit "$status"
