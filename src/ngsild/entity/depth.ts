@@ -4,34 +4,53 @@
 /** CIM 009 leaves the bound to the broker; 64 levels of objects/arrays is far beyond any real entity. */
 export const MAX_NESTING = 64;
 
-/** The path (`a.b[2].c`) of the first value nested deeper than `max` levels, or undefined when none is. */
+/**
+ * The top-level member holding the first value nested deeper than `max` levels (the body itself is level 1),
+ * `(body)` when it is the body's own array items, or undefined when nothing is that deep.
+ */
 export function tooDeepAt(root: unknown, max: number = MAX_NESTING): string | undefined {
   if (typeof root !== 'object' || root === null) return undefined;
-  const values: unknown[] = [root];
-  const depths: number[] = [1];
-  const paths: string[] = [''];
+  if (max < 1) return '(body)';
+  // Parallel stacks, no per-value allocation: the value, its depth and the top-level member it lies under.
+  const values: object[] = [];
+  const depths: number[] = [];
+  const owners: string[] = [];
+  if (Array.isArray(root)) {
+    for (const c of root) {
+      if (typeof c !== 'object' || c === null) continue;
+      values.push(c);
+      depths.push(2);
+      owners.push('(body)');
+    }
+  } else {
+    for (const key in root) {
+      const c: unknown = (root as Record<string, unknown>)[key];
+      if (typeof c !== 'object' || c === null) continue;
+      values.push(c);
+      depths.push(2);
+      owners.push(key);
+    }
+  }
   while (values.length > 0) {
-    const v = values.pop() as object;
-    const depth = depths.pop() as number;
-    const path = paths.pop() as string;
-    if (depth > max) return path === '' ? '(body)' : path;
+    const v = values.pop()!;
+    const depth = depths.pop()!;
+    const owner = owners.pop()!;
+    if (depth > max) return owner;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const c: unknown = v[i];
-        if (typeof c === 'object' && c !== null) {
-          values.push(c);
-          depths.push(depth + 1);
-          paths.push(`${path}[${i}]`);
-        }
+        if (typeof c !== 'object' || c === null) continue;
+        values.push(c);
+        depths.push(depth + 1);
+        owners.push(owner);
       }
     } else {
       for (const key in v) {
         const c: unknown = (v as Record<string, unknown>)[key];
-        if (typeof c === 'object' && c !== null) {
-          values.push(c);
-          depths.push(depth + 1);
-          paths.push(path === '' ? key : `${path}.${key}`);
-        }
+        if (typeof c !== 'object' || c === null) continue;
+        values.push(c);
+        depths.push(depth + 1);
+        owners.push(owner);
       }
     }
   }

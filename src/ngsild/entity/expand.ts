@@ -185,7 +185,7 @@ export function expandAttributeFragment(input: unknown, ctx: ResolvedContext, op
  * One attribute of any accepted form, by its compact name: for a single instance (an object, or a concise
  * bare value) or a multi-attribute (an array of instances), the validated instances, default instance first.
  */
-export function expandAttributeInstances(raw: unknown, name: string, attrIri: string, env: Env): AttrInstance[] {
+function expandAttributeInstances(raw: unknown, name: string, attrIri: string, env: Env): AttrInstance[] {
   if (!env.keyValues && Array.isArray(raw) && looksLikeInstances(raw)) {
     const instances: AttrInstance[] = [];
     let defaultAt = -1;
