@@ -264,3 +264,20 @@ t.test('merge-patch replaces the scope when given', async (t) => {
   const r = mergeEntity(base(), patchOf({ scope: ['/a', '/b'] }), t1);
   t.strictSame(r.entity.scope, ['/a', '/b']);
 });
+
+t.test('merge-patch of a typed instance without value member keeps the value and merges the sub-attributes', async (t) => {
+  const r = mergeEntity(base(), patchOf({ temp: { type: 'Property', accuracy: { type: 'Property', value: 0.2 } } }), t1);
+  t.strictSame(normalized(r.entity).temp, { type: 'Property', value: 20, unitCode: 'CEL', accuracy: { type: 'Property', value: 0.2 } });
+});
+
+t.test('merge-patch refuses a new attribute or sub-attribute without its value member', async (t) => {
+  const a = ldErrorOf(() => mergeEntity(base(), patchOf({ fresh: { type: 'Property', unitCode: 'CEL' } }), t1));
+  t.equal(a.status, 400);
+  t.match(a.detail, 'a new Property needs a value member');
+  const b = ldErrorOf(() => mergeEntity(base(), patchOf({ temp: { type: 'Property', sensor: { type: 'Relationship' } } }), t1));
+  t.match(b.detail, 'a new Relationship needs a object member');
+});
+
+t.test('create still requires the value member', async (t) => {
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property' } }, ctx, { now: t0 })).detail, 'a: a Property needs a value member');
+});

@@ -23,7 +23,8 @@ export interface ExpandEntityOptions {
   /**
    * Merge-patch input (§5.6.17): JSON null and `urn:ngsi-ld:null` are deletion markers, stored as the value member
    * `urn:ngsi-ld:null` (also allowed on location etc.). Always on for expandFragment, expandAttributes and
-   * expandAttributeFragment, whose operations delete what is marked so.
+   * expandAttributeFragment, whose operations delete what is marked so. Also lets a typed instance leave out its
+   * value member, which the merge keeps from the stored instance (mergeEntity refuses it on a new attribute).
    */
   allowNull?: boolean;
 }
@@ -84,6 +85,8 @@ interface Env {
   keyValues: boolean;
   partial: boolean;
   nullable: boolean;
+  /** Merge-patch: a typed instance may leave out its value member, kept from the stored instance (§5.6.17). */
+  merge: boolean;
 }
 
 /**
@@ -97,7 +100,7 @@ export function expandEntity(input: unknown, ctx: ResolvedContext, opts: ExpandE
   if (!('type' in body)) throw badRequest('type: the entity type is missing');
   const types = expandTypes(body.type, 'type', ctx);
   const entity: StoredEntity = { id: body.id, type: types, createdAt: opts.now, modifiedAt: opts.now };
-  const env: Env = { ctx, now: opts.now, keyValues: opts.keyValues === true, partial: false, nullable: opts.allowNull === true };
+  const env: Env = { ctx, now: opts.now, keyValues: opts.keyValues === true, partial: false, nullable: opts.allowNull === true, merge: opts.allowNull === true };
   for (const key in body) {
     const raw = body[key];
     switch (key) {
@@ -129,7 +132,7 @@ export function expandEntity(input: unknown, ctx: ResolvedContext, opts: ExpandE
 export function expandFragment(input: unknown, ctx: ResolvedContext, opts: ExpandFragmentOptions): EntityFragment {
   const body = checkBody(input);
   const fragment: EntityFragment = { attrs: {} };
-  const env: Env = { ctx, now: opts.now, keyValues: opts.keyValues === true, partial: false, nullable: true };
+  const env: Env = { ctx, now: opts.now, keyValues: opts.keyValues === true, partial: false, nullable: true, merge: false };
   for (const key in body) {
     const raw = body[key];
     switch (key) {
@@ -176,7 +179,7 @@ export function expandAttributes(input: unknown, ctx: ResolvedContext, opts: Exp
  */
 export function expandAttributeFragment(input: unknown, ctx: ResolvedContext, opts: { now: string; attrIri?: string }): AttrFragment {
   const body = checkBody(input);
-  const env: Env = { ctx, now: opts.now, keyValues: false, partial: true, nullable: true };
+  const env: Env = { ctx, now: opts.now, keyValues: false, partial: true, nullable: true, merge: false };
   const attrIri = opts.attrIri ?? '';
   return buildInstance(body, attrIri === '' ? '(attribute)' : ctx.compactIri(attrIri), attrIri, env) as AttrFragment;
 }
@@ -377,7 +380,7 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
   }
   const deletion = env.nullable && valueMember !== undefined && isNullMarker(inst[valueMember]);
   if (type !== undefined) {
-    if (valueMember !== undefined && !(valueMember in inst) && !env.partial) throw badRequest(`${at}: a ${type} needs a ${valueMember} member`);
+    if (valueMember !== undefined && !(valueMember in inst) && !env.partial && !env.merge) throw badRequest(`${at}: a ${type} needs a ${valueMember} member`);
     if (type === 'GeoProperty' && inst.value !== undefined && !deletion) {
       const p = geometryProblem(inst.value);
       if (p !== undefined) throw badRequest(`${at}.value: the GeoJSON value ${p}`);

@@ -238,11 +238,19 @@ function mergeInstance(old: AttrInstance, patch: AttrInstance | AttrFragment, no
     const sub = v as AttrInstance;
     const oldSub = old[key] as AttrInstance | undefined;
     if (isDeletion(sub)) delete r[key];
-    else if (oldSub === undefined) r[key] = sub;
+    else if (oldSub === undefined) r[key] = requireValue(sub, key);
     else r[key] = mergeInstance(oldSub, sub, now, key);
   }
   r.modifiedAt = now;
   return r;
+}
+
+/** A merge-patch instance that creates something must be complete: its value member, and its sub-attributes'. */
+function requireValue<T extends AttrInstance | AttrFragment>(inst: T, attrIri: string): T {
+  const type = inst.type;
+  if (type !== undefined && !(VALUE_MEMBER[type] in inst)) throw badRequest(`${attrIri}: a new ${type} needs a ${VALUE_MEMBER[type]} member`);
+  for (const key in inst) if (key.indexOf(':') >= 0) requireValue(inst[key] as AttrInstance, key);
+  return inst;
 }
 
 /**
@@ -329,6 +337,7 @@ export function mergeEntity(entity: StoredEntity, patch: StoredEntity, now: stri
           applied = true;
         }
       } else if (at < 0) {
+        requireValue(inst, attrIri);
         put(instances, inst);
         applied = true;
       } else {
