@@ -3,10 +3,11 @@
 // Everything is checked before anything is returned, so a caller never writes half an entity.
 import type { ResolvedContext } from '../context/resolved.js';
 import { badRequest } from '../problem.js';
-import { ATTR_TYPES, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
+import { ATTR_TYPES, VALUE_MEMBER, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
 import { MAX_NESTING, tooDeepAt } from './depth.js';
 import { geometryProblem, looksLikeGeometry } from './geometry.js';
-import { NGSI_LD_NULL, forbiddenNameChar, isDateTime, isLanguageKey, isPlainObject, isScope, isUri } from './syntax.js';
+import { NGSI_LD_NULL, forbiddenNameChar, isDateTime, isPlainObject, isScope, isUri, show } from './syntax.js';
+import { isNullMarker, setValue } from './value-members.js';
 
 const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
 
@@ -217,12 +218,6 @@ function checkBody(input: unknown): Record<string, unknown> {
   return input;
 }
 
-function show(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  const s = JSON.stringify(v);
-  return s.length > 60 ? s.slice(0, 57) + '...' : s;
-}
-
 function attrIriOf(name: string, ctx: ResolvedContext): string {
   if (name === '') throw badRequest('an attribute name is empty');
   if (name.charCodeAt(0) === 64 /* @ */) throw badRequest(`${name}: JSON-LD keywords are not allowed as attribute names`);
@@ -302,7 +297,7 @@ function buildInstance(raw: unknown, at: string, attrIri: string, env: Env): Att
   } else {
     for (const k in VALUE_MEMBERS) {
       if (!(k in raw)) continue;
-      if (type !== undefined) throw badRequest(`${at}: both ${VALUE_MEMBER_OF[type]} and ${k} are given; the attribute type is ambiguous`);
+      if (type !== undefined) throw badRequest(`${at}: both ${VALUE_MEMBER[type]} and ${k} are given; the attribute type is ambiguous`);
       type = VALUE_MEMBERS[k];
     }
     if (type === undefined) {
@@ -315,11 +310,6 @@ function buildInstance(raw: unknown, at: string, attrIri: string, env: Env): Att
   }
   return buildMembers(raw, at, attrIri, env, type);
 }
-
-const VALUE_MEMBER_OF: Record<AttrType, string> = {
-  Property: 'value', GeoProperty: 'value', Relationship: 'object', LanguageProperty: 'languageMap',
-  VocabProperty: 'vocab', JsonProperty: 'json', ListProperty: 'valueList', ListRelationship: 'objectList',
-};
 
 /** A concise or keyValues bare value: a GeoJSON geometry is a GeoProperty, anything else but null a Property. */
 function fromBareValue(raw: unknown, at: string, attrIri: string, env: Env): AttrInstance {
@@ -343,14 +333,14 @@ function fromBareValue(raw: unknown, at: string, attrIri: string, env: Env): Att
 
 function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string, env: Env, type: AttrType | undefined): AttrInstance {
   const inst = { type } as AttrInstance;
-  const valueMember = type === undefined ? undefined : VALUE_MEMBER_OF[type];
+  const valueMember = type === undefined ? undefined : VALUE_MEMBER[type];
   for (const key in raw) {
     const v = raw[key];
     const memberAt = `${at}.${key}`;
     if (key === 'type') continue;
     if (key in VALUE_MEMBERS || key === 'object' || key === 'value') {
       if (key !== valueMember) throw badRequest(`${memberAt}: not a member of ${type === undefined ? 'this attribute' : 'a ' + type}`);
-      setValue(inst, type!, v, memberAt, env);
+      setValue(inst, type!, v, memberAt, env.ctx, env.nullable);
       continue;
     }
     switch (key) {
@@ -398,105 +388,4 @@ function addSubAttribute(inst: AttrInstance, key: string, v: unknown, memberAt: 
   if (Array.isArray(v) && looksLikeInstances(v)) throw badRequest(`${memberAt}: a sub-attribute has a single instance, not an array of instances`);
   const subEnv = env.partial ? { ...env, partial: false } : env;
   inst[subIri] = buildInstance(v, memberAt, subIri, subEnv);
-}
-
-/** A value member that asks for deletion (§5.6.17): `urn:ngsi-ld:null`, alone or as the only list element or language. */
-export function isNullMarker(v: unknown): boolean {
-  if (v === NGSI_LD_NULL) return true;
-  if (Array.isArray(v)) return v.length === 1 && (v[0] === NGSI_LD_NULL || (isPlainObject(v[0]) && v[0].object === NGSI_LD_NULL));
-  if (isPlainObject(v)) {
-    let n = 0;
-    for (const k in v) {
-      if (v[k] !== NGSI_LD_NULL) return false;
-      n++;
-    }
-    return n === 1;
-  }
-  return false;
-}
-
-function setValue(inst: AttrInstance, type: AttrType, v: unknown, at: string, env: Env): void {
-  const ctx = env.ctx;
-  if (v === null && env.nullable) {
-    inst[VALUE_MEMBER_OF[type]] = type === 'ListProperty' || type === 'ListRelationship' ? [NGSI_LD_NULL] : type === 'LanguageProperty' ? { '@none': NGSI_LD_NULL } : NGSI_LD_NULL;
-    return;
-  }
-  switch (type) {
-    case 'Property':
-    case 'GeoProperty':
-      if (v === null || v === undefined) throw badRequest(`${at}: a ${type} value cannot be null`);
-      inst.value = v;
-      return;
-    case 'Relationship':
-      inst.object = checkObject(v, at);
-      return;
-    case 'LanguageProperty':
-      inst.languageMap = checkLanguageMap(v, at);
-      return;
-    case 'VocabProperty':
-      inst.vocab = expandVocab(v, at, ctx);
-      return;
-    case 'JsonProperty':
-      if (v === null || v === undefined) throw badRequest(`${at}: a JsonProperty json member cannot be null`);
-      inst.json = v;
-      return;
-    case 'ListProperty':
-      if (!Array.isArray(v)) throw badRequest(`${at}: ${show(v)} is not an array`);
-      inst.valueList = v;
-      return;
-    case 'ListRelationship':
-      inst.objectList = checkObjectList(v, at);
-      return;
-  }
-}
-
-function checkObject(v: unknown, at: string): string | string[] {
-  if (typeof v === 'string') {
-    if (!isUri(v)) throw badRequest(`${at}: ${show(v)} is not a URI`);
-    return v;
-  }
-  if (!Array.isArray(v) || v.length === 0) throw badRequest(`${at}: ${show(v)} is not a URI or a non-empty array of URIs`);
-  for (let i = 0; i < v.length; i++) if (!isUri(v[i])) throw badRequest(`${at}[${i}]: ${show(v[i])} is not a URI`);
-  return v as string[];
-}
-
-function checkObjectList(v: unknown, at: string): { object: string }[] {
-  if (!Array.isArray(v)) throw badRequest(`${at}: ${show(v)} is not an array`);
-  const out: { object: string }[] = new Array(v.length);
-  for (let i = 0; i < v.length; i++) {
-    const el: unknown = v[i];
-    const uri = isPlainObject(el) ? el.object : el;
-    if (!isUri(uri)) throw badRequest(`${at}[${i}]: ${show(el)} is not a URI or an object {"object": URI}`);
-    out[i] = { object: uri };
-  }
-  return out;
-}
-
-function checkLanguageMap(v: unknown, at: string): Record<string, string | string[]> {
-  if (!isPlainObject(v)) throw badRequest(`${at}: ${show(v)} is not an object of language tags to strings`);
-  let n = 0;
-  for (const tag in v) {
-    n++;
-    if (!isLanguageKey(tag)) throw badRequest(`${at}: ${show(tag)} is not a language tag`);
-    const s = v[tag];
-    if (typeof s === 'string') continue;
-    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string')) throw badRequest(`${at}.${tag}: ${show(s)} is not a string or an array of strings`);
-  }
-  if (n === 0) throw badRequest(`${at}: the language map is empty`);
-  return v as Record<string, string | string[]>;
-}
-
-function expandVocab(v: unknown, at: string, ctx: ResolvedContext): string | string[] {
-  if (typeof v === 'string') {
-    if (v === '') throw badRequest(`${at}: an empty string is not a vocabulary term`);
-    return ctx.expandTerm(v);
-  }
-  if (!Array.isArray(v) || v.length === 0) throw badRequest(`${at}: ${show(v)} is not a string or a non-empty array of strings`);
-  const out: string[] = new Array(v.length);
-  for (let i = 0; i < v.length; i++) {
-    const t: unknown = v[i];
-    if (typeof t !== 'string' || t === '') throw badRequest(`${at}[${i}]: ${show(t)} is not a vocabulary term`);
-    out[i] = ctx.expandTerm(t);
-  }
-  return out;
 }

@@ -3,7 +3,8 @@
 // untouched attribute arrays with it. Each result lists what changed, for notifications and history.
 import { badRequest } from '../problem.js';
 import { VALUE_MEMBER, ENTITY_CORE_MEMBERS, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
-import { RESERVED_GEO_IRIS, isNullMarker, type AttrFragment } from './expand.js';
+import { RESERVED_GEO_IRIS, type AttrFragment } from './expand.js';
+import { isNullMarker } from './value-members.js';
 
 /** What an operation changed, by expanded attribute name. */
 export interface AttrChanges {

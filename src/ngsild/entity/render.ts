@@ -2,7 +2,7 @@
 // compacted by the request's context and the projections of §4.5.23 (pick/omit), attrs, lang and datasetId.
 // The caller adds `@context`; nothing here does I/O.
 import type { ResolvedContext } from '../context/resolved.js';
-import { ENTITY_CORE_MEMBERS, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
+import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from './model.js';
 import { looksLikeGeometry } from './geometry.js';
 import { bestLanguage, parseLangRanges, type LanguageRange } from './lang.js';
 
@@ -29,11 +29,6 @@ interface Env {
   sysAttrs: boolean;
   ranges: readonly LanguageRange[] | undefined;
 }
-
-const VALUE_MEMBER_OF: Record<AttrType, string> = {
-  Property: 'value', GeoProperty: 'value', Relationship: 'object', LanguageProperty: 'languageMap',
-  VocabProperty: 'vocab', JsonProperty: 'json', ListProperty: 'valueList', ListRelationship: 'objectList',
-};
 
 const SYS_MEMBERS: ReadonlySet<string> = new Set(['createdAt', 'modifiedAt', 'deletedAt']);
 
@@ -162,7 +157,7 @@ function copyMembers(inst: AttrInstance, o: Record<string, unknown>, env: Env, s
 
 /** True when an instance has nothing but its type and value member (after sysAttrs are left out). */
 function onlyValue(inst: AttrInstance, env: Env): boolean {
-  const valueMember = VALUE_MEMBER_OF[inst.type];
+  const valueMember = VALUE_MEMBER[inst.type];
   for (const key in inst) {
     if (key === 'type' || key === valueMember) continue;
     if (!env.sysAttrs && SYS_MEMBERS.has(key)) continue;

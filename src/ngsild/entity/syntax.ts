@@ -80,3 +80,10 @@ export const NGSI_LD_NULL = 'urn:ngsi-ld:null';
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** A short JSON rendering of a value for error details. */
+export function show(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const s = JSON.stringify(v);
+  return s.length > 60 ? s.slice(0, 57) + '...' : s;
+}
