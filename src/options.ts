@@ -98,7 +98,7 @@ function convert(spec: OptionSpec, text: string | true): string | number | boole
 export function usage(tables: readonly OptionSpec[]): string {
   const lines = ['Usage: ldbroker [options]', ''];
   for (const spec of tables) {
-    const name = `--${spec.name}${spec.alias ? `, -${spec.alias}` : ''}`;
+    const name = `${spec.name.length <= 2 ? '-' : '--'}${spec.name}${spec.alias ? `, -${spec.alias}` : ''}`;
     const kind = spec.type === 'enum' ? spec.values!.join('|') : spec.type;
     const def = spec.default === undefined ? '' : ` (default: ${String(spec.default)})`;
     lines.push(`  ${name.padEnd(26)} ${kind.padEnd(18)} ${spec.help}${def}`);
