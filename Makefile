@@ -5,7 +5,7 @@ NPM ?= npm
 PORT ?= 1026
 ARGS ?=
 
-.PHONY: install build run test test-unit test-api bench bench-smoke tune lint clean
+.PHONY: install build run test test-unit test-api bench bench-smoke lint clean
 
 node_modules/.install-stamp: package.json package-lock.json
 	$(NPM) ci --no-fund --no-audit --loglevel=error
@@ -37,9 +37,6 @@ bench: build
 
 bench-smoke: build
 	node dist/bench/run.js --smoke
-
-tune: build
-	node dist/tune/tune.js $(WORKLOAD)
 
 clean:
 	rm -rf dist .tap

@@ -67,7 +67,7 @@ t.test('-u prints every option with its default and exits 0', async (t) => {
   const r = await runBroker(['-u']);
   t.equal(r.code, 0);
   for (const name of ['--port', '--host', '--database, -db', '--dbDir', '--dbSync', '--dbCompress', '--dbLockPrefer',
-    '--connectionPoolSize', '--healthPort', '--logLevel', '--defaultUserContext', '--contextDir', '--maxBodySize', '--pluginDir', '--fg'])
+    '--connectionPoolSize', '--healthPort', '--logLevel', '--defaultUserContext', '--contextDir', '--maxBodySize', '--pluginDir', '-fg', '-u '])
     t.match(r.stdout, name, `lists ${name}`);
   t.match(r.stdout, '(default: 1026)');
 });
