@@ -14,6 +14,7 @@ import { checkEntity } from './entity-auth.js';
 import { LD_JSON } from '../pipeline/media.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { attrNames } from './entities.js';
+import { tracked, type EntityChange } from './changes.js';
 
 interface BatchError {
   entityId: string;
@@ -105,8 +106,13 @@ async function authorizeEntries<T>(req: LdRequest, ctx: WorkerContext, prepared:
 
 async function run<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[], mutate: (p: Prepared<T>) => Mutation<Outcome>,
   creating: boolean): Promise<Array<{ id: string; outcome: Outcome }>> {
-  const items: BatchItem<Outcome>[] = prepared.map((p) => ({ id: p.id, mutation: mutate(p) }));
+  const changes: EntityChange[] = [];
+  const items: BatchItem<Outcome>[] = prepared.map((p) => ({
+    id: p.id,
+    mutation: ctx.changes === undefined ? mutate(p) : tracked(changes, req.tenant, p.id, mutate(p)),
+  }));
   const outcomes = items.length === 0 ? [] : await ctx.store.mutateEntities(req.tenant, items, { createTenant: creating });
+  if (changes.length > 0) ctx.changes!.publish(changes);
   const done: Array<{ id: string; outcome: Outcome }> = [];
   outcomes.forEach((o, i) => {
     if (o.ok) done.push({ id: items[i]!.id, outcome: o.result });

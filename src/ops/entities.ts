@@ -2,7 +2,7 @@
 // and the attribute routes. Every write is one store mutation: validation first, then one transaction.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import { expandEntity, expandAttributes, expandAttributeFragment } from '../ngsild/entity/expand.js';
+import { expandEntity, expandAttributes, expandAttributeFragment, expandFragment } from '../ngsild/entity/expand.js';
 import {
   appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
 } from '../ngsild/entity/merge.js';
@@ -10,12 +10,14 @@ import { renderEntity } from '../ngsild/entity/render.js';
 import { renderGeoJson } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { Mutation, MutateOptions } from '../store/contract.js';
 import type { OpHandler, OpResult } from './op.js';
 import { renderOptions } from './render-options.js';
 import { checkEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { tracked, type EntityChange } from './changes.js';
 
 const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via']);
 const NO_PARAMS = new Set<string>(['local']);
@@ -58,7 +60,7 @@ export const createEntity: OpHandler = async (req, ctx) => {
   req.query.only(NO_PARAMS);
   const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: attrNames(entity), read: false });
-  await ctx.store.mutateEntity(req.tenant, entity.id, (current) => {
+  await mutate(req, ctx, entity.id, (current) => {
     if (current !== undefined) throw new LdError('AlreadyExists', `entity '${entity.id}' already exists`);
     return { next: entity, result: undefined };
   }, { createTenant: true });
@@ -83,7 +85,7 @@ export const deleteEntity: OpHandler = async (req, ctx) => {
   req.query.only(NO_PARAMS);
   const id = entityIdParam(req);
   await askStored(req, ctx, id);
-  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     return { next: null, result: undefined };
   });
@@ -97,7 +99,7 @@ export const replaceEntityOp: OpHandler = async (req, ctx) => {
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
   const next = expandEntity({ ...body, id }, req.context, { now: nowIso() });
   await askStored(req, ctx, id, attrNames(next), next.type);
-  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     return { next: replaceEntity(current, next, next.modifiedAt).entity, result: undefined };
   });
@@ -115,7 +117,7 @@ export const mergeEntityOp: OpHandler = async (req, ctx) => {
   const types = patch.type === undefined ? undefined : fragment.type;
   if (patch.type === undefined) fragment.type = [];
   await askStored(req, ctx, id, attrNames(fragment), types);
-  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     return { next: mergeEntity(current, fragment, now).entity, result: undefined };
   });
@@ -127,11 +129,13 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
   const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
   const id = entityIdParam(req);
   const now = nowIso();
-  const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
-  await askStored(req, ctx, id, Object.keys(attrs));
-  const outcome = await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  const fragment = expandFragment(withoutContext(req.jsonObject()), req.context, { now });
+  if (fragment.id !== undefined && fragment.id !== id) throw badRequest(`the body's id '${fragment.id}' differs from the path's '${id}'`);
+  const attrs = fragment.attrs;
+  await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
+  const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = appendAttributes(current, attrs, { noOverwrite, now });
+    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types });
     return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
@@ -143,7 +147,7 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
   const now = nowIso();
   const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
   await askStored(req, ctx, id, Object.keys(attrs));
-  const outcome = await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = updateAttributes(current, attrs, { now });
     return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
@@ -156,9 +160,9 @@ export const partialAttrUpdate: OpHandler = async (req, ctx) => {
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();
-  const fragment = expandAttributeFragment(withoutContext(req.jsonObject()), req.context, { now });
+  const fragment = expandAttributeFragment(withoutContext(req.jsonObject()), req.context, { now, attrIri });
   await askStored(req, ctx, id, [attrIri]);
-  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = partialAttributeUpdate(current, attrIri, fragment, { datasetId: fragment.datasetId as string | undefined, now });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${fragment.datasetId ? ` with datasetId '${String(fragment.datasetId)}'` : ''}`);
@@ -177,7 +181,7 @@ export const deleteAttr: OpHandler = async (req, ctx) => {
   if (datasetId !== undefined && !isUri(datasetId)) throw badRequest(`datasetId '${datasetId}' is not a URI`);
   const deleteAll = deleteAllText === 'true';
   await askStored(req, ctx, id, [attrIri]);
-  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
@@ -196,7 +200,7 @@ export const replaceAttr: OpHandler = async (req, ctx) => {
   const instances = attrs[attrIri];
   if (instances === undefined) throw badRequest('the body is not an attribute');
   await askStored(req, ctx, id, [attrIri]);
-  await ctx.store.mutateEntity(req.tenant, id, (current) => {
+  await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = replaceAttribute(current, attrIri, instances, now);
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'`);
@@ -219,4 +223,13 @@ export function attrNames(entity: StoredEntity): string[] {
   const names: string[] = [];
   for (const key in entity) if (key.includes(':') && key !== 'id') names.push(key);
   return names;
+}
+
+/** One entity write through the store, its change published once committed. */
+async function mutate<R>(req: LdRequest, ctx: WorkerContext, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+  if (ctx.changes === undefined) return ctx.store.mutateEntity(req.tenant, id, mutation, opts);
+  const changes: EntityChange[] = [];
+  const result = await ctx.store.mutateEntity(req.tenant, id, tracked(changes, req.tenant, id, mutation), opts);
+  ctx.changes.publish(changes);
+  return result;
 }

@@ -18,5 +18,5 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
   });
   await contexts.init();
   const auth = init.config.auth === undefined ? undefined : await loadPipelineAuth(init, contexts, logger);
-  return { config: init.config, store, contexts, log: logger, auth };
+  return { config: init.config, store, contexts, log: logger, auth, changes: undefined };
 }

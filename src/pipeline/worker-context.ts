@@ -5,6 +5,7 @@ import type { Store } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
+import type { ChangeSink } from '../ops/changes.js';
 
 /** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
 export interface ContextSource {
@@ -20,6 +21,8 @@ export interface WorkerContext {
   contexts: ContextSource;
   log: Logger;
   auth: PipelineAuth | undefined;
+  /** Committed entity changes go here (subscriptions, bridges); undefined when nothing listens. */
+  changes: ChangeSink | undefined;
 }
 
 /** Plain data handed to every pipeline thread. */

@@ -1,0 +1,28 @@
+// Entity changes as writes produce them: the state before and after each committed mutation, handed to the
+// thread's change sink (subscriptions match there; ARCHITECTURE.md step 11) once the transaction committed.
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { Mutation } from '../store/contract.js';
+
+export interface EntityChange {
+  tenant: string;
+  id: string;
+  /** undefined: the write created the entity. */
+  before: StoredEntity | undefined;
+  /** undefined: the write deleted the entity. */
+  after: StoredEntity | undefined;
+}
+
+/** Where committed changes go; absent when nothing listens (no subscriptions, no bridges). */
+export interface ChangeSink {
+  publish(changes: readonly EntityChange[]): void;
+}
+
+/** Wraps a mutation so that the change it makes is recorded (only when it returns; a throwing one changes nothing). */
+export function tracked<R>(changes: EntityChange[], tenant: string, id: string, mutation: Mutation<R>): Mutation<R> {
+  return (current) => {
+    const out = mutation(current);
+    if (out.next !== undefined && !(out.next === null && current === undefined))
+      changes.push({ tenant, id, before: current, after: out.next === null ? undefined : out.next });
+    return out;
+  };
+}
