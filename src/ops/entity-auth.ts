@@ -2,6 +2,7 @@
 // becomes a RefusalError (403 for one entity, that entry's error in a batch, left out of a query page).
 import type { AuthEntity } from '../auth/contract.js';
 import { RefusalError } from '../ngsild/problem.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 
@@ -14,4 +15,31 @@ export async function checkEntity(req: LdRequest, ctx: WorkerContext, entity: Au
     throw new RefusalError({ type: 'about:blank', title: verdict.title, status: verdict.status, detail: verdict.detail });
   }
   return 'partial';
+}
+
+/**
+ * A read of a whole entity as the entity hook allows it (seed 000 §5.1, §2.3 partial): the entity, the entity without
+ * the attributes the hook refuses one by one after a `partial` answer, or undefined when it may not be read at all.
+ */
+export async function readableEntity(req: LdRequest, ctx: WorkerContext, entity: StoredEntity): Promise<StoredEntity | undefined> {
+  if (ctx.auth === undefined) return entity;
+  let verdict: 'all' | 'partial';
+  try {
+    verdict = await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: true, read: true });
+  } catch (e) {
+    if (e instanceof RefusalError) return undefined;
+    throw e;
+  }
+  if (verdict === 'all') return entity;
+  const trimmed: StoredEntity = { ...entity };
+  for (const key of Object.keys(entity)) {
+    if (!key.includes(':') || key === 'id') continue;
+    try {
+      await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: true, read: true, attribute: key });
+    } catch (e) {
+      if (!(e instanceof RefusalError)) throw e;
+      delete trimmed[key];
+    }
+  }
+  return trimmed;
 }
