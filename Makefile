@@ -7,8 +7,10 @@ ARGS ?=
 
 .PHONY: install build run test test-unit test-api bench bench-smoke lint clean
 
+# `npm ci` refuses this lock with npm 11 (it wants the other platforms' optional msgpackr-extract entries):
+# `npm install` installs the locked versions all the same.
 node_modules/.install-stamp: package.json package-lock.json
-	$(NPM) ci --no-fund --no-audit --loglevel=error
+	$(NPM) install --no-fund --no-audit --loglevel=error
 	touch $@
 
 install: node_modules/.install-stamp
