@@ -13,7 +13,7 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
 import type { OpHandler, OpResult } from './op.js';
 import { renderOptions } from './render-options.js';
-import { checkEntity } from './entity-auth.js';
+import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
 import { isUri } from '../ngsild/entity/syntax.js';
@@ -71,9 +71,9 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   req.query.only(RETRIEVE_PARAMS);
   const id = entityIdParam(req);
   const opts = renderOptions(req);
-  const entity = await ctx.store.getEntity(req.tenant, id);
-  if (entity === undefined) throw missing(id);
-  await checkEntity(req, ctx, { id, types: entity.type, storedTypes: true, read: true });
+  const stored = await ctx.store.getEntity(req.tenant, id);
+  if (stored === undefined) throw missing(id);
+  const entity = await readableEntity(req, ctx, stored);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };

@@ -18,18 +18,13 @@ export async function checkEntity(req: LdRequest, ctx: WorkerContext, entity: Au
 }
 
 /**
- * A read of a whole entity as the entity hook allows it (seed 000 §5.1, §2.3 partial): the entity, the entity without
- * the attributes the hook refuses one by one after a `partial` answer, or undefined when it may not be read at all.
+ * A read of a whole entity as the entity hook allows it (seed 000 §5.1, §2.3 partial): the entity, or the entity
+ * without the attributes the hook refuses one by one after a `partial` answer. A denial throws its RefusalError
+ * (403 for a retrieve); a query catches it and leaves the entity out.
  */
-export async function readableEntity(req: LdRequest, ctx: WorkerContext, entity: StoredEntity): Promise<StoredEntity | undefined> {
+export async function readableEntity(req: LdRequest, ctx: WorkerContext, entity: StoredEntity): Promise<StoredEntity> {
   if (ctx.auth === undefined) return entity;
-  let verdict: 'all' | 'partial';
-  try {
-    verdict = await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: true, read: true });
-  } catch (e) {
-    if (e instanceof RefusalError) return undefined;
-    throw e;
-  }
+  const verdict = await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: true, read: true });
   if (verdict === 'all') return entity;
   const trimmed: StoredEntity = { ...entity };
   for (const key of Object.keys(entity)) {

@@ -1,0 +1,150 @@
+// The broker's side of the auth plugin contract (seed 000 §1, §2, §5.1, §5.2, §9), with a test plugin whose
+// decisions follow request headers (test/fixtures/auth/contract-plugin.js).
+import t from 'tap';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+
+const PLUGIN = fileURLToPath(new URL('../fixtures/auth/contract-plugin.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'ldbroker-auth-'));
+const TRACE = join(dir, 'trace.txt');
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+let contextHits = 0;
+let contextServer: Server;
+let contextUrl: string;
+let broker: Broker;
+const U = { 'x-user': 'alice' };
+
+t.before(async () => {
+  contextServer = createServer((_req, res) => {
+    contextHits++;
+    res.writeHead(200, { 'content-type': 'application/ld+json' });
+    res.end(JSON.stringify({ '@context': { name: 'https://example.org/name' } }));
+  });
+  await new Promise<void>((r) => contextServer.listen(0, '127.0.0.1', () => r()));
+  const addr = contextServer.address() as { port: number };
+  contextUrl = `http://127.0.0.1:${addr.port}/ctx.jsonld`;
+  broker = await startBroker(['--auth', PLUGIN, '--testTrace', TRACE]);
+});
+t.teardown(async () => {
+  await broker.stop();
+  contextServer.close();
+});
+
+const link = (): string => `<${contextUrl}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
+const trace = (): string[] => (existsSync(TRACE) ? readFileSync(TRACE, 'utf8').trim().split('\n') : []);
+
+t.test('authenticate runs before 404 and 405: no credentials is 401 with WWW-Authenticate everywhere', async (t) => {
+  for (const [method, path] of [['GET', '/nothing'], ['PUT', `${NGSI}/entities`], ['GET', `${NGSI}/entities/urn:x:1`]]) {
+    const r = await call(broker, method!, path!);
+    t.equal(r.status, 401, `${method} ${path}`);
+    t.equal(r.headers.get('www-authenticate'), 'Bearer realm="test"');
+    t.equal(r.json.type, 'about:blank');
+    t.equal(r.json.detail, 'no x-user');
+  }
+  const unavailable = await call(broker, 'GET', `${NGSI}/entities/urn:x:1`, { headers: { 'x-user': 'down' } });
+  t.equal(unavailable.status, 503);
+  t.equal(unavailable.json.type, 'about:blank');
+});
+
+t.test('authenticated requests go on to 404/405 as usual', async (t) => {
+  t.equal((await call(broker, 'GET', '/nothing', { headers: U })).status, 404);
+  t.equal((await call(broker, 'PUT', `${NGSI}/entities`, { headers: U })).status, 405);
+});
+
+t.test('a request refused by authorize (before the @context) fetches no @context and creates no tenant', async (t) => {
+  const before = contextHits;
+  const r = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:T:refused', type: 'T' },
+    headers: { ...U, 'x-deny-authorize': '1', link: link(), 'NGSILD-Tenant': 'refusedtenant' },
+  });
+  t.equal(r.status, 403);
+  t.equal(r.json.type, 'about:blank');
+  t.equal(r.json.title, 'Forbidden');
+  t.equal(r.json.detail, 'authorize said no');
+  t.equal(contextHits, before, 'the context server was not asked');
+  const probe = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:refused`, { headers: { ...U, 'NGSILD-Tenant': 'refusedtenant' } });
+  t.equal(probe.json.type, 'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant', 'no tenant was created');
+  const auth = trace().filter((l) => l.startsWith('authorize CreateEntity'));
+  t.match(auth.at(-1), /tenant=refusedtenant expand=null entities=true/, 'authorize sees the tenant name and no @context');
+});
+
+t.test('an allowed request resolves its @context after authorize', async (t) => {
+  const before = contextHits;
+  const r = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:T:ok1', type: 'T', name: { type: 'Property', value: 'n' } }, headers: { ...U, link: link() } });
+  t.equal(r.status, 201, r.text);
+  t.equal(contextHits, before + 1, 'the context was fetched once');
+});
+
+t.test('the entity hook: the body types for a create, stored types for a retrieve; a denial is 403', async (t) => {
+  await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:T:e1', type: 'T' }, headers: U });
+  const lines = trace();
+  t.ok(lines.some((l) => l.startsWith('entity urn:ngsi-ld:T:e1 types=https://uri.etsi.org/ngsi-ld/default-context/T stored=false read=false')), 'create asks with the body types');
+  const denied = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:e1`, { headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' } });
+  t.equal(denied.status, 403);
+  t.equal(denied.json.detail, 'entity urn:ngsi-ld:T:e1 denied');
+  t.ok(trace().some((l) => l.startsWith('entity urn:ngsi-ld:T:e1 types=https://uri.etsi.org/ngsi-ld/default-context/T stored=true read=true')), 'retrieve asks with the stored types');
+  const writeDenied = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:T:e1/attrs`, { body: { a: { type: 'Property', value: 1 } }, headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' } });
+  t.equal(writeDenied.status, 403, 'a write on a denied entity');
+  const deleteDenied = await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:T:e1`, { headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' } });
+  t.equal(deleteDenied.status, 403);
+  t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:e1`, { headers: U })).status, 200, 'nothing was deleted');
+});
+
+t.test('a denied entity of a batch is its 403 entry in the 207; the others are written', async (t) => {
+  const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
+    body: [{ id: 'urn:ngsi-ld:T:b1', type: 'T' }, { id: 'urn:ngsi-ld:T:b2', type: 'T' }],
+    headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:b2' },
+  });
+  t.equal(r.status, 207, r.text);
+  t.same(r.json.success, ['urn:ngsi-ld:T:b1']);
+  t.equal(r.json.errors[0].entityId, 'urn:ngsi-ld:T:b2');
+  t.equal(r.json.errors[0].error.status, 403);
+  t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:b2`, { headers: U })).status, 404);
+});
+
+t.test('a partial answer leaves out the attributes refused one by one', async (t) => {
+  await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:T:p1', type: 'T', secret: { type: 'Property', value: 1 }, open: { type: 'Property', value: 2 } }, headers: U });
+  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:p1`, { headers: { ...U, 'x-partial': 'https://uri.etsi.org/ngsi-ld/default-context/secret' } });
+  t.equal(r.status, 200, r.text);
+  t.notOk('secret' in r.json, 'the refused attribute is left out');
+  t.equal(r.json.open.value, 2);
+});
+
+t.test('release is called once the request is over', async (t) => {
+  await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:ok1`, { headers: U });
+  t.ok(trace().some((l) => l === `release GET ${NGSI}/entities/urn:ngsi-ld:T:ok1`));
+});
+
+t.test('a plugin built for an older ABI still loads; a newer one is refused', async (t) => {
+  for (const abi of ['2', '3']) {
+    const b = await startBroker(['--auth', PLUGIN, '--testAbi', abi]);
+    t.equal((await call(b, 'GET', `${NGSI}/entities/urn:x:none`, { headers: U })).status, 404, `ABI ${abi} serves`);
+    t.equal(await b.stop(), 0);
+  }
+  const newer = await runBroker(['--auth', PLUGIN, '--testAbi', '5', '--port', '0']);
+  t.equal(newer.code, 1);
+  t.match(newer.stderr, /ABI 5/);
+});
+
+t.test('a plugin that cannot be loaded, or refuses its options, stops the broker with status 1', async (t) => {
+  const missing = await runBroker(['--auth', 'nosuchplugin', '--port', '0']);
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /nosuchplugin/);
+  const refused = await runBroker(['--auth', PLUGIN, '--testRefuse', '--port', '0']);
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, /options refused/);
+});
+
+t.test('plugin options exist only when it is loaded; --auth <plugin> -u lists them', async (t) => {
+  const without = await runBroker(['--testTrace', '/tmp/x', '--port', '0']);
+  t.equal(without.code, 1);
+  const u = await runBroker(['--auth', PLUGIN, '-u']);
+  t.equal(u.code, 0);
+  t.match(u.stdout, '--testAbi');
+  t.match(u.stdout, '--testTrace');
+});
