@@ -1,0 +1,98 @@
+// Fetches a remote @context document over http(s) with a deadline and a size cap enforced while streaming,
+// so a slow or huge context costs the broker at most `timeoutMs` and `maxBytes` (CIM 009 v1.8 §5.5.7).
+import { LdError } from '../problem.js';
+
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+const ACCEPT = 'application/ld+json, application/json;q=0.9, */*;q=0.1';
+
+function notAvailable(url: string, why: string): LdError {
+  return new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}' is not available: ${why}`);
+}
+
+/**
+ * The context document at `url`, parsed and checked to be a JSON object with an `@context` member.
+ * Unreachable, refused, non-2xx, too slow or too big → LdContextNotAvailable (503): the broker could not obtain
+ * it. Obtained but not JSON, or not a context document → InvalidRequest (400): the client named a bad context.
+ */
+export async function fetchContextDocument(url: string, limits: FetchLimits): Promise<object> {
+  let scheme: string;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not an absolute URL`);
+  }
+  if (scheme !== 'http:' && scheme !== 'https:') throw notAvailable(url, `${scheme} URLs cannot be dereferenced and none is configured locally`);
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  let res: Response;
+  try {
+    res = await fetch(url, { signal, headers: { accept: ACCEPT }, redirect: 'follow' });
+  } catch (e) {
+    throw notAvailable(url, signal.aborted ? `no answer within ${limits.timeoutMs} ms` : describe(e));
+  }
+  if (!res.ok) {
+    await discard(res);
+    throw notAvailable(url, `the server answered ${res.status}`);
+  }
+  const declared = Number(res.headers.get('content-length') ?? '-1');
+  if (declared > limits.maxBytes) {
+    await discard(res);
+    throw notAvailable(url, `it is ${declared} bytes, more than the ${limits.maxBytes} allowed`);
+  }
+  const text = await readCapped(url, res, limits, signal);
+  return parseContextDocument(url, text);
+}
+
+async function readCapped(url: string, res: Response, limits: FetchLimits, signal: AbortSignal): Promise<string> {
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limits.maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw notAvailable(url, `it is more than the ${limits.maxBytes} bytes allowed`);
+      }
+      chunks.push(value);
+    }
+  } catch (e) {
+    if (e instanceof LdError) throw e;
+    throw notAvailable(url, signal.aborted ? `it was not received within ${limits.timeoutMs} ms` : describe(e));
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/** Parses a context document's text; used for fetched documents and for --contextDir files. */
+export function parseContextDocument(url: string, text: string): object {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not valid JSON: ${describe(e)}`);
+  }
+  return checkContextDocument(url, doc);
+}
+
+/** A context document is a JSON object with an `@context` member (JSON-LD 1.1 API §9.4.3 "loading remote context"). */
+export function checkContextDocument(url: string, doc: unknown): object {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !('@context' in doc))
+    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not a JSON-LD context document (a JSON object with an @context member)`);
+  return doc;
+}
+
+async function discard(res: Response): Promise<void> {
+  await res.body?.cancel().catch(() => undefined);
+}
+
+function describe(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const cause = (e as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${e.message} (${cause.message})` : e.message;
+}
