@@ -1,0 +1,381 @@
+// One ODRL policy compiled into closures (seed 000 §2.9, §5.6, §5.7): a permission's rules in the order action,
+// assignee, target, constraints; a policy that cannot be read is skipped with its reason.
+
+import type { DecisionInput } from './input.js';
+import {
+  BROKER_WORDS, LEFT_OPERAND_WORDS, WORDS_WITH_ARGUMENT, isInertWord, issuerOf, leftOperandGetter, type Getter,
+} from './left-operands.js';
+import { F, T, U, isOperator, operatorFor, type Tri } from './operators.js';
+import { NO_PREFIXES, canonicalNode, canonicalTerm, prefixesOf, type PrefixMap } from './terms.js';
+
+export type Rule = (x: DecisionInput) => Tri;
+
+export interface CompileOptions {
+  /** --dsecOrganization: the DID whose roles `vc:role` and `dome-op:role` read. */
+  organization?: string | undefined;
+  /** --dsecNgsild: the broker's own words are read. */
+  ngsild: boolean;
+}
+
+export interface CompiledPolicy {
+  readonly kind: 'policy';
+  readonly uid: string;
+  /** True when some rule reads `vc:role` or `dome-op:role` (seed 000 §5.7 rule 5). */
+  readonly readsRole: boolean;
+  /** May throw RoleConflict. */
+  allows(x: DecisionInput): boolean;
+}
+
+export interface SkippedPolicy {
+  readonly kind: 'skipped';
+  readonly uid: string | null;
+  readonly reason: string;
+}
+
+class Skip extends Error {}
+
+/** seed 000 §5.6, action words: the methods each allows. */
+const ACTIONS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['odrl:read', new Set(['GET'])],
+  ['odrl:modify', new Set(['PATCH'])],
+  ['odrl:delete', new Set(['DELETE'])],
+  ['ngsild:create', new Set(['POST'])],
+  ['odrl:use', new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])],
+  ['dome-op:read', new Set(['GET'])],
+  ['dome-op:modify', new Set(['PATCH'])],
+  ['dome-op:create', new Set(['POST'])],
+  ['tmf:create', new Set(['POST'])],
+  // seed 000 §5.6: accepted, mapping not shown; PAP 1.7.3 maps it as a modification
+  ['dome-op:write', new Set(['PATCH'])],
+]);
+
+const LOGICAL_OPERANDS = ['odrl:and', 'odrl:andSequence', 'odrl:or', 'odrl:xone'] as const;
+
+const NUMERIC_TYPES = new Set([
+  'integer', 'int', 'long', 'short', 'byte', 'nonNegativeInteger', 'positiveInteger', 'negativeInteger',
+  'nonPositiveInteger', 'unsignedInt', 'unsignedLong', 'unsignedShort', 'unsignedByte', 'decimal', 'float', 'double',
+].map((t) => `xsd:${t}`));
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})/;
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+const alwaysFalse: Rule = () => F;
+const alwaysTrue: Rule = () => T;
+
+class PolicyCompiler {
+  readsRole = false;
+
+  constructor(private readonly opts: CompileOptions, private readonly prefixes: PrefixMap) {}
+
+  term(s: string): string {
+    return canonicalTerm(s, this.prefixes);
+  }
+
+  /** A word given as a string or as `{"@id": word}`. */
+  word(v: unknown, what: string): string {
+    if (typeof v === 'string') return this.term(v);
+    if (isObj(v) && typeof v['@id'] === 'string') return v['@id'];
+    throw new Skip(`${what} is neither a word nor an object with @id`);
+  }
+
+  permission(p: unknown, top: Obj, rules: Rule[]): void {
+    if (!isObj(p)) throw new Skip('a permission is not an object');
+    if (typeof p['@type'] === 'string' && p['@type'] !== 'odrl:Permission') {
+      throw new Skip(`a permission has type '${p['@type']}'`);
+    }
+    if (p['odrl:action'] === undefined) throw new Skip('a permission has no action');
+    const assignee = p['odrl:assignee'] ?? top['odrl:assignee'];
+    if (assignee === undefined) throw new Skip('a permission has no assignee');
+    const target = p['odrl:target'] ?? top['odrl:target'];
+    if (target === undefined) throw new Skip('a permission has no target');
+    rules.push(this.action(p['odrl:action']), this.assignee(assignee), this.target(target));
+    for (const [k, v] of Object.entries(p)) {
+      if (k === 'odrl:constraint' || k === 'ovc:constraint') rules.push(this.constraints(v));
+    }
+  }
+
+  action(v: unknown): Rule {
+    const w = this.word(v, 'the action');
+    if (isInertWord(w)) return alwaysFalse;
+    const methods = ACTIONS.get(w);
+    if (methods === undefined) throw new Skip(`unknown action '${w}'`);
+    return (x) => (methods.has(x.method) ? T : F);
+  }
+
+  /** `@value`, then `@id`, then the object's type, as the reference PAP reads an assignee. */
+  assignee(v: unknown): Rule {
+    let party: string | undefined;
+    if (typeof v === 'string') party = v;
+    else if (isObj(v) && typeof v['@value'] === 'string') party = v['@value'];
+    else if (isObj(v) && typeof v['@id'] === 'string') party = v['@id'];
+    if (party === undefined && isObj(v)) {
+      const type = v['@type'];
+      if (type === 'odrl:Party') {
+        if (typeof v['odrl:uid'] !== 'string') throw new Skip('an odrl:Party has no odrl:uid');
+        party = v['odrl:uid'];
+      } else if (type === 'odrl:PartyCollection') {
+        return this.refinement(v, 'odrl:PartyCollection');
+      } else {
+        throw new Skip(`unsupported assignee${typeof type === 'string' ? ` type '${type}'` : ''}`);
+      }
+    }
+    if (party === undefined) throw new Skip('unsupported assignee');
+    if (this.term(party) === 'vc:any') return alwaysTrue;
+    const expected = party;
+    return (x) => {
+      const issuer = issuerOf(x);
+      return issuer === undefined ? U : issuer === expected ? T : F;
+    };
+  }
+
+  target(v: unknown): Rule {
+    let uid: string | undefined;
+    if (typeof v === 'string') uid = v;
+    else if (isObj(v) && typeof v['@id'] === 'string') uid = v['@id'];
+    if (uid === undefined && isObj(v)) {
+      const type = v['@type'];
+      if (type === 'odrl:Asset') {
+        if (typeof v['odrl:uid'] !== 'string') throw new Skip('an odrl:Asset has no odrl:uid');
+        uid = v['odrl:uid'];
+      } else if (type === 'odrl:AssetCollection') {
+        return this.refinement(v, 'odrl:AssetCollection');
+      } else {
+        throw new Skip(`unsupported target${typeof type === 'string' ? ` type '${type}'` : ''}`);
+      }
+    }
+    if (uid === undefined) throw new Skip('unsupported target');
+    const expected = uid;
+    return (x) => (x.lastSegment() === expected ? T : F);
+  }
+
+  refinement(collection: Obj, what: string): Rule {
+    const r = collection['odrl:refinement'];
+    if (r === undefined) throw new Skip(`an ${what} has no refinement`);
+    return this.constraints(r);
+  }
+
+  /** A list of constraints is an andSequence; one object is a constraint or a logical constraint. */
+  constraints(v: unknown): Rule {
+    if (Array.isArray(v)) return this.logical('odrl:andSequence', v);
+    return this.constraintOrLogical(v);
+  }
+
+  constraintOrLogical(c: unknown): Rule {
+    if (!isObj(c)) throw new Skip('a constraint is not an object');
+    for (const op of LOGICAL_OPERANDS) {
+      if (c[op] === undefined) continue;
+      const operand = c[op];
+      const list = Array.isArray(operand) ? operand : isObj(operand) && Array.isArray(operand['@list']) ? operand['@list'] : null;
+      if (list === null) throw new Skip(`the logical constraint ${op} holds no list`);
+      return this.logical(op, list);
+    }
+    if (c['@type'] === 'odrl:LogicalConstraint') throw new Skip('a logical constraint has no supported operand');
+    return this.constraint(c);
+  }
+
+  /** Every member is evaluated: one undefined member makes the whole undefined (seed 000 §5.7 rule 4). */
+  logical(op: string, list: readonly unknown[]): Rule {
+    const parts = list.map((c) => this.constraintOrLogical(c));
+    const n = parts.length;
+    if (op === 'odrl:or') {
+      return (x) => {
+        let any = false;
+        for (let i = 0; i < n; i++) {
+          const r = (parts[i] as Rule)(x);
+          if (r === U) return U;
+          if (r === T) any = true;
+        }
+        return any ? T : F;
+      };
+    }
+    if (op === 'odrl:xone') {
+      return (x) => {
+        let count = 0;
+        for (let i = 0; i < n; i++) {
+          const r = (parts[i] as Rule)(x);
+          if (r === U) return U;
+          if (r === T) count++;
+        }
+        return count === 1 ? T : F;
+      };
+    }
+    if (n === 1) return parts[0] as Rule;
+    return (x) => {
+      let all = true;
+      for (let i = 0; i < n; i++) {
+        const r = (parts[i] as Rule)(x);
+        if (r === U) return U;
+        if (r === F) all = false;
+      }
+      return all ? T : F;
+    };
+  }
+
+  constraint(c: Obj): Rule {
+    const left = this.leftOperand(c);
+    const opKey = c['odrl:operator'];
+    if (opKey === undefined) throw new Skip('a constraint has no operator');
+    const opWord = this.word(opKey, 'the operator');
+    if (!isOperator(opWord)) throw new Skip(`unknown operator '${opWord}'`);
+    if (!('odrl:rightOperand' in c)) throw new Skip('a constraint has no right operand');
+    const right = this.rightOperand(c['odrl:rightOperand']);
+    let op;
+    try {
+      op = operatorFor(opWord, right.value, right.getter === null);
+    } catch (e) {
+      throw new Skip((e as Error).message);
+    }
+    let rule: Rule;
+    if (right.getter === null) {
+      const rv = right.value;
+      rule = (x) => {
+        const l = left(x);
+        return l === undefined ? U : op(l, rv);
+      };
+    } else {
+      const rget = right.getter;
+      rule = (x) => {
+        const l = left(x);
+        if (l === undefined) return U;
+        const r = rget(x);
+        return r === undefined ? U : op(l, r);
+      };
+    }
+    const subjectType = c['ovc:credentialSubjectType'];
+    if (subjectType === undefined) return rule;
+    // seed 000 §5.6: an ovc:constraint also requires credentialSubject.type (the reference evaluates both)
+    const typeRule = this.constraint({
+      'odrl:leftOperand': 'ovc:credentialSubjectType',
+      'odrl:operator': 'odrl:eq',
+      'odrl:rightOperand': subjectType,
+    });
+    return this.combineAnd(rule, typeRule);
+  }
+
+  combineAnd(a: Rule, b: Rule): Rule {
+    return (x) => {
+      const ra = a(x);
+      const rb = b(x);
+      return ra === U || rb === U ? U : ra === T && rb === T ? T : F;
+    };
+  }
+
+  leftOperand(c: Obj): Getter {
+    let word: string | undefined;
+    let argument: unknown;
+    for (const [k, v] of Object.entries(c)) {
+      if (k === 'odrl:leftOperand') {
+        if (typeof v === 'string') {
+          word = this.term(v);
+        } else if (isObj(v) && typeof v['@id'] === 'string') {
+          word = v['@id'];
+          argument = v['@value'];
+        } else if (isObj(v) && '@value' in v) {
+          const constant = v['@value'];
+          return () => constant;
+        } else {
+          throw new Skip('unsupported left operand');
+        }
+        break;
+      }
+      if (k !== 'ovc:credentialSubjectType' && (LEFT_OPERAND_WORDS.has(k) || BROKER_WORDS.has(k))) {
+        word = k;
+        argument = typeof v === 'string' ? (v === k ? undefined : v) : isObj(v) ? v['@value'] : undefined;
+        break;
+      }
+    }
+    if (word === undefined) throw new Skip('a constraint has no left operand');
+    if (BROKER_WORDS.has(word) && !this.opts.ngsild) {
+      throw new Skip(`the word is the broker's own and needs --dsecNgsild ('${word}')`);
+    }
+    if (BROKER_WORDS.has(word)) throw new Skip(`'${word}' is decided entity by entity (--dsecNgsild)`);
+    if (isInertWord(word)) return () => undefined;
+    if (!LEFT_OPERAND_WORDS.has(word)) throw new Skip(`unknown left operand '${word}'`);
+    if (WORDS_WITH_ARGUMENT.has(word) && (typeof argument !== 'string' || argument === '')) {
+      // seed 000 §5.7 difference 3: skipped here, refused with 400 by the policy API
+      throw new Skip(`the left operand '${word}' requires a parameter`);
+    }
+    if (word === 'vc:role' || word === 'dome-op:role') this.readsRole = true;
+    return leftOperandGetter(word, argument as string | undefined, this.opts.organization);
+  }
+
+  rightOperand(v: unknown): { value: unknown; getter: Getter | null } {
+    if (typeof v === 'string') {
+      const dynamic = this.dynamicRight(this.term(v));
+      return dynamic === null ? { value: v, getter: null } : { value: undefined, getter: dynamic };
+    }
+    if (Array.isArray(v)) return { value: v.map((e) => (isObj(e) && '@value' in e ? this.typedValue(e) : e)), getter: null };
+    if (isObj(v)) {
+      if ('@value' in v) return { value: this.typedValue(v), getter: null };
+      if (typeof v['@id'] === 'string') {
+        const dynamic = this.dynamicRight(v['@id']);
+        if (dynamic === null) throw new Skip(`unknown right operand '${v['@id']}'`);
+        return { value: undefined, getter: dynamic };
+      }
+      throw new Skip('unsupported right operand');
+    }
+    return { value: v, getter: null };
+  }
+
+  dynamicRight(word: string): Getter | null {
+    if (word === 'odrl:policyUsage') return (x) => x.now;
+    if (word === 'dome-op:currentParty' || word === 'vc:currentParty') return issuerOf;
+    return null;
+  }
+
+  /** seed 000 §5.6: xsd:integer and kin as a number; xsd:date as milliseconds at 00:00 UTC. */
+  typedValue(o: Obj): unknown {
+    const value = o['@value'];
+    const type = typeof o['@type'] === 'string' ? this.term(o['@type'] as string) : undefined;
+    if (type === undefined) return value;
+    if (NUMERIC_TYPES.has(type)) {
+      if (typeof value === 'number') return value;
+      const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      if (!Number.isFinite(n)) throw new Skip(`'${String(value)}' is no ${type}`);
+      return n;
+    }
+    if (type === 'xsd:date') {
+      const m = typeof value === 'string' ? DAY.exec(value) : null;
+      if (m === null) throw new Skip(`the date '${String(value)}' is not valid`);
+      return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    }
+    return value;
+  }
+}
+
+/** Compiles one policy; `outerPrefixes` are those of an enclosing `@graph` document. */
+export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes: PrefixMap = NO_PREFIXES): CompiledPolicy | SkippedPolicy {
+  if (!isObj(raw)) return { kind: 'skipped', uid: null, reason: 'it is not a JSON object' };
+  const prefixes = prefixesOf(raw['@context'], new Map(outerPrefixes));
+  const node = canonicalNode(raw, prefixes) as Obj;
+  const uid = node['odrl:uid'];
+  if (typeof uid !== 'string') return { kind: 'skipped', uid: null, reason: 'it has no odrl:uid' };
+  const permissions = node['odrl:permission'];
+  if (permissions === undefined || (Array.isArray(permissions) && permissions.length === 0)) {
+    return { kind: 'skipped', uid, reason: 'it has no permission' };
+  }
+  const compiler = new PolicyCompiler(opts, prefixes);
+  const rules: Rule[] = [];
+  try {
+    for (const p of Array.isArray(permissions) ? permissions : [permissions]) compiler.permission(p, node, rules);
+  } catch (e) {
+    if (e instanceof Skip) return { kind: 'skipped', uid, reason: e.message };
+    throw e;
+  }
+  const n = rules.length;
+  return {
+    kind: 'policy',
+    uid,
+    readsRole: compiler.readsRole,
+    // seed 000 §5.7 rule 3: all rules of all permissions together; the first that is not true ends the policy
+    allows(x: DecisionInput): boolean {
+      for (let i = 0; i < n; i++) if ((rules[i] as Rule)(x) !== T) return false;
+      return true;
+    },
+  };
+}

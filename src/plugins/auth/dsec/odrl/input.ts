@@ -1,0 +1,116 @@
+// What one decision reads: the request (through AuthRequest) and the sender's credential. One object per
+// evaluator, reset for each decision; values derived from the request are computed at most once (seed 000 §5.6).
+
+import type { AuthRequest } from '../../../../auth/contract.js';
+
+const NOT_READ = Symbol('not read');
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export class DecisionInput {
+  method = '';
+  credential: unknown = undefined;
+  /** Milliseconds since the epoch, fixed for one decision. */
+  now = 0;
+  private req: AuthRequest | null = null;
+  private strippedPath = false;
+  private bodyValue: unknown = NOT_READ;
+  private entityTypeValue: unknown = NOT_READ;
+  private lastSegmentValue: string | typeof NOT_READ = NOT_READ;
+
+  reset(req: AuthRequest, credential: unknown, strippedPath: boolean, now: number): this {
+    this.req = req;
+    this.method = req.method.toUpperCase();
+    this.credential = credential === null ? undefined : credential;
+    this.strippedPath = strippedPath;
+    this.now = now;
+    this.bodyValue = NOT_READ;
+    this.entityTypeValue = NOT_READ;
+    this.lastSegmentValue = NOT_READ;
+    return this;
+  }
+
+  /** Drops the request so nothing of it outlives the decision. */
+  clear(): void {
+    this.req = null;
+    this.credential = undefined;
+    this.bodyValue = NOT_READ;
+    this.entityTypeValue = NOT_READ;
+  }
+
+  get path(): string {
+    return this.req?.path ?? '';
+  }
+
+  /** `http:path`: with --dsecStrippedPath the gateway's `x-stripped-path` header first (seed 000 §5.7 difference 2). */
+  httpPath(): string {
+    if (this.strippedPath) {
+      const h = this.req?.header('x-stripped-path');
+      if (h !== undefined) return h;
+    }
+    return this.path;
+  }
+
+  /** The last path segment: the target of an `odrl:Asset` (seed 000 §5.6). */
+  lastSegment(): string {
+    if (this.lastSegmentValue === NOT_READ) {
+      const p = this.path;
+      const q = p.indexOf('?');
+      const noQuery = q < 0 ? p : p.slice(0, q);
+      this.lastSegmentValue = noQuery.slice(noQuery.lastIndexOf('/') + 1);
+    }
+    return this.lastSegmentValue;
+  }
+
+  param(name: string): string | undefined {
+    const params = this.req?.params;
+    if (params === undefined) return undefined;
+    for (const [k, v] of params) if (k === name) return v;
+    return undefined;
+  }
+
+  /** The body as sent, parsed once; undefined when absent or no JSON. */
+  body(): unknown {
+    if (this.bodyValue === NOT_READ) {
+      this.bodyValue = undefined;
+      const bytes = this.req?.body() ?? null;
+      if (bytes !== null && bytes.length > 0) {
+        try {
+          this.bodyValue = JSON.parse(utf8.decode(bytes)) as unknown;
+        } catch {
+          this.bodyValue = undefined;
+        }
+      }
+    }
+    return this.bodyValue;
+  }
+
+  /**
+   * `ngsi-ld:entityType` as PAP 1.7.3 reads it: the third colon-separated part of the last path segment, else the
+   * `type` URL parameter, else the body's `type` as sent, else the one type every entry of a batch shares.
+   */
+  entityType(): unknown {
+    if (this.entityTypeValue === NOT_READ) this.entityTypeValue = this.findEntityType();
+    return this.entityTypeValue;
+  }
+
+  private findEntityType(): unknown {
+    const parts = this.lastSegment().split(':');
+    if (parts.length > 2) return parts[2];
+    const fromQuery = this.param('type');
+    if (fromQuery !== undefined) return fromQuery;
+    const body = this.body();
+    if (Array.isArray(body)) {
+      let shared: string | undefined;
+      for (const entry of body) {
+        const t = entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>)['type'] : undefined;
+        if (typeof t !== 'string') return undefined;
+        if (shared === undefined) shared = t;
+        else if (shared !== t) return undefined;
+      }
+      return shared;
+    }
+    if (body !== null && typeof body === 'object') return (body as Record<string, unknown>)['type'];
+    return undefined;
+  }
+}

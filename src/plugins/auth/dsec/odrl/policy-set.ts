@@ -1,0 +1,113 @@
+// A policy set: the documents of a policy source (the PAP's listing, an array of policies, one policy, or an
+// @graph; seed 000 §5.4 `--dsecPolicies`) compiled in the PAP's order, and the decision over it (§5.7).
+
+import { AuthVerdict } from '../../../../auth/contract.js';
+import { compilePolicy, type CompileOptions, type CompiledPolicy, type SkippedPolicy } from './compile.js';
+import type { DecisionInput } from './input.js';
+import { RoleConflict } from './left-operands.js';
+import { NO_PREFIXES, prefixesOf, type PrefixMap } from './terms.js';
+
+export interface PolicySet {
+  readonly policies: readonly CompiledPolicy[];
+  readonly skipped: readonly SkippedPolicy[];
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A PAP listing entry: `{id, odrl:uid, odrl}` with the policy serialised as a string (seed 000 §2.9). */
+function isListingEntry(v: unknown): v is Obj {
+  return isObj(v) && typeof v['odrl'] === 'string';
+}
+
+interface Pending {
+  raw: unknown;
+  prefixes: PrefixMap;
+  /** Set when the entry could not be read at all. */
+  error?: string;
+  uid?: string | null;
+}
+
+/** The policies of one document, in order. */
+export function policiesOfDocument(doc: unknown, into: Pending[] = []): Pending[] {
+  if (Array.isArray(doc)) {
+    for (const entry of doc) {
+      if (isListingEntry(entry)) {
+        const uid = typeof entry['odrl:uid'] === 'string' ? entry['odrl:uid'] : null;
+        try {
+          policiesOfDocument(JSON.parse(entry['odrl'] as string), into);
+        } catch {
+          into.push({ raw: null, prefixes: NO_PREFIXES, error: 'its odrl member is no JSON', uid });
+        }
+      } else {
+        into.push({ raw: entry, prefixes: NO_PREFIXES });
+      }
+    }
+  } else if (isObj(doc) && Array.isArray(doc['@graph'])) {
+    const prefixes = prefixesOf(doc['@context']);
+    for (const p of doc['@graph'] as unknown[]) into.push({ raw: p, prefixes });
+  } else {
+    into.push({ raw: doc, prefixes: NO_PREFIXES });
+  }
+  return into;
+}
+
+/** Compiles the documents of a source; one policy per uid, the first kept (seed 000 §2.9). */
+export function compilePolicySet(documents: readonly unknown[], opts: CompileOptions): PolicySet {
+  const pending: Pending[] = [];
+  for (const d of documents) policiesOfDocument(d, pending);
+  const policies: CompiledPolicy[] = [];
+  const skipped: SkippedPolicy[] = [];
+  const seen = new Set<string>();
+  for (const p of pending) {
+    if (p.error !== undefined) {
+      skipped.push({ kind: 'skipped', uid: p.uid ?? null, reason: p.error });
+      continue;
+    }
+    const c = compilePolicy(p.raw, opts, p.prefixes);
+    if (c.kind === 'skipped') {
+      skipped.push(c);
+    } else if (seen.has(c.uid)) {
+      skipped.push({ kind: 'skipped', uid: c.uid, reason: 'another policy has the same odrl:uid' });
+    } else {
+      seen.add(c.uid);
+      policies.push(c);
+    }
+  }
+  return { policies, skipped };
+}
+
+export interface Decision {
+  verdict: AuthVerdict;
+  /** The uid of the allowing policy, or why none allowed. */
+  reason: string;
+}
+
+/**
+ * seed 000 §5.7: the first policy, in the PAP's order, that allows decides; none allows nothing; a role
+ * conflict met before it is a 503.
+ */
+export function decide(set: PolicySet, x: DecisionInput, out: Decision): Decision {
+  const policies = set.policies;
+  for (let i = 0; i < policies.length; i++) {
+    const p = policies[i] as CompiledPolicy;
+    try {
+      if (p.allows(x)) {
+        out.verdict = AuthVerdict.Allow;
+        out.reason = p.uid;
+        return out;
+      }
+    } catch (e) {
+      if (!(e instanceof RoleConflict)) throw e;
+      out.verdict = AuthVerdict.Unavailable;
+      out.reason = `policy '${p.uid}': ${e.message}`;
+      return out;
+    }
+  }
+  out.verdict = AuthVerdict.Deny;
+  out.reason = policies.length === 0 ? 'no policy is defined' : 'no policy allows the request';
+  return out;
+}
