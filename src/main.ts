@@ -12,8 +12,8 @@ import { createNodeServer } from './front/server-node.js';
 import type { HttpServer } from './front/http-server.js';
 import { startHealthServer, type HealthState } from './front/health.js';
 import type { WorkerInit } from './pipeline/worker-context.js';
-import { loadAuthModule, registerAuth } from './auth/loader.js';
-import { createFrontAuth, type FrontAuth } from './front/front-auth.js';
+import type { FrontAuth } from './front/front-auth.js';
+import { FEATURES } from './features.js';
 import { ContextResolver } from './ngsild/context/context-resolver.js';
 import type { Store, StorePluginModule } from './store/contract.js';
 
@@ -33,6 +33,8 @@ async function main(): Promise<void> {
   const authName = (raw.given.get('auth') as string | undefined) ?? process.env.BROKER_AUTH;
   let authModule;
   if (typeof authName === 'string' && authName !== '') {
+    if (!FEATURES.auth) fail('--auth: this broker was built without authorization (FEATURES=noauth)');
+    const { loadAuthModule } = await import('./auth/loader.js');
     try {
       authModule = await loadAuthModule(authName, (raw.given.get('pluginDir') as string | undefined) ?? process.env.BROKER_PLUGINDIR);
     } catch (e) {
@@ -91,6 +93,8 @@ async function main(): Promise<void> {
   let frontAuth: FrontAuth | undefined;
   if (authModule !== undefined) {
     const expandDefault = (term: string): string => contexts.defaultContext.expandTerm(term);
+    const { registerAuth } = await import('./auth/loader.js');
+    const { createFrontAuth } = await import('./front/front-auth.js');
     try {
       const driver = await registerAuth(authModule, { options: authOptions as OptionValues, primary: true, log, expandDefault });
       const shutdown = (authModule as { authShutdown?: () => Promise<void> | void }).authShutdown;

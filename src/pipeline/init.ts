@@ -4,7 +4,6 @@ import { loadStorePlugin } from '../store/loader.js';
 import { ContextResolver } from '../ngsild/context/context-resolver.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
-import { loadPipelineAuth } from './auth-load.js';
 
 export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
   const logger = log ?? createLogger(init.config.logLevel, thread);
@@ -17,6 +16,7 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     log: logger,
   });
   await contexts.init();
-  const auth = init.config.auth === undefined ? undefined : await loadPipelineAuth(init, contexts, logger);
+  // Loaded only when asked, so a build without the auth feature has no auth code to load.
+  const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   return { config: init.config, store, contexts, log: logger, auth, changes: undefined };
 }

@@ -1,0 +1,29 @@
+// The build-time switch that leaves authorization out (seed 000 §1): a copy of dist/ built with FEATURES=noauth has
+// no auth code, refuses --auth with status 1, and serves the API.
+import t from 'tap';
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+t.test('FEATURES=noauth leaves the auth code out; --auth is refused; the API serves', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-noauth-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  cpSync(join(root, 'package.json'), join(dir, 'package.json'));
+  const strip = spawnSync(process.execPath, [join(dir, 'dist/src/build/features.js'), 'noauth'], { encoding: 'utf8' });
+  t.equal(strip.status, 0, strip.stderr);
+  t.notOk(existsSync(join(dir, 'dist/src/auth')), 'no auth contract code');
+  t.notOk(existsSync(join(dir, 'dist/src/plugins/auth')), 'no auth plugins');
+  const refused = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '--auth', 'dsec', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+  t.equal(refused.status, 1);
+  t.match(refused.stderr, /built without authorization/);
+  const unknown = spawnSync(process.execPath, [join(dir, 'dist/src/build/features.js'), 'nothing'], { encoding: 'utf8' });
+  t.equal(unknown.status, 1, 'an unknown switch is refused');
+  const usage = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '-u'], { encoding: 'utf8', timeout: 20_000 });
+  t.equal(usage.status, 0, 'the stripped build still starts its option parsing');
+});
