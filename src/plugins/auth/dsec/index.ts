@@ -1,0 +1,51 @@
+// The `dsec` authorization plugin (seed 000 §1, §5): verifies a verifier's access tokens and decides with the
+// ODRL policies of a PAP, as the reference data-space chain does. Entry point: options, authRegister, authShutdown.
+
+import { AUTH_ABI_VERSION, AuthVerdict, type AuthDriver, type PluginHost } from '../../../auth/contract.js';
+import { DsecInstance } from './instance.js';
+import { readConfig } from './options.js';
+
+export { options } from './options.js';
+
+/** The instances registered in this thread (one per authRegister). */
+const instances = new Set<DsecInstance>();
+
+/** Fills the driver; throws when the options are refused (the broker then exits with status 1). */
+export function authRegister(driver: AuthDriver, host: PluginHost): void {
+  const config = readConfig(host.options);
+  // seed 000 §9: the broker wrote its version first; no slot newer than the broker's is filled
+  const brokerAbi = driver.abiVersion > 0 ? driver.abiVersion : AUTH_ABI_VERSION;
+  const instance = new DsecInstance(config, host.log, host.primary);
+  driver.abiVersion = AUTH_ABI_VERSION;
+  driver.name = 'dsec';
+  driver.authenticate = (req, out, answer) => instance.authenticate(req, out, answer);
+  driver.authorize = (req, identity, answer) => instance.authorize(req, identity, answer);
+  driver.release = () => {};
+  if (brokerAbi >= 2) {
+    // entity-level decisions are --dsecNgsild (seed 000 §5.8); the default chain decides per request only
+    driver.entity = () => AuthVerdict.Allow;
+    // seed 000 §2.6: the kept owner is the maker's credential
+    driver.identitySave = (identity) => (identity === null || identity === undefined ? null : JSON.stringify(identity));
+    driver.identityRestore = (text) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return null;
+      }
+    };
+  }
+  if (brokerAbi >= 3) driver.authorizeBeforeContext = true;
+  instances.add(instance);
+  instance.start();
+}
+
+/** Stops the background reads and closes the channels of every instance of this thread. */
+export function authShutdown(): void {
+  for (const i of instances) i.stop();
+  instances.clear();
+}
+
+/** For tests and benchmarks: the instances of this thread, newest last. */
+export function dsecInstances(): readonly DsecInstance[] {
+  return [...instances];
+}

@@ -1,0 +1,116 @@
+// Access-token checks of seed 000 §5.5: a compact JWS verified with the key of its `kid` (signature checked once
+// per exact token, 1024 kept), then the claims checked on every request.
+
+import { compactVerify, decodeProtectedHeader } from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { KeySet } from './key-set.js';
+
+/** seed 000 §8: kept checked tokens. */
+export const TOKEN_CACHE_SIZE = 1024;
+
+export interface ClaimRules {
+  issuer: string;
+  audience: string | null;
+  leewaySeconds: number;
+}
+
+/** The result of a check: the credential (plain data) or why the token does not hold. */
+export type TokenResult =
+  | { ok: true; credential: unknown }
+  | { ok: false; reason: string; unknownKid: boolean };
+
+interface Checked {
+  payload: Record<string, unknown>;
+}
+
+const decoder = new TextDecoder();
+
+function refused(reason: string, unknownKid = false): TokenResult {
+  return { ok: false, reason, unknownKid };
+}
+
+/** `Authorization: Bearer <JWT>`, the scheme word case-insensitive (§5.5 rule 1); null when there is none. */
+export function bearerToken(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const h = header.trimStart();
+  if (h.length < 6 || h.slice(0, 6).toLowerCase() !== 'bearer') return null;
+  if (h.length > 6 && h.charCodeAt(6) !== 32 && h.charCodeAt(6) !== 9) return null;
+  return h.slice(6).trim();
+}
+
+export class TokenVerifier {
+  private readonly cache = new LRUCache<string, Checked>({ max: TOKEN_CACHE_SIZE });
+  private keySet: KeySet | null = null;
+  /** Bumped at each key-set change so a verification begun under the old set is not kept. */
+  private generation = 0;
+
+  get keys(): KeySet | null {
+    return this.keySet;
+  }
+
+  /** §5.5 rule 5: kept tokens are dropped whenever the key set changes. */
+  setKeys(keys: KeySet): void {
+    this.keySet = keys;
+    this.generation++;
+    this.cache.clear();
+  }
+
+  get cachedCount(): number {
+    return this.cache.size;
+  }
+
+  /** A token already signature-checked: its claims are checked now, without waiting. */
+  checkCached(token: string, rules: ClaimRules, nowSeconds: number): TokenResult | null {
+    const hit = this.cache.get(token);
+    return hit === undefined ? null : checkClaims(hit.payload, rules, nowSeconds);
+  }
+
+  async verify(token: string, rules: ClaimRules, nowSeconds: number): Promise<TokenResult> {
+    const keySet = this.keySet;
+    if (keySet === null) return refused('no keys');
+    let header;
+    try {
+      header = decodeProtectedHeader(token);
+    } catch {
+      return refused('the token is not a compact JWS');
+    }
+    if (token.split('.').length !== 3) return refused('the token is not a compact JWS');
+    const alg = header.alg;
+    if (alg !== 'RS256' && alg !== 'ES256') return refused(`the algorithm ${String(alg)} is not accepted`);
+    if (typeof header.kid !== 'string') return refused('the token names no key (kid)');
+    const key = keySet.keys.get(header.kid);
+    if (key === undefined) return refused(`the key ${header.kid} is not in the key set`, true);
+    if (key.alg !== alg) return refused(`the algorithm ${alg} is not the one of key ${header.kid}`);
+    const generation = this.generation;
+    let payload: unknown;
+    try {
+      const { payload: bytes } = await compactVerify(token, key.key, { algorithms: [alg] });
+      payload = JSON.parse(decoder.decode(bytes));
+    } catch {
+      return refused('the signature does not verify');
+    }
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return refused('the token carries no claims');
+    const checked = { payload: payload as Record<string, unknown> };
+    if (generation === this.generation) this.cache.set(token, checked);
+    return checkClaims(checked.payload, rules, nowSeconds);
+  }
+}
+
+/** §5.5 rule 2 and 3: iss always; exp and nbf with the leeway; aud when configured. */
+export function checkClaims(p: Record<string, unknown>, rules: ClaimRules, now: number): TokenResult {
+  if (p['iss'] !== rules.issuer) return refused('the issuer is not the expected one');
+  const exp = p['exp'];
+  if (typeof exp !== 'number') return refused('the token has no expiry (exp)');
+  if (now > exp + rules.leewaySeconds) return refused('the token has expired');
+  const nbf = p['nbf'];
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + rules.leewaySeconds)) return refused('the token is not valid yet');
+  if (rules.audience !== null) {
+    const aud = p['aud'];
+    if (!(aud === rules.audience || (Array.isArray(aud) && aud.includes(rules.audience)))) {
+      return refused('the token is not meant for this audience');
+    }
+  }
+  // seed 000 §2.7: verifiableCredential, else vc; a verifiablePresentation is not read (§5.5 rule 4)
+  const credential = p['verifiableCredential'] !== undefined ? p['verifiableCredential'] : p['vc'];
+  return { ok: true, credential: credential === undefined ? null : credential };
+}
