@@ -1,0 +1,1 @@
+"""Orion-LD exporter: writes a broker-migration stream (see src/migrate/stream/STREAM.md)."""
