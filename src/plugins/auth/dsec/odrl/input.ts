@@ -17,6 +17,8 @@ export class DecisionInput {
   private bodyValue: unknown = NOT_READ;
   private entityTypeValue: unknown = NOT_READ;
   private lastSegmentValue: string | typeof NOT_READ = NOT_READ;
+  /** Role lists read once per decision (every policy of a set may read them); a conflict is kept as its error. */
+  private readonly roleValues: unknown[] = [NOT_READ, NOT_READ];
 
   reset(req: AuthRequest, credential: unknown, strippedPath: boolean, now: number): this {
     this.req = req;
@@ -27,6 +29,8 @@ export class DecisionInput {
     this.bodyValue = NOT_READ;
     this.entityTypeValue = NOT_READ;
     this.lastSegmentValue = NOT_READ;
+    this.roleValues[0] = NOT_READ;
+    this.roleValues[1] = NOT_READ;
     return this;
   }
 
@@ -36,6 +40,23 @@ export class DecisionInput {
     this.credential = undefined;
     this.bodyValue = NOT_READ;
     this.entityTypeValue = NOT_READ;
+    this.roleValues[0] = NOT_READ;
+    this.roleValues[1] = NOT_READ;
+  }
+
+  /** The role list `slot` (0: vc:role, 1: dome-op:role), computed once per decision; rethrows a conflict. */
+  roles(slot: 0 | 1, compute: (credential: unknown) => unknown): unknown {
+    let v = this.roleValues[slot];
+    if (v === NOT_READ) {
+      try {
+        v = compute(this.credential);
+      } catch (e) {
+        v = e;
+      }
+      this.roleValues[slot] = v;
+    }
+    if (v instanceof Error) throw v;
+    return v;
   }
 
   get path(): string {

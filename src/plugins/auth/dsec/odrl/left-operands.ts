@@ -102,10 +102,14 @@ export function leftOperandGetter(word: string, argument: string | undefined, or
     case 'ngsi-ld:entityType':
     case 'ngsi-ld:entityTypeGroup':
       return (x) => x.entityType();
-    case 'vc:role':
-      return (x) => roleNames(x.credential, organization, 'roles', 'names');
-    case 'dome-op:role':
-      return (x) => roleNames(x.credential, organization, 'rolesAndDuties', 'roleNames');
+    case 'vc:role': {
+      const compute = (c: unknown) => roleNames(c, organization, 'roles', 'names');
+      return (x) => x.roles(0, compute);
+    }
+    case 'dome-op:role': {
+      const compute = (c: unknown) => roleNames(c, organization, 'rolesAndDuties', 'roleNames');
+      return (x) => x.roles(1, compute);
+    }
     case 'vc:type':
       return (x) => {
         const t = member(x.credential, 'type');
