@@ -34,6 +34,7 @@ export class DsecInstance {
   private readonly verifier = new TokenVerifier();
   private keyJwks: KeyJwks | null = null;
   private issuer: string | null = null;
+  private issuerRead = false;
   private rules: ClaimRules | null = null;
   private policySet: PolicySet | null = null;
   private policiesText: string | null = null;
@@ -110,8 +111,9 @@ export class DsecInstance {
 
   /** Installs a complete key set; answers whether anything changed. */
   private async useKeys(jwks: KeyJwks, issuer: string | null): Promise<boolean> {
-    const issuerChanged = issuer !== this.issuer || this.rules === null;
+    const issuerChanged = !this.issuerRead || issuer !== this.issuer;
     if (issuerChanged) {
+      this.issuerRead = true;
       this.issuer = issuer;
       this.rules = issuer === null ? null : { issuer, audience: this.config.audience, leewaySeconds: this.config.leewaySeconds };
       if (this.primary && issuer === null) this.log.warn({}, 'dsec: the discovery document names no issuer; every token is refused (503)');
