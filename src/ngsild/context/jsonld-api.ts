@@ -37,8 +37,10 @@ export interface JsonLdProcessOptions {
 }
 
 interface JsonLdModule {
-  processContext(activeCtx: unknown, localCtx: unknown, options: JsonLdProcessOptions): Promise<JsonLdActiveContext>;
+  processContext(activeCtx: unknown, localCtx: unknown, options: JsonLdProcessOptions & { contextResolver?: unknown }): Promise<JsonLdActiveContext>;
 }
+
+type ContextResolverClass = new (opts: { sharedCache: { get(key: string): unknown; set(key: string, value: unknown): unknown } }) => unknown;
 
 /** A JsonLdError as thrown by the library: `name` like `jsonld.SyntaxError`, `details.code` the spec's error code. */
 export interface JsonLdErrorLike {
@@ -47,7 +49,9 @@ export interface JsonLdErrorLike {
   details?: { code?: string; term?: string; url?: string; cause?: unknown };
 }
 
-const jsonld = createRequire(import.meta.url)('jsonld') as JsonLdModule;
+const require = createRequire(import.meta.url);
+const jsonld = require('jsonld') as JsonLdModule;
+const JsonLdContextResolver = require('jsonld/lib/ContextResolver.js') as ContextResolverClass;
 
 /** The empty initial active context (processing a null local context returns it). */
 export function initialContext(): Promise<JsonLdActiveContext> {
@@ -56,7 +60,11 @@ export function initialContext(): Promise<JsonLdActiveContext> {
 
 /** JSON-LD 1.1 context processing (API §9.4.2): `local` applied over `active`. */
 export function processContext(active: JsonLdActiveContext, local: unknown, options: JsonLdProcessOptions): Promise<JsonLdActiveContext> {
-  return jsonld.processContext(active, local, options);
+  // A resolver cache private to this run: jsonld's default one is process-wide, and its @import handling stores
+  // a raw context where a processed one is expected (lib/context.js "this could potentially conflict"), which
+  // breaks the next run over the same active context. Our own caches sit above this call.
+  const contextResolver = new JsonLdContextResolver({ sharedCache: new Map() });
+  return jsonld.processContext(active, local, { ...options, contextResolver });
 }
 
 const refuseLoad: JsonLdDocumentLoader = (url) => Promise.reject(new Error(`no document loader for ${url}`));
