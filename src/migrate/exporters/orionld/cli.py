@@ -132,7 +132,7 @@ def connect_mongo(args):
         client.admin.command("ping")
         names = client.list_database_names()
     except (PyMongoError, ValueError) as e:
-        raise Fatal("cannot reach MongoDB at %s: %s" % (args.mongo, str(e).split(", Timeout")[0]))
+        raise Fatal("cannot reach MongoDB at %s: %s" % (args.mongo, _one_line(str(e).split(", Timeout")[0])))
     return client, names
 
 
@@ -149,9 +149,9 @@ def connect_troe(args, dbname):
     try:
         return psycopg.connect(troe_conninfo(args, dbname))
     except psycopg.Error as e:
-        raise Fatal("cannot reach PostgreSQL at %s (database %s): %s" % (args.troe, dbname, str(e).strip()))
+        raise Fatal("cannot reach PostgreSQL at %s (database %s): %s" % (args.troe, dbname, _one_line(e)))
     except Exception as e:   # a malformed connection string
-        raise Fatal("bad --troe connection string %r: %s" % (args.troe, e))
+        raise Fatal("bad --troe connection string %r: %s" % (args.troe, _one_line(e)))
 
 
 def troe_databases(args):
@@ -212,7 +212,7 @@ def export(args, out):
 
     def convert_all(tenant, collection, kind, convert):
         db = client[mongo_db_name(args, tenant)]
-        for doc in db[collection].find({}, batch_size=500):
+        for doc in db[collection].find({}, batch_size=500).sort("_id", 1):
             try:
                 emit(kind, tenant, convert(doc))
             except NotExported as e:
@@ -231,7 +231,7 @@ def export(args, out):
             db = client[mongo_db_name(args, tenant)]
             if "casubs" in db.list_collection_names():
                 for doc in db["casubs"].find({}, {"_id": 1}, batch_size=500):
-                    out.report("skip", "%scasubs document %s: the casubs collection is not exported"
+                    out.report("skip", "%scasubs document %s (the casubs collection)"
                                % (_t(tenant), doc.get("_id")))
     if args.troe is not None:
         from .history import HistoryReader
@@ -257,6 +257,10 @@ def export(args, out):
                         emit(kind, tenant, data)
             finally:
                 conn.close()
+
+
+def _one_line(e):
+    return "; ".join(l.strip() for l in str(e).strip().splitlines() if l.strip())
 
 
 def _t(tenant):

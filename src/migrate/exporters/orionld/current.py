@@ -139,7 +139,7 @@ def convert_entity(doc):
     etype = _id.get("type")
     types = etype if isinstance(etype, list) else [etype]
     if not types or not all(is_expanded(t) for t in types):
-        raise NotExported("%s: type %s is not an expanded name (an NGSIv2-written entity): not exported"
+        raise NotExported("%s: type %s is not an expanded name (an NGSIv2-written entity)"
                           % (what, json.dumps(etype)))
     if "creDate" not in doc or "modDate" not in doc:
         raise ConvertError("%s: no creDate/modDate" % what)
@@ -327,7 +327,7 @@ def _geo_q(expr, what):
 def convert_subscription(doc):
     sid = doc.get("_id")
     if not isinstance(sid, str):
-        raise NotExported("NGSIv2 subscription %s in csubs: not exported" % (sid,))
+        raise NotExported("NGSIv2 subscription %s in csubs" % (sid,))
     what = "subscription %s" % sid
     out = {"id": sid, "type": "Subscription"}
     if "name" in doc:
@@ -413,7 +413,7 @@ REG_SKIP = frozenset(["_id", "contextRegistration", "createdAt", "modifiedAt", "
 def convert_registration(doc):
     rid = doc.get("_id")
     if not isinstance(rid, str):
-        raise NotExported("NGSIv2 registration %s in registrations: not exported" % (rid,))
+        raise NotExported("NGSIv2 registration %s in registrations" % (rid,))
     what = "registration %s" % rid
     out = {"id": rid, "type": "ContextSourceRegistration"}
     if "name" in doc:

@@ -193,13 +193,14 @@ class HistoryReader:
         etype = known[-1] if known else self.type_lookup(eid)
         if etype is None:
             self.report("skip", "history of entity %s (%d entity rows, %d attribute rows): its type is known "
-                        "neither by history nor current state: not exported" % (eid, len(erows), len(arows)))
+                        "neither by history nor current state" % (eid, len(erows), len(arows)))
             return
         for r in erows:
             what = "history of entity %s, entities row %s" % (eid, r["instanceId"])
             op = ENTITY_OPS.get(r["opMode"])
             if op is None:
-                self.report("error", "%s: operation mode %s has no temporalEntity op: not exported"
+                # an entity-level Update: its attribute rows carry the change
+                self.report("skip", "%s: operation mode %s has no temporalEntity op"
                             % (what, json.dumps(r["opMode"])))
                 continue
             typ = r["type"] if r["type"] not in (None, "", "NULL") else etype
