@@ -1,0 +1,91 @@
+// `--auth dsec` end to end through the broker (seed 000 §5.4 to §5.7, §7): real JWTs signed with keys made here,
+// the key set and the policies read from files, decisions on real NGSI-LD requests.
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+
+const ISSUER = 'did:web:verifier.example';
+const dir = mkdtempSync(join(tmpdir(), 'ldbroker-dsec-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+const ctx = { odrl: 'http://www.w3.org/ns/odrl/2/' };
+/** A policy allowing `action` on entities of `entityType` to anyone (vc:any). */
+const policy = (uid: string, action: string, entityType: string): Record<string, unknown> => ({
+  '@context': ctx,
+  '@type': 'odrl:Policy',
+  'odrl:uid': uid,
+  'odrl:permission': {
+    '@type': 'odrl:Permission',
+    'odrl:action': { '@id': action },
+    'odrl:assignee': { '@id': 'vc:any' },
+    'odrl:target': {
+      '@type': 'odrl:AssetCollection',
+      'odrl:source': 'urn:asset',
+      'odrl:refinement': { '@type': 'odrl:Constraint', 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': { '@id': 'odrl:eq' }, 'odrl:rightOperand': entityType },
+    },
+  },
+});
+
+let broker: Broker;
+let token: string;
+let expired: string;
+
+t.before(async () => {
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
+  writeFileSync(join(dir, 'policies.json'), JSON.stringify([
+    policy('urn:p:read-building', 'odrl:read', 'Building'),
+    policy('urn:p:create-building', 'ngsild:create', 'Building'),
+  ]));
+  const vc = { type: ['VerifiableCredential'], issuer: 'did:web:issuer.example', credentialSubject: { type: 'gx:LegalParticipant' } };
+  token = await new SignJWT({ verifiableCredential: vc }).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer(ISSUER).setIssuedAt().setExpirationTime('10m').sign(privateKey);
+  expired = await new SignJWT({ verifiableCredential: vc }).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer(ISSUER).setIssuedAt(Math.floor(Date.now() / 1000) - 7200).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(privateKey);
+  broker = await startBroker(['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
+  // The plugin's refreshers read the files in the background: wait until a token is decided.
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:none`, { headers: { authorization: `Bearer ${token}` } });
+    if (r.status !== 503) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+});
+t.teardown(async () => { await broker.stop(); });
+
+const bearer = (tk: string): Record<string, string> => ({ authorization: `Bearer ${tk}` });
+
+t.test('no token is 401 with WWW-Authenticate: Bearer and an about:blank ProblemDetails', async (t) => {
+  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`);
+  t.equal(r.status, 401);
+  t.equal(r.headers.get('www-authenticate'), 'Bearer');
+  t.equal(r.json.type, 'about:blank');
+});
+
+t.test('an expired token is 401 invalid_token', async (t) => {
+  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(expired) });
+  t.equal(r.status, 401);
+  t.match(r.headers.get('www-authenticate'), /error="invalid_token"/);
+});
+
+t.test('a policy allowing create and read of Building lets those through', async (t) => {
+  const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Building:1', type: 'Building', name: { type: 'Property', value: 'b' } }, headers: bearer(token) });
+  t.equal(c.status, 201, c.text);
+  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(r.status, 200, r.text);
+  t.equal(r.json.name.value, 'b');
+});
+
+t.test('what no policy allows is 403: another type, another action', async (t) => {
+  const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Car:1', type: 'Car' }, headers: bearer(token) });
+  t.equal(c.status, 403, c.text);
+  t.equal(c.json.type, 'about:blank');
+  const d = await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(d.status, 403, 'no policy allows DELETE');
+  const still = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(still.status, 200, 'the entity is still there');
+});
