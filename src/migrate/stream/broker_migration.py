@@ -173,7 +173,14 @@ def validate_record(record):
     if not isinstance(record, dict):
         return ["a record must be a JSON object"]
     errors = []
-    for err in sorted(_schema_validator().iter_errors(record), key=lambda e: list(e.absolute_path)):
+    def best_match(context):
+        # the branch that fits the instance's JSON type, then the deepest problem
+        return max(context, key=lambda e: (not (e.validator == "type" and not e.relative_path),
+                                           len(e.absolute_path), e.validator != "oneOf"))
+    for err in sorted(_schema_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path]):
+        # oneOf / if-then: name the branch's own problem rather than "not valid under any"
+        while err.context:
+            err = best_match(err.context)
         where = "/".join(str(p) for p in err.absolute_path) or "(record)"
         errors.append("%s: %s" % (where, err.message))
     for where, name in name_violations(record):

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the Orion-LD exporter's tests against real servers:
+#   - a virtual environment at <repo>/.venv with src/migrate/exporters/orionld/requirements.txt
+#   - PostgreSQL 15 + PostGIS (test/services/postgres.sh) and FerretDB, a MongoDB-wire server
+#     (test/services/ferretdb.sh), both on 127.0.0.1, started only when not running
+#   - the fixtures of test/fixtures/orionld loaded
+#   - pytest on test/integration/exporter and the stream contract's unit tests (test/unit/stream-contract)
+# Ends with pytest's summary; exit status non-zero on any failure.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+cd "$REPO"
+. test/services/lib.sh
+
+VENV="$REPO/.venv"
+REQ="src/migrate/exporters/orionld/requirements.txt"
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' 2>/dev/null; then
+  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian's python3 needs python3-venv for ensurepip
+    svc_apt_install python3-venv
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+  fi
+fi
+STAMP="$VENV/.orionld-exporter-requirements"
+if ! cmp -s "$REQ" "$STAMP"; then
+  svc_log "installing $REQ into $VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+  cp "$REQ" "$STAMP"
+fi
+
+bash test/services/postgres.sh
+bash test/services/ferretdb.sh
+"$VENV/bin/python" test/integration/exporter/load_fixtures.py
+
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider -rs test/integration/exporter test/unit/stream-contract "$@"
