@@ -26,6 +26,7 @@ const USAGE = `Usage: node dist/bench/run.js [options]
   --connections <n>     autocannon connections (default 50)
   --only <a,b>          scenarios: ${allScenarios.map((s) => s.name).join(', ')}
   --variants <a,b>      broker variants: ${allVariants.map((v) => v.name).join(', ')}
+  --out <file>          where the Markdown report goes (default bench/RESULTS.md; never in smoke mode)
   --json <file>         also write the rows as JSON
 `;
 
@@ -34,6 +35,7 @@ interface Settings {
   load: Omit<LoadOptions, 'url'>;
   scenarios: Scenario[];
   variants: BrokerVariant[];
+  out: string;
   json?: string;
 }
 
@@ -65,6 +67,7 @@ function settings(argv: string[]): Settings {
       connections: { type: 'string' },
       only: { type: 'string' },
       variants: { type: 'string' },
+      out: { type: 'string' },
       json: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -84,6 +87,7 @@ function settings(argv: string[]): Settings {
     },
     scenarios: pick('only', allScenarios, values.only, allScenarios),
     variants: pick('variants', allVariants, values.variants, smoke ? allVariants.slice(0, 1) : allVariants),
+    out: values.out ?? RESULTS,
     json: values.json,
   };
 }
@@ -181,8 +185,8 @@ async function main(): Promise<number> {
   log('');
   log(consoleTable(rows));
   if (!s.smoke) {
-    await writeReport(RESULTS, rows, info);
-    log(`\nwritten to ${RESULTS}`);
+    await writeReport(s.out, rows, info);
+    log(`\nwritten to ${s.out}`);
   }
   if (s.json !== undefined) await writeFile(s.json, JSON.stringify({ info: { ...info, scenarios: s.scenarios.map((x) => x.name), variants: s.variants.map((v) => v.name) }, rows }, null, 2));
 
