@@ -187,6 +187,7 @@ t.test('invalid user contexts are InvalidRequest with a useful detail', async (t
   await rejects(t, resolver.resolve({ '@vocab': 7 }), 'InvalidRequest', 'invalid @context');
   await rejects(t, resolver.resolve({ a: 'b', b: 'a' }), 'InvalidRequest', 'invalid @context');
   await rejects(t, resolver.resolve({ '@import': 5 }), 'InvalidRequest', 'invalid @context');
+  await rejects(t, resolver.resolve({ ex: 'https://ex.org/', 'ex:a': 'https://other.org/a' }), 'InvalidRequest', 'invalid IRI mapping');
   t.equal(resolver.defaultContext.expandTerm('location'), `${NGSI}location`, 'the resolver keeps working');
 });
 
