@@ -18,9 +18,10 @@ if [ -x test/integration/exporter/run.sh ]; then
   bash test/integration/exporter/run.sh 2>&1 | tee "$out/pytest.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   line=$(grep -E '^=+ .*(passed|failed).* in [0-9.]+s' "$out/pytest.txt" | tail -n 1)
-  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || echo 0)
-  f=$(grep -oE '[0-9]+ (failed|error)' <<<"$line" | grep -oE '[0-9]+' | paste -sd+ | bc 2>/dev/null || echo 0)
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
+  f=0
+  for n in $(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | grep -oE '[0-9]+' || true); do f=$((f + n)); done
+  passed=$((passed + ${p:-0})); failed=$((failed + f))
 fi
 
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
