@@ -6,6 +6,8 @@ import {
   partialAttrUpdate, deleteAttr, replaceAttr,
 } from './entities.js';
 import { queryEntities, queryPost } from './query.js';
+import { listTypes, retrieveType } from './types.js';
+import { listAttributes, retrieveAttribute } from './attributes.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 
 export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
@@ -26,4 +28,8 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.BatchMerge, batchMerge],
   [LdOp.QueryEntities, queryEntities],
   [LdOp.QueryPost, queryPost],
+  [LdOp.ListTypes, listTypes],
+  [LdOp.RetrieveType, retrieveType],
+  [LdOp.ListAttributes, listAttributes],
+  [LdOp.RetrieveAttribute, retrieveAttribute],
 ]);

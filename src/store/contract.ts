@@ -1,6 +1,6 @@
 // The store contract (ARCHITECTURE.md "Stores"): what every store plugin implements and all core code goes through.
 // Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
-import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
@@ -47,6 +47,95 @@ export interface EntityPage {
   count?: number;
 }
 
+/**
+ * Discovery counts of one entity type in a tenant (CIM 009 v1.8 §5.7.5 to §5.7.8): how many entities carry the
+ * type, and per attribute IRI how many of them hold it and with which attribute types.
+ */
+export interface TypeStat {
+  typeIri: string;
+  count: number;
+  attrs: Record<string, AttrUse>;
+}
+
+/** How many entities hold an attribute, by attribute type (an entity counts once per type it uses). */
+export interface AttrUse {
+  n: number;
+  t: Record<string, number>;
+}
+
+/** Discovery counts of one attribute in a tenant: entities holding it, by attribute type and by entity type. */
+export interface AttrStat {
+  attrIri: string;
+  count: number;
+  attrTypes: Record<string, number>;
+  typeIris: Record<string, number>;
+}
+
+/**
+ * What one entity contributes to the discovery counts: its types and, per attribute, the attribute types of its
+ * instances. Two entities with equal signatures contribute equally, so a write that keeps it changes no count.
+ */
+export interface EntitySignature {
+  types: readonly string[];
+  attrs: Array<readonly [attrIri: string, attrTypes: readonly string[]]>;
+}
+
+export function entitySignature(entity: StoredEntity): EntitySignature {
+  const attrs: Array<readonly [string, readonly string[]]> = [];
+  for (const key in entity) {
+    if (!key.includes(':') || key === 'id' || ENTITY_MEMBER_KEYS.has(key)) continue;
+    const instances = entity[key];
+    if (!Array.isArray(instances)) continue;
+    const kinds: string[] = [];
+    for (const inst of instances) {
+      const kind = (inst as { type?: unknown }).type;
+      if (typeof kind === 'string' && !kinds.includes(kind)) kinds.push(kind);
+    }
+    attrs.push([key, kinds.sort()]);
+  }
+  attrs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return { types: entity.type, attrs };
+}
+
+export function sameSignature(a: EntitySignature, b: EntitySignature): boolean {
+  if (a.types.length !== b.types.length || a.attrs.length !== b.attrs.length) return false;
+  for (let i = 0; i < a.types.length; i++) if (a.types[i] !== b.types[i]) return false;
+  for (let i = 0; i < a.attrs.length; i++) {
+    const x = a.attrs[i]!;
+    const y = b.attrs[i]!;
+    if (x[0] !== y[0] || x[1].length !== y[1].length || x[1].some((k, j) => k !== y[1][j])) return false;
+  }
+  return true;
+}
+
+const ENTITY_MEMBER_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'createdAt', 'modifiedAt', 'deletedAt', 'expiresAt']);
+
+/** Adds (sign 1) or removes (sign -1) an entity's contribution to type counts kept in `types` (absent: created). */
+export function addToTypeStats(types: Map<string, TypeStat>, sig: EntitySignature, sign: 1 | -1): void {
+  for (const typeIri of sig.types) {
+    let stat = types.get(typeIri);
+    if (stat === undefined) { stat = { typeIri, count: 0, attrs: {} }; types.set(typeIri, stat); }
+    stat.count += sign;
+    for (const [attrIri, kinds] of sig.attrs) {
+      const use = (stat.attrs[attrIri] ??= { n: 0, t: {} });
+      use.n += sign;
+      for (const k of kinds) { use.t[k] = (use.t[k] ?? 0) + sign; if (use.t[k] === 0) delete use.t[k]; }
+      if (use.n <= 0) delete stat.attrs[attrIri];
+    }
+  }
+}
+
+/** Adds (sign 1) or removes (sign -1) an entity's contribution to attribute counts kept in `attrs`. */
+export function addToAttrStats(attrs: Map<string, AttrStat>, sig: EntitySignature, sign: 1 | -1): void {
+  for (const [attrIri, kinds] of sig.attrs) {
+    let stat = attrs.get(attrIri);
+    if (stat === undefined) { stat = { attrIri, count: 0, attrTypes: {}, typeIris: {} }; attrs.set(attrIri, stat); }
+    stat.count += sign;
+    for (const k of kinds) { stat.attrTypes[k] = (stat.attrTypes[k] ?? 0) + sign; if (stat.attrTypes[k] === 0) delete stat.attrTypes[k]; }
+    for (const t of sig.types) { stat.typeIris[t] = (stat.typeIris[t] ?? 0) + sign; if (stat.typeIris[t] === 0) delete stat.typeIris[t]; }
+  }
+}
+
 /** A named document collection that nothing renders (`odrlPolicies`, `subscriptionOwners`, ...). */
 export interface DocCollection {
   get(id: string): Promise<Record<string, unknown> | undefined>;
@@ -81,8 +170,108 @@ export interface Store {
   mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R>;
   mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]>;
   queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage>;
+  /**
+   * Discovery counts kept as an index (optional: without it discovery scans the tenant's entities). With a
+   * typeIri, that type's counts only (empty when no entity has it).
+   */
+  typeStats?(tenant: string, typeIri?: string): Promise<TypeStat[]>;
+  /** Discovery counts of attributes, kept as an index (optional, as typeStats). */
+  attributeStats?(tenant: string, attrIri?: string): Promise<AttrStat[]>;
 
   collection(tenant: string, name: string): DocCollection;
+
+  /** The history (temporal representation, `--troe`) this store keeps in its own transactions; absent when off. */
+  readonly history?: History;
+}
+
+// ---- History (CIM 009 v1.8 §5.5, §6.18 to §6.24) -------------------------------------------------------------
+// A history is fed by the store's writes (embdb records them inside the write transaction; a history outside the
+// store, such as tsdb, implements `record` and is handed the committed changes) and by the temporal API's own
+// writes, and answers the temporal queries. Names are expanded IRIs; times are ISO 8601 strings in UTC.
+
+export type TimeProperty = 'observedAt' | 'createdAt' | 'modifiedAt' | 'deletedAt';
+
+/** One stored attribute instance of the history: the attribute instance plus its identity and system times. */
+export interface HistoryInstance extends AttrInstance {
+  instanceId: string;
+  createdAt: string;
+  modifiedAt: string;
+  /** Tombstones only: the value member is `urn:ngsi-ld:null`. */
+  deletedAt?: string;
+}
+
+/** What the history knows of an entity as a whole (kept after the entity is deleted). */
+export interface TemporalEntityRecord {
+  id: string;
+  type: string[];
+  scope?: string[];
+  createdAt: string;
+  modifiedAt: string;
+  deletedAt?: string;
+}
+
+export interface EntityEvent {
+  kind: 'created' | 'replaced' | 'deleted';
+  at: string;
+}
+
+/** A time window on one time property: `from` inclusive, `to` exclusive, in ms since the epoch. */
+export interface TimeWindow {
+  timeproperty: TimeProperty;
+  from?: number;
+  to?: number;
+}
+
+export interface InstanceSelection {
+  /** Expanded attribute names; undefined: every attribute. */
+  attrs?: readonly string[];
+  /** Instances without a datasetId are selected by `@none`. */
+  datasetIds?: ReadonlySet<string>;
+  window?: TimeWindow;
+  /** The last `lastN` instances per attribute on the window's time property (returned oldest first). */
+  lastN?: number;
+  /** At most this many instances per attribute; more matching sets `truncated`. */
+  limit: number;
+}
+
+export interface InstancePage {
+  /** Per attribute, in time order on the selection's time property. */
+  attrs: Record<string, HistoryInstance[]>;
+  /** Attributes that had more instances than the limit. */
+  truncated: string[];
+}
+
+export interface TemporalEntityQuery {
+  ids?: readonly string[];
+  typeIris?: readonly string[];
+  filter?: (entity: TemporalEntityRecord) => boolean;
+  limit: number;
+  offset: number;
+  count: boolean;
+}
+
+export type InstanceUpdateOutcome = 'updated' | 'notFound' | 'typeMismatch';
+
+export interface History {
+  readonly name: string;
+  getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
+  queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
+  entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
+  instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
+
+  /** Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true). */
+  addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
+    at: string, opts?: MutateOptions): Promise<boolean>;
+  /** Removes the whole temporal representation; false when there is none. */
+  deleteTemporalEntity(tenant: string, id: string): Promise<boolean>;
+  /** Removes an attribute's instances (of one datasetId, the default ones, or all with deleteAll); false when none. */
+  deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean>;
+  /** Replaces one instance's members (§6.22.3.1), keeping its instanceId and createdAt. */
+  updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome>;
+  deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean>;
+
+  /** Histories outside the store's transaction receive committed changes here (before undefined: created; after undefined: deleted). */
+  record?(tenant: string, changes: ReadonlyArray<{ id: string; before: StoredEntity | undefined; after: StoredEntity | undefined }>): Promise<void>;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */

@@ -1,11 +1,17 @@
 // embdb: the Store contract on one LMDB environment (lmdb-js), opened by every thread of the broker.
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type {
-  BatchItem, BatchOutcome, DocCollection, EntityPage, EntityQuery, MutateOptions, Mutation, Store, StoreStatus,
+import {
+  addToAttrStats, addToTypeStats, entitySignature, sameSignature,
+  type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityPage, type EntityQuery,
+  type EntitySignature, type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { docKey, entityKey, entityPrefix, typeKey, typePrefix } from './keys.js';
+
+/** Discovery counts: `tenant\0IRI` in the typeStats and attrStats databases (the layout of keys.ts). */
+const statKey = (tenant: string, iri: string): string => tenant + '\u0000' + iri;
+const statPrefix = (tenant: string): { start: string; end: string } => ({ start: tenant + '\u0000', end: tenant + '\u0001' });
 
 export interface EmbdbSettings {
   path: string;
@@ -29,6 +35,10 @@ export class EmbdbStore implements Store {
   private readonly entities: Database<StoredEntity, string>;
   private readonly typeIndex: Database<null, string>;
   private readonly tenants: Database<{ createdAt: string }, string>;
+  /** Discovery index: `tenant\0typeIri` → counts of the type (§5.7.5); kept in the entity's write transaction. */
+  private readonly typeStatDb: Database<TypeStat, string>;
+  /** Discovery index: `tenant\0attrIri` → counts of the attribute (§5.7.7). */
+  private readonly attrStatDb: Database<AttrStat, string>;
   private readonly docs: Database<DocRecord, string>;
   private readonly docOrder: Database<string, (string | number)[]>;
   private readonly knownTenants = new Set<string>(['']);
@@ -46,6 +56,8 @@ export class EmbdbStore implements Store {
     this.entities = this.env.openDB<StoredEntity, string>({ name: 'entities' });
     this.typeIndex = this.env.openDB<null, string>({ name: 'typeIndex' });
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
+    this.typeStatDb = this.env.openDB<TypeStat, string>({ name: 'typeStats' });
+    this.attrStatDb = this.env.openDB<AttrStat, string>({ name: 'attrStats' });
     this.docs = this.env.openDB<DocRecord, string>({ name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ name: 'docOrder' });
   }
@@ -123,6 +135,7 @@ export class EmbdbStore implements Store {
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeIndex.removeSync(typeKey(tenant, t, id));
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeIndex.putSync(typeKey(tenant, t, id), null);
+    this.updateStats(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) {
       if (current !== undefined) this.entities.removeSync(key);
     } else {
@@ -131,6 +144,44 @@ export class EmbdbStore implements Store {
         this.tenants.putSync(tenant, { createdAt: new Date().toISOString() });
     }
     return result;
+  }
+
+  /** Inside the write transaction: moves the discovery counts from the old signature to the new one. */
+  private updateStats(tenant: string, before: EntitySignature | undefined, after: EntitySignature | undefined): void {
+    if (before !== undefined && after !== undefined && sameSignature(before, after)) return;
+    const types = new Map<string, TypeStat>();
+    const attrs = new Map<string, AttrStat>();
+    for (const sig of [before, after]) {
+      if (sig === undefined) continue;
+      for (const t of sig.types) if (!types.has(t)) { const v = this.typeStatDb.get(statKey(tenant, t)); if (v !== undefined) types.set(t, v); }
+      for (const [a] of sig.attrs) if (!attrs.has(a)) { const v = this.attrStatDb.get(statKey(tenant, a)); if (v !== undefined) attrs.set(a, v); }
+    }
+    if (before !== undefined) { addToTypeStats(types, before, -1); addToAttrStats(attrs, before, -1); }
+    if (after !== undefined) { addToTypeStats(types, after, 1); addToAttrStats(attrs, after, 1); }
+    for (const [t, v] of types) {
+      if (v.count <= 0) this.typeStatDb.removeSync(statKey(tenant, t));
+      else this.typeStatDb.putSync(statKey(tenant, t), v);
+    }
+    for (const [a, v] of attrs) {
+      if (v.count <= 0) this.attrStatDb.removeSync(statKey(tenant, a));
+      else this.attrStatDb.putSync(statKey(tenant, a), v);
+    }
+  }
+
+  async typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]> {
+    if (typeIri !== undefined) {
+      const one = this.typeStatDb.get(statKey(tenant, typeIri));
+      return one === undefined ? [] : [one];
+    }
+    return [...this.typeStatDb.getRange(statPrefix(tenant))].map((e) => e.value);
+  }
+
+  async attributeStats(tenant: string, attrIri?: string): Promise<AttrStat[]> {
+    if (attrIri !== undefined) {
+      const one = this.attrStatDb.get(statKey(tenant, attrIri));
+      return one === undefined ? [] : [one];
+    }
+    return [...this.attrStatDb.getRange(statPrefix(tenant))].map((e) => e.value);
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
@@ -144,6 +195,7 @@ export class EmbdbStore implements Store {
       matched++;
       return query.count || matched < end;
     };
+    if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
     if (query.ids !== undefined) {
       for (const id of query.ids) if (!consider(this.entities.get(entityKey(tenant, id)))) break;
     } else if (query.typeIris !== undefined) {
@@ -160,6 +212,36 @@ export class EmbdbStore implements Store {
       for (const { value } of this.entities.getRange(entityPrefix(tenant))) if (!consider(value)) break;
     }
     return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  /**
+   * A query by types alone: the page is read from the type index (offset skips keys, no entity read), and one type's
+   * count comes from the discovery index, so the cost does not grow with the other data of the tenant.
+   */
+  private typePage(tenant: string, query: EntityQuery): EntityPage {
+    const typeIris = query.typeIris!;
+    const page: StoredEntity[] = [];
+    const end = query.offset + query.limit;
+    let position = 0;
+    const seen = typeIris.length > 1 ? new Set<string>() : undefined;
+    outer: for (const typeIri of typeIris) {
+      const prefix = typePrefix(tenant, typeIri);
+      for (const k of this.typeIndex.getKeys(prefix)) {
+        const id = k.slice(prefix.start.length);
+        if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
+        if (position >= query.offset) {
+          if (position >= end && !(query.count && seen !== undefined)) break outer;
+          if (position < end) {
+            const entity = this.entities.get(entityKey(tenant, id));
+            if (entity !== undefined) page.push(entity);
+          }
+        }
+        position++;
+      }
+    }
+    if (!query.count) return { entities: page };
+    if (seen !== undefined) return { entities: page, count: position };
+    return { entities: page, count: this.typeStatDb.get(statKey(tenant, typeIris[0]!))?.count ?? 0 };
   }
 
   collection(tenant: string, name: string): DocCollection {
