@@ -6,13 +6,15 @@ import { failedRequests } from './load.js';
 import type { BrokerVariant, Scenario } from './scenario.js';
 
 export const BARE = 'bare-uws';
+/** The bare server measured again after the brokers; its ratio is to the first bare row: the machine's drift. */
+export const BARE_END = 'bare-uws-end';
 
 export interface Row {
   scenario: string;
   /** A broker variant's name, or BARE for the baseline. */
   variant: string;
   result?: LoadResult;
-  /** Broker req/s over the bare server's on the same requests. */
+  /** Broker req/s over the bare server's on the same requests (the mean of its start and end rows). */
   ratio?: number;
   targetRatio?: number;
   /** Why the row has no (or untrustworthy) numbers: setup refused, first request refused, harness error. */
@@ -22,7 +24,7 @@ export interface Row {
 export interface RunInfo {
   command: string;
   startedAt: Date;
-  loadAverageAtStart: number[];
+  loadAverage: { start: number[]; end?: number[] };
   durationS: number;
   warmupS: number;
   connections: number;
@@ -46,6 +48,11 @@ function verdict(row: Row): string {
   return row.ratio >= row.targetRatio ? `>= ${row.targetRatio.toFixed(2)} met` : `>= ${row.targetRatio.toFixed(2)} MISSED`;
 }
 
+// Truncated, not rounded: a ratio just under its target must not print as the target.
+function ratioText(ratio: number): string {
+  return (Math.floor(ratio * 100) / 100).toFixed(2);
+}
+
 function cells(row: Row): string[] {
   const r = row.result;
   const errors = rowErrors(row);
@@ -54,7 +61,7 @@ function cells(row: Row): string[] {
     row.variant,
     r === undefined ? '-' : Math.round(r.requestsPerSecond).toString(),
     r === undefined ? '-' : r.p99Ms.toFixed(1),
-    row.ratio === undefined ? (row.variant === BARE ? '1.00' : '-') : row.ratio.toFixed(2),
+    row.ratio === undefined ? (row.variant === BARE ? '1.00' : '-') : ratioText(row.ratio),
     errors === undefined ? 'not run' : errors.toString(),
     verdict(row),
   ];
@@ -87,6 +94,10 @@ function statusDetail(rows: readonly Row[]): string[] {
   return out;
 }
 
+function loadText(l: readonly number[]): string {
+  return l.map((x) => x.toFixed(2)).join(' / ');
+}
+
 export function markdownReport(rows: readonly Row[], info: RunInfo): string {
   const cpu = cpus();
   const exits = Object.entries(info.exitCodes).map(([v, c]) => `${v} ${c === null ? 'killed' : c}`).join(', ');
@@ -95,11 +106,13 @@ export function markdownReport(rows: readonly Row[], info: RunInfo): string {
     '# Benchmark results',
     '',
     'Written by `make bench` (`node dist/bench/run.js`); every run overwrites it. Each broker row is divided by the',
-    'bare uWS server (`bench/bare-server.ts`) measured in the same run on the same requests.',
+    'bare uWS server (`bench/bare-server.ts`) on the same requests in the same run: the mean of its measurement before',
+    `the brokers (${BARE}) and after them (${BARE_END}, whose ratio is to ${BARE}: how much the machine drifted).`,
     '',
     `- date: ${info.startedAt.toISOString()}`,
     `- command: \`${info.command}\``,
-    `- machine: ${cpu.length} cores (nproc), ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM; load average at start ${info.loadAverageAtStart.map((l) => l.toFixed(2)).join(' / ')}`,
+    `- machine: ${cpu.length} cores (nproc), ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+    `- load average (1/5/15 min) at start ${loadText(info.loadAverage.start)}, at end ${info.loadAverage.end === undefined ? '-' : loadText(info.loadAverage.end)}`,
     `- node ${process.version}; autocannon ${info.connections} connections, ${info.durationS} s measured after ${info.warmupS} s warm-up, per row`,
     `- broker exit codes after SIGTERM: ${exits === '' ? 'none started' : exits}`,
     '',

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runLoad, type LoadOptions, type LoadRequest } from './load.js';
 import { send } from './ngsi-client.js';
-import { BARE, consoleTable, rowFailed, writeReport, type Row, type RunInfo } from './report.js';
+import { BARE, BARE_END, consoleTable, rowFailed, writeReport, type Row, type RunInfo } from './report.js';
 import type { BrokerVariant, Scenario } from './scenario.js';
 import { scenarios as allScenarios } from './scenarios/index.js';
 import { startServer, type ServerProcess } from './server-process.js';
@@ -107,18 +107,24 @@ async function probe(url: string, requests: readonly LoadRequest[]): Promise<str
   return `first request ${first.method} ${path} answered ${a.status}: ${a.body.slice(0, 400)}`;
 }
 
-async function measure(server: ServerProcess, variant: string, scenario: Scenario, s: Settings, bare?: Row): Promise<Row> {
-  const row: Row = { scenario: scenario.name, variant, notes: [], targetRatio: bare === undefined ? undefined : scenario.targetRatio };
+function ratio(row: Row, ...baselines: (Row | undefined)[]): number | undefined {
+  const measured = baselines.map((b) => b?.result?.requestsPerSecond).filter((v): v is number => v !== undefined && v > 0);
+  if (row.result === undefined || measured.length === 0) return undefined;
+  return row.result.requestsPerSecond / (measured.reduce((a, b) => a + b, 0) / measured.length);
+}
+
+/** A broker row seeds and probes first; `baseline` is the bare row its ratio is taken to. */
+async function measure(server: ServerProcess, variant: string, scenario: Scenario, s: Settings, broker: boolean, baseline?: Row): Promise<Row> {
+  const row: Row = { scenario: scenario.name, variant, notes: [], targetRatio: broker ? scenario.targetRatio : undefined };
   try {
-    if (bare !== undefined) await scenario.setup?.(server.url);
+    if (broker) await scenario.setup?.(server.url);
     const requests = scenario.requests();
-    if (bare !== undefined) {
+    if (broker) {
       const refused = await probe(server.url, requests);
       if (refused !== undefined) row.notes.push(refused);
     }
     row.result = await runLoad(requests, { ...s.load, url: server.url });
-    const baseline = bare?.result?.requestsPerSecond;
-    if (baseline !== undefined && baseline > 0) row.ratio = row.result.requestsPerSecond / baseline;
+    row.ratio = ratio(row, baseline);
   } catch (e) {
     row.notes.push(e instanceof Error ? e.message : String(e));
   }
@@ -126,7 +132,7 @@ async function measure(server: ServerProcess, variant: string, scenario: Scenari
     row.notes.push(`${server.name} died (exit ${server.proc.exitCode ?? server.proc.signalCode}); last output:\n${server.tail()}`);
   }
   const r = row.result;
-  log(`  ${scenario.name.padEnd(14)} ${variant.padEnd(11)} ${r === undefined ? 'not measured' : `${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99Ms} ms, ${r.errors + r.non2xx} errors`}${row.ratio === undefined ? '' : `, ratio ${row.ratio.toFixed(2)}`}`);
+  log(`  ${scenario.name.padEnd(14)} ${variant.padEnd(13)} ${r === undefined ? 'not measured' : `${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99Ms} ms, ${r.errors + r.non2xx} errors`}${row.ratio === undefined ? '' : `, ratio ${row.ratio.toFixed(3)} (to the first bare row)`}`);
   for (const note of row.notes) log(`    ${note.split('\n')[0]}`);
   return row;
 }
@@ -142,7 +148,7 @@ async function main(): Promise<number> {
   const info: RunInfo = {
     command: ['node', 'dist/bench/run.js', ...process.argv.slice(2)].join(' '),
     startedAt: new Date(),
-    loadAverageAtStart: loadavg(),
+    loadAverage: { start: loadavg() },
     durationS: s.load.durationS,
     warmupS: s.load.warmupS,
     connections: s.load.connections,
@@ -154,14 +160,15 @@ async function main(): Promise<number> {
 
   const rows: Row[] = [];
   const bareRows = new Map<string, Row>();
+  // The bare server idles while the brokers run and is measured again at the end: on a shared machine the
+  // drift between the two says how far the ratios can be trusted.
   const bare = await startServer(BARE, BARE_SCRIPT, ['127.0.0.1', '0']);
   log(`${BARE} on ${bare.url}`);
   for (const scenario of s.scenarios) {
-    const row = await measure(bare, BARE, scenario, s);
+    const row = await measure(bare, BARE, scenario, s, false);
     bareRows.set(scenario.name, row);
     rows.push(row);
   }
-  await bare.stop();
 
   for (const variant of s.variants) {
     let broker: ServerProcess;
@@ -174,10 +181,22 @@ async function main(): Promise<number> {
       continue;
     }
     log(`${variant.name} on ${broker.url} (${variant.args.join(' ') || 'defaults'})`);
-    for (const scenario of s.scenarios) rows.push(await measure(broker, variant.name, scenario, s, bareRows.get(scenario.name)));
+    for (const scenario of s.scenarios) rows.push(await measure(broker, variant.name, scenario, s, true, bareRows.get(scenario.name)));
     info.exitCodes[variant.name] = await broker.stop();
     if (info.exitCodes[variant.name] !== 0) log(`${variant.name} exited with ${info.exitCodes[variant.name]} after SIGTERM (0 expected)\n${broker.tail()}`);
   }
+
+  if (!s.smoke && s.variants.length > 0) {
+    log(`${BARE_END}: the baseline again`);
+    for (const scenario of s.scenarios) {
+      const start = bareRows.get(scenario.name);
+      const end = await measure(bare, BARE_END, scenario, s, false, start);
+      rows.push(end);
+      for (const row of rows) if (row.scenario === scenario.name && row.variant !== BARE && row.variant !== BARE_END) row.ratio = ratio(row, start, end);
+    }
+  }
+  await bare.stop();
+  info.loadAverage.end = loadavg();
 
   // The table is ordered by scenario so each broker row sits under its baseline.
   const order = new Map(s.scenarios.map((x, i) => [x.name, i]));
