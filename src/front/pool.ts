@@ -42,6 +42,9 @@ export async function createRunner(init: WorkerInit, log: Logger): Promise<Pipel
     maxQueue: MAX_QUEUE,
     workerData: init,
     recordTiming: false,
+    // Workers must keep their event loop turning between tasks: plugin state, subscription changes and other
+    // BroadcastChannel mail arrive there. Piscina's default ('sync') blocks an idle worker in Atomics.wait.
+    atomics: 'async',
   });
   const runner = new PoolRunner(pool, threads);
   // Store and resolver are opened by each thread before its first task: a start-up task surfaces a thread that fails to.

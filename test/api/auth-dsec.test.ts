@@ -47,10 +47,10 @@ t.before(async () => {
   expired = await new SignJWT({ verifiableCredential: vc }).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
     .setIssuer(ISSUER).setIssuedAt(Math.floor(Date.now() / 1000) - 7200).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(privateKey);
   broker = await startBroker(['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
-  // The plugin's refreshers read the files in the background: wait until a token is decided.
+  // The plugin's refreshers read the files in the background: wait until the front decides a token.
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:none`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await call(broker, 'GET', '/nothing', { headers: { authorization: `Bearer ${token}` } });
     if (r.status !== 503) break;
     await new Promise((res) => setTimeout(res, 100));
   }
@@ -88,4 +88,10 @@ t.test('what no policy allows is 403: another type, another action', async (t) =
   t.equal(d.status, 403, 'no policy allows DELETE');
   const still = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
   t.equal(still.status, 200, 'the entity is still there');
+});
+
+t.test('every pipeline thread has the policies: concurrent reads are all decided, none 503', async (t) => {
+  // Regression: idle Piscina workers blocked in Atomics.wait never received the plugin's broadcast state.
+  const replies = await Promise.all(Array.from({ length: 40 }, () => call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) })));
+  t.same([...new Set(replies.map((r) => r.status))], [200]);
 });
