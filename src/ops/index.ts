@@ -8,6 +8,7 @@ import {
 import { queryEntities, queryPost } from './query.js';
 import { listTypes, retrieveType } from './types.js';
 import { listAttributes, retrieveAttribute } from './attributes.js';
+import { createContext, listContexts, retrieveContext, deleteContext } from './contexts.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 
 export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
@@ -32,4 +33,8 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveType, retrieveType],
   [LdOp.ListAttributes, listAttributes],
   [LdOp.RetrieveAttribute, retrieveAttribute],
+  [LdOp.CreateContext, createContext],
+  [LdOp.ListContexts, listContexts],
+  [LdOp.RetrieveContext, retrieveContext],
+  [LdOp.DeleteContext, deleteContext],
 ]);

@@ -3,6 +3,7 @@
 import { loadStorePlugin } from '../store/loader.js';
 import { ContextResolver } from '../ngsild/context/context-resolver.js';
 import { createLogger, type Logger } from '../logger.js';
+import { brokerUrlOf } from '../ops/contexts.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
 
 export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
@@ -14,6 +15,9 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     defaultUserContext: init.config.defaultUserContext,
     contextDir: init.config.contextDir,
     log: logger,
+    // CIM 009 v1.8 §5.13: kept @contexts live in the store, so every thread serves what any thread added.
+    hosted: store.collection('', 'jsonldContexts'),
+    brokerUrl: brokerUrlOf(init.config),
   });
   await contexts.init();
   // Loaded only when asked, so a build without the auth feature has no auth code to load.

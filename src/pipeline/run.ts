@@ -24,7 +24,8 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refused(refusal);
     }
-    await resolveRequestContext(req, ctx, BODY_OPS.has(req.op));
+    // CIM 009 §5.13.2: the body of POST /jsonldContexts is the @context to keep, not the request's own.
+    await resolveRequestContext(req, ctx, BODY_OPS.has(req.op) && req.op !== LdOp.CreateContext);
     if (auth !== undefined && !auth.beforeContext) {
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refused(refusal);

@@ -8,6 +8,7 @@
 // (--coreContext): clients pin other versions in compound contexts, and loading two core versions together
 // would break on their protected terms. Nothing is ever fetched for a core or other embedded URL.
 import { createHash } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { LdError } from '../problem.js';
 import type { ResolvedContext } from './resolved.js';
@@ -53,7 +54,53 @@ export interface ContextResolverOptions {
    * such responses link the core context.
    */
   inlineContextUrl?: (key: string, contextValue: unknown) => string | undefined;
+  /**
+   * The store's collection of @contexts the broker keeps (CIM 009 v1.8 §5.13): Hosted ones are served from it
+   * (never fetched from the broker itself), inline request contexts are kept there as ImplicitlyCreated, and
+   * fetched ones are recorded as Cached. Shared by every thread through the store.
+   */
+  hosted?: HostedContexts;
+  /** Scheme, host and port under which clients reach the broker, for the URLs of the @contexts it serves. */
+  brokerUrl?: string;
 }
+
+/** The store collection the resolver keeps @contexts in (a DocCollection of the store contract). */
+export interface HostedContexts {
+  get(localId: string): Promise<Record<string, unknown> | undefined>;
+  insert(localId: string, doc: Record<string, unknown>): Promise<boolean>;
+}
+
+/** How a kept @context came to the broker (CIM 009 v1.8 §5.13.1). */
+export type ContextKind = 'Hosted' | 'Cached' | 'ImplicitlyCreated';
+
+/** A kept @context as the store holds it; `context` is the value of the document's @context member. */
+export interface KeptContext {
+  kind: ContextKind;
+  context: unknown;
+  /** When it was added (ISO 8601). */
+  timestamp: string;
+  /** The URL it was fetched from (Cached only). */
+  url?: string;
+}
+
+/** The path under which the broker serves the @contexts it keeps (CIM 009 v1.8 §6.30, §6.31). */
+export const HOSTED_PATH = '/ngsi-ld/v1/jsonldContexts/';
+const HOSTED_URL = /^https?:\/\/[^/?#]+\/ngsi-ld\/v1\/jsonldContexts\/([^/?#]+)$/;
+
+/** The local id of a URL naming a kept @context, else undefined. */
+export function hostedLocalId(url: string): string | undefined {
+  const m = HOSTED_URL.exec(url);
+  if (m === null) return undefined;
+  try { return decodeURIComponent(m[1]!); } catch { return undefined; }
+}
+
+/** The local id under which a fetched URL is recorded as Cached. */
+export function cachedLocalId(url: string): string {
+  return 'cached-' + createHash('sha256').update(url).digest('base64url').slice(0, 22);
+}
+
+/** Channel on which threads tell each other to drop what they cached of a kept @context. */
+const FORGET_CHANNEL = 'ldbroker:jsonldContexts';
 
 /** The normalized user part of a request's @context. */
 interface UserContext {
@@ -83,6 +130,9 @@ export class ContextResolver {
   private coreCtx: FlatContext | undefined;
   private defaultCtx: FlatContext | undefined;
   private initializing: Promise<void> | undefined;
+  /** URL of a kept @context → the timestamp of the version its resolved entry was built from. */
+  private readonly hostedVersions = new Map<string, string>();
+  private forgetChannel: BroadcastChannel | undefined;
 
   constructor(opts: ContextResolverOptions = {}) {
     this.opts = opts;
@@ -114,7 +164,33 @@ export class ContextResolver {
 
   /** Hot path: the context of a Link header URL already resolved, else undefined (then call resolve). */
   resolveCachedUrl(url: string): ResolvedContext | undefined {
+    // A kept @context may be deleted through another thread: resolve() checks the store each time.
+    if (this.hostedVersions.has(url)) return undefined;
     return this.resolved.get(url) ?? (isCoreContextUrl(url) ? this.coreCtx : undefined);
+  }
+
+  /** The documents this thread fetched and still caches, by URL. */
+  cachedUrls(): string[] {
+    return [...this.documents.keys()];
+  }
+
+  /**
+   * Drops what this thread (and, through the channel, every other thread) cached of `url`: the fetched document
+   * and every resolved context, since any of them may include it.
+   */
+  forget(url: string, tellOthers = true): void {
+    this.documents.delete(url);
+    this.resolved.clear();
+    this.hostedVersions.delete(url);
+    if (tellOthers) this.forgetChannel?.postMessage(url);
+  }
+
+  /** Fetches `url` again (DELETE ?reload=true, §5.13.5): 503 LdContextNotAvailable when it cannot be obtained. */
+  async reload(url: string): Promise<object> {
+    const doc = await fetchContextDocument(url, this.limits);
+    this.forget(url);
+    this.documents.set(url, doc);
+    return doc;
   }
 
   /** A context resolved earlier, by its ResolvedContext.key, while it is cached. */
@@ -134,6 +210,10 @@ export class ContextResolver {
     if (this.coreActive === undefined) return this.init().then(() => this.resolve(ctx));
     if (ctx === undefined || ctx === null) return Promise.resolve(this.defaultContext);
     if (typeof ctx === 'string') {
+      if (this.opts.hosted !== undefined) {
+        const localId = hostedLocalId(ctx);
+        if (localId !== undefined) return this.resolveHosted(ctx, localId);
+      }
       const hit = this.resolved.get(ctx);
       if (hit !== undefined) return Promise.resolve(hit);
     }
@@ -155,7 +235,30 @@ export class ContextResolver {
     return p;
   }
 
+  /** A Link header URL naming a kept @context: resolved from the store's current version, cached while it lasts. */
+  private async resolveHosted(url: string, localId: string): Promise<ResolvedContext> {
+    const doc = (await this.opts.hosted!.get(localId)) as KeptContext | undefined;
+    if (doc === undefined) {
+      this.hostedVersions.delete(url);
+      throw new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': the broker keeps no @context '${localId}'`);
+    }
+    const hit = this.resolved.get(url);
+    if (hit !== undefined && this.hostedVersions.get(url) === doc.timestamp) return hit;
+    this.resolved.delete(url);
+    this.hostedVersions.set(url, doc.timestamp);
+    const user = this.normalize(url);
+    return this.build(user);
+  }
+
   private async initOnce(): Promise<void> {
+    if (this.opts.hosted !== undefined) {
+      this.forgetChannel = new BroadcastChannel(FORGET_CHANNEL);
+      this.forgetChannel.unref();
+      this.forgetChannel.onmessage = (m: unknown) => {
+        const url = (m as { data?: unknown }).data;
+        if (typeof url === 'string') this.forget(url, false);
+      };
+    }
     if (this.opts.contextDir !== undefined) this.localDocs = loadContextDir(this.opts.contextDir);
     this.coreDoc = this.localDocs.get(this.coreUrl) ?? checkContextDocument(this.coreUrl, embeddedDocument(this.coreUrl));
     const failures: LdError[] = [];
@@ -218,10 +321,23 @@ export class ContextResolver {
       throw new LdError('InvalidRequest', describeJsonLdError(e));
     }
     const key = this.keyOf(user.userKey);
-    const linkUrl = user.url ?? this.opts.inlineContextUrl?.(key, user.contextValue) ?? this.coreUrl;
+    const linkUrl = user.url ?? this.opts.inlineContextUrl?.(key, user.contextValue) ?? this.keepInline(user) ?? this.coreUrl;
     const flat = new FlatContext({ key, contextValue: user.contextValue, linkUrl }, active, this.coreActive);
     this.resolved.set(user.userKey, flat);
     return flat;
+  }
+
+  /**
+   * CIM 009 v1.8 §5.13.1: an inline request context is kept as ImplicitlyCreated, so that application/json answers
+   * can link it. The id derives from the context itself: every thread names it alike, and a second insert is a no-op.
+   */
+  private keepInline(user: UserContext): string | undefined {
+    const hosted = this.opts.hosted;
+    if (hosted === undefined || this.opts.brokerUrl === undefined) return undefined;
+    const localId = 'implicit-' + user.userKey.slice(1, 23);
+    const doc: KeptContext = { kind: 'ImplicitlyCreated', context: user.elements.length === 1 ? user.elements[0] : user.elements, timestamp: new Date().toISOString() };
+    hosted.insert(localId, doc as unknown as Record<string, unknown>).catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'implicit @context not kept'));
+    return this.opts.brokerUrl + HOSTED_PATH + localId;
   }
 
   /** A documentLoader for one processing run; it records its failures, which jsonld may swallow. */
@@ -242,6 +358,10 @@ export class ContextResolver {
   /** A context document by URL: the core, --contextDir, embedded files, the cache, then the network. */
   private loadDocument(url: string): Promise<object> | object {
     if (isCoreContextUrl(url)) return this.coreDoc!;
+    if (this.opts.hosted !== undefined) {
+      const localId = hostedLocalId(url);
+      if (localId !== undefined) return this.keptDocument(url, localId);
+    }
     const local = this.localDocs.get(url);
     if (local !== undefined) return local;
     const embedded = embeddedDocument(url);
@@ -254,6 +374,7 @@ export class ContextResolver {
         .then((doc) => {
           this.documents.set(url, doc);
           this.opts.log?.debug({ url }, '@context fetched');
+          this.recordCached(url, doc);
           return doc;
         })
         .catch((e: unknown) => {
@@ -264,6 +385,21 @@ export class ContextResolver {
       this.fetching.set(url, p);
     }
     return p;
+  }
+
+  /** A kept @context as a context document, from the store (the broker never fetches from itself). */
+  private async keptDocument(url: string, localId: string): Promise<object> {
+    const doc = (await this.opts.hosted!.get(localId)) as KeptContext | undefined;
+    if (doc === undefined) throw new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': the broker keeps no @context '${localId}'`);
+    return { '@context': doc.context };
+  }
+
+  /** Records a fetched document as a Cached @context (§5.13.1), once per URL across threads. */
+  private recordCached(url: string, doc: object): void {
+    const hosted = this.opts.hosted;
+    if (hosted === undefined) return;
+    const kept: KeptContext = { kind: 'Cached', url, context: (doc as Record<string, unknown>)['@context'], timestamp: new Date().toISOString() };
+    hosted.insert(cachedLocalId(url), kept as unknown as Record<string, unknown>).catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'cached @context not recorded'));
   }
 }
 

@@ -1,0 +1,203 @@
+// @context management (CIM 009 v1.8 §5.13, §6.30, §6.31): Hosted @contexts added, listed, served, used in Link
+// headers (from the store, by every thread, never over HTTP), deleted; Cached ones listed and reloaded; inline
+// request contexts kept as ImplicitlyCreated; Hosted ones survive a restart of the disk store.
+import t from 'tap';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+
+const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
+let broker: Broker;
+let origin: Server;
+let originUrl = '';
+let originUp = true;
+const REMOTE = { '@context': { remoteTerm: 'https://example.org/remote#term' } };
+
+t.before(async () => {
+  origin = createServer((req, res) => {
+    if (!originUp) { res.writeHead(500).end(); return; }
+    res.writeHead(200, { 'content-type': 'application/ld+json' }).end(JSON.stringify(REMOTE));
+  });
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+  originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}/remote.jsonld`;
+  broker = await startBroker();
+});
+t.teardown(async () => { await broker.stop(); origin.close(); });
+
+const linkTo = (url: string): string => `<${url}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
+const addHosted = async (context: unknown, extra: Record<string, unknown> = {}): Promise<string> => {
+  const r = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': context, ...extra } });
+  if (r.status !== 201) throw new Error(r.text);
+  return r.headers.get('location')!;
+};
+
+t.test('POST /jsonldContexts keeps a Hosted @context (201, Location) and GET serves it without the extra members', async (t) => {
+  const r = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Car: 'https://example.org/Car', speed: 'https://example.org/speed' }, junk: 1 } });
+  t.equal(r.status, 201, r.text);
+  const loc = r.headers.get('location')!;
+  t.match(loc, /^\/ngsi-ld\/v1\/jsonldContexts\/[0-9a-f-]{36}$/);
+  const got = await call(broker, 'GET', loc);
+  t.equal(got.status, 200, got.text);
+  t.same(got.json, { '@context': { Car: 'https://example.org/Car', speed: 'https://example.org/speed' } });
+  const d = await call(broker, 'GET', `${loc}?details=true`);
+  t.equal(d.json.kind, 'Hosted');
+  t.equal(d.json.localId, loc.split('/').pop());
+  t.match(d.json.URL, new RegExp(`${loc}$`));
+  t.type(d.json.timestamp, 'string');
+});
+
+t.test('a Hosted @context works in Link headers, served from the store whatever host the URL names', async (t) => {
+  const loc = await addHosted({ Car: 'https://example.org/Car', speed: 'https://example.org/speed' });
+  const viaBroker = linkTo(broker.url + loc);
+  const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Car:h1', type: 'Car', speed: { type: 'Property', value: 3 } }, headers: { Link: viaBroker } });
+  t.equal(c.status, 201, c.text);
+  const plain = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Car:h1`);
+  t.equal(plain.json.type, 'https://example.org/Car', 'the term was expanded with the hosted context');
+  // An unreachable host: the broker never fetches its own contexts over HTTP.
+  const elsewhere = linkTo(`http://unreachable.invalid:1${loc}`);
+  for (let i = 0; i < 4; i++) {
+    const r = await call(broker, 'GET', `${NGSI}/entities?type=Car`, { headers: { Link: elsewhere } });
+    t.equal(r.status, 200, r.text);
+    t.equal(r.json[0]?.type, 'Car', `request ${i} (any worker) compacts with the hosted context`);
+    t.equal(r.json[0]?.speed.value, 3);
+  }
+});
+
+t.test('POST /jsonldContexts refuses what is no valid @context with 400 BadRequestData and keeps nothing', async (t) => {
+  const before = (await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length;
+  for (const body of [{ '@context': 42 }, { '@context': true }, { notContext: {} }, { '@context': ['https://example.org/x.jsonld', 7] }, { '@context': { id: 'https://example.org/id' } }, { '@context': 'not a url' }]) {
+    const r = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body });
+    t.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+    t.equal(r.json.type, `${ERR}BadRequestData`, JSON.stringify(body));
+  }
+  const notJson = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { raw: '{"@context": ', headers: { 'content-type': 'application/json' } });
+  t.equal(notJson.status, 400);
+  const arr = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: [{ '@context': {} }] });
+  t.equal(arr.status, 400);
+  t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length, before, 'nothing was kept');
+});
+
+t.test('GET /jsonldContexts lists URLs; details and kind filter; bad kind or details is 400', async (t) => {
+  const loc = await addHosted({ Z: 'https://example.org/Z' });
+  const id = loc.split('/').pop()!;
+  const all = await call(broker, 'GET', `${NGSI}/jsonldContexts`);
+  t.equal(all.status, 200, all.text);
+  t.ok(all.json.some((u: string) => u.endsWith(id)), 'the hosted URL is listed');
+  t.ok(all.json.includes('https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld'), 'the core context is listed');
+  const hosted = await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted&details=true`);
+  t.ok(hosted.json.every((e: any) => e.kind === 'Hosted'));
+  t.ok(hosted.json.some((e: any) => e.localId === id));
+  const cached = await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Cached`);
+  t.notOk(cached.json.some((u: string) => u.endsWith(id)), 'a Hosted context is not Cached');
+  for (const q of ['kind=Bogus', 'details=banana', 'limit=3']) {
+    const r = await call(broker, 'GET', `${NGSI}/jsonldContexts?${q}`);
+    t.equal(r.status, 400, q);
+    t.equal(r.json.type, `${ERR}BadRequestData`, q);
+  }
+});
+
+t.test('the core @context is listed as Cached: details are served, the content is 422, it cannot be deleted', async (t) => {
+  const core = encodeURIComponent('https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld');
+  const r = await call(broker, 'GET', `${NGSI}/jsonldContexts/${core}`);
+  t.equal(r.status, 422, r.text);
+  t.equal(r.json.type, `${ERR}OperationNotSupported`);
+  const d = await call(broker, 'GET', `${NGSI}/jsonldContexts/${core}?details=true`);
+  t.equal(d.status, 200);
+  t.equal(d.json.kind, 'Cached');
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${core}`)).status, 400);
+});
+
+t.test('DELETE: reload of a Hosted one is 400 and keeps it; delete is 204, then 404; a Link to it is 503', async (t) => {
+  const loc = await addHosted({ Gone: 'https://example.org/Gone' });
+  const bad = await call(broker, 'DELETE', `${loc}?reload=true`);
+  t.equal(bad.status, 400, bad.text);
+  t.equal(bad.json.type, `${ERR}BadRequestData`);
+  t.equal((await call(broker, 'GET', loc)).status, 200, 'a refused reload deletes nothing');
+  t.equal((await call(broker, 'DELETE', `${loc}?reload=maybe`)).status, 400);
+  t.equal((await call(broker, 'GET', `${NGSI}/entities?type=Gone`, { headers: { Link: linkTo(broker.url + loc) } })).status, 200);
+  const del = await call(broker, 'DELETE', loc);
+  t.equal(del.status, 204);
+  t.equal(del.text, '');
+  const gone = await call(broker, 'GET', loc);
+  t.equal(gone.status, 404);
+  t.equal(gone.json.type, `${ERR}ResourceNotFound`);
+  for (let i = 0; i < 4; i++) {
+    const r = await call(broker, 'GET', `${NGSI}/entities?type=Gone`, { headers: { Link: linkTo(broker.url + loc) } });
+    t.equal(r.status, 503, `request ${i} (any worker) no longer resolves it: ${r.text}`);
+    t.equal(r.json.type, `${ERR}LdContextNotAvailable`);
+  }
+  t.equal((await call(broker, 'DELETE', loc)).status, 404, 'a second delete is 404');
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/urn:ngsi-ld:none`)).status, 404);
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/urn:ngsi-ld:none?reload=true`)).status, 400);
+});
+
+t.test('a fetched @context is listed as Cached; reload fetches it again (503 when it cannot); delete drops it', async (t) => {
+  const q = await call(broker, 'GET', `${NGSI}/entities?type=remoteTerm`, { headers: { Link: linkTo(originUrl) } });
+  t.equal(q.status, 200, q.text);
+  let listed: string[] = [];
+  for (let i = 0; i < 50 && !listed.includes(originUrl); i++) {
+    listed = (await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Cached`)).json;
+    if (!listed.includes(originUrl)) await new Promise((r) => setTimeout(r, 20));
+  }
+  t.ok(listed.includes(originUrl), 'the fetched URL is listed as Cached');
+  const id = encodeURIComponent(originUrl);
+  t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts/${id}`)).status, 422, 'a Cached context is not served');
+  t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts/${id}?details=true`)).json.kind, 'Cached');
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${id}?reload=true`)).status, 204);
+  originUp = false;
+  const failed = await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${id}?reload=true`);
+  t.equal(failed.status, 503, failed.text);
+  t.equal(failed.json.type, `${ERR}LdContextNotAvailable`);
+  originUp = true;
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${id}`)).status, 204);
+  t.notOk((await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Cached`)).json.includes(originUrl));
+});
+
+t.test('an inline request @context is kept as ImplicitlyCreated and linked from application/json answers', async (t) => {
+  const ctx = { Boat: 'https://example.org/Boat', hull: 'https://example.org/hull' };
+  const c = await call(broker, 'POST', `${NGSI}/entities`, {
+    raw: JSON.stringify({ id: 'urn:ngsi-ld:Boat:i1', type: 'Boat', hull: { type: 'Property', value: 'steel' }, '@context': ctx }),
+    headers: { 'content-type': 'application/ld+json' },
+  });
+  t.equal(c.status, 201, c.text);
+  const q = await call(broker, 'POST', `${NGSI}/entityOperations/query`, {
+    raw: JSON.stringify({ type: 'Query', entities: [{ type: 'Boat' }], '@context': ctx }),
+    headers: { 'content-type': 'application/ld+json', accept: 'application/json' },
+  });
+  t.equal(q.status, 200, q.text);
+  t.equal(q.json[0].type, 'Boat');
+  const link = /<([^>]+)>/.exec(q.headers.get('link') ?? '')?.[1] ?? '';
+  t.match(link, /\/ngsi-ld\/v1\/jsonldContexts\/implicit-/, 'the Link names a context the broker keeps');
+  const path = new URL(link).pathname;
+  let served: any;
+  for (let i = 0; i < 50; i++) {
+    served = await call(broker, 'GET', path);
+    if (served.status === 200) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.equal(served.status, 200, served.text);
+  t.same(served.json, { '@context': ctx });
+  t.equal((await call(broker, 'GET', `${path}?details=true`)).json.kind, 'ImplicitlyCreated');
+  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Boat:i1`, { headers: { Link: linkTo(broker.url + path) } });
+  t.equal(r.json.type, 'Boat', 'the linked context compacts the answer');
+});
+
+t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldb-ctx-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let b = await startBroker(['--dbDir', dir]);
+  const r = await call(b, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Kept: 'https://example.org/Kept' } } });
+  t.equal(r.status, 201, r.text);
+  const loc = r.headers.get('location')!;
+  await b.stop();
+  b = await startBroker(['--dbDir', dir]);
+  t.teardown(() => b.stop());
+  const got = await call(b, 'GET', loc);
+  t.equal(got.status, 200, got.text);
+  t.same(got.json, { '@context': { Kept: 'https://example.org/Kept' } });
+  const c = await call(b, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Kept:1', type: 'Kept' }, headers: { Link: linkTo(b.url + loc) } });
+  t.equal(c.status, 201, c.text);
+  t.equal((await call(b, 'GET', `${NGSI}/entities/urn:ngsi-ld:Kept:1`)).json.type, 'https://example.org/Kept');
+});
