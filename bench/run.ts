@@ -26,6 +26,8 @@ const USAGE = `Usage: node dist/bench/run.js [options]
   --connections <n>     autocannon connections (default 50)
   --only <a,b>          scenarios: ${allScenarios.map((s) => s.name).join(', ')}
   --variants <a,b>      broker variants: ${allVariants.map((v) => v.name).join(', ')}
+  --variant <name=args> an ad-hoc variant, e.g. --variant 'pool8=--connectionPoolSize 8' (repeatable; alone, it
+                        replaces the table's variants, with --variants it adds to them)
   --out <file>          where the Markdown report goes (default bench/RESULTS.md; never in smoke mode)
   --json <file>         also write the rows as JSON
 `;
@@ -57,6 +59,13 @@ function pick<T extends { name: string }>(flag: string, table: readonly T[], tex
   });
 }
 
+function adHocVariant(text: string): BrokerVariant {
+  const eq = text.indexOf('=');
+  const name = eq < 0 ? '' : text.slice(0, eq).trim();
+  if (name === '') throw new UsageError(`--variant: '${text}' is not name=args`);
+  return { name, description: 'ad hoc (--variant)', args: text.slice(eq + 1).split(/\s+/).filter((a) => a !== '') };
+}
+
 function settings(argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
@@ -67,6 +76,7 @@ function settings(argv: string[]): Settings {
       connections: { type: 'string' },
       only: { type: 'string' },
       variants: { type: 'string' },
+      variant: { type: 'string', multiple: true },
       out: { type: 'string' },
       json: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -86,7 +96,10 @@ function settings(argv: string[]): Settings {
       connections: Math.round(positive('connections', values.connections, 50)),
     },
     scenarios: pick('only', allScenarios, values.only, allScenarios),
-    variants: pick('variants', allVariants, values.variants, smoke ? allVariants.slice(0, 1) : allVariants),
+    variants: [
+      ...pick('variants', allVariants, values.variants, values.variant !== undefined ? [] : smoke ? allVariants.slice(0, 1) : allVariants),
+      ...(values.variant ?? []).map(adHocVariant),
+    ],
     out: values.out ?? RESULTS,
     json: values.json,
   };
