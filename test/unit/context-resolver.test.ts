@@ -163,6 +163,16 @@ t.test('every core version initializes; core terms win over user terms in all of
   t.equal((await v19.resolve(undefined)).expandTerm('EntityMap'), `${NGSI}EntityMap`, 'resolve() initializes on demand');
 });
 
+t.test('a user @vocab is overridden by the core @vocab, which comes last, in every core version', async (t) => {
+  for (const v of ['1.7', '1.8', '1.9'] as const) {
+    const r = new ContextResolver({ coreVersion: v });
+    const ctx = await r.resolve({ '@vocab': 'http://ex.org/vocab/', a: 'http://ex.org/a' });
+    t.equal(ctx.expandTerm('zzz'), `${DEFAULT}zzz`, v);
+    t.equal(ctx.expandTerm('a'), 'http://ex.org/a', v);
+    t.equal(ctx.compactIri(`${DEFAULT}zzz`), 'zzz', v);
+  }
+});
+
 t.test('a user context that redefines a protected core term is InvalidRequest (400)', async (t) => {
   await rejects(t, resolver.resolve({ location: 'http://ex.org/loc' }), 'InvalidRequest', "protected core term 'location'");
   await rejects(t, resolver.resolve([{ observedAt: { '@id': `${NGSI}observedAt` } }]), 'InvalidRequest', "protected core term 'observedAt'");

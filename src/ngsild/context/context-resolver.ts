@@ -128,6 +128,8 @@ export class ContextResolver {
   private coreDoc: object | undefined;
   private coreActive: JsonLdActiveContext | undefined;
   private coreCtx: FlatContext | undefined;
+  /** Every core term is @protected (v1.8+): then the trailing core changes nothing but @vocab (see build()). */
+  private coreAllProtected = false;
   private defaultCtx: FlatContext | undefined;
   private initializing: Promise<void> | undefined;
   /** URL of a kept @context → the timestamp of the version its resolved entry was built from. */
@@ -267,7 +269,9 @@ export class ContextResolver {
     } catch (e) {
       throw new Error(`core context ${this.coreUrl} cannot be processed: ${failures[0]?.detail ?? describeJsonLdError(e)}`);
     }
-    this.coreCtx = new FlatContext({ key: this.keyOf(CORE_ONLY), contextValue: this.coreUrl, linkUrl: this.coreUrl }, this.coreActive, this.coreActive);
+    this.coreAllProtected = [...this.coreActive.mappings.values()].every((m) => m?.protected === true);
+    const coreInfo = { key: this.keyOf(CORE_ONLY), contextValue: this.coreUrl, linkUrl: this.coreUrl, vocab: this.coreActive['@vocab'] };
+    this.coreCtx = new FlatContext(coreInfo, this.coreActive, this.coreActive);
     const given = this.opts.defaultUserContext;
     if (given === undefined) {
       this.defaultCtx = this.coreCtx;
@@ -312,9 +316,13 @@ export class ContextResolver {
 
   private async build(user: UserContext): Promise<FlatContext> {
     const failures: LdError[] = [];
+    // With an all-protected core, a user context that got past the leading core redefined no core term (or
+    // redefined it identically), so the trailing core would only restore the core's @vocab: set that instead of
+    // processing the core a second time (most of the cost of a new context).
+    const local = this.coreAllProtected ? user.elements : [...user.elements, this.coreUrl];
     let active: JsonLdActiveContext;
     try {
-      active = await processContext(this.coreActive!, [...user.elements, this.coreUrl], { documentLoader: this.loader(failures) });
+      active = await processContext(this.coreActive!, local, { documentLoader: this.loader(failures) });
     } catch (e) {
       // jsonld wraps (or, in scoped contexts, replaces) the loader's error: the loader's own verdict wins.
       if (failures.length > 0) throw failures[0]!;
@@ -322,7 +330,8 @@ export class ContextResolver {
     }
     const key = this.keyOf(user.userKey);
     const linkUrl = user.url ?? this.opts.inlineContextUrl?.(key, user.contextValue) ?? this.keepInline(user) ?? this.coreUrl;
-    const flat = new FlatContext({ key, contextValue: user.contextValue, linkUrl }, active, this.coreActive);
+    const vocab = this.coreAllProtected ? this.coreActive!['@vocab'] : active['@vocab'];
+    const flat = new FlatContext({ key, contextValue: user.contextValue, linkUrl, vocab }, active, this.coreActive);
     this.resolved.set(user.userKey, flat);
     return flat;
   }

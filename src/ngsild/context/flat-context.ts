@@ -14,6 +14,8 @@ export interface FlatContextInfo {
   key: string;
   contextValue: unknown;
   linkUrl: string;
+  /** The @vocab in force (the core's: it comes last). */
+  vocab: string | undefined;
 }
 
 interface Candidate {
@@ -47,7 +49,7 @@ export class FlatContext implements ResolvedContext {
     this.key = info.key;
     this.contextValue = info.contextValue;
     this.linkUrl = info.linkUrl;
-    this.vocab = typeof active['@vocab'] === 'string' ? active['@vocab'] : undefined;
+    this.vocab = info.vocab;
     const best = new Map<string, Candidate>();
     for (const [term, mapping] of active.mappings) {
       if (mapping === null || mapping === undefined || term.startsWith('@')) continue;
@@ -97,11 +99,6 @@ export class FlatContext implements ResolvedContext {
   /** The term definition's `@container` values (`@list`, `@set`, `@index`, ...), when it has any. */
   termContainer(term: string): readonly string[] | undefined {
     return this.containerOf.get(term);
-  }
-
-  /** True when `term` has a term definition mapping it to an IRI or keyword in this context. */
-  hasTerm(term: string): boolean {
-    return this.termIri.has(term);
   }
 
   // JSON-LD 1.1 API §5.2.2 IRI Expansion with vocab = true, on the flattened definitions.
