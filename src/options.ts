@@ -19,7 +19,7 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
   { name: 'logLevel', type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info',
     help: 'pino log level' },
-  { name: 'defaultUserContext', type: 'string', help: 'URL of a context added to the core context for every request' },
+  { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
   { name: 'maxBodySize', type: 'int', default: 8 * 1024 * 1024, min: 1, help: 'largest request body in bytes (413 above)' },
   { name: 'pluginDir', type: 'string', help: 'directory of plugins (<pluginDir>/<category>/<name>.js); default: the built-in ones' },
