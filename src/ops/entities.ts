@@ -18,6 +18,7 @@ import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { tracked, type EntityChange } from './changes.js';
+import { joinOptions, flatLinked, renderInline } from './linked.js';
 
 const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via']);
 const NO_PARAMS = new Set<string>(['local']);
@@ -71,6 +72,7 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   req.query.only(RETRIEVE_PARAMS);
   const id = entityIdParam(req);
   const opts = renderOptions(req);
+  const join = joinOptions(req);
   const stored = await ctx.store.getEntity(req.tenant, id);
   if (stored === undefined) throw missing(id);
   const entity = await readableEntity(req, ctx, stored);
@@ -78,6 +80,9 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
     const geometryProperty = req.query.get('geometryProperty');
     return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
   }
+  // CIM 009 v1.8 §4.5.23: join=flat answers the entity and the entities it links to as an array.
+  if (join?.mode === 'flat') return { status: 200, body: [renderEntity(entity, req.context, opts), ...(await flatLinked(req, ctx, [entity], join, opts))], withContext: true };
+  if (join?.mode === 'inline') return { status: 200, body: await renderInline(req, ctx, entity, join, opts), withContext: true };
   return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
 };
 

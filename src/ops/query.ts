@@ -18,8 +18,12 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
 import { renderOptions, type RenderOptions } from './render-options.js';
 import { GEO_JSON } from '../pipeline/media.js';
+import { joinOptions, flatLinked, renderInline, type JoinOptions } from './linked.js';
 
-/** Default page size (CIM 009 §6.3.10) and the documented maximum; above it a query is 403 TooManyResults. */
+/**
+ * Default page size (CIM 009 v1.8 §6.3.10) and the documented maximum: above it a query is refused with
+ * TooManyResults, which table 5.5.2-1 maps to HTTP 403.
+ */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
 
@@ -53,7 +57,10 @@ function paging(req: LdRequest): { limit: number; offset: number; count: boolean
   const countText = q.get('count');
   if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
   const words = q.get('options')?.split(',') ?? [];
-  return { limit, offset, count: countText === 'true' || words.includes('count') };
+  const count = countText === 'true' || words.includes('count');
+  // CIM 009 §6.3.10: limit=0 asks for the count alone, so it needs count=true.
+  if (limit === 0 && !count) throw badRequest('limit=0 is only allowed with count=true');
+  return { limit, offset, count };
 }
 
 function intParam(text: string | undefined, name: string, dflt: number): number {
@@ -116,7 +123,7 @@ function compile(sel: Selection, ctx: ResolvedContext): { typeIris?: string[]; i
   return { typeIris, ids, filter };
 }
 
-async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions): Promise<OpResult> {
+async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
   if (sel.selectors.length === 0 && sel.attrs === undefined && sel.q === undefined && sel.geo === undefined)
     throw badRequest('a query needs at least one of type, id, idPattern, attrs, q or a geo-query');
   const { limit, offset, count } = paging(req);
@@ -129,7 +136,14 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
     const features = page.entities.map((e) => renderGeoJson(e, req.context, { ...opts, geometryProperty }));
     return { status: 200, body: featureCollection(features), headers, withContext: true, geoJson: true };
   }
-  return { status: 200, body: page.entities.map((e) => renderEntity(e, req.context, opts)), headers, withContext: true };
+  if (join?.mode === 'inline') {
+    const body: Record<string, unknown>[] = [];
+    for (const e of page.entities) body.push(await renderInline(req, ctx, e, join, opts));
+    return { status: 200, body, headers, withContext: true };
+  }
+  const body = page.entities.map((e) => renderEntity(e, req.context, opts));
+  if (join?.mode === 'flat') body.push(...(await flatLinked(req, ctx, page.entities, join, opts)));
+  return { status: 200, body, headers, withContext: true };
 }
 
 function idList(text: string): string[] {
@@ -156,7 +170,7 @@ export const queryEntities: OpHandler = async (req, ctx) => {
     scopeQ: q.get('scopeQ'),
     geo: parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, req.context.expandTerm.bind(req.context)),
   };
-  return runQuery(req, ctx, sel, opts);
+  return runQuery(req, ctx, sel, opts, joinOptions(req));
 };
 
 export const queryPost: OpHandler = async (req, ctx) => {
@@ -207,5 +221,5 @@ export const queryPost: OpHandler = async (req, ctx) => {
   const opts = renderOptions(req);
   if (attrs !== undefined && opts.attrs === undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
   if (typeof body.lang === 'string' && opts.lang === undefined) opts.lang = body.lang;
-  return runQuery(req, ctx, sel, opts);
+  return runQuery(req, ctx, sel, opts, joinOptions(req, body));
 };

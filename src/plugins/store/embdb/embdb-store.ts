@@ -7,11 +7,14 @@ import {
   type EntitySignature, type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { docKey, entityKey, entityPrefix, typeKey, typePrefix } from './keys.js';
+import { docKey, entityKey, entityPrefix, typeKey } from './keys.js';
 
-/** Discovery counts: `tenant\0IRI` in the typeStats and attrStats databases (the layout of keys.ts). */
-const statKey = (tenant: string, iri: string): string => tenant + '\u0000' + iri;
-const statPrefix = (tenant: string): { start: string; end: string } => ({ start: tenant + '\u0000', end: tenant + '\u0001' });
+/** Discovery counts: `[tenant, IRI]` in the typeStats and attrStats databases (array keys, as typeIds). */
+const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
+const statPrefix = (tenant: string): { start: [string]; end: [string] } => ({ start: [tenant], end: [tenant + '\u0001'] });
+/** Every `[tenant, typeIri, id]` key of one type (IRIs hold no control character, so `\u0001` ends the range). */
+const typeRange = (tenant: string, typeIri: string): { start: [string, string]; end: [string, string] } =>
+  ({ start: [tenant, typeIri], end: [tenant, typeIri + '\u0001'] });
 
 export interface EmbdbSettings {
   path: string;
@@ -34,11 +37,17 @@ export class EmbdbStore implements Store {
   private readonly env: RootDatabase;
   private readonly entities: Database<StoredEntity, string>;
   private readonly typeIndex: Database<null, string>;
+  /**
+   * The type index queries read: keys `[tenant, typeIri, id]` as arrays. lmdb's key codec turns some NUL-joined
+   * string keys of `typeIndex` into arrays and others not, so a string prefix range misses entries; array keys
+   * compare element by element and a range over `[tenant, typeIri]` finds them all.
+   */
+  private readonly typeIds: Database<null, [string, string, string]>;
   private readonly tenants: Database<{ createdAt: string }, string>;
-  /** Discovery index: `tenant\0typeIri` → counts of the type (§5.7.5); kept in the entity's write transaction. */
-  private readonly typeStatDb: Database<TypeStat, string>;
-  /** Discovery index: `tenant\0attrIri` → counts of the attribute (§5.7.7). */
-  private readonly attrStatDb: Database<AttrStat, string>;
+  /** Discovery index: `[tenant, typeIri]` → counts of the type (§5.7.5); kept in the entity's write transaction. */
+  private readonly typeStatDb: Database<TypeStat, [string, string]>;
+  /** Discovery index: `[tenant, attrIri]` → counts of the attribute (§5.7.7). */
+  private readonly attrStatDb: Database<AttrStat, [string, string]>;
   private readonly docs: Database<DocRecord, string>;
   private readonly docOrder: Database<string, (string | number)[]>;
   private readonly knownTenants = new Set<string>(['']);
@@ -55,9 +64,10 @@ export class EmbdbStore implements Store {
     });
     this.entities = this.env.openDB<StoredEntity, string>({ name: 'entities' });
     this.typeIndex = this.env.openDB<null, string>({ name: 'typeIndex' });
+    this.typeIds = this.env.openDB<null, [string, string, string]>({ name: 'typeIds' });
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
-    this.typeStatDb = this.env.openDB<TypeStat, string>({ name: 'typeStats' });
-    this.attrStatDb = this.env.openDB<AttrStat, string>({ name: 'attrStats' });
+    this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ name: 'typeStats' });
+    this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ name: 'attrStats' });
     this.docs = this.env.openDB<DocRecord, string>({ name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ name: 'docOrder' });
   }
@@ -133,8 +143,8 @@ export class EmbdbStore implements Store {
     if (next === undefined) return result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
-    for (const t of oldTypes) if (!newTypes.includes(t)) this.typeIndex.removeSync(typeKey(tenant, t, id));
-    for (const t of newTypes) if (!oldTypes.includes(t)) this.typeIndex.putSync(typeKey(tenant, t, id), null);
+    for (const t of oldTypes) if (!newTypes.includes(t)) { this.typeIndex.removeSync(typeKey(tenant, t, id)); this.typeIds.removeSync([tenant, t, id]); }
+    for (const t of newTypes) if (!oldTypes.includes(t)) { this.typeIndex.putSync(typeKey(tenant, t, id), null); this.typeIds.putSync([tenant, t, id], null); }
     this.updateStats(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) {
       if (current !== undefined) this.entities.removeSync(key);
@@ -201,9 +211,8 @@ export class EmbdbStore implements Store {
     } else if (query.typeIris !== undefined) {
       const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
       outer: for (const typeIri of query.typeIris) {
-        const prefix = typePrefix(tenant, typeIri);
-        for (const k of this.typeIndex.getKeys(prefix)) {
-          const id = k.slice(prefix.start.length);
+        for (const k of this.typeIds.getKeys(typeRange(tenant, typeIri))) {
+          const id = k[2];
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
           if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
         }
@@ -225,9 +234,8 @@ export class EmbdbStore implements Store {
     let position = 0;
     const seen = typeIris.length > 1 ? new Set<string>() : undefined;
     outer: for (const typeIri of typeIris) {
-      const prefix = typePrefix(tenant, typeIri);
-      for (const k of this.typeIndex.getKeys(prefix)) {
-        const id = k.slice(prefix.start.length);
+      for (const k of this.typeIds.getKeys(typeRange(tenant, typeIri))) {
+        const id = k[2];
         if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
         if (position >= query.offset) {
           if (position >= end && !(query.count && seen !== undefined)) break outer;
