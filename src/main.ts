@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     fail(e instanceof Error ? e.message : String(e));
   }
   const storeParams = {
-    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer } as Record<string, unknown>,
+    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer, troe: config.troe } as Record<string, unknown>,
     primary: true,
     log,
   };

@@ -13,6 +13,8 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
   { name: 'dbLockPrefer', type: 'enum', values: ['reads', 'writes'], default: 'reads',
     help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker' },
+  { name: 'troe', type: 'enum', values: ['none', 'embdb'], default: 'none',
+    help: 'history of every write (temporal API): none, or embdb (in the embedded store, same transaction)' },
   { name: 'connectionPoolSize', type: 'int', min: 0,
     help: 'requests in flight in the pipeline pool (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
@@ -116,6 +118,7 @@ export interface BrokerConfig {
   dbSync: 'interval' | 'request';
   dbCompress: boolean;
   dbLockPrefer: 'reads' | 'writes';
+  troe: 'none' | 'embdb';
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;
@@ -138,6 +141,7 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     dbSync: values.dbSync as BrokerConfig['dbSync'],
     dbCompress: values.dbCompress as boolean,
     dbLockPrefer: values.dbLockPrefer as BrokerConfig['dbLockPrefer'],
+    troe: values.troe as BrokerConfig['troe'],
     // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (dbDir === undefined && values.database === 'embdb' ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],

@@ -8,6 +8,7 @@ import {
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { docKey, entityKey, entityPrefix, typeKey } from './keys.js';
+import { EmbdbHistory } from './history.js';
 
 /** Discovery counts: `[tenant, IRI]` in the typeStats and attrStats databases (array keys, as typeIds). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -25,6 +26,8 @@ export interface EmbdbSettings {
   lockPrefer: 'reads' | 'writes';
   /** RAM store on tmpfs: durability means nothing there, so no fsync at all. */
   ram: boolean;
+  /** `--troe embdb`: record the history of every write in the same transaction. */
+  troe?: 'none' | 'embdb';
 }
 
 interface DocRecord {
@@ -52,11 +55,12 @@ export class EmbdbStore implements Store {
   private readonly docOrder: Database<string, (string | number)[]>;
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
+  readonly history: EmbdbHistory | undefined;
 
   constructor(private readonly settings: EmbdbSettings) {
     this.env = open({
       path: settings.path,
-      maxDbs: 16,
+      maxDbs: 32, // the store's own DBs, the history's (history.ts) and room for indexes
       compression: settings.compress,
       noSync: settings.ram,
       // One shape per record kind would suit shared structures, but entities differ per type: plain msgpack.
@@ -70,6 +74,7 @@ export class EmbdbStore implements Store {
     this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ name: 'attrStats' });
     this.docs = this.env.openDB<DocRecord, string>({ name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ name: 'docOrder' });
+    this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
   }
 
   status(): StoreStatus {
@@ -153,6 +158,7 @@ export class EmbdbStore implements Store {
       if (opts?.createTenant && tenant !== '' && !this.knownTenants.has(tenant) && this.tenants.get(tenant) === undefined)
         this.tenants.putSync(tenant, { createdAt: new Date().toISOString() });
     }
+    this.history?.recordWrite(tenant, id, current, next);
     return result;
   }
 

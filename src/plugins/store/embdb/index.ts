@@ -24,6 +24,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     sync: (o.dbSync as 'interval' | 'request' | undefined) ?? 'interval',
     compress: o.dbCompress === true,
     lockPrefer: (o.dbLockPrefer as 'reads' | 'writes' | undefined) ?? 'reads',
+    troe: o.troe === 'embdb' ? 'embdb' : 'none',
   });
 }
 

@@ -1,0 +1,335 @@
+// The embdb history (`--troe embdb`): entity events and attribute instances of every write, recorded inside the
+// store's write transaction (seed 001, importer behaviour 4), and the temporal API's reads and writes on them.
+import { randomBytes } from 'node:crypto';
+import type { Database, RootDatabase } from 'lmdb';
+import type {
+  EntityEvent, History, HistoryInstance, InstancePage, InstanceSelection, InstanceUpdateOutcome, MutateOptions,
+  TemporalEntityQuery, TemporalEntityRecord,
+} from '../../../store/contract.js';
+import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../../../ngsild/entity/model.js';
+
+type Key = Array<string | number>;
+
+const NGSI_LD_NULL = 'urn:ngsi-ld:null';
+const MIN_T = -Number.MAX_SAFE_INTEGER;
+const MAX_T = Number.MAX_SAFE_INTEGER;
+/** Sorts after every string an IRI, id or tenant holds: the end of a key prefix's range. */
+const LAST = '\u{10FFFF}';
+
+// instanceIds sort by creation within one thread: time, a per-thread counter, then randomness across threads.
+let counter = 0;
+const threadTag = randomBytes(4).toString('hex');
+export function newInstanceId(ms: number): string {
+  counter = (counter + 1) & 0xffffff;
+  return `urn:ngsi-ld:attribute:instance:${ms.toString(16).padStart(12, '0')}-${counter.toString(16).padStart(6, '0')}-${threadTag}${randomBytes(4).toString('hex')}`;
+}
+
+export class EmbdbHistory implements History {
+  readonly name = 'embdb';
+  /** [tenant, id, attrIri, createdAt ms, instanceId] → instance: the index by entity, attribute and time. */
+  private readonly inst: Database<HistoryInstance, Key>;
+  /** [tenant, id, attrIri, observedAt ms, instanceId] → createdAt ms. */
+  private readonly observed: Database<number, Key>;
+  /** [tenant, id, attrIri, instanceId] → createdAt ms. */
+  private readonly byInstanceId: Database<number, Key>;
+  /** [tenant, id, attrIri] → null: the attributes an entity's history holds. */
+  private readonly attrs: Database<null, Key>;
+  /** [tenant, id] → the temporal entity. */
+  private readonly ents: Database<TemporalEntityRecord, Key>;
+  /** [tenant, id, at ms, instance-like id] → event. */
+  private readonly events: Database<EntityEvent, Key>;
+  private readonly tenants: Database<{ createdAt: string }, string>;
+
+  constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>) {
+    this.inst = env.openDB<HistoryInstance, Key>({ name: 'histInstances' });
+    this.observed = env.openDB<number, Key>({ name: 'histObserved' });
+    this.byInstanceId = env.openDB<number, Key>({ name: 'histInstanceIds' });
+    this.attrs = env.openDB<null, Key>({ name: 'histAttrs' });
+    this.ents = env.openDB<TemporalEntityRecord, Key>({ name: 'histEntities' });
+    this.events = env.openDB<EntityEvent, Key>({ name: 'histEvents' });
+    this.tenants = env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
+  }
+
+  // ---- capture: called by the store inside its write transaction -------------------------------------------
+
+  /** Records the write that turns `current` into `next` (null: deleted). Synchronous: runs inside the store's transaction. */
+  recordWrite(tenant: string, id: string, current: StoredEntity | undefined, next: StoredEntity | null): void {
+    if (next === null) {
+      if (current === undefined) return;
+      const at = new Date().toISOString();
+      this.putEvent(tenant, id, 'deleted', at);
+      const rec = this.ents.get([tenant, id]);
+      this.ents.putSync([tenant, id], { ...(rec ?? recordOf(current)), modifiedAt: at, deletedAt: at });
+      for (const attrIri in current) {
+        if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+        for (const old of current[attrIri] as AttrInstance[]) this.putInstance(tenant, id, attrIri, tombstone(old, at));
+      }
+      return;
+    }
+    const at = next.modifiedAt;
+    if (current === undefined) {
+      this.putEvent(tenant, id, 'created', next.createdAt);
+      this.ents.putSync([tenant, id], recordOf(next));
+      for (const attrIri in next) {
+        if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+        for (const inst of next[attrIri] as AttrInstance[]) this.putInstance(tenant, id, attrIri, historyInstance(inst, at));
+      }
+      return;
+    }
+    if (isReplacement(current, next)) this.putEvent(tenant, id, 'replaced', at);
+    const rec = this.ents.get([tenant, id]);
+    this.ents.putSync([tenant, id], { ...recordOf(next), createdAt: rec?.createdAt ?? next.createdAt });
+    for (const attrIri in next) {
+      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+      const before = current[attrIri] as AttrInstance[] | undefined;
+      for (const inst of next[attrIri] as AttrInstance[]) {
+        const old = before?.find((b) => b.datasetId === inst.datasetId);
+        if (old !== undefined && unchanged(old, inst, at)) continue;
+        this.putInstance(tenant, id, attrIri, historyInstance(inst, at));
+      }
+    }
+    for (const attrIri in current) {
+      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+      const after = next[attrIri] as AttrInstance[] | undefined;
+      for (const old of current[attrIri] as AttrInstance[]) {
+        if (after?.some((a) => a.datasetId === old.datasetId)) continue;
+        this.putInstance(tenant, id, attrIri, tombstone(old, at));
+      }
+    }
+  }
+
+  private putEvent(tenant: string, id: string, kind: EntityEvent['kind'], at: string): void {
+    const ms = Date.parse(at);
+    this.events.putSync([tenant, id, ms, newInstanceId(ms)], { kind, at });
+  }
+
+  private putInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance): void {
+    const ms = Date.parse(h.createdAt);
+    this.inst.putSync([tenant, id, attrIri, ms, h.instanceId], h);
+    if (typeof h.observedAt === 'string') this.observed.putSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId], ms);
+    this.byInstanceId.putSync([tenant, id, attrIri, h.instanceId], ms);
+    if (this.attrs.get([tenant, id, attrIri]) === undefined) this.attrs.putSync([tenant, id, attrIri], null);
+  }
+
+  private removeInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance): void {
+    this.inst.removeSync([tenant, id, attrIri, Date.parse(h.createdAt), h.instanceId]);
+    if (typeof h.observedAt === 'string') this.observed.removeSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId]);
+    this.byInstanceId.removeSync([tenant, id, attrIri, h.instanceId]);
+  }
+
+  /** Drops the attribute from the entity's list once its last instance is gone. */
+  private dropAttrIfEmpty(tenant: string, id: string, attrIri: string): void {
+    for (const _k of this.byInstanceId.getKeys({ start: [tenant, id, attrIri], end: [tenant, id, attrIri, LAST], limit: 1 })) return;
+    this.attrs.removeSync([tenant, id, attrIri]);
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------------------
+
+  async getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined> {
+    return this.ents.get([tenant, id]);
+  }
+
+  async queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+    const page: TemporalEntityRecord[] = [];
+    let matched = 0;
+    const end = query.offset + query.limit;
+    const types = query.typeIris;
+    const consider = (rec: TemporalEntityRecord | undefined): boolean => {
+      if (rec === undefined) return true;
+      if (types !== undefined && !rec.type.some((t) => types.includes(t))) return true;
+      if (query.filter !== undefined && !query.filter(rec)) return true;
+      if (matched >= query.offset && matched < end) page.push(rec);
+      matched++;
+      return query.count || matched < end;
+    };
+    if (query.ids !== undefined) {
+      for (const id of query.ids) if (!consider(this.ents.get([tenant, id]))) break;
+    } else {
+      for (const { value } of this.ents.getRange({ start: [tenant], end: [tenant, LAST] })) if (!consider(value)) break;
+    }
+    return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  async entityEvents(tenant: string, id: string): Promise<EntityEvent[]> {
+    const out: EntityEvent[] = [];
+    for (const { value } of this.events.getRange({ start: [tenant, id], end: [tenant, id, MAX_T] })) out.push(value);
+    return out;
+  }
+
+  async instances(tenant: string, id: string, sel: InstanceSelection): Promise<InstancePage> {
+    const page: InstancePage = { attrs: {}, truncated: [] };
+    const attrIris = sel.attrs ?? [...this.attrs.getKeys({ start: [tenant, id], end: [tenant, id, LAST] })].map((k) => k[2] as string);
+    for (const attrIri of attrIris) {
+      const found = this.attrInstances(tenant, id, attrIri, sel);
+      if (found.list.length > 0) page.attrs[attrIri] = found.list;
+      if (found.truncated) page.truncated.push(attrIri);
+    }
+    return page;
+  }
+
+  /** One attribute's instances: an index range scan on the time property, newest first when lastN asks. */
+  private attrInstances(tenant: string, id: string, attrIri: string, sel: InstanceSelection): { list: HistoryInstance[]; truncated: boolean } {
+    const w = sel.window;
+    const prop = w?.timeproperty ?? 'createdAt';
+    const from = w?.from ?? MIN_T;
+    const to = w?.to ?? MAX_T;
+    const byObserved = w !== undefined && prop === 'observedAt';
+    const reverse = sel.lastN !== undefined;
+    const want = Math.min(sel.lastN ?? Number.MAX_SAFE_INTEGER, sel.limit);
+    // modifiedAt >= createdAt, so the createdAt index bounds a modifiedAt window from above only.
+    const lo = prop === 'modifiedAt' ? MIN_T : from;
+    const start: Key = [tenant, id, attrIri, reverse ? to : lo];
+    const end: Key = [tenant, id, attrIri, reverse ? lo : to];
+    const list: HistoryInstance[] = [];
+    let truncated = false;
+    const take = (h: HistoryInstance | undefined): boolean => {
+      if (h === undefined) return true;
+      if (sel.datasetIds !== undefined && !sel.datasetIds.has(h.datasetId ?? '@none')) return true;
+      if (prop === 'modifiedAt' && w !== undefined && !inWindow(h.modifiedAt, from, to)) return true;
+      if (prop === 'deletedAt' && w !== undefined && (h.deletedAt === undefined || !inWindow(h.deletedAt, from, to))) return true;
+      if (list.length >= want) {
+        // More match than were taken: truncated when the cap, not lastN, stopped the scan.
+        truncated = sel.lastN === undefined || sel.lastN > sel.limit;
+        return false;
+      }
+      list.push(h);
+      return true;
+    };
+    if (byObserved) {
+      for (const { key, value: createdMs } of this.observed.getRange({ start, end, reverse }))
+        if (!take(this.inst.get([tenant, id, attrIri, createdMs, key[4] as string]))) break;
+    } else {
+      for (const { value } of this.inst.getRange({ start, end, reverse })) if (!take(value)) break;
+    }
+    if (reverse) list.reverse();
+    return { list, truncated };
+  }
+
+  // ---- temporal API writes --------------------------------------------------------------------------------
+
+  async addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
+    at: string, opts?: MutateOptions): Promise<boolean> {
+    return this.write(() => {
+      const key = [tenant, entity.id];
+      const rec = this.ents.get(key);
+      if (rec === undefined) {
+        this.putEvent(tenant, entity.id, 'created', at);
+        const created: TemporalEntityRecord = { id: entity.id, type: entity.type, createdAt: at, modifiedAt: at };
+        if (entity.scope !== undefined) created.scope = entity.scope;
+        this.ents.putSync(key, created);
+      } else {
+        const type = rec.type.slice();
+        for (const t of entity.type) if (!type.includes(t)) type.push(t);
+        const { deletedAt: _gone, ...kept } = rec;
+        this.ents.putSync(key, { ...kept, type, modifiedAt: at, ...(entity.scope !== undefined ? { scope: entity.scope } : {}) });
+      }
+      for (const attrIri in attrs) for (const inst of attrs[attrIri]!) this.putInstance(tenant, entity.id, attrIri, historyInstance(inst, at));
+      if (opts?.createTenant && tenant !== '' && this.tenants.get(tenant) === undefined) this.tenants.putSync(tenant, { createdAt: at });
+      return rec === undefined;
+    });
+  }
+
+  async deleteTemporalEntity(tenant: string, id: string): Promise<boolean> {
+    return this.write(() => {
+      if (this.ents.get([tenant, id]) === undefined) return false;
+      const range = { start: [tenant, id], end: [tenant, id, LAST] };
+      for (const { key, value } of this.inst.getRange(range)) this.removeInstance(tenant, id, key[2] as string, value);
+      for (const k of this.attrs.getKeys(range)) this.attrs.removeSync(k);
+      for (const k of this.events.getKeys({ start: [tenant, id], end: [tenant, id, MAX_T] })) this.events.removeSync(k);
+      this.ents.removeSync([tenant, id]);
+      return true;
+    });
+  }
+
+  async deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean> {
+    return this.write(() => {
+      let removed = false;
+      for (const { value } of this.inst.getRange({ start: [tenant, id, attrIri, MIN_T], end: [tenant, id, attrIri, MAX_T] })) {
+        if (!opts.deleteAll && value.datasetId !== opts.datasetId) continue;
+        this.removeInstance(tenant, id, attrIri, value);
+        removed = true;
+      }
+      if (removed) this.dropAttrIfEmpty(tenant, id, attrIri);
+      return removed;
+    });
+  }
+
+  async updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome> {
+    return this.write(() => {
+      const ms = this.byInstanceId.get([tenant, id, attrIri, instanceId]);
+      if (ms === undefined) return 'notFound';
+      const old = this.inst.get([tenant, id, attrIri, ms, instanceId]);
+      if (old === undefined) return 'notFound';
+      if (instance.type !== old.type) return 'typeMismatch';
+      this.removeInstance(tenant, id, attrIri, old);
+      const next: HistoryInstance = { ...old, ...instance, instanceId, createdAt: old.createdAt, modifiedAt: at };
+      if (old.datasetId !== undefined && instance.datasetId === undefined) next.datasetId = old.datasetId;
+      this.putInstance(tenant, id, attrIri, next);
+      return 'updated';
+    });
+  }
+
+  async deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean> {
+    return this.write(() => {
+      const ms = this.byInstanceId.get([tenant, id, attrIri, instanceId]);
+      if (ms === undefined) return false;
+      const old = this.inst.get([tenant, id, attrIri, ms, instanceId]);
+      if (old === undefined) return false;
+      this.removeInstance(tenant, id, attrIri, old);
+      this.dropAttrIfEmpty(tenant, id, attrIri);
+      return true;
+    });
+  }
+}
+
+function inWindow(iso: string, from: number, to: number): boolean {
+  const t = Date.parse(iso);
+  return t >= from && t < to;
+}
+
+function recordOf(e: StoredEntity): TemporalEntityRecord {
+  const rec: TemporalEntityRecord = { id: e.id, type: e.type, createdAt: e.createdAt, modifiedAt: e.modifiedAt };
+  if (e.scope !== undefined) rec.scope = e.scope;
+  return rec;
+}
+
+/** The instance as the history keeps it: its own identity, created and modified at the write's time. */
+function historyInstance(inst: AttrInstance, at: string): HistoryInstance {
+  return { ...inst, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at };
+}
+
+/** seed 001 importer behaviour 4: a deletion is the attribute's type, value `urn:ngsi-ld:null` and deletedAt. */
+function tombstone(old: AttrInstance, at: string): HistoryInstance {
+  const t: HistoryInstance = { type: old.type, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at, deletedAt: at };
+  t[VALUE_MEMBER[old.type]] = NGSI_LD_NULL;
+  if (old.datasetId !== undefined) t.datasetId = old.datasetId;
+  return t;
+}
+
+/**
+ * An instance the write left alone: the same object (the mutation kept it), or the same modifiedAt when that is not
+ * the write's own time (a write stamps every instance it touches with its time).
+ */
+function unchanged(old: AttrInstance, inst: AttrInstance, at: string): boolean {
+  return old === inst || (inst.modifiedAt !== undefined && inst.modifiedAt === old.modifiedAt && inst.modifiedAt !== at);
+}
+
+/**
+ * A replace (PUT) is not told apart by the mutation, so it is recognised by its effect: a type removed (only a
+ * replace removes types), or every instance new (createdAt at the write's time) over an entity that had attributes.
+ */
+function isReplacement(current: StoredEntity, next: StoredEntity): boolean {
+  if (current.type.some((t) => !next.type.includes(t))) return true;
+  let hadAttrs = false;
+  for (const attrIri in current) if (!ENTITY_CORE_MEMBERS.has(attrIri)) { hadAttrs = true; break; }
+  if (!hadAttrs) return false;
+  let any = false;
+  for (const attrIri in next) {
+    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+    for (const inst of next[attrIri] as AttrInstance[]) {
+      if (inst.createdAt !== next.modifiedAt) return false;
+      any = true;
+    }
+  }
+  return any;
+}
