@@ -1,7 +1,7 @@
 // Query entities (CIM 009 v1.8 §5.7.2, §6.4.3.2, §6.23): GET /entities and POST /entityOperations/query compile
 // their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into an index lookup plus one
 // predicate, page with limit/offset, count on request, and render every entity in the chosen format.
-import { LdError, badRequest } from '../ngsild/problem.js';
+import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { renderEntity } from '../ngsild/entity/render.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
@@ -17,6 +17,7 @@ import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
 import { renderOptions, type RenderOptions } from './render-options.js';
+import { readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { joinOptions, flatLinked, renderInline, type JoinOptions } from './linked.js';
 
@@ -129,6 +130,8 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const { limit, offset, count } = paging(req);
   const { typeIris, ids, filter } = compile(sel, req.context);
   const page = await ctx.store.queryEntities(req.tenant, { ids, typeIris, filter, limit: limit, offset, count });
+  // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
+  if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
   const headers: string[] = [];
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
   if (req.media === GEO_JSON) {
@@ -223,3 +226,15 @@ export const queryPost: OpHandler = async (req, ctx) => {
   if (typeof body.lang === 'string' && opts.lang === undefined) opts.lang = body.lang;
   return runQuery(req, ctx, sel, opts, joinOptions(req, body));
 };
+
+async function readableOnly(req: LdRequest, ctx: WorkerContext, entities: StoredEntity[]): Promise<StoredEntity[]> {
+  const kept: StoredEntity[] = [];
+  for (const e of entities) {
+    try {
+      kept.push(await readableEntity(req, ctx, e));
+    } catch (error) {
+      if (!(error instanceof RefusalError)) throw error;
+    }
+  }
+  return kept;
+}

@@ -148,3 +148,14 @@ t.test('plugin options exist only when it is loaded; --auth <plugin> -u lists th
   t.match(u.stdout, '--testAbi');
   t.match(u.stdout, '--testTrace');
 });
+
+t.test('a query leaves out the entities the entity hook denies', async (t) => {
+  await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, { body: [{ id: 'urn:ngsi-ld:Q:1', type: 'Q' }, { id: 'urn:ngsi-ld:Q:2', type: 'Q' }], headers: U });
+  const all = await call(broker, 'GET', `${NGSI}/entities?type=Q`, { headers: U });
+  t.same(all.json.map((e: { id: string }) => e.id).sort(), ['urn:ngsi-ld:Q:1', 'urn:ngsi-ld:Q:2']);
+  const some = await call(broker, 'GET', `${NGSI}/entities?type=Q`, { headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:Q:2' } });
+  t.equal(some.status, 200);
+  t.same(some.json.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Q:1']);
+  const post = await call(broker, 'POST', `${NGSI}/entityOperations/query`, { body: { type: 'Query', entities: [{ type: 'Q' }] }, headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:Q:1' } });
+  t.same(post.json.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Q:2']);
+});
