@@ -7,7 +7,7 @@ import {
   type EntitySignature, type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { docKey, entityKey, entityPrefix, typeKey } from './keys.js';
+import { docKey, entityKey, entityPrefix } from './keys.js';
 import { EmbdbHistory } from './history.js';
 
 /** Discovery counts: `[tenant, IRI]` in the typeStats and attrStats databases (array keys, as typeIds). */
@@ -39,11 +39,10 @@ export class EmbdbStore implements Store {
   readonly name = 'embdb';
   private readonly env: RootDatabase;
   private readonly entities: Database<StoredEntity, string>;
-  private readonly typeIndex: Database<null, string>;
   /**
-   * The type index queries read: keys `[tenant, typeIri, id]` as arrays. lmdb's key codec turns some NUL-joined
-   * string keys of `typeIndex` into arrays and others not, so a string prefix range misses entries; array keys
-   * compare element by element and a range over `[tenant, typeIri]` finds them all.
+   * The type index: keys `[tenant, typeIri, id]` as arrays. lmdb's key codec turned some NUL-joined string keys
+   * into arrays and others not, so a string prefix range missed entries; array keys compare element by element
+   * and a range over `[tenant, typeIri]` finds them all.
    */
   private readonly typeIds: Database<null, [string, string, string]>;
   private readonly tenants: Database<{ createdAt: string }, string>;
@@ -67,7 +66,6 @@ export class EmbdbStore implements Store {
       encoder: { useRecords: false },
     });
     this.entities = this.env.openDB<StoredEntity, string>({ name: 'entities' });
-    this.typeIndex = this.env.openDB<null, string>({ name: 'typeIndex' });
     this.typeIds = this.env.openDB<null, [string, string, string]>({ name: 'typeIds' });
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
     this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ name: 'typeStats' });
@@ -148,8 +146,8 @@ export class EmbdbStore implements Store {
     if (next === undefined) return result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
-    for (const t of oldTypes) if (!newTypes.includes(t)) { this.typeIndex.removeSync(typeKey(tenant, t, id)); this.typeIds.removeSync([tenant, t, id]); }
-    for (const t of newTypes) if (!oldTypes.includes(t)) { this.typeIndex.putSync(typeKey(tenant, t, id), null); this.typeIds.putSync([tenant, t, id], null); }
+    for (const t of oldTypes) if (!newTypes.includes(t)) this.typeIds.removeSync([tenant, t, id]);
+    for (const t of newTypes) if (!oldTypes.includes(t)) this.typeIds.putSync([tenant, t, id], null);
     this.updateStats(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) {
       if (current !== undefined) this.entities.removeSync(key);

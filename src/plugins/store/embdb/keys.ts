@@ -6,11 +6,5 @@ const AFTER = '\u0001';
 
 export const entityKey = (tenant: string, id: string): string => tenant + SEP + id;
 export const entityPrefix = (tenant: string): { start: string; end: string } => ({ start: tenant + SEP, end: tenant + AFTER });
-export const idOfEntityKey = (tenant: string, key: string): string => key.slice(tenant.length + 1);
-
-export const typeKey = (tenant: string, typeIri: string, id: string): string => tenant + SEP + typeIri + SEP + id;
-export const typePrefix = (tenant: string, typeIri: string): { start: string; end: string } =>
-  ({ start: tenant + SEP + typeIri + SEP, end: tenant + SEP + typeIri + AFTER });
 
 export const docKey = (tenant: string, collection: string, id: string): string => tenant + SEP + collection + SEP + id;
-export const docOrderPrefix = (tenant: string, collection: string): readonly [string, string] => [tenant, collection];
