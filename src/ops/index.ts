@@ -11,7 +11,21 @@ import { listAttributes, retrieveAttribute } from './attributes.js';
 import { createContext, listContexts, retrieveContext, deleteContext } from './contexts.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 
+import {
+  temporalQuery, temporalQueryPost, temporalRetrieve, temporalCreate, temporalDelete, temporalAppendAttrs, temporalDeleteAttr,
+  temporalUpdateInstance, temporalDeleteInstance,
+} from './temporal.js';
+
 export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
+  [LdOp.TemporalQuery, temporalQuery],
+  [LdOp.TemporalQueryPost, temporalQueryPost],
+  [LdOp.TemporalRetrieve, temporalRetrieve],
+  [LdOp.TemporalCreate, temporalCreate],
+  [LdOp.TemporalDelete, temporalDelete],
+  [LdOp.TemporalAppendAttrs, temporalAppendAttrs],
+  [LdOp.TemporalDeleteAttr, temporalDeleteAttr],
+  [LdOp.TemporalUpdateInstance, temporalUpdateInstance],
+  [LdOp.TemporalDeleteInstance, temporalDeleteInstance],
   [LdOp.CreateEntity, createEntity],
   [LdOp.RetrieveEntity, retrieveEntity],
   [LdOp.DeleteEntity, deleteEntity],

@@ -244,6 +244,8 @@ export interface InstancePage {
 export interface TemporalEntityQuery {
   ids?: readonly string[];
   typeIris?: readonly string[];
+  /** Only entities whose history holds at least one of these attributes. */
+  attrs?: readonly string[];
   filter?: (entity: TemporalEntityRecord) => boolean;
   limit: number;
   offset: number;

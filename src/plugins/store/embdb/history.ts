@@ -137,6 +137,7 @@ export class EmbdbHistory implements History {
     const consider = (rec: TemporalEntityRecord | undefined): boolean => {
       if (rec === undefined) return true;
       if (types !== undefined && !rec.type.some((t) => types.includes(t))) return true;
+      if (query.attrs !== undefined && !query.attrs.some((a) => this.attrs.get([tenant, rec.id, a]) !== undefined)) return true;
       if (query.filter !== undefined && !query.filter(rec)) return true;
       if (matched >= query.offset && matched < end) page.push(rec);
       matched++;

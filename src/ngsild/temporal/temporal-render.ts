@@ -1,0 +1,106 @@
+// Temporal representation of an entity (CIM 009 v1.8 §4.5.7 normalized, §4.5.9 simplified `temporalValues`,
+// §4.5.19 aggregated `aggregatedValues`): history instances rendered with compact names. No I/O.
+import type { ResolvedContext } from '../context/resolved.js';
+import { VALUE_MEMBER, type AttrType } from '../entity/model.js';
+import { renderAttribute } from '../entity/render.js';
+import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from '../../store/contract.js';
+import { aggregate, type AggrMethod, type Sample } from './aggregate.js';
+import type { Duration } from './duration.js';
+
+export type TemporalFormat = 'normalized' | 'temporalValues' | 'aggregatedValues';
+
+export interface TemporalRenderOptions {
+  format: TemporalFormat;
+  sysAttrs: boolean;
+  timeproperty: TimeProperty;
+  lang?: string;
+  aggrMethods?: readonly AggrMethod[];
+  aggrPeriod?: Duration;
+  /** Bounds of the asked time range in ms (aggregation periods start and end there). */
+  from?: number;
+  to?: number;
+}
+
+/** §4.5.9: the member holding the [value, time] pairs of each attribute type. */
+const SIMPLIFIED_MEMBER: Record<AttrType, string> = {
+  Property: 'values',
+  GeoProperty: 'values',
+  Relationship: 'objects',
+  LanguageProperty: 'languageMaps',
+  VocabProperty: 'vocabs',
+  JsonProperty: 'jsons',
+  ListProperty: 'valueLists',
+  ListRelationship: 'objectLists',
+};
+
+/** The instance's time on the time property; createdAt for an instance without it (e.g. no observedAt). */
+export function instanceTime(inst: HistoryInstance, prop: TimeProperty): string {
+  const t = inst[prop];
+  return typeof t === 'string' ? t : inst.createdAt;
+}
+
+export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<string, HistoryInstance[]>, ctx: ResolvedContext,
+  opts: TemporalRenderOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: rec.id, type: rec.type.length === 1 ? ctx.compactIri(rec.type[0]!) : rec.type.map((t) => ctx.compactIri(t)) };
+  if (rec.scope !== undefined) out.scope = rec.scope.length === 1 ? rec.scope[0] : rec.scope;
+  if (opts.sysAttrs) {
+    out.createdAt = rec.createdAt;
+    out.modifiedAt = rec.modifiedAt;
+  }
+  if (rec.deletedAt !== undefined) out.deletedAt = rec.deletedAt;
+  for (const attrIri in attrs) {
+    const instances = attrs[attrIri]!;
+    if (instances.length === 0) continue;
+    const name = ctx.compactIri(attrIri);
+    if (opts.format === 'normalized') out[name] = instances.map((i) => normalizedInstance(i, ctx, opts));
+    else out[name] = perDataset(instances, (group) => (opts.format === 'temporalValues' ? simplified(group, opts) : aggregated(group, opts)));
+  }
+  return out;
+}
+
+function normalizedInstance(inst: HistoryInstance, ctx: ResolvedContext, opts: TemporalRenderOptions): Record<string, unknown> {
+  const o = renderAttribute([inst], ctx, { format: 'normalized', sysAttrs: opts.sysAttrs, lang: inst.deletedAt === undefined ? opts.lang : undefined }) as Record<string, unknown>;
+  // The asked time property and a tombstone's deletedAt are what place an instance in time: always shown.
+  if (inst.deletedAt !== undefined) o.deletedAt = inst.deletedAt;
+  const prop = opts.timeproperty;
+  if (prop !== 'observedAt' && prop !== 'deletedAt' && o[prop] === undefined) o[prop] = inst[prop];
+  return o;
+}
+
+/** One object per datasetId (§4.5.9, §4.5.19): an array of them when the attribute has several. */
+function perDataset(instances: readonly HistoryInstance[], build: (group: HistoryInstance[]) => Record<string, unknown>): unknown {
+  const groups = new Map<string | undefined, HistoryInstance[]>();
+  for (const inst of instances) {
+    const g = groups.get(inst.datasetId);
+    if (g === undefined) groups.set(inst.datasetId, [inst]);
+    else g.push(inst);
+  }
+  const out: Record<string, unknown>[] = [];
+  for (const [datasetId, group] of groups) {
+    const o = build(group);
+    if (datasetId !== undefined) o.datasetId = datasetId;
+    out.push(o);
+  }
+  return out.length === 1 ? out[0] : out;
+}
+
+function typeOf(group: readonly HistoryInstance[]): AttrType {
+  for (let i = group.length - 1; i >= 0; i--) if (group[i]!.deletedAt === undefined) return group[i]!.type;
+  return group[group.length - 1]!.type;
+}
+
+function simplified(group: readonly HistoryInstance[], opts: TemporalRenderOptions): Record<string, unknown> {
+  const type = typeOf(group);
+  const pairs: unknown[] = [];
+  for (const inst of group) pairs.push([inst[VALUE_MEMBER[inst.type]], instanceTime(inst, opts.timeproperty)]);
+  return { type, [SIMPLIFIED_MEMBER[type]]: pairs };
+}
+
+function aggregated(group: readonly HistoryInstance[], opts: TemporalRenderOptions): Record<string, unknown> {
+  const type = typeOf(group);
+  const samples: Sample[] = [];
+  // Tombstones mark an absence of value: they take no part in aggregation.
+  for (const inst of group) if (inst.deletedAt === undefined) samples.push({ value: inst[VALUE_MEMBER[inst.type]], t: Date.parse(instanceTime(inst, opts.timeproperty)) });
+  samples.sort((a, b) => a.t - b.t);
+  return { type, ...aggregate(samples, opts.aggrMethods ?? [], opts.aggrPeriod, opts.from, opts.to) };
+}

@@ -1,0 +1,480 @@
+// The temporal API (CIM 009 v1.8 §5.5, §6.18 to §6.24) on the store's history (`--troe`): query, retrieve, create or
+// add instances, delete, attribute and instance routes. Results above the instance cap are paged with 206 and
+// Content-Range (§6.3.10): forwards in time without lastN, backwards from the most recent with it.
+import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
+import { expandAttributes, expandEntity } from '../ngsild/entity/expand.js';
+import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
+import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
+import { parseQ } from '../ngsild/query/q-parser.js';
+import { compileQ } from '../ngsild/query/q-eval.js';
+import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
+import { parseGeoQuery, parseGeoQueryObject, compileGeoQuery, type GeoQuery } from '../ngsild/query/geoq.js';
+import { compileIdPattern } from '../ngsild/query/id-pattern.js';
+import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
+import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.js';
+import { instanceTime, renderTemporalEntity, type TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
+import type { History, HistoryInstance, InstancePage, TemporalEntityRecord } from '../store/contract.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
+import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { OpHandler, OpResult } from './op.js';
+import { checkEntity } from './entity-auth.js';
+import { entityIdParam } from './entities.js';
+import { API_PREFIX } from '../front/routes.js';
+
+/**
+ * Instance cap per attribute of a response (documented): above it the answer is 206 with Content-Range. Aggregation
+ * reads up to AGGREGATION_CAP instances per attribute before it pages the same way.
+ */
+export const TEMPORAL_INSTANCE_CAP = 1000;
+export const AGGREGATION_CAP = 100_000;
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 1000;
+/** Entities a query reads before q or a geo-query (evaluated on the current state) filter them. */
+const STATE_FILTER_CANDIDATES = 10_000;
+
+const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'datasetId', 'local'];
+const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
+const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count']);
+const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId']);
+const OPTION_WORDS = ['temporalValues', 'aggregatedValues', 'sysAttrs', 'normalized', 'count'] as const;
+
+const nowIso = (): string => new Date().toISOString();
+
+function historyOf(ctx: WorkerContext): History {
+  const h = ctx.store.history;
+  if (h === undefined) throw new LdError('OperationNotSupported', 'the temporal API needs a history: start the broker with --troe embdb');
+  return h;
+}
+
+function withoutContext(body: Record<string, unknown>): Record<string, unknown> {
+  if (!('@context' in body)) return body;
+  const { ['@context']: _ignored, ...rest } = body;
+  return rest;
+}
+
+function attrParam(req: LdRequest): string {
+  const name = req.params[1]!;
+  if (name === '' || /[<>"'=;()\s]/.test(name)) throw badRequest(`attribute name '${name.slice(0, 200)}' is not valid`);
+  return req.context.expandTerm(name);
+}
+
+// ---- rendering options and the temporal query -------------------------------------------------------------
+
+interface Asked {
+  tq: TemporalQuery;
+  render: TemporalRenderOptions;
+  attrs?: string[];
+  datasetIds?: Set<string>;
+}
+
+function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: string[] | undefined, lang: string | undefined): Asked {
+  const q = req.query;
+  const words = q.options(OPTION_WORDS);
+  let format: TemporalRenderOptions['format'] = 'normalized';
+  const formatParam = q.get('format');
+  if (formatParam !== undefined) {
+    if (formatParam === 'temporalValues' || formatParam === 'simplified') format = 'temporalValues';
+    else if (formatParam === 'aggregatedValues') format = 'aggregatedValues';
+    else if (formatParam !== 'normalized') throw badRequest(`format: '${formatParam}' is not one of normalized, temporalValues, aggregatedValues`);
+  } else if (words.has('temporalValues') && words.has('aggregatedValues')) {
+    throw badRequest('options: temporalValues and aggregatedValues cannot be asked together');
+  } else if (words.has('temporalValues')) format = 'temporalValues';
+  else if (words.has('aggregatedValues')) format = 'aggregatedValues';
+  const tq = parseTemporalQuery(temporal);
+  const render: TemporalRenderOptions = { format, sysAttrs: words.has('sysAttrs'), timeproperty: tq.timeproperty, from: tq.from, to: tq.to };
+  if (format === 'aggregatedValues') {
+    render.aggrMethods = parseAggrMethods(q.get('aggrMethods'));
+    render.aggrPeriod = parseAggrPeriod(q.get('aggrPeriodDuration'));
+  } else if (q.has('aggrMethods') || q.has('aggrPeriodDuration')) {
+    throw badRequest('aggrMethods and aggrPeriodDuration are for the aggregated representation (format=aggregatedValues)');
+  }
+  if (lang !== undefined) render.lang = lang;
+  const out: Asked = { tq, render };
+  if (attrs !== undefined) out.attrs = attrs.map((a) => req.context.expandTerm(a));
+  const datasetIds = q.csv('datasetId');
+  if (datasetIds !== undefined) out.datasetIds = new Set(datasetIds);
+  return out;
+}
+
+function temporalParams(req: LdRequest): TemporalQueryInput {
+  const q = req.query;
+  return { timerel: q.get('timerel'), timeAt: q.get('timeAt'), endTimeAt: q.get('endTimeAt'), timeproperty: q.get('timeproperty'), lastN: q.get('lastN') };
+}
+
+// ---- reading instances, with the 206 paging of §6.3.10 ------------------------------------------------------
+
+interface Loaded {
+  rec: TemporalEntityRecord;
+  page: InstancePage;
+}
+
+async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: Asked): Promise<Loaded> {
+  const page = await h.instances(tenant, rec.id, {
+    attrs: a.attrs,
+    datasetIds: a.datasetIds,
+    window: a.tq.window,
+    lastN: a.tq.lastN,
+    limit: a.render.format === 'aggregatedValues' ? AGGREGATION_CAP : TEMPORAL_INSTANCE_CAP,
+  });
+  return { rec, page };
+}
+
+/** The time an instance was ordered by: the window's time property, createdAt when there is no window. */
+function orderTime(inst: HistoryInstance, a: Asked): number {
+  return Date.parse(a.tq.window === undefined ? inst.createdAt : instanceTime(inst, a.tq.timeproperty));
+}
+
+/**
+ * When some attribute hit the cap, every attribute is cut at the same instant so that the next request (timeAt
+ * moved to the range's end, or endTimeAt to its start with lastN) continues where this one stopped.
+ */
+function pageRange(loaded: readonly Loaded[], a: Asked): string[] {
+  const backwards = a.tq.lastN !== undefined;
+  let cut: number | undefined;
+  for (const { page } of loaded) {
+    for (const attrIri of page.truncated) {
+      const list = page.attrs[attrIri]!;
+      const t = orderTime(list[backwards ? 0 : list.length - 1]!, a);
+      cut = cut === undefined ? t : backwards ? Math.max(cut, t) : Math.min(cut, t);
+    }
+  }
+  if (cut === undefined) return [];
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const { page } of loaded) {
+    for (const attrIri in page.attrs) {
+      const kept = page.attrs[attrIri]!.filter((i) => (backwards ? orderTime(i, a) >= cut! : orderTime(i, a) <= cut!));
+      if (kept.length === 0) delete page.attrs[attrIri];
+      else page.attrs[attrIri] = kept;
+      for (const i of kept) {
+        const t = orderTime(i, a);
+        if (t < first) first = t;
+        if (t > last) last = t;
+      }
+    }
+  }
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  if (backwards) {
+    const end = a.tq.to !== undefined ? a.tq.to : last;
+    return ['Content-Range', `date-time ${iso(end)}-${iso(cut)}/${a.tq.lastN}`];
+  }
+  const start = a.tq.from !== undefined ? a.tq.from : first;
+  return ['Content-Range', `date-time ${iso(start)}-${iso(cut)}/*`];
+}
+
+function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], single: boolean): OpResult {
+  const range = pageRange(loaded, a);
+  const bodies = loaded.map(({ rec, page }) => renderTemporalEntity(rec, page.attrs, req.context, a.render));
+  return {
+    status: range.length > 0 ? 206 : 200,
+    body: single ? bodies[0] : bodies,
+    headers: [...extra, ...range],
+    withContext: true,
+  };
+}
+
+export const temporalRetrieve: OpHandler = async (req, ctx) => {
+  req.query.only(RETRIEVE_PARAMS);
+  const h = historyOf(ctx);
+  const id = entityIdParam(req);
+  const a = asked(req, temporalParams(req), req.query.csv('attrs'), req.query.get('lang'));
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: true });
+  return respond(req, [await load(h, req.tenant, rec, a)], a, [], true);
+};
+
+// ---- queries ------------------------------------------------------------------------------------------------
+
+interface Selector {
+  ids?: string[];
+  typeText?: string;
+  idPattern?: string;
+}
+
+interface Selection {
+  selectors: Selector[];
+  q?: string;
+  scopeQ?: string;
+  geo?: GeoQuery;
+}
+
+function idList(text: string): string[] {
+  const ids = text.split(',').map((s) => s.trim());
+  for (const id of ids) if (!isUri(id)) throw badRequest(`id: '${String(id).slice(0, 200)}' is not a URI`);
+  return ids;
+}
+
+function paging(req: LdRequest): { limit: number; offset: number; count: boolean } {
+  const q = req.query;
+  const int = (name: string, dflt: number): number => {
+    const text = q.get(name);
+    if (text === undefined) return dflt;
+    if (!/^\d{1,9}$/.test(text)) throw badRequest(`${name}: '${text.slice(0, 30)}' is not a non-negative integer`);
+    return Number(text);
+  };
+  const limit = int('limit', DEFAULT_LIMIT);
+  if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
+  const countText = q.get('count');
+  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
+  return { limit, offset: int('offset', 0), count: countText === 'true' || (q.get('options')?.split(',').includes('count') ?? false) };
+}
+
+async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: Asked): Promise<OpResult> {
+  if (sel.selectors.length === 0 && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a temporal query needs at least one of type, id, idPattern, attrs, q or a geo-query');
+  const h = historyOf(ctx);
+  const { limit, offset, count } = paging(req);
+  const expand = req.context.expandTerm.bind(req.context);
+  const preds: Array<(r: TemporalEntityRecord) => boolean> = [];
+  let ids: string[] | undefined;
+  let typeIris: string[] | undefined;
+  const each = sel.selectors.map((s) => {
+    const idSet = s.ids === undefined ? undefined : new Set(s.ids);
+    const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expand);
+    const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
+    return (r: TemporalEntityRecord): boolean =>
+      (idSet === undefined || idSet.has(r.id)) && (type === undefined || type.matches(r.type)) && (pattern === undefined || pattern(r.id));
+  });
+  if (sel.selectors.length === 1) {
+    ids = sel.selectors[0]!.ids;
+    const typeText = sel.selectors[0]!.typeText;
+    if (typeText !== undefined) typeIris = compileTypeExpression(parseTypeExpression(typeText), expand).typeIris;
+  }
+  if (each.length > 0) preds.push((r) => each.some((f) => f(r)));
+  if (sel.scopeQ !== undefined) {
+    const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
+    preds.push((r) => scope(r.scope));
+  }
+  // q and geo-queries are evaluated on the entity's current state: a deleted entity matches neither.
+  const stateFilters: Array<(e: StoredEntity) => boolean> = [];
+  if (sel.q !== undefined) stateFilters.push(compileQ(parseQ(sel.q), expand));
+  if (sel.geo !== undefined) stateFilters.push(compileGeoQuery(sel.geo));
+  const filter = preds.length === 0 ? undefined : (r: TemporalEntityRecord) => preds.every((p) => p(r));
+  let records: TemporalEntityRecord[];
+  let total: number | undefined;
+  if (stateFilters.length === 0) {
+    const page = await h.queryTemporalEntities(req.tenant, { ids, typeIris, attrs: a.attrs, filter, limit, offset, count });
+    records = page.entities;
+    total = page.count;
+  } else {
+    const candidates = await h.queryTemporalEntities(req.tenant, { ids, typeIris, attrs: a.attrs, filter, limit: STATE_FILTER_CANDIDATES, offset: 0, count: false });
+    const matching: TemporalEntityRecord[] = [];
+    for (const rec of candidates.entities) {
+      const current = await ctx.store.getEntity(req.tenant, rec.id);
+      if (current !== undefined && stateFilters.every((f) => f(current))) matching.push(rec);
+    }
+    records = matching.slice(offset, offset + limit);
+    total = matching.length;
+  }
+  const loaded: Loaded[] = [];
+  for (const rec of records) {
+    if (ctx.auth !== undefined) {
+      try {
+        await checkEntity(req, ctx, { id: rec.id, types: rec.type, storedTypes: true, read: true });
+      } catch {
+        continue;
+      }
+    }
+    loaded.push(await load(h, req.tenant, rec, a));
+  }
+  const headers = count ? ['NGSILD-Results-Count', String(total ?? 0)] : [];
+  return respond(req, loaded, a, headers, false);
+}
+
+export const temporalQuery: OpHandler = async (req, ctx) => {
+  const q = req.query;
+  q.only(QUERY_PARAMS);
+  const selector: Selector = {};
+  const id = q.get('id');
+  if (id !== undefined) selector.ids = idList(id);
+  const type = q.get('type');
+  if (type !== undefined) selector.typeText = type;
+  const idPattern = q.get('idPattern');
+  if (idPattern !== undefined) selector.idPattern = idPattern;
+  const expand = req.context.expandTerm.bind(req.context);
+  const sel: Selection = {
+    selectors: Object.keys(selector).length > 0 ? [selector] : [],
+    q: q.get('q'),
+    scopeQ: q.get('scopeQ'),
+    geo: parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, expand),
+  };
+  return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang')));
+};
+
+const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'temporalQ', 'csf', 'datasetId']);
+
+export const temporalQueryPost: OpHandler = async (req, ctx) => {
+  req.query.only(POST_PARAMS);
+  const body = req.jsonObject();
+  if (body.type !== undefined && body.type !== 'Query') throw badRequest(`type: a query body has type 'Query', not '${String(body.type)}'`);
+  for (const k of Object.keys(body)) if (!QUERY_MEMBERS.has(k)) throw badRequest(`unknown Query member '${k}'`);
+  const str = (o: Record<string, unknown>, k: string, where = ''): string | undefined => {
+    const v = o[k];
+    if (v !== undefined && typeof v !== 'string') throw badRequest(`${where}${k}: must be a string`);
+    return v as string | undefined;
+  };
+  const selectors: Selector[] = [];
+  if (body.entities !== undefined) {
+    if (!Array.isArray(body.entities) || body.entities.length === 0) throw badRequest('entities: must be a non-empty array of entity selectors');
+    for (const s of body.entities) {
+      if (!isPlainObject(s)) throw badRequest('entities: each entry must be an object');
+      const one: Selector = {};
+      const sid = str(s, 'id', 'entities[].');
+      if (sid !== undefined) one.ids = idList(sid);
+      const stype = str(s, 'type', 'entities[].');
+      if (stype !== undefined) one.typeText = stype;
+      const spattern = str(s, 'idPattern', 'entities[].');
+      if (spattern !== undefined) one.idPattern = spattern;
+      if (Object.keys(one).length === 0) throw badRequest('entities[]: a selector needs id, type or idPattern');
+      selectors.push(one);
+    }
+  }
+  let attrs: string[] | undefined;
+  if (body.attrs !== undefined) {
+    if (!Array.isArray(body.attrs) || body.attrs.some((x) => typeof x !== 'string' || x === '')) throw badRequest('attrs: must be an array of attribute names');
+    attrs = body.attrs as string[];
+  }
+  const tqBody = body.temporalQ ?? {};
+  if (!isPlainObject(tqBody)) throw badRequest('temporalQ: must be an object');
+  const lastN = tqBody.lastN ?? req.query.get('lastN');
+  if (lastN !== undefined && typeof lastN !== 'number' && typeof lastN !== 'string') throw badRequest('temporalQ.lastN: must be a number');
+  const temporal: TemporalQueryInput = {
+    timerel: str(tqBody, 'timerel', 'temporalQ.'), timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
+    endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'), timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'), lastN: lastN as string | number | undefined,
+  };
+  const expand = req.context.expandTerm.bind(req.context);
+  const sel: Selection = {
+    selectors,
+    q: str(body, 'q'),
+    scopeQ: str(body, 'scopeQ'),
+    geo: body.geoQ === undefined ? undefined : parseGeoQueryObject(body.geoQ, expand),
+  };
+  return runQuery(req, ctx, sel, asked(req, temporal, attrs, str(body, 'lang') ?? req.query.get('lang')));
+};
+
+// ---- writes -------------------------------------------------------------------------------------------------
+
+/** Temporal attributes of a body (§4.5.7): each an instance or an array of instances, all of the same name. */
+function expandInstances(req: LdRequest, body: Record<string, unknown>, now: string): Record<string, AttrInstance[]> {
+  const out: Record<string, AttrInstance[]> = {};
+  for (const name of Object.keys(body)) {
+    const given = body[name];
+    const list = Array.isArray(given) ? given : [given];
+    if (list.length === 0) throw badRequest(`${name}: an attribute needs at least one instance`);
+    for (const inst of list) {
+      if (!isPlainObject(inst)) throw badRequest(`${name}: each instance must be an object`);
+      const expanded = expandAttributes({ [name]: inst }, req.context, { now });
+      for (const attrIri in expanded) (out[attrIri] ??= []).push(...expanded[attrIri]!);
+    }
+  }
+  return out;
+}
+
+function splitHead(body: Record<string, unknown>): { head: Record<string, unknown>; attrs: Record<string, unknown> } {
+  const head: Record<string, unknown> = {};
+  const attrs: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (k === 'id' || k === 'type' || k === 'scope') head[k] = v;
+    else if (k === 'createdAt' || k === 'modifiedAt' || k === 'deletedAt') continue;
+    else attrs[k] = v;
+  }
+  return { head, attrs };
+}
+
+export const temporalCreate: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const h = historyOf(ctx);
+  const now = nowIso();
+  const { head, attrs } = splitHead(withoutContext(req.jsonObject()));
+  const entity = expandEntity(head, req.context, { now });
+  const instances = expandInstances(req, attrs, now);
+  await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: Object.keys(instances), read: false });
+  const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, { createTenant: true });
+  return created ? { status: 201, headers: ['Location', `${API_PREFIX}/temporal/entities/${entity.id}`] } : { status: 204 };
+};
+
+export const temporalAppendAttrs: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const h = historyOf(ctx);
+  const id = entityIdParam(req);
+  const now = nowIso();
+  const body = withoutContext(req.jsonObject());
+  if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
+  const { attrs } = splitHead(body);
+  const instances = expandInstances(req, attrs, now);
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten: Object.keys(instances), read: false });
+  await h.addInstances(req.tenant, { id, type: rec.type }, instances, now);
+  return { status: 204 };
+};
+
+export const temporalDelete: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const h = historyOf(ctx);
+  const id = entityIdParam(req);
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: false });
+  if (!(await h.deleteTemporalEntity(req.tenant, id))) throw notFound(`entity '${id}' has no temporal representation`);
+  return { status: 204 };
+};
+
+export const temporalDeleteAttr: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
+  const h = historyOf(ctx);
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const datasetId = req.query.get('datasetId');
+  const deleteAllText = req.query.get('deleteAll');
+  if (deleteAllText !== undefined && deleteAllText !== 'true' && deleteAllText !== 'false') throw badRequest(`deleteAll: '${deleteAllText}' is not true or false`);
+  if (datasetId !== undefined && !isUri(datasetId)) throw badRequest(`datasetId '${datasetId}' is not a URI`);
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten: [attrIri], read: false });
+  if (!(await h.deleteAttribute(req.tenant, id, attrIri, { datasetId, deleteAll: deleteAllText === 'true' })))
+    throw notFound(`entity '${id}' has no instances of '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
+  return { status: 204 };
+};
+
+function instanceIdParam(req: LdRequest): string {
+  const instanceId = req.params[2]!;
+  if (!isUri(instanceId)) throw badRequest(`instanceId '${String(instanceId).slice(0, 200)}' is not a URI`);
+  return instanceId;
+}
+
+export const temporalUpdateInstance: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const h = historyOf(ctx);
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const instanceId = instanceIdParam(req);
+  const now = nowIso();
+  const body = withoutContext(req.jsonObject());
+  const expanded = expandAttributes({ [req.params[1]!]: body }, req.context, { now });
+  const inst = expanded[attrIri]?.[0];
+  if (inst === undefined) throw badRequest('the body is not an attribute instance');
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten: [attrIri], read: false });
+  const outcome = await h.updateInstance(req.tenant, id, attrIri, instanceId, inst, now);
+  if (outcome === 'notFound') throw notFound(`attribute '${req.params[1]}' of '${id}' has no instance '${instanceId}'`);
+  // §6.22.3.1: an instance keeps its attribute's type.
+  if (outcome === 'typeMismatch') throw badRequest(`instance '${instanceId}' is not a ${inst.type}: an instance PATCH cannot change the attribute type`);
+  return { status: 204 };
+};
+
+export const temporalDeleteInstance: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['local']));
+  const h = historyOf(ctx);
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const instanceId = instanceIdParam(req);
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten: [attrIri], read: false });
+  if (!(await h.deleteInstance(req.tenant, id, attrIri, instanceId))) throw notFound(`attribute '${req.params[1]}' of '${id}' has no instance '${instanceId}'`);
+  return { status: 204 };
+};
