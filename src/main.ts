@@ -16,6 +16,7 @@ import type { FrontAuth } from './front/front-auth.js';
 import { FEATURES } from './features.js';
 import { ContextResolver } from './ngsild/context/context-resolver.js';
 import type { Store, StorePluginModule } from './store/contract.js';
+import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 
 function fail(message: string): never {
   process.stderr.write(`ldbroker: ${message}\n`);
@@ -116,6 +117,16 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   health.runner = runner;
+  let notifier: NotifierHandle;
+  try {
+    notifier = await startNotifier(init, log);
+  } catch (e) {
+    log.error({ err: e }, 'the notifier cannot start');
+    await runner.close();
+    await store.close();
+    await storePlugin.storeDispose?.(storeParams);
+    process.exit(1);
+  }
 
   const deps: FrontDeps = { runner, auth: frontAuth, log, inFlight: { count: 0 } };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
@@ -153,6 +164,7 @@ async function main(): Promise<void> {
     server.close();
     const deadline = Date.now() + 10_000;
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await notifier.stop();
     await shutdownAll(log, runner, store, frontAuth);
     await storePlugin.storeDispose?.(storeParams);
     healthServer?.close();

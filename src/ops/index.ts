@@ -9,6 +9,9 @@ import { queryEntities, queryPost } from './query.js';
 import { listTypes, retrieveType } from './types.js';
 import { listAttributes, retrieveAttribute } from './attributes.js';
 import { createContext, listContexts, retrieveContext, deleteContext } from './contexts.js';
+import {
+  createSubscription, querySubscriptions, retrieveSubscription, updateSubscription, deleteSubscription,
+} from './subscriptions.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 
 import {
@@ -51,4 +54,9 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.ListContexts, listContexts],
   [LdOp.RetrieveContext, retrieveContext],
   [LdOp.DeleteContext, deleteContext],
+  [LdOp.CreateSubscription, createSubscription],
+  [LdOp.QuerySubscriptions, querySubscriptions],
+  [LdOp.RetrieveSubscription, retrieveSubscription],
+  [LdOp.UpdateSubscription, updateSubscription],
+  [LdOp.DeleteSubscription, deleteSubscription],
 ]);

@@ -1,13 +1,17 @@
 // Builds a thread's WorkerContext from the plain WorkerInit: opens the store, starts the @context resolver,
-// loads the auth plugin's worker instance. Used by each pipeline worker, and by the front when it runs inline.
+// loads the auth plugin's worker instance, and keeps the subscription index that matches committed changes.
+// Used by each pipeline worker, and by the front when it runs inline.
 import { loadStorePlugin } from '../store/loader.js';
 import { ContextResolver } from '../ngsild/context/context-resolver.js';
 import { createLogger, type Logger } from '../logger.js';
 import { brokerUrlOf } from '../ops/contexts.js';
+import type { Store } from '../store/contract.js';
+import { SubscriptionSync } from '../notify/subscription-sync.js';
+import { SubscriptionSink } from '../notify/subscription-sink.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
 
-export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
-  const logger = log ?? createLogger(init.config.logLevel, thread);
+/** The store handle and @context resolver of a thread (pipeline workers, the notifier). */
+export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Promise<{ store: Store; contexts: ContextResolver }> {
   const plugin = await loadStorePlugin(init.config.database, init.config.pluginDir);
   const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger });
   const contexts = new ContextResolver({
@@ -20,7 +24,17 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     brokerUrl: brokerUrlOf(init.config),
   });
   await contexts.init();
+  return { store, contexts };
+}
+
+export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
+  const logger = log ?? createLogger(init.config.logLevel, thread);
+  const { store, contexts } = await openStoreAndContexts(init, logger);
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
-  return { config: init.config, store, contexts, log: logger, auth, changes: undefined };
+  // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
+  const sync = new SubscriptionSync(store, contexts, logger);
+  await sync.start();
+  const changes = new SubscriptionSink(sync, logger);
+  return { config: init.config, store, contexts, log: logger, auth, changes };
 }

@@ -1,0 +1,111 @@
+// A stored subscription compiled once for matching (CIM 009 v1.8 §5.8.6): entity selectors, watched attributes,
+// triggers, q/geoQ/scopeQ predicates and the rendering options of its notifications, names expanded.
+import type { StoredEntity } from '../entity/model.js';
+import type { ResolvedContext } from '../context/resolved.js';
+import type { RenderEntityOptions } from '../entity/render.js';
+import { parseQ } from '../query/q-parser.js';
+import { compileQ } from '../query/q-eval.js';
+import { parseGeoQueryObject, compileGeoQuery } from '../query/geoq.js';
+import { parseScopeQ, compileScopeQ } from '../query/scopeq.js';
+import { compileIdPattern } from '../query/id-pattern.js';
+import { parseTypeExpression, compileTypeExpression } from '../query/type-expression.js';
+import { DEFAULT_TRIGGERS, type NotificationAccept, type NotificationTrigger, type SubscriptionDoc } from './model.js';
+
+export interface CompiledEndpoint {
+  uri: string;
+  accept: NotificationAccept;
+  timeoutMs: number | undefined;
+  /** receiverInfo as HTTP headers, flat name/value list. */
+  headers: string[];
+}
+
+export interface CompiledSubscription {
+  tenant: string;
+  id: string;
+  /** Index keys: expanded types the selectors name; undefined when a selector matches any type. */
+  typeIris: string[] | undefined;
+  /** Index keys: ids of `type: '*'` selectors that name an id. */
+  ids: string[] | undefined;
+  /** True when some selector can only be found by a scan (type '*' without id, a type expression, no entities). */
+  wildcard: boolean;
+  /** undefined: no entities member, every entity is a candidate. */
+  selects: ((e: StoredEntity) => boolean) | undefined;
+  watched: ReadonlySet<string> | undefined;
+  triggers: ReadonlySet<NotificationTrigger>;
+  /** q, geoQ and scopeQ in one predicate. */
+  filter: ((e: StoredEntity) => boolean) | undefined;
+  isActive: boolean;
+  expiresAtMs: number;
+  /** Periodic subscriptions (timeInterval) notify on their clock, never on a change. */
+  periodMs: number | undefined;
+  throttlingMs: number;
+  render: RenderEntityOptions;
+  showChanges: boolean;
+  endpoint: CompiledEndpoint;
+  /** The @context notifications are compacted with (jsonldContext, else the subscription's own). */
+  notifyContext: ResolvedContext;
+}
+
+export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchContext: ResolvedContext, notifyContext: ResolvedContext): CompiledSubscription {
+  const b = doc.body;
+  const expand = matchContext.expandTerm.bind(matchContext);
+  let typeIris: string[] | undefined = [];
+  let ids: string[] | undefined;
+  let wildcard = b.entities === undefined;
+  let selects: ((e: StoredEntity) => boolean) | undefined;
+  if (b.entities !== undefined) {
+    const tests = b.entities.map((s) => {
+      let typeTest: ((types: readonly string[]) => boolean) | undefined;
+      if (s.type === '*') {
+        if (s.id !== undefined) (ids ??= []).push(s.id);
+        else wildcard = true;
+      } else {
+        const compiled = compileTypeExpression(parseTypeExpression(s.type), expand);
+        typeTest = compiled.matches;
+        if (compiled.typeIris === undefined) wildcard = true;
+        else typeIris!.push(...compiled.typeIris);
+      }
+      const id = s.id;
+      const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
+      return (e: StoredEntity): boolean =>
+        (typeTest === undefined || typeTest(e.type)) && (id === undefined || e.id === id) && (pattern === undefined || pattern(e.id));
+    });
+    selects = tests.length === 1 ? tests[0] : (e) => tests.some((t) => t(e));
+  }
+  if (wildcard) typeIris = undefined;
+  const preds: Array<(e: StoredEntity) => boolean> = [];
+  if (b.q !== undefined) preds.push(compileQ(parseQ(b.q), expand));
+  if (b.geoQ !== undefined) preds.push(compileGeoQuery(parseGeoQueryObject(b.geoQ, expand)));
+  if (b.scopeQ !== undefined) {
+    const scope = compileScopeQ(parseScopeQ(b.scopeQ));
+    preds.push((e) => scope(e.scope));
+  }
+  const n = b.notification;
+  const render: RenderEntityOptions = { format: n.format ?? 'normalized', sysAttrs: n.sysAttrs === true };
+  if (n.attributes !== undefined) render.attrs = new Set(n.attributes.map(expand));
+  if (n.pick !== undefined) render.pick = new Set(n.pick);
+  if (n.omit !== undefined) render.omit = new Set(n.omit);
+  if (b.lang !== undefined) render.lang = b.lang;
+  if (b.datasetId !== undefined) render.datasetId = new Set(b.datasetId);
+  const headers: string[] = [];
+  for (const kv of n.endpoint.receiverInfo ?? []) headers.push(kv.key, kv.value);
+  return {
+    tenant,
+    id: b.id,
+    typeIris,
+    ids,
+    wildcard,
+    selects,
+    watched: b.watchedAttributes === undefined ? undefined : new Set(b.watchedAttributes.map(expand)),
+    triggers: new Set(b.notificationTrigger ?? DEFAULT_TRIGGERS),
+    filter: preds.length === 0 ? undefined : preds.length === 1 ? preds[0] : (e) => preds.every((p) => p(e)),
+    isActive: b.isActive !== false,
+    expiresAtMs: b.expiresAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(b.expiresAt),
+    periodMs: b.timeInterval === undefined ? undefined : b.timeInterval * 1000,
+    throttlingMs: (b.throttling ?? 0) * 1000,
+    render,
+    showChanges: n.showChanges === true,
+    endpoint: { uri: n.endpoint.uri, accept: n.endpoint.accept ?? 'application/json', timeoutMs: n.endpoint.timeout, headers },
+    notifyContext,
+  };
+}

@@ -1,0 +1,193 @@
+// Matching entity changes against subscriptions (CIM 009 v1.8 §5.8.6, §5.2.12 notificationTrigger): an index by
+// tenant, entity type and id, so a write only looks at the subscriptions that can concern it, then the full test.
+import type { AttrInstance, StoredEntity } from '../entity/model.js';
+import { ENTITY_CORE_MEMBERS, VALUE_MEMBER } from '../entity/model.js';
+import { NGSI_LD_NULL } from '../entity/syntax.js';
+import type { CompiledSubscription } from './compile.js';
+import type { NotificationTrigger } from './model.js';
+
+interface TenantSubscriptions {
+  byType: Map<string, CompiledSubscription[]>;
+  byId: Map<string, CompiledSubscription[]>;
+  wildcard: CompiledSubscription[];
+  all: Map<string, CompiledSubscription>;
+}
+
+/** The subscriptions of every tenant, kept by each thread that matches (pipeline workers) or runs timers (notifier). */
+export class SubscriptionIndex {
+  private readonly tenants = new Map<string, TenantSubscriptions>();
+
+  get size(): number {
+    let n = 0;
+    for (const t of this.tenants.values()) n += t.all.size;
+    return n;
+  }
+
+  get(tenant: string, id: string): CompiledSubscription | undefined {
+    return this.tenants.get(tenant)?.all.get(id);
+  }
+
+  *each(): IterableIterator<CompiledSubscription> {
+    for (const t of this.tenants.values()) yield* t.all.values();
+  }
+
+  upsert(sub: CompiledSubscription): void {
+    this.remove(sub.tenant, sub.id);
+    let t = this.tenants.get(sub.tenant);
+    if (t === undefined) {
+      t = { byType: new Map(), byId: new Map(), wildcard: [], all: new Map() };
+      this.tenants.set(sub.tenant, t);
+    }
+    t.all.set(sub.id, sub);
+    if (sub.wildcard) t.wildcard.push(sub);
+    for (const typeIri of new Set(sub.typeIris ?? [])) push(t.byType, typeIri, sub);
+    for (const id of new Set(sub.ids ?? [])) push(t.byId, id, sub);
+  }
+
+  remove(tenant: string, id: string): void {
+    const t = this.tenants.get(tenant);
+    const old = t?.all.get(id);
+    if (t === undefined || old === undefined) return;
+    t.all.delete(id);
+    if (old.wildcard) t.wildcard = t.wildcard.filter((s) => s !== old);
+    for (const typeIri of new Set(old.typeIris ?? [])) pull(t.byType, typeIri, old);
+    for (const eid of new Set(old.ids ?? [])) pull(t.byId, eid, old);
+  }
+
+  /** Subscriptions that may concern a change of an entity with these types (before and after) and id. */
+  candidates(tenant: string, id: string, before: StoredEntity | undefined, after: StoredEntity | undefined): CompiledSubscription[] {
+    const t = this.tenants.get(tenant);
+    if (t === undefined) return NONE;
+    let out: CompiledSubscription[] | undefined;
+    let sources = 0;
+    const add = (list: CompiledSubscription[] | undefined): void => {
+      if (list === undefined || list.length === 0) return;
+      sources++;
+      out = out === undefined ? list : out.concat(list);
+    };
+    add(t.wildcard);
+    add(t.byId.get(id));
+    if (after !== undefined) for (const typeIri of after.type) add(t.byType.get(typeIri));
+    if (before !== undefined) for (const typeIri of before.type) if (after === undefined || !after.type.includes(typeIri)) add(t.byType.get(typeIri));
+    if (out === undefined) return NONE;
+    return sources > 1 ? [...new Set(out)] : out;
+  }
+}
+
+const NONE: CompiledSubscription[] = [];
+
+function push(m: Map<string, CompiledSubscription[]>, key: string, sub: CompiledSubscription): void {
+  const list = m.get(key);
+  if (list === undefined) m.set(key, [sub]);
+  else list.push(sub);
+}
+
+function pull(m: Map<string, CompiledSubscription[]>, key: string, sub: CompiledSubscription): void {
+  const list = m.get(key);
+  if (list === undefined) return;
+  const rest = list.filter((s) => s !== sub);
+  if (rest.length === 0) m.delete(key);
+  else m.set(key, rest);
+}
+
+/** A change that a subscription notifies: why, and the entity to render (stored model, changes marked). */
+export interface Matched {
+  trigger: NotificationTrigger;
+  entity: StoredEntity;
+}
+
+/** True while a subscription notifies (isActive, not expired). */
+export function isLive(sub: CompiledSubscription, now: number): boolean {
+  return sub.isActive && sub.expiresAtMs > now;
+}
+
+/** The full test of one change against one subscription; undefined when it does not notify. */
+export function matchChange(sub: CompiledSubscription, before: StoredEntity | undefined, after: StoredEntity | undefined, now: number): Matched | undefined {
+  if (sub.periodMs !== undefined || !isLive(sub, now)) return undefined;
+  const subject = after ?? before;
+  if (subject === undefined) return undefined;
+  if (sub.selects !== undefined && !sub.selects(subject)) return undefined;
+  if (sub.filter !== undefined && !sub.filter(subject)) return undefined;
+  const triggers = sub.triggers;
+  const nowIso = new Date(now).toISOString();
+  if (after === undefined) {
+    if (!triggers.has('entityDeleted')) return undefined;
+    return { trigger: 'entityDeleted', entity: { id: subject.id, type: subject.type, createdAt: subject.createdAt, modifiedAt: nowIso, deletedAt: nowIso } };
+  }
+  const datasetIds = sub.render.datasetId;
+  if (before === undefined) {
+    const created = changedAttrs(undefined, after, sub.watched, datasetIds);
+    if (triggers.has('entityCreated') && (sub.watched === undefined || created.created.length > 0)) return { trigger: 'entityCreated', entity: after };
+    if (triggers.has('attributeCreated') && created.created.length > 0) return { trigger: 'attributeCreated', entity: after };
+    return undefined;
+  }
+  const diff = changedAttrs(before, after, sub.watched, datasetIds);
+  const any = diff.created.length + diff.updated.length + diff.deleted.length > 0;
+  let trigger: NotificationTrigger | undefined;
+  if (triggers.has('entityUpdated') && (any || (sub.watched === undefined && entityMembersChanged(before, after)))) trigger = 'entityUpdated';
+  else if (triggers.has('attributeCreated') && diff.created.length > 0) trigger = 'attributeCreated';
+  else if (triggers.has('attributeUpdated') && diff.updated.length > 0) trigger = 'attributeUpdated';
+  else if (triggers.has('attributeDeleted') && diff.deleted.length > 0) trigger = 'attributeDeleted';
+  if (trigger === undefined) return undefined;
+  const notifyDeleted = (trigger === 'attributeDeleted' || trigger === 'entityUpdated') && diff.deleted.length > 0;
+  if (!sub.showChanges && !notifyDeleted) return { trigger, entity: after };
+  const entity: StoredEntity = { ...after };
+  if (sub.showChanges) for (const attrIri of diff.updated) entity[attrIri] = withPrevious(after[attrIri] as AttrInstance[], before[attrIri] as AttrInstance[]);
+  // CIM 009 §5.8.6: a deleted attribute is notified with the NGSI-LD null as its value.
+  if (notifyDeleted) for (const attrIri of diff.deleted) entity[attrIri] = [{ type: 'Property', value: NGSI_LD_NULL, deletedAt: nowIso }];
+  return { trigger, entity };
+}
+
+interface AttrDiff {
+  created: string[];
+  updated: string[];
+  deleted: string[];
+}
+
+function instancesIn(entity: StoredEntity | undefined, attrIri: string, datasetIds: ReadonlySet<string> | undefined): AttrInstance[] | undefined {
+  const all = entity?.[attrIri] as AttrInstance[] | undefined;
+  if (all === undefined || datasetIds === undefined) return all;
+  const kept = all.filter((i) => datasetIds.has(i.datasetId ?? '@none'));
+  return kept.length === 0 ? undefined : kept;
+}
+
+/** Attributes created, updated (any member, modifiedAt included) and deleted between two states; watched ones only. */
+export function changedAttrs(before: StoredEntity | undefined, after: StoredEntity, watched: ReadonlySet<string> | undefined, datasetIds?: ReadonlySet<string>): AttrDiff {
+  const diff: AttrDiff = { created: [], updated: [], deleted: [] };
+  for (const attrIri in after) {
+    if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
+    const now = instancesIn(after, attrIri, datasetIds);
+    if (now === undefined) continue;
+    const was = instancesIn(before, attrIri, datasetIds);
+    if (was === undefined) diff.created.push(attrIri);
+    else if (was !== now && JSON.stringify(was) !== JSON.stringify(now)) diff.updated.push(attrIri);
+  }
+  if (before !== undefined) {
+    for (const attrIri in before) {
+      if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
+      if (instancesIn(before, attrIri, datasetIds) !== undefined && instancesIn(after, attrIri, datasetIds) === undefined) diff.deleted.push(attrIri);
+    }
+  }
+  return diff;
+}
+
+function entityMembersChanged(before: StoredEntity, after: StoredEntity): boolean {
+  return JSON.stringify(before.type) !== JSON.stringify(after.type) || JSON.stringify(before.scope) !== JSON.stringify(after.scope);
+}
+
+const PREVIOUS: Record<string, string> = {
+  value: 'previousValue', object: 'previousObject', languageMap: 'previousLanguageMap', vocab: 'previousVocab',
+  json: 'previousJson', valueList: 'previousValueList', objectList: 'previousObjectList',
+};
+
+/** CIM 009 §5.2.12 showChanges: each updated instance carries its former value as previousValue (or previousObject...). */
+function withPrevious(now: AttrInstance[], was: AttrInstance[]): AttrInstance[] {
+  return now.map((inst) => {
+    const old = was.find((w) => w.datasetId === inst.datasetId);
+    if (old === undefined) return inst;
+    const member = VALUE_MEMBER[old.type];
+    const prev = PREVIOUS[member];
+    if (prev === undefined || old[member] === undefined) return inst;
+    return { ...inst, [prev]: old[member] };
+  });
+}

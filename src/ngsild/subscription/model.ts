@@ -1,0 +1,129 @@
+// The stored subscription (CIM 009 v1.8 §5.2.12): the validated body with its compact terms, the @context they
+// are read with, and system times. Counters live apart (collection `subscriptionCounters`, written by the notifier).
+
+export const SUBSCRIPTIONS = 'subscriptions';
+export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
+
+export type NotificationTrigger =
+  | 'entityCreated' | 'entityUpdated' | 'entityDeleted'
+  | 'attributeCreated' | 'attributeUpdated' | 'attributeDeleted';
+
+export const NOTIFICATION_TRIGGERS: readonly NotificationTrigger[] = [
+  'entityCreated', 'entityUpdated', 'entityDeleted', 'attributeCreated', 'attributeUpdated', 'attributeDeleted',
+];
+
+/** CIM 009 v1.8 §5.2.12: without notificationTrigger, attribute creation and update notify. */
+export const DEFAULT_TRIGGERS: readonly NotificationTrigger[] = ['attributeCreated', 'attributeUpdated'];
+
+export type NotificationFormat = 'normalized' | 'keyValues' | 'concise';
+
+export type NotificationAccept = 'application/json' | 'application/ld+json' | 'application/geo+json';
+
+export interface KeyValuePair {
+  key: string;
+  value: string;
+}
+
+export interface EntitySelector {
+  id?: string;
+  idPattern?: string;
+  type: string;
+}
+
+export interface EndpointBody {
+  uri: string;
+  accept?: NotificationAccept;
+  /** Milliseconds the receiver has to answer (v1.8 Endpoint.timeout). */
+  timeout?: number;
+  receiverInfo?: KeyValuePair[];
+  notifierInfo?: KeyValuePair[];
+}
+
+export interface NotificationParamsBody {
+  attributes?: string[];
+  pick?: string[];
+  omit?: string[];
+  format?: NotificationFormat;
+  sysAttrs?: boolean;
+  showChanges?: boolean;
+  endpoint: EndpointBody;
+}
+
+/** The subscription as the client gave it (validated, compact terms), without the computed members. */
+export interface SubscriptionBody {
+  id: string;
+  type: 'Subscription';
+  subscriptionName?: string;
+  description?: string;
+  entities?: EntitySelector[];
+  watchedAttributes?: string[];
+  notificationTrigger?: NotificationTrigger[];
+  timeInterval?: number;
+  q?: string;
+  geoQ?: Record<string, unknown>;
+  scopeQ?: string;
+  csf?: string;
+  isActive?: boolean;
+  notification: NotificationParamsBody;
+  expiresAt?: string;
+  throttling?: number;
+  lang?: string;
+  datasetId?: string[];
+  jsonldContext?: string;
+}
+
+export interface SubscriptionDoc {
+  body: SubscriptionBody;
+  /** The @context of the request that created (or last updated) the subscription, as it carried it. */
+  context: unknown;
+  createdAt: string;
+  modifiedAt: string;
+}
+
+/** What the notifier counts per subscription (CIM 009 v1.8 §5.2.14 NotificationParams). */
+export interface SubscriptionCounters {
+  timesSent: number;
+  timesFailed: number;
+  lastNotification?: string;
+  lastSuccess?: string;
+  lastFailure?: string;
+  /** Why the last failure failed (kept for the log and for GET). */
+  lastErrorReason?: string;
+}
+
+export type SubscriptionStatus = 'active' | 'paused' | 'expired';
+
+/** CIM 009 v1.8 §5.2.12: status is computed, never stored. */
+export function subscriptionStatus(body: SubscriptionBody, now: number): SubscriptionStatus {
+  if (body.expiresAt !== undefined && Date.parse(body.expiresAt) <= now) return 'expired';
+  return body.isActive === false ? 'paused' : 'active';
+}
+
+/** The notification status: `failed` while the last attempt failed (§5.2.14). */
+export function notificationStatus(c: SubscriptionCounters | undefined): 'ok' | 'failed' {
+  if (c?.lastFailure === undefined) return 'ok';
+  return c.lastSuccess === undefined || Date.parse(c.lastFailure) >= Date.parse(c.lastSuccess) ? 'failed' : 'ok';
+}
+
+/** The subscription as GET shows it: the body, the computed status and the counters. */
+export function renderSubscription(doc: SubscriptionDoc, counters: SubscriptionCounters | undefined, now: number, sysAttrs: boolean): Record<string, unknown> {
+  const b = doc.body;
+  const out: Record<string, unknown> = { ...b };
+  out.isActive = b.isActive !== false;
+  out.status = subscriptionStatus(b, now);
+  const n: Record<string, unknown> = { ...b.notification };
+  n.format ??= 'normalized';
+  n.endpoint = { accept: 'application/json', ...b.notification.endpoint };
+  n.status = notificationStatus(counters);
+  n.timesSent = counters?.timesSent ?? 0;
+  n.timesFailed = counters?.timesFailed ?? 0;
+  if (counters?.lastNotification !== undefined) n.lastNotification = counters.lastNotification;
+  if (counters?.lastSuccess !== undefined) n.lastSuccess = counters.lastSuccess;
+  if (counters?.lastFailure !== undefined) n.lastFailure = counters.lastFailure;
+  out.notification = n;
+  if (sysAttrs) {
+    out.createdAt = doc.createdAt;
+    out.modifiedAt = doc.modifiedAt;
+  }
+  return out;
+}

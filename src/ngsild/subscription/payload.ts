@@ -1,0 +1,39 @@
+// The Notification a subscription sends (CIM 009 v1.8 §5.3.1, §5.3.2): entities rendered in the subscription's
+// format with its @context, as application/json (+Link), application/ld+json (@context) or application/geo+json.
+// `notifiedAt` is added by the notifier when it sends, so the body is serialized here without it.
+import { randomUUID } from 'node:crypto';
+import type { StoredEntity } from '../entity/model.js';
+import { renderEntity } from '../entity/render.js';
+import { renderGeoJson, featureCollection } from '../entity/geojson.js';
+import { formatLinkHeader } from '../context/link-header.js';
+import type { CompiledSubscription } from './compile.js';
+import type { NotificationTrigger } from './model.js';
+
+export interface NotificationPayload {
+  /** JSON text of the Notification without `notifiedAt`: an object, so it starts with '{'. */
+  body: string;
+  /** Content-Type, Link, and receiverInfo headers, flat name/value list. */
+  headers: string[];
+}
+
+export function buildNotification(sub: CompiledSubscription, entities: readonly StoredEntity[], trigger: NotificationTrigger | undefined): NotificationPayload {
+  const ctx = sub.notifyContext;
+  const accept = sub.endpoint.accept;
+  let data: unknown;
+  if (accept === 'application/geo+json') data = featureCollection(entities.map((e) => renderGeoJson(e, ctx, sub.render)));
+  else data = entities.map((e) => renderDeleted(e) ?? renderEntity(e, ctx, sub.render));
+  const n: Record<string, unknown> = { id: `urn:ngsi-ld:Notification:${randomUUID()}`, type: 'Notification', subscriptionId: sub.id, data };
+  if (trigger !== undefined) n.triggerReason = trigger;
+  const headers: string[] = ['Content-Type', accept];
+  if (accept === 'application/ld+json') n['@context'] = ctx.contextValue;
+  else headers.push('Link', formatLinkHeader(ctx.linkUrl));
+  headers.push(...sub.endpoint.headers);
+  return { body: JSON.stringify(n), headers };
+
+  function renderDeleted(e: StoredEntity): Record<string, unknown> | undefined {
+    if (e.deletedAt === undefined) return undefined;
+    // CIM 009 §5.8.6 entityDeleted: the entity's id, type and when it was deleted.
+    const type = e.type.map((t) => ctx.compactIri(t));
+    return { id: e.id, type: type.length === 1 ? type[0] : type, deletedAt: e.deletedAt };
+  }
+}

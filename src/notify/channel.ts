@@ -1,0 +1,34 @@
+// What crosses threads for subscriptions (ARCHITECTURE.md step 11): due notifications from pipeline workers to the
+// notifier, and subscription changes to every thread that keeps a subscription index. Plain data only.
+import type { SubscriptionDoc } from '../ngsild/subscription/model.js';
+
+/** Pipeline workers post DueBatch messages here; the notifier thread listens. */
+export const NOTIFY_CHANNEL = 'ldbroker:notifications';
+/** Every create, update and delete of a subscription is posted here (SubscriptionChanged). */
+export const SUBSCRIPTIONS_CHANNEL = 'ldbroker:subscriptions';
+
+/** One notification to deliver: built (matched, rendered, serialized) by the pipeline worker. */
+export interface DueNotification {
+  tenant: string;
+  subscriptionId: string;
+  uri: string;
+  /** Flat name/value list (Content-Type, Link, receiverInfo). */
+  headers: string[];
+  /** The Notification's JSON text without `notifiedAt` (the notifier adds it when it sends). */
+  body: string;
+  /** Notifications with the same key are delivered in the order they were due (subscription and entity). */
+  orderKey: string;
+  timeoutMs: number | undefined;
+  throttlingMs: number;
+}
+
+export interface DueBatch {
+  due: DueNotification[];
+}
+
+export interface SubscriptionChanged {
+  tenant: string;
+  id: string;
+  /** null: deleted. */
+  doc: SubscriptionDoc | null;
+}

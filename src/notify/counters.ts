@@ -1,0 +1,82 @@
+// Notification counters of every subscription (CIM 009 v1.8 §5.2.14: timesSent, timesFailed, lastNotification,
+// lastSuccess, lastFailure), kept by the notifier in memory and written to the tenant's `subscriptionCounters`
+// collection in batches (at most every FLUSH_MS, and at stop), so they survive a restart of the disk store.
+import type { Store } from '../store/contract.js';
+import type { Logger } from '../logger.js';
+import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
+
+const FLUSH_MS = 100;
+
+const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
+
+export class CounterBook {
+  private readonly counters = new Map<string, SubscriptionCounters>();
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly store: Store, private readonly log: Logger) {}
+
+  async load(): Promise<void> {
+    for (const tenant of ['', ...(await this.store.listTenants()).filter((t) => t !== '')]) {
+      for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
+        this.counters.set(keyOf(tenant, id), doc as unknown as SubscriptionCounters);
+    }
+  }
+
+  /** A notification attempt (sent: a request went out) and its outcome. */
+  record(tenant: string, id: string, sent: boolean, ok: boolean, at: string, reason?: string): void {
+    const key = keyOf(tenant, id);
+    let c = this.counters.get(key);
+    if (c === undefined) {
+      c = { timesSent: 0, timesFailed: 0 };
+      this.counters.set(key, c);
+    }
+    if (sent) {
+      c.timesSent++;
+      c.lastNotification = at;
+    }
+    if (ok) {
+      c.lastSuccess = at;
+    } else {
+      c.timesFailed++;
+      c.lastFailure = at;
+      if (reason !== undefined) c.lastErrorReason = reason;
+    }
+    this.dirty.add(key);
+    this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush(); }, FLUSH_MS);
+  }
+
+  /** The subscription was deleted: its counters go (the deleting request removed the stored ones). */
+  forget(tenant: string, id: string): void {
+    const key = keyOf(tenant, id);
+    this.counters.delete(key);
+    this.dirty.delete(key);
+  }
+
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    if (this.dirty.size === 0) return;
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    const writes: Promise<void>[] = [];
+    for (const key of keys) {
+      const c = this.counters.get(key);
+      if (c === undefined) continue;
+      const nl = key.indexOf('\n');
+      writes.push(this.store.collection(key.slice(0, nl), SUBSCRIPTION_COUNTERS).put(key.slice(nl + 1), { ...c } as unknown as Record<string, unknown>));
+    }
+    const results = await Promise.allSettled(writes);
+    for (const r of results) if (r.status === 'rejected') this.log.error({ err: r.reason }, 'subscription counters cannot be written');
+  }
+}

@@ -1,0 +1,171 @@
+// HTTP delivery of notifications (CIM 009 v1.8 §5.3.2 HTTP binding) on the notifier thread: one undici keep-alive
+// Pool per origin, one bounded queue per endpoint split in lanes by order key (a lane sends one at a time, so the
+// notifications of one subscription and entity keep their order), a timeout per request. A slow or dead receiver
+// only fills its own queue; what does not fit is a failure of its subscription, never memory.
+import { Pool } from 'undici';
+import type { Logger } from '../logger.js';
+import type { DueNotification } from './channel.js';
+
+/** Due notifications one endpoint may hold (queued and in flight). */
+export const ENDPOINT_QUEUE_MAX = 10_000;
+/** Requests in flight per endpoint. */
+const LANES = 8;
+const POOL_CONNECTIONS = 32;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Pools idle this long are closed, so a deleted subscription's receiver holds no sockets. */
+const POOL_IDLE_MS = 60_000;
+
+export interface DeliveryOutcome {
+  due: DueNotification;
+  ok: boolean;
+  /** ISO time the request was sent (or refused for overflow). */
+  at: string;
+  /** Why it failed: HTTP status, timeout, connection error, queue full. */
+  reason?: string;
+}
+
+interface Lane {
+  items: DueNotification[];
+  head: number;
+  busy: boolean;
+}
+
+interface Endpoint {
+  url: URL;
+  lanes: Lane[];
+  queued: number;
+}
+
+interface PoolEntry {
+  pool: Pool;
+  lastUsed: number;
+}
+
+export class Delivery {
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly pools = new Map<string, PoolEntry>();
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly report: (o: DeliveryOutcome) => void, private readonly log: Logger) {
+    this.sweeper = setInterval(() => this.sweep(), POOL_IDLE_MS);
+    this.sweeper.unref();
+  }
+
+  enqueue(due: DueNotification): void {
+    if (this.closed) return;
+    let ep = this.endpoints.get(due.uri);
+    if (ep === undefined) {
+      let url: URL;
+      try {
+        url = new URL(due.uri);
+      } catch {
+        this.report({ due, ok: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
+        return;
+      }
+      ep = { url, lanes: Array.from({ length: LANES }, () => ({ items: [], head: 0, busy: false })), queued: 0 };
+      this.endpoints.set(due.uri, ep);
+    }
+    if (ep.queued >= ENDPOINT_QUEUE_MAX) {
+      this.report({ due, ok: false, at: new Date().toISOString(), reason: `endpoint queue full (${ENDPOINT_QUEUE_MAX})` });
+      return;
+    }
+    ep.queued++;
+    const lane = ep.lanes[hash(due.orderKey) % LANES]!;
+    lane.items.push(due);
+    if (!lane.busy) void this.drain(ep, lane);
+  }
+
+  /** Notifications waiting or in flight, all endpoints. */
+  pending(): number {
+    let n = 0;
+    for (const ep of this.endpoints.values()) n += ep.queued;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    await Promise.allSettled([...this.pools.values()].map((p) => p.pool.destroy()));
+    this.pools.clear();
+  }
+
+  private async drain(ep: Endpoint, lane: Lane): Promise<void> {
+    lane.busy = true;
+    while (lane.head < lane.items.length && !this.closed) {
+      const due = lane.items[lane.head]!;
+      lane.items[lane.head++] = undefined as unknown as DueNotification;
+      if (lane.head > 1024 && lane.head * 2 > lane.items.length) {
+        lane.items = lane.items.slice(lane.head);
+        lane.head = 0;
+      }
+      this.report(await this.send(ep, due));
+      ep.queued--;
+    }
+    lane.items = [];
+    lane.head = 0;
+    lane.busy = false;
+  }
+
+  private poolFor(url: URL): Pool {
+    const origin = url.origin;
+    let entry = this.pools.get(origin);
+    if (entry === undefined) {
+      entry = { pool: new Pool(origin, { connections: POOL_CONNECTIONS, keepAliveTimeout: 30_000, connect: { timeout: DEFAULT_TIMEOUT_MS } }), lastUsed: 0 };
+      this.pools.set(origin, entry);
+    }
+    entry.lastUsed = Date.now();
+    return entry.pool;
+  }
+
+  private async send(ep: Endpoint, due: DueNotification): Promise<DeliveryOutcome> {
+    const at = new Date().toISOString();
+    // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
+    const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < due.headers.length; i += 2) headers[due.headers[i]!.toLowerCase()] = due.headers[i + 1]!;
+    const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeout);
+    try {
+      const res = await this.poolFor(ep.url).request({
+        method: 'POST',
+        path: ep.url.pathname + ep.url.search,
+        headers,
+        body,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: controller.signal,
+      });
+      await res.body.dump();
+      if (res.statusCode >= 200 && res.statusCode < 300) return { due, ok: true, at };
+      return { due, ok: false, at, reason: `HTTP ${res.statusCode}` };
+    } catch (e) {
+      const reason = controller.signal.aborted ? `no answer within ${timeout} ms` : e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
+      if (this.log.isLevelEnabled('debug')) this.log.debug({ uri: due.uri, reason }, 'notification failed');
+      return { due, ok: false, at, reason };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [origin, entry] of this.pools) {
+      if (now - entry.lastUsed < POOL_IDLE_MS) continue;
+      this.pools.delete(origin);
+      void entry.pool.close().catch(() => undefined);
+    }
+    for (const [uri, ep] of this.endpoints) if (ep.queued === 0) this.endpoints.delete(uri);
+  }
+}
+
+/** FNV-1a of the order key: picks the lane. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

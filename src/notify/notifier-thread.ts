@@ -1,0 +1,76 @@
+// The notifier thread's life (ARCHITECTURE.md "Threads"): its own store handle and @context resolver, the
+// subscription index (for throttling, periodic timers and deletions), delivery and counters. Due notifications
+// arrive from pipeline workers on NOTIFY_CHANNEL; the main thread says stop, and the counters are flushed first.
+import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
+import { createLogger } from '../logger.js';
+import { openStoreAndContexts } from '../pipeline/init.js';
+import type { WorkerInit } from '../pipeline/worker-context.js';
+import { SubscriptionSync } from './subscription-sync.js';
+import { CounterBook } from './counters.js';
+import { Delivery } from './delivery.js';
+import { PeriodicNotifications } from './periodic.js';
+import { NOTIFY_CHANNEL, type DueBatch, type DueNotification } from './channel.js';
+
+export type NotifierMessage = { kind: 'ready' } | { kind: 'stopped' } | { kind: 'failed'; error: string };
+
+export async function runNotifier(init: WorkerInit, parent: MessagePort): Promise<void> {
+  const log = createLogger(init.config.logLevel, 'notifier');
+  const { store, contexts } = await openStoreAndContexts(init, log);
+  const counters = new CounterBook(store, log);
+  await counters.load();
+  const lastSent = new Map<string, number>();
+  let periodic: PeriodicNotifications | undefined;
+  const sync = new SubscriptionSync(store, contexts, log, (tenant, id, sub) => {
+    if (sub === undefined) {
+      counters.forget(tenant, id);
+      lastSent.delete(`${tenant}\n${id}`);
+    }
+    periodic?.update(tenant, id, sub);
+  });
+  const delivery = new Delivery((o) => {
+    // A subscription deleted while its notification was in flight keeps no counters.
+    if (sync.index.get(o.due.tenant, o.due.subscriptionId) === undefined) return;
+    counters.record(o.due.tenant, o.due.subscriptionId, o.reason === undefined || !o.reason.startsWith('endpoint queue full'), o.ok, o.at, o.reason);
+  }, log);
+  const accept = (due: DueNotification): void => {
+    if (due.throttlingMs > 0) {
+      // CIM 009 §5.2.12 throttling: notifications closer than this to the last one sent are dropped.
+      const key = `${due.tenant}\n${due.subscriptionId}`;
+      const now = Date.now();
+      const last = lastSent.get(key);
+      if (last !== undefined && now - last < due.throttlingMs) return;
+      lastSent.set(key, now);
+    }
+    delivery.enqueue(due);
+  };
+  periodic = new PeriodicNotifications(store, accept, log);
+  await sync.start();
+  for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
+
+  const channel = new BroadcastChannel(NOTIFY_CHANNEL);
+  channel.onmessage = (m: unknown) => {
+    const batch = (m as { data?: DueBatch }).data;
+    if (batch === undefined || !Array.isArray(batch.due)) return;
+    for (const due of batch.due) accept(due);
+  };
+
+  parent.on('message', (msg: { kind?: string }) => {
+    if (msg.kind !== 'stop') return;
+    void (async () => {
+      channel.close();
+      periodic?.close();
+      sync.close();
+      await delivery.close();
+      await counters.close();
+      await store.flush();
+      await store.close();
+      parent.postMessage({ kind: 'stopped' } satisfies NotifierMessage);
+      parent.close();
+    })().catch((e: unknown) => {
+      log.error({ err: e }, 'notifier stop failed');
+      parent.postMessage({ kind: 'stopped' } satisfies NotifierMessage);
+    });
+  });
+  log.debug({ subscriptions: sync.index.size }, 'notifier ready');
+  parent.postMessage({ kind: 'ready' } satisfies NotifierMessage);
+}

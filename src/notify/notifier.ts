@@ -1,0 +1,42 @@
+// Starts and stops the notifier thread from the main thread (ARCHITECTURE.md "Threads": notification delivery
+// runs on its own thread, never on the front or a pipeline worker).
+import { Worker } from 'node:worker_threads';
+import type { WorkerInit } from '../pipeline/worker-context.js';
+import type { Logger } from '../logger.js';
+import type { NotifierMessage } from './notifier-thread.js';
+
+export interface NotifierHandle {
+  /** Stops delivery, writes the counters, closes the thread's store handle. */
+  stop(): Promise<void>;
+}
+
+const STOP_WAIT_MS = 5000;
+
+export async function startNotifier(init: WorkerInit, log: Logger): Promise<NotifierHandle> {
+  const worker = new Worker(new URL('../../workers/notifier.js', import.meta.url), { workerData: init });
+  await new Promise<void>((resolve, reject) => {
+    const onMessage = (m: NotifierMessage): void => {
+      if (m.kind === 'ready') { cleanup(); resolve(); }
+      if (m.kind === 'failed') { cleanup(); reject(new Error(`the notifier cannot start: ${m.error}`)); }
+    };
+    const onError = (e: Error): void => { cleanup(); reject(e); };
+    const onExit = (code: number): void => { cleanup(); reject(new Error(`the notifier exited with ${code} at start`)); };
+    const cleanup = (): void => { worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit); };
+    worker.on('message', onMessage);
+    worker.once('error', onError);
+    worker.once('exit', onExit);
+  });
+  worker.on('error', (e) => log.error({ err: e }, 'notifier thread failed'));
+  return {
+    async stop() {
+      const stopped = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, STOP_WAIT_MS);
+        worker.on('message', (m: NotifierMessage) => { if (m.kind === 'stopped') { clearTimeout(timer); resolve(); } });
+        worker.once('exit', () => { clearTimeout(timer); resolve(); });
+      });
+      worker.postMessage({ kind: 'stop' });
+      await stopped;
+      await worker.terminate();
+    },
+  };
+}

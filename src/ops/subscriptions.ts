@@ -1,0 +1,115 @@
+// Subscriptions (CIM 009 v1.8 §5.8, §6.10, §6.11): create, query, retrieve, update and delete, kept as documents of
+// the tenant's `subscriptions` collection; every change is applied to this thread's index and broadcast to the
+// others. Counters are the notifier's (collection `subscriptionCounters`) and rendered with each subscription.
+import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import { isUri } from '../ngsild/entity/syntax.js';
+import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
+import {
+  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
+} from '../ngsild/subscription/model.js';
+import { SubscriptionSink } from '../notify/subscription-sink.js';
+import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
+import { notificationSchemes } from '../notify/transports.js';
+import type { SubscriptionChanged } from '../notify/channel.js';
+import { API_PREFIX } from '../front/routes.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
+import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { OpHandler } from './op.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+
+/** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
+export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
+
+function subscriptionIdParam(req: LdRequest): string {
+  const id = req.params[0]!;
+  if (!isUri(id)) throw badRequest(`subscription id '${String(id).slice(0, 200)}' is not a URI`);
+  return id;
+}
+
+function sysAttrsOption(req: LdRequest): boolean {
+  return req.query.options(['sysAttrs']).has('sysAttrs');
+}
+
+async function announce(ctx: WorkerContext, change: SubscriptionChanged): Promise<void> {
+  if (ctx.changes instanceof SubscriptionSink) await ctx.changes.sync.announce(change);
+  else broadcastSubscriptionChange(change);
+}
+
+function validateOptions(req: LdRequest): { expand: (t: string) => string; schemes: ReadonlySet<string>; now: number } {
+  return { expand: req.context.expandTerm.bind(req.context), schemes: notificationSchemes(), now: Date.now() };
+}
+
+async function countersOf(ctx: WorkerContext, tenant: string, id: string): Promise<SubscriptionCounters | undefined> {
+  return (await ctx.store.collection(tenant, SUBSCRIPTION_COUNTERS).get(id)) as SubscriptionCounters | undefined;
+}
+
+export const createSubscription: OpHandler = async (req, ctx) => {
+  req.query.only(new Set());
+  const body = validateSubscription(req.jsonObject(), validateOptions(req));
+  const now = new Date().toISOString();
+  const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
+  const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>);
+  if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
+  await announce(ctx, { tenant: req.tenant, id: body.id, doc });
+  return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${encodeURIComponent(body.id)}`] };
+};
+
+export const querySubscriptions: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['limit', 'offset', 'count', 'options', 'local']));
+  const limit = intParam(req, 'limit', DEFAULT_LIMIT);
+  const offset = intParam(req, 'offset', 0);
+  if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
+  const countText = req.query.get('count');
+  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
+  const sysAttrs = sysAttrsOption(req);
+  const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
+  const page = await subs.list(offset, limit);
+  const now = Date.now();
+  const body: Record<string, unknown>[] = [];
+  for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs));
+  const headers: string[] = [];
+  if (countText === 'true') headers.push('NGSILD-Results-Count', String((await subs.list()).length));
+  return { status: 200, body, headers, withContext: true };
+};
+
+export const retrieveSubscription: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['options', 'local']));
+  const id = subscriptionIdParam(req);
+  const sysAttrs = sysAttrsOption(req);
+  const doc = (await ctx.store.collection(req.tenant, SUBSCRIPTIONS).get(id)) as SubscriptionDoc | undefined;
+  if (doc === undefined) throw notFound(`subscription '${id}' does not exist`);
+  return { status: 200, body: renderSubscription(doc, await countersOf(ctx, req.tenant, id), Date.now(), sysAttrs), withContext: true };
+};
+
+export const updateSubscription: OpHandler = async (req, ctx) => {
+  req.query.only(new Set());
+  const id = subscriptionIdParam(req);
+  const fragment = req.jsonObject();
+  const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
+  const current = (await subs.get(id)) as SubscriptionDoc | undefined;
+  if (current === undefined) throw notFound(`subscription '${id}' does not exist`);
+  const body = patchSubscription(current.body, fragment, validateOptions(req));
+  // An update that carries its own @context gives the subscription that @context; one without keeps the former.
+  const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
+  const doc: SubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };
+  await subs.put(id, doc as unknown as Record<string, unknown>);
+  await announce(ctx, { tenant: req.tenant, id, doc });
+  return { status: 204 };
+};
+
+export const deleteSubscription: OpHandler = async (req, ctx) => {
+  req.query.only(new Set());
+  const id = subscriptionIdParam(req);
+  if (!(await ctx.store.collection(req.tenant, SUBSCRIPTIONS).delete(id))) throw notFound(`subscription '${id}' does not exist`);
+  await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);
+  await ctx.store.collection(req.tenant, SUBSCRIPTION_OWNERS).delete(id);
+  await announce(ctx, { tenant: req.tenant, id, doc: null });
+  return { status: 204 };
+};
+
+function intParam(req: LdRequest, name: string, dflt: number): number {
+  const text = req.query.get(name);
+  if (text === undefined) return dflt;
+  if (!/^\d{1,9}$/.test(text)) throw badRequest(`${name}: '${text}' is not a non-negative integer`);
+  return Number(text);
+}
