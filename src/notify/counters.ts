@@ -3,6 +3,7 @@
 // collection in batches (at most every FLUSH_MS, and at stop), so they survive a restart of the disk store.
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
+import { subscriptionTenants } from './subscription-sync.js';
 import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
 
 const FLUSH_MS = 100;
@@ -18,7 +19,7 @@ export class CounterBook {
   constructor(private readonly store: Store, private readonly log: Logger) {}
 
   async load(): Promise<void> {
-    for (const tenant of ['', ...(await this.store.listTenants()).filter((t) => t !== '')]) {
+    for (const tenant of await subscriptionTenants(this.store)) {
       for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
         this.counters.set(keyOf(tenant, id), doc as unknown as SubscriptionCounters);
     }

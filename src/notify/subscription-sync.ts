@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { ContextSource } from '../pipeline/worker-context.js';
 import { compileSubscription, type CompiledSubscription } from '../ngsild/subscription/compile.js';
 import { SubscriptionIndex } from '../ngsild/subscription/match.js';
-import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
+import { SUBSCRIPTIONS, SUBSCRIPTION_TENANTS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, type SubscriptionChanged } from './channel.js';
 
 export class SubscriptionSync {
@@ -31,7 +31,7 @@ export class SubscriptionSync {
       const msg = (m as { data?: SubscriptionChanged }).data;
       if (msg !== undefined && typeof msg.id === 'string') void this.apply(msg);
     };
-    for (const tenant of ['', ...(await this.store.listTenants()).filter((t) => t !== '')]) {
+    for (const tenant of await subscriptionTenants(this.store)) {
       for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list())
         await this.apply({ tenant, id, doc: doc as unknown as SubscriptionDoc });
     }
@@ -84,4 +84,11 @@ export function broadcastSubscriptionChange(change: SubscriptionChanged): void {
   const channel = new BroadcastChannel(SUBSCRIPTIONS_CHANNEL);
   channel.postMessage(change);
   channel.close();
+}
+
+/** Every tenant that may hold subscriptions: the default one, the store's, and those registered with a subscription. */
+export async function subscriptionTenants(store: Store): Promise<string[]> {
+  const tenants = new Set<string>(['', ...(await store.listTenants())]);
+  for (const { id } of await store.collection('', SUBSCRIPTION_TENANTS).list()) tenants.add(id);
+  return [...tenants];
 }

@@ -5,7 +5,7 @@ import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
-  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
+  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
 } from '../ngsild/subscription/model.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
@@ -50,6 +50,10 @@ export const createSubscription: OpHandler = async (req, ctx) => {
   const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
   const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>);
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
+  if (req.tenant !== '') {
+    const tenants = ctx.store.collection('', SUBSCRIPTION_TENANTS);
+    if ((await tenants.get(req.tenant)) === undefined) await tenants.put(req.tenant, { since: now });
+  }
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
   return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${encodeURIComponent(body.id)}`] };
 };

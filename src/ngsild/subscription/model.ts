@@ -3,6 +3,11 @@
 
 export const SUBSCRIPTIONS = 'subscriptions';
 export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
+/**
+ * Tenants that hold subscriptions, kept in the default tenant: a collection write does not register its tenant
+ * in the store, so the threads that load every subscription at start find the tenants here as well.
+ */
+export const SUBSCRIPTION_TENANTS = 'subscriptionTenants';
 
 export type NotificationTrigger =
   | 'entityCreated' | 'entityUpdated' | 'entityDeleted'

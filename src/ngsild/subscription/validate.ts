@@ -259,9 +259,9 @@ function endpoint(v: unknown, opts: ValidateOptions): EndpointBody {
   } else if (!opts.schemes.has(scheme)) {
     throw badRequest(`notification.endpoint.uri: the scheme '${scheme}' is not supported (${[...opts.schemes].join(', ')})`);
   } else {
-    let url: URL;
-    try { url = new URL(uri); } catch { throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' is not a valid URL`); }
-    if (url.hostname === '') throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' names no host`);
+    // WHATWG URL parsing forgives `http:/x` and `http:x`; an endpoint must name its host as `scheme://host`.
+    if (!/^[a-z][a-z0-9+.-]*:\/\/[^/?#]/i.test(uri)) throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' names no host`);
+    try { new URL(uri); } catch { throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' is not a valid URL`); }
   }
   const out: EndpointBody = { uri };
   if (v.accept !== undefined) {
