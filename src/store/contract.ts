@@ -206,6 +206,7 @@ export interface TemporalEntityRecord {
   type: string[];
   scope?: string[];
   createdAt: string;
+  /** The last change of the entity as a whole (created, types or scope, deleted); instances carry their own times. */
   modifiedAt: string;
   deletedAt?: string;
 }

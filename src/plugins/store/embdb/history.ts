@@ -16,12 +16,21 @@ const MAX_T = Number.MAX_SAFE_INTEGER;
 /** Sorts after every string an IRI, id or tenant holds: the end of a key prefix's range. */
 const LAST = '\u{10FFFF}';
 
-// instanceIds sort by creation within one thread: time, a per-thread counter, then randomness across threads.
+// instanceIds sort by creation within one thread: the createdAt ms (which also locates the instance in the index
+// without a lookup table), a per-thread counter, and a random per-thread tag that keeps threads apart.
+const ID_PREFIX = 'urn:ngsi-ld:attribute:instance:';
 let counter = 0;
-const threadTag = randomBytes(4).toString('hex');
+const threadTag = randomBytes(8).toString('hex');
 export function newInstanceId(ms: number): string {
   counter = (counter + 1) & 0xffffff;
-  return `urn:ngsi-ld:attribute:instance:${ms.toString(16).padStart(12, '0')}-${counter.toString(16).padStart(6, '0')}-${threadTag}${randomBytes(4).toString('hex')}`;
+  return `${ID_PREFIX}${ms.toString(16).padStart(12, '0')}-${counter.toString(16).padStart(6, '0')}-${threadTag}`;
+}
+
+/** The createdAt ms an instanceId of ours carries; undefined for one from elsewhere (imported). */
+function msOfInstanceId(instanceId: string): number | undefined {
+  if (!instanceId.startsWith(ID_PREFIX) || instanceId.charAt(ID_PREFIX.length + 12) !== '-') return undefined;
+  const ms = parseInt(instanceId.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 export class EmbdbHistory implements History {
@@ -30,8 +39,6 @@ export class EmbdbHistory implements History {
   private readonly inst: Database<HistoryInstance, Key>;
   /** [tenant, id, attrIri, observedAt ms, instanceId] → createdAt ms. */
   private readonly observed: Database<number, Key>;
-  /** [tenant, id, attrIri, instanceId] → createdAt ms. */
-  private readonly byInstanceId: Database<number, Key>;
   /** [tenant, id, attrIri] → null: the attributes an entity's history holds. */
   private readonly attrs: Database<null, Key>;
   /** [tenant, id] → the temporal entity. */
@@ -43,7 +50,6 @@ export class EmbdbHistory implements History {
   constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>) {
     this.inst = env.openDB<HistoryInstance, Key>({ name: 'histInstances' });
     this.observed = env.openDB<number, Key>({ name: 'histObserved' });
-    this.byInstanceId = env.openDB<number, Key>({ name: 'histInstanceIds' });
     this.attrs = env.openDB<null, Key>({ name: 'histAttrs' });
     this.ents = env.openDB<TemporalEntityRecord, Key>({ name: 'histEntities' });
     this.events = env.openDB<EntityEvent, Key>({ name: 'histEvents' });
@@ -77,8 +83,11 @@ export class EmbdbHistory implements History {
       return;
     }
     if (isReplacement(current, next)) this.putEvent(tenant, id, 'replaced', at);
-    const rec = this.ents.get([tenant, id]);
-    this.ents.putSync([tenant, id], { ...recordOf(next), createdAt: rec?.createdAt ?? next.createdAt });
+    // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
+    if (!sameList(current.type, next.type) || !sameList(current.scope, next.scope)) {
+      const rec = this.ents.get([tenant, id]);
+      this.ents.putSync([tenant, id], { ...recordOf(next), createdAt: rec?.createdAt ?? next.createdAt });
+    }
     for (const attrIri in next) {
       if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
       const before = current[attrIri] as AttrInstance[] | undefined;
@@ -107,20 +116,30 @@ export class EmbdbHistory implements History {
     const ms = Date.parse(h.createdAt);
     this.inst.putSync([tenant, id, attrIri, ms, h.instanceId], h);
     if (typeof h.observedAt === 'string') this.observed.putSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId], ms);
-    this.byInstanceId.putSync([tenant, id, attrIri, h.instanceId], ms);
     if (this.attrs.get([tenant, id, attrIri]) === undefined) this.attrs.putSync([tenant, id, attrIri], null);
   }
 
   private removeInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance): void {
     this.inst.removeSync([tenant, id, attrIri, Date.parse(h.createdAt), h.instanceId]);
     if (typeof h.observedAt === 'string') this.observed.removeSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId]);
-    this.byInstanceId.removeSync([tenant, id, attrIri, h.instanceId]);
   }
 
   /** Drops the attribute from the entity's list once its last instance is gone. */
   private dropAttrIfEmpty(tenant: string, id: string, attrIri: string): void {
-    for (const _k of this.byInstanceId.getKeys({ start: [tenant, id, attrIri], end: [tenant, id, attrIri, LAST], limit: 1 })) return;
+    for (const _k of this.inst.getKeys({ start: [tenant, id, attrIri, MIN_T], end: [tenant, id, attrIri, MAX_T], limit: 1 })) return;
     this.attrs.removeSync([tenant, id, attrIri]);
+  }
+
+  /** One instance by id: a direct read when the id carries its time, else a scan of the attribute (imported ids). */
+  private findInstance(tenant: string, id: string, attrIri: string, instanceId: string): HistoryInstance | undefined {
+    const ms = msOfInstanceId(instanceId);
+    if (ms !== undefined) {
+      const h = this.inst.get([tenant, id, attrIri, ms, instanceId]);
+      if (h !== undefined) return h;
+    }
+    for (const { key, value } of this.inst.getRange({ start: [tenant, id, attrIri, MIN_T], end: [tenant, id, attrIri, MAX_T] }))
+      if (key[4] === instanceId) return value;
+    return undefined;
   }
 
   // ---- reads ----------------------------------------------------------------------------------------------
@@ -257,9 +276,7 @@ export class EmbdbHistory implements History {
 
   async updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome> {
     return this.write(() => {
-      const ms = this.byInstanceId.get([tenant, id, attrIri, instanceId]);
-      if (ms === undefined) return 'notFound';
-      const old = this.inst.get([tenant, id, attrIri, ms, instanceId]);
+      const old = this.findInstance(tenant, id, attrIri, instanceId);
       if (old === undefined) return 'notFound';
       if (instance.type !== old.type) return 'typeMismatch';
       this.removeInstance(tenant, id, attrIri, old);
@@ -272,15 +289,20 @@ export class EmbdbHistory implements History {
 
   async deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean> {
     return this.write(() => {
-      const ms = this.byInstanceId.get([tenant, id, attrIri, instanceId]);
-      if (ms === undefined) return false;
-      const old = this.inst.get([tenant, id, attrIri, ms, instanceId]);
+      const old = this.findInstance(tenant, id, attrIri, instanceId);
       if (old === undefined) return false;
       this.removeInstance(tenant, id, attrIri, old);
       this.dropAttrIfEmpty(tenant, id, attrIri);
       return true;
     });
   }
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function inWindow(iso: string, from: number, to: number): boolean {
