@@ -235,3 +235,44 @@ t.test('bad temporal writes are 400 and write nothing', async (t) => {
   const q = await get('/temporal/entities');
   t.equal(q.status, 400, 'a query needs a selection');
 });
+
+t.test('scopeQ selects on the temporal entity\'s scope; a geo-query on the current location', async (t) => {
+  const type = `Geo${n}`;
+  const near = newId();
+  const far = newId();
+  for (const [id, lon, scope] of [[near, 2.35, '/city/paris'], [far, 13.4, '/city/berlin']] as const) {
+    const r = await call(broker, 'POST', `${NGSI}/entities`, { body: {
+      id, type, scope, power: obs(1, 0), location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [lon, 48.85] } },
+    } });
+    t.equal(r.status, 201, r.text);
+  }
+  const byScope = (await get(`/temporal/entities?type=${type}&scopeQ=/city/paris`)).json;
+  t.same(byScope.map((e: any) => e.id), [near]);
+  const byGeo = (await get(`/temporal/entities?type=${type}&georel=near;maxDistance==10000&geometry=Point&coordinates=[2.35,48.85]`)).json;
+  t.same(byGeo.map((e: any) => e.id), [near]);
+  const badGeo = await get(`/temporal/entities?type=${type}&georel=near&geometry=Point&coordinates=[2.35,48.85]`);
+  t.equal(badGeo.status, 400, 'near needs a distance');
+});
+
+t.test('lang picks the language of a LanguageProperty in every instance', async (t) => {
+  const id = newId();
+  await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: {
+    id, type: 'Meter', label: [{ type: 'LanguageProperty', languageMap: { en: 'one', fr: 'un' }, observedAt: T(0) }],
+  } });
+  const e = (await get(`/temporal/entities/${id}?lang=fr`)).json;
+  t.equal(e.label[0].value, 'un');
+  t.equal(e.label[0].lang, 'fr');
+});
+
+t.test('a temporal create with NGSILD-Tenant creates the tenant; another tenant does not see it', async (t) => {
+  const id = newId();
+  const tenant = `hist${n}`;
+  const c = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power: obs(1, 0) }, headers: { 'NGSILD-Tenant': tenant } });
+  t.equal(c.status, 201, c.text);
+  const mine = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}`, { headers: { 'NGSILD-Tenant': tenant } });
+  t.equal(mine.status, 200);
+  t.equal((await get(`/temporal/entities/${id}`)).status, 404, 'not in the default tenant');
+  const unknown = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}`, { headers: { 'NGSILD-Tenant': `${tenant}x` } });
+  t.equal(unknown.status, 404);
+  t.equal(unknown.json.type, 'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant');
+});
