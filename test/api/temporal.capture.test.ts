@@ -1,7 +1,7 @@
 // History capture with --troe embdb (issue 5): every entity write records instances and tombstones that the
 // temporal API (CIM 009 v1.8 §6.18, §6.19) serves; --troe none keeps no history and the temporal API is 501.
 import t from 'tap';
-import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
 t.before(async () => { broker = await startBroker(['--troe', 'embdb']); });
@@ -118,4 +118,20 @@ t.test('with --troe none the temporal API answers 501 OperationNotSupported and 
   const r = await call(plain, 'GET', `${NGSI}/temporal/entities/urn:ngsi-ld:Sensor:plain`);
   t.equal(r.status, 501);
   t.equal(r.json.type, 'https://uri.etsi.org/ngsi-ld/errors/OperationNotSupported');
+});
+
+t.test('--troe takes none or embdb: -u lists it, another value is one line and exit 1, BROKER_TROE sets it', async (t) => {
+  const u = await runBroker(['-u']);
+  t.match(u.stdout, /--troe\s+none\|embdb.*\(default: none\)/);
+  const bad = await runBroker(['--troe', 'tsdb']);
+  t.equal(bad.code, 1);
+  t.equal(bad.stderr.trim().split('\n').length, 1);
+  t.match(bad.stderr, /--troe: 'tsdb' is not one of none, embdb/);
+  const fromEnv = await startBroker([], { BROKER_TROE: 'embdb' });
+  t.teardown(async () => { await fromEnv.stop(); });
+  const id = 'urn:ngsi-ld:Sensor:env';
+  await call(fromEnv, 'POST', `${NGSI}/entities`, { body: { id, type: 'Sensor', a: { type: 'Property', value: 1 } } });
+  const r = await call(fromEnv, 'GET', `${NGSI}/temporal/entities/${id}`);
+  t.equal(r.status, 200, r.text);
+  t.equal(r.json.a.length, 1);
 });
