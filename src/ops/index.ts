@@ -12,6 +12,9 @@ import { createContext, listContexts, retrieveContext, deleteContext } from './c
 import {
   createSubscription, querySubscriptions, retrieveSubscription, updateSubscription, deleteSubscription,
 } from './subscriptions.js';
+import {
+  createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration,
+} from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 
 import {
@@ -59,4 +62,9 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveSubscription, retrieveSubscription],
   [LdOp.UpdateSubscription, updateSubscription],
   [LdOp.DeleteSubscription, deleteSubscription],
+  [LdOp.CreateRegistration, createRegistration],
+  [LdOp.QueryRegistrations, queryRegistrations],
+  [LdOp.RetrieveRegistration, retrieveRegistration],
+  [LdOp.UpdateRegistration, updateRegistration],
+  [LdOp.DeleteRegistration, deleteRegistration],
 ]);

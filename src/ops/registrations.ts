@@ -1,0 +1,212 @@
+// Context source registrations, registry only (CIM 009 v1.8 §5.9, §6.8, §6.9): create, query by type/id/idPattern/
+// attrs/q/geoQ, retrieve, update, delete, kept in the tenant's `csourceRegistrations` collection; exclusive and
+// redirect registrations are refused with 409 Conflict where they collide with each other or with local entities
+// (§4.3.6.3). Forwarding to the registered sources is a later issue.
+import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import { isUri } from '../ngsild/entity/syntax.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { ResolvedContext } from '../ngsild/context/resolved.js';
+import {
+  REGISTRATIONS, validateRegistration, patchRegistration, claimsOf, claimsOverlap,
+  type Claim, type RegistrationBody, type RegistrationDoc,
+} from '../ngsild/subscription/registration.js';
+import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
+import { compileIdPattern } from '../ngsild/query/id-pattern.js';
+import { parseQ } from '../ngsild/query/q-parser.js';
+import { compileQ } from '../ngsild/query/q-eval.js';
+import { parseGeoQuery, compileGeoQuery } from '../ngsild/query/geoq.js';
+import { API_PREFIX } from '../front/routes.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
+import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { OpHandler } from './op.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+
+const QUERY_PARAMS = new Set([
+  'id', 'type', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'timeproperty',
+  'timerel', 'timeAt', 'endTimeAt', 'scopeQ', 'limit', 'offset', 'count', 'options', 'local',
+]);
+
+function registrationIdParam(req: LdRequest): string {
+  const id = req.params[0]!;
+  if (!isUri(id)) throw badRequest(`registration id '${String(id).slice(0, 200)}' is not a URI`);
+  return id;
+}
+
+async function contextOf(ctx: WorkerContext, doc: RegistrationDoc): Promise<ResolvedContext> {
+  return ctx.contexts.resolve(doc.context);
+}
+
+/** §4.3.6.3: an exclusive or redirect registration may not claim what another one, or a local entity, holds. */
+async function checkConflicts(req: LdRequest, ctx: WorkerContext, body: RegistrationBody): Promise<void> {
+  const mode = body.mode ?? 'inclusive';
+  if (mode !== 'exclusive' && mode !== 'redirect') return;
+  const claims = claimsOf(body, req.context.expandTerm.bind(req.context));
+  for (const { id, doc } of await ctx.store.collection(req.tenant, REGISTRATIONS).list()) {
+    if (id === body.id) continue;
+    const other = doc as unknown as RegistrationDoc;
+    const otherMode = other.body.mode ?? 'inclusive';
+    // Exclusive collides with exclusive and redirect; redirect with exclusive.
+    if (!(otherMode === 'exclusive' || (mode === 'exclusive' && otherMode === 'redirect'))) continue;
+    const otherCtx = await contextOf(ctx, other);
+    const theirs = claimsOf(other.body, otherCtx.expandTerm.bind(otherCtx));
+    for (const a of claims) for (const b of theirs)
+      if (claimsOverlap(a, b)) throw new LdError('Conflict', `registration '${id}' (${otherMode}) already registers ${describe(a, req.context)}`);
+  }
+  for (const claim of claims) {
+    const local = await localHolder(req, ctx, claim);
+    if (local !== undefined) throw new LdError('Conflict', `${mode === 'exclusive' ? 'an' : 'a'} ${mode} registration cannot register ${describe(claim, req.context)}: entity '${local}' holds it locally`);
+  }
+}
+
+function describe(c: Claim, ctx: ResolvedContext): string {
+  const attrs = c.attrIris === undefined ? 'every attribute' : [...c.attrIris].map((a) => ctx.compactIri(a)).join(', ');
+  return `${attrs} of ${c.id ?? `entities of type ${ctx.compactIri(c.typeIri)}`}`;
+}
+
+/** The id of a local entity holding what a claim names (the entity, and one of the attributes when it names some). */
+async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Promise<string | undefined> {
+  const holds = (e: StoredEntity): boolean => {
+    if (!e.type.includes(claim.typeIri)) return false;
+    if (claim.attrIris === undefined) return true;
+    for (const a of claim.attrIris) if (e[a] !== undefined) return true;
+    return false;
+  };
+  if (claim.id !== undefined) {
+    const e = await ctx.store.getEntity(req.tenant, claim.id);
+    return e !== undefined && holds(e) ? e.id : undefined;
+  }
+  const page = await ctx.store.queryEntities(req.tenant, { typeIris: [claim.typeIri], filter: holds, limit: 1, offset: 0, count: false });
+  return page.entities[0]?.id;
+}
+
+export const createRegistration: OpHandler = async (req, ctx) => {
+  req.query.only(new Set());
+  const body = validateRegistration(req.jsonObject(), Date.now());
+  await checkConflicts(req, ctx, body);
+  const now = new Date().toISOString();
+  const doc: RegistrationDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
+  if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).insert(body.id, doc as unknown as Record<string, unknown>)))
+    throw new LdError('AlreadyExists', `registration '${body.id}' already exists`);
+  return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${encodeURIComponent(body.id)}`] };
+};
+
+function render(doc: RegistrationDoc, sysAttrs: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...doc.body };
+  if (sysAttrs) {
+    out.createdAt = doc.createdAt;
+    out.modifiedAt = doc.modifiedAt;
+  }
+  return out;
+}
+
+export const retrieveRegistration: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['options', 'local']));
+  const sysAttrs = req.query.options(['sysAttrs']).has('sysAttrs');
+  const id = registrationIdParam(req);
+  const doc = (await ctx.store.collection(req.tenant, REGISTRATIONS).get(id)) as RegistrationDoc | undefined;
+  if (doc === undefined) throw notFound(`registration '${id}' does not exist`);
+  return { status: 200, body: render(doc, sysAttrs), withContext: true };
+};
+
+export const updateRegistration: OpHandler = async (req, ctx) => {
+  req.query.only(new Set());
+  const id = registrationIdParam(req);
+  const regs = ctx.store.collection(req.tenant, REGISTRATIONS);
+  const current = (await regs.get(id)) as RegistrationDoc | undefined;
+  if (current === undefined) throw notFound(`registration '${id}' does not exist`);
+  const body = patchRegistration(current.body, req.jsonObject(), Date.now());
+  const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
+  await checkConflicts(req, ctx, body);
+  await regs.put(id, { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() } satisfies RegistrationDoc as unknown as Record<string, unknown>);
+  return { status: 204 };
+};
+
+export const deleteRegistration: OpHandler = async (req, ctx) => {
+  req.query.only(new Set());
+  const id = registrationIdParam(req);
+  if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).delete(id))) throw notFound(`registration '${id}' does not exist`);
+  return { status: 204 };
+};
+
+/** §5.10.2 discovery: registrations whose information covers the entities and attributes asked about. */
+export const queryRegistrations: OpHandler = async (req, ctx) => {
+  const q = req.query;
+  q.only(QUERY_PARAMS);
+  const sysAttrs = q.options(['sysAttrs']).has('sysAttrs');
+  const limit = intParam(req, 'limit', DEFAULT_LIMIT);
+  const offset = intParam(req, 'offset', 0);
+  if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
+  const countText = q.get('count');
+  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
+  const rctx = req.context;
+  const expand = rctx.expandTerm.bind(rctx);
+  const ids = q.csv('id');
+  for (const id of ids ?? []) if (!isUri(id)) throw badRequest(`id: '${String(id).slice(0, 200)}' is not a URI`);
+  const typeText = q.get('type');
+  const types = typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(typeText), expand);
+  const idPatternText = q.get('idPattern');
+  const idPattern = idPatternText === undefined ? undefined : compileIdPattern(idPatternText);
+  const attrs = q.csv('attrs')?.map(expand);
+  const qText = q.get('q');
+  const qPred = qText === undefined ? undefined : compileQ(parseQ(qText), expand);
+  const geo = parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, expand);
+  const geoPred = geo === undefined ? undefined : compileGeoQuery(geo);
+  const matched: RegistrationDoc[] = [];
+  for (const { doc } of await ctx.store.collection(req.tenant, REGISTRATIONS).list()) {
+    const reg = doc as unknown as RegistrationDoc;
+    const regCtx = await contextOf(ctx, reg);
+    const regExpand = regCtx.expandTerm.bind(regCtx);
+    const covers = reg.body.information.some((info) => {
+      const names = [...(info.propertyNames ?? []), ...(info.relationshipNames ?? [])].map(regExpand);
+      if (attrs !== undefined && names.length > 0 && !attrs.some((a) => names.includes(a))) return false;
+      if (ids === undefined && types === undefined && idPattern === undefined) return attrs === undefined || names.length > 0 || info.entities !== undefined;
+      if (info.entities === undefined) return false;
+      return info.entities.some((e) => {
+        if (types !== undefined && !types.matches([regExpand(e.type)])) return false;
+        if (ids !== undefined && e.id !== undefined && !ids.includes(e.id)) return false;
+        if (ids !== undefined && e.id === undefined && e.idPattern !== undefined) {
+          const p = compileIdPattern(e.idPattern);
+          if (!ids.some((id) => p(id))) return false;
+        }
+        if (idPattern !== undefined && e.id !== undefined && !idPattern(e.id)) return false;
+        return true;
+      });
+    });
+    if (!covers) continue;
+    if (qPred !== undefined || geoPred !== undefined) {
+      const pseudo = registrationAsEntity(reg.body, regExpand);
+      if (qPred !== undefined && !qPred(pseudo)) continue;
+      if (geoPred !== undefined && !geoPred(pseudo)) continue;
+    }
+    matched.push(reg);
+  }
+  const headers: string[] = [];
+  if (countText === 'true') headers.push('NGSILD-Results-Count', String(matched.length));
+  return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs)), headers, withContext: true };
+};
+
+const GEO_MEMBERS = ['location', 'observationSpace', 'operationSpace'] as const;
+const REGISTRATION_MEMBERS = new Set([
+  'id', 'type', 'registrationName', 'description', 'information', 'tenant', 'observationInterval', 'managementInterval',
+  'location', 'observationSpace', 'operationSpace', 'expiresAt', 'endpoint', 'contextSourceInfo', 'scope', 'mode',
+  'operations', 'refreshRate', 'management',
+]);
+
+/** A registration seen as an entity, so q reads its registration properties and geoQ its geo members. */
+function registrationAsEntity(body: RegistrationBody, expand: (term: string) => string): StoredEntity {
+  const e: StoredEntity = { id: body.id, type: ['ContextSourceRegistration'], createdAt: '', modifiedAt: '' };
+  for (const g of GEO_MEMBERS) if (body[g] !== undefined) e[expand(g)] = [{ type: 'GeoProperty', value: body[g] }];
+  for (const [k, v] of Object.entries(body)) {
+    if (REGISTRATION_MEMBERS.has(k)) continue;
+    const isProperty = typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'Property' && 'value' in v;
+    e[expand(k)] = [isProperty ? { type: 'Property', value: (v as { value: unknown }).value } : { type: 'Property', value: v }];
+  }
+  return e;
+}
+
+function intParam(req: LdRequest, name: string, dflt: number): number {
+  const text = req.query.get(name);
+  if (text === undefined) return dflt;
+  if (!/^\d{1,9}$/.test(text)) throw badRequest(`${name}: '${text}' is not a non-negative integer`);
+  return Number(text);
+}
