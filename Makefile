@@ -37,8 +37,11 @@ test-unit: build
 test-api: build
 	npx tap test/api
 
+# The entity scenarios write bench/RESULTS.md; the auth and temporal benchmarks add their sections to it.
 bench: build
 	node dist/bench/run.js
+	node dist/bench/auth.js
+	node dist/bench/temporal.js
 
 bench-smoke: build
 	node dist/bench/run.js --smoke
