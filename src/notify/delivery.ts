@@ -18,6 +18,8 @@ const POOL_IDLE_MS = 60_000;
 export interface DeliveryOutcome {
   due: DueNotification;
   ok: boolean;
+  /** False when no request went out (queue full, unusable URI): a failure that was not sent. */
+  sent: boolean;
   /** ISO time the request was sent (or refused for overflow). */
   at: string;
   /** Why it failed: HTTP status, timeout, connection error, queue full. */
@@ -47,7 +49,10 @@ export class Delivery {
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
-  constructor(private readonly report: (o: DeliveryOutcome) => void, private readonly log: Logger) {
+  private readonly queueMax: number;
+
+  constructor(private readonly report: (o: DeliveryOutcome) => void, private readonly log: Logger, opts: { queueMax?: number } = {}) {
+    this.queueMax = opts.queueMax ?? ENDPOINT_QUEUE_MAX;
     this.sweeper = setInterval(() => this.sweep(), POOL_IDLE_MS);
     this.sweeper.unref();
   }
@@ -60,14 +65,14 @@ export class Delivery {
       try {
         url = new URL(due.uri);
       } catch {
-        this.report({ due, ok: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
+        this.report({ due, ok: false, sent: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
         return;
       }
       ep = { url, lanes: Array.from({ length: LANES }, () => ({ items: [], head: 0, busy: false })), queued: 0 };
       this.endpoints.set(due.uri, ep);
     }
-    if (ep.queued >= ENDPOINT_QUEUE_MAX) {
-      this.report({ due, ok: false, at: new Date().toISOString(), reason: `endpoint queue full (${ENDPOINT_QUEUE_MAX})` });
+    if (ep.queued >= this.queueMax) {
+      this.report({ due, ok: false, sent: false, at: new Date().toISOString(), reason: `endpoint queue full (${this.queueMax})` });
       return;
     }
     ep.queued++;
@@ -138,12 +143,12 @@ export class Delivery {
         signal: controller.signal,
       });
       await res.body.dump();
-      if (res.statusCode >= 200 && res.statusCode < 300) return { due, ok: true, at };
-      return { due, ok: false, at, reason: `HTTP ${res.statusCode}` };
+      if (res.statusCode >= 200 && res.statusCode < 300) return { due, ok: true, sent: true, at };
+      return { due, ok: false, sent: true, at, reason: `HTTP ${res.statusCode}` };
     } catch (e) {
       const reason = controller.signal.aborted ? `no answer within ${timeout} ms` : e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
       if (this.log.isLevelEnabled('debug')) this.log.debug({ uri: due.uri, reason }, 'notification failed');
-      return { due, ok: false, at, reason };
+      return { due, ok: false, sent: true, at, reason };
     } finally {
       clearTimeout(timer);
     }

@@ -30,7 +30,7 @@ export async function runNotifier(init: WorkerInit, parent: MessagePort): Promis
   const delivery = new Delivery((o) => {
     // A subscription deleted while its notification was in flight keeps no counters.
     if (sync.index.get(o.due.tenant, o.due.subscriptionId) === undefined) return;
-    counters.record(o.due.tenant, o.due.subscriptionId, o.reason === undefined || !o.reason.startsWith('endpoint queue full'), o.ok, o.at, o.reason);
+    counters.record(o.due.tenant, o.due.subscriptionId, o.sent, o.ok, o.at, o.reason);
   }, log);
   const accept = (due: DueNotification): void => {
     if (due.throttlingMs > 0) {

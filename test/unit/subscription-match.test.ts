@@ -1,0 +1,114 @@
+// Matching of entity changes against compiled subscriptions (CIM 009 v1.8 §5.8.6): the index finds only the
+// subscriptions of the entity's types and ids, and the full test applies triggers, watched attributes, filters,
+// isActive, expiresAt and datasetId; showChanges and deleted attributes shape the notified entity.
+import t from 'tap';
+import { compileSubscription, type CompiledSubscription } from '../../src/ngsild/subscription/compile.js';
+import { SubscriptionIndex, matchChange, changedAttrs } from '../../src/ngsild/subscription/match.js';
+import type { SubscriptionBody, SubscriptionDoc } from '../../src/ngsild/subscription/model.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { mapContext, DEFAULT_VOCAB } from './helpers/map-context.js';
+
+const ctx = mapContext();
+const V = (term: string): string => DEFAULT_VOCAB + term;
+const NOW = Date.parse('2025-06-01T00:00:00Z');
+
+function compiled(body: Partial<SubscriptionBody>, tenant = ''): CompiledSubscription {
+  const doc: SubscriptionDoc = {
+    body: { id: `urn:ngsi-ld:Subscription:${Math.random()}`, type: 'Subscription', notification: { endpoint: { uri: 'http://r/n' } }, ...body },
+    context: null, createdAt: '', modifiedAt: '',
+  };
+  return compileSubscription(tenant, doc, ctx, ctx);
+}
+
+const car = (attrs: Record<string, unknown>, id = 'urn:ngsi-ld:Car:1', type = 'Car'): StoredEntity =>
+  ({ id, type: [V(type)], createdAt: '2025-01-01T00:00:00Z', modifiedAt: '2025-01-01T00:00:00Z', ...attrs });
+const p = (value: unknown, extra: Record<string, unknown> = {}): unknown[] => [{ type: 'Property', value, ...extra }];
+
+t.test('the index gives a change only the subscriptions of its types, ids and wildcards', async (t) => {
+  const index = new SubscriptionIndex();
+  const onCar = compiled({ entities: [{ type: 'Car' }] });
+  const onBus = compiled({ entities: [{ type: 'Bus' }] });
+  const byId = compiled({ entities: [{ type: '*', id: 'urn:ngsi-ld:Car:1' }] });
+  const anyType = compiled({ entities: [{ type: '*' }] });
+  const watchedOnly = compiled({ watchedAttributes: ['speed'] });
+  const otherTenant = compiled({ entities: [{ type: 'Car' }] }, 'other');
+  for (let i = 0; i < 1000; i++) index.upsert(compiled({ entities: [{ type: `Other${i}` }] }));
+  for (const s of [onCar, onBus, byId, anyType, watchedOnly, otherTenant]) index.upsert(s);
+  const found = index.candidates('', 'urn:ngsi-ld:Car:1', undefined, car({}));
+  t.same(new Set(found), new Set([onCar, byId, anyType, watchedOnly]));
+  t.same(new Set(index.candidates('', 'urn:ngsi-ld:Car:2', undefined, car({}, 'urn:ngsi-ld:Car:2'))), new Set([onCar, anyType, watchedOnly]));
+  const retyped = index.candidates('', 'urn:ngsi-ld:Car:2', car({}, 'urn:ngsi-ld:Car:2'), car({}, 'urn:ngsi-ld:Car:2', 'Bus'));
+  t.ok(retyped.includes(onCar) && retyped.includes(onBus), 'a change of type concerns the old and the new type');
+  index.remove('', onCar.id);
+  t.notOk(index.candidates('', 'urn:ngsi-ld:Car:2', undefined, car({}, 'urn:ngsi-ld:Car:2')).includes(onCar), 'a removed subscription is gone');
+  t.equal(index.candidates('nobody', 'urn:ngsi-ld:Car:1', undefined, car({})).length, 0);
+  t.equal(index.size, 1005);
+});
+
+t.test('default triggers: created and updated attributes notify; a deletion does not', async (t) => {
+  const s = compiled({ entities: [{ type: 'Car' }] });
+  t.equal(matchChange(s, undefined, car({ [V('speed')]: p(1) }), NOW)?.trigger, 'attributeCreated');
+  t.equal(matchChange(s, car({ [V('speed')]: p(1) }), car({ [V('speed')]: p(2) }), NOW)?.trigger, 'attributeUpdated');
+  t.equal(matchChange(s, car({ [V('speed')]: p(1) }), undefined, NOW), undefined);
+  t.equal(matchChange(s, car({ [V('speed')]: p(1) }), car({}), NOW), undefined, 'attributeDeleted is not a default trigger');
+  t.equal(matchChange(s, undefined, car({}), NOW), undefined, 'an entity without attributes creates none');
+});
+
+t.test('every notificationTrigger', async (t) => {
+  const before = car({ [V('a')]: p(1), [V('b')]: p(1) });
+  const after = car({ [V('a')]: p(2), [V('c')]: p(1) });
+  const trig = (tr: SubscriptionBody['notificationTrigger']) => compiled({ entities: [{ type: 'Car' }], notificationTrigger: tr });
+  t.equal(matchChange(trig(['entityCreated']), undefined, after, NOW)?.trigger, 'entityCreated');
+  t.equal(matchChange(trig(['entityCreated']), before, after, NOW), undefined);
+  t.equal(matchChange(trig(['entityUpdated']), before, after, NOW)?.trigger, 'entityUpdated');
+  t.equal(matchChange(trig(['attributeCreated']), before, after, NOW)?.trigger, 'attributeCreated');
+  t.equal(matchChange(trig(['attributeUpdated']), before, after, NOW)?.trigger, 'attributeUpdated');
+  const del = matchChange(trig(['attributeDeleted']), before, after, NOW);
+  t.equal(del?.trigger, 'attributeDeleted');
+  t.same((del?.entity[V('b')] as Array<{ value: unknown }>)[0]!.value, 'urn:ngsi-ld:null');
+  const gone = matchChange(trig(['entityDeleted']), before, undefined, NOW);
+  t.equal(gone?.trigger, 'entityDeleted');
+  t.type(gone?.entity.deletedAt, 'string');
+});
+
+t.test('watchedAttributes, q, scopeQ and idPattern decide; isActive and expiresAt silence', async (t) => {
+  const watched = compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['speed'] });
+  t.equal(matchChange(watched, car({ [V('speed')]: p(1), [V('fuel')]: p(1) }), car({ [V('speed')]: p(1), [V('fuel')]: p(2) }), NOW), undefined);
+  t.ok(matchChange(watched, car({ [V('speed')]: p(1) }), car({ [V('speed')]: p(2) }), NOW));
+  const q = compiled({ entities: [{ type: 'Car' }], q: 'speed>10' });
+  t.equal(matchChange(q, undefined, car({ [V('speed')]: p(5) }), NOW), undefined);
+  t.ok(matchChange(q, undefined, car({ [V('speed')]: p(50) }), NOW));
+  const scope = compiled({ entities: [{ type: 'Car' }], scopeQ: '/a/#' });
+  t.ok(matchChange(scope, undefined, car({ scope: ['/a/b'], [V('x')]: p(1) }), NOW));
+  t.equal(matchChange(scope, undefined, car({ scope: ['/b'], [V('x')]: p(1) }), NOW), undefined);
+  const pattern = compiled({ entities: [{ type: 'Car', idPattern: ':7$' }] });
+  t.equal(matchChange(pattern, undefined, car({ [V('x')]: p(1) }), NOW), undefined);
+  t.ok(matchChange(pattern, undefined, car({ [V('x')]: p(1) }, 'urn:ngsi-ld:Car:7'), NOW));
+  const paused = compiled({ entities: [{ type: 'Car' }], isActive: false });
+  t.equal(matchChange(paused, undefined, car({ [V('x')]: p(1) }), NOW), undefined);
+  const expired = compiled({ entities: [{ type: 'Car' }], expiresAt: '2025-05-31T23:59:59Z' });
+  t.equal(matchChange(expired, undefined, car({ [V('x')]: p(1) }), NOW), undefined);
+  const live = compiled({ entities: [{ type: 'Car' }], expiresAt: '2025-06-01T00:00:01Z' });
+  t.ok(matchChange(live, undefined, car({ [V('x')]: p(1) }), NOW));
+  const periodic = compiled({ entities: [{ type: 'Car' }], timeInterval: 5 });
+  t.equal(matchChange(periodic, undefined, car({ [V('x')]: p(1) }), NOW), undefined, 'a periodic subscription never notifies on a change');
+});
+
+t.test('showChanges adds previousValue / previousObject to updated attributes only', async (t) => {
+  const s = compiled({ entities: [{ type: 'Car' }], notification: { showChanges: true, endpoint: { uri: 'http://r/n' } } });
+  const before = car({ [V('speed')]: p(1), [V('owner')]: [{ type: 'Relationship', object: 'urn:a' }], [V('same')]: p(0) });
+  const after = car({ [V('speed')]: p(2), [V('owner')]: [{ type: 'Relationship', object: 'urn:b' }], [V('same')]: p(0) });
+  const m = matchChange(s, before, after, NOW)!;
+  t.same(m.entity[V('speed')], [{ type: 'Property', value: 2, previousValue: 1 }]);
+  t.same(m.entity[V('owner')], [{ type: 'Relationship', object: 'urn:b', previousObject: 'urn:a' }]);
+  t.same(m.entity[V('same')], [{ type: 'Property', value: 0 }]);
+  t.same(after[V('speed')], [{ type: 'Property', value: 2 }], 'the stored entity is not touched');
+});
+
+t.test('datasetId limits which instances count as changes', async (t) => {
+  const before = car({ [V('speed')]: [{ type: 'Property', value: 1 }, { type: 'Property', value: 1, datasetId: 'urn:ds:1' }] });
+  const after = car({ [V('speed')]: [{ type: 'Property', value: 1 }, { type: 'Property', value: 9, datasetId: 'urn:ds:1' }] });
+  t.same(changedAttrs(before, after, undefined, new Set(['@none'])).updated, []);
+  t.same(changedAttrs(before, after, undefined, new Set(['urn:ds:1'])).updated, [V('speed')]);
+  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], datasetId: ['@none'] }), before, after, NOW), undefined);
+});
