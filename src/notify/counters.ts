@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import { subscriptionTenants } from './subscription-sync.js';
 import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
 
-const FLUSH_MS = 100;
+const FLUSH_MS = 1000;
 
 const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`;
 

@@ -11,6 +11,8 @@ import { Delivery } from './delivery.js';
 import { PeriodicNotifications } from './periodic.js';
 import { NOTIFY_CHANNEL, type DueBatch, type DueNotification } from './channel.js';
 
+const DELETED_KEPT = 10_000;
+
 export type NotifierMessage = { kind: 'ready' } | { kind: 'stopped' } | { kind: 'failed'; error: string };
 
 export async function runNotifier(init: WorkerInit, parent: MessagePort): Promise<void> {
@@ -19,17 +21,24 @@ export async function runNotifier(init: WorkerInit, parent: MessagePort): Promis
   const counters = new CounterBook(store, log);
   await counters.load();
   const lastSent = new Map<string, number>();
+  // Deleted subscriptions, so a notification in flight at the delete leaves no counters behind (bounded: the
+  // oldest are forgotten; their late outcomes are long past).
+  const deleted = new Set<string>();
   let periodic: PeriodicNotifications | undefined;
   const sync = new SubscriptionSync(store, contexts, log, (tenant, id, sub) => {
+    const key = `${tenant}\n${id}`;
     if (sub === undefined) {
       counters.forget(tenant, id);
-      lastSent.delete(`${tenant}\n${id}`);
+      lastSent.delete(key);
+      deleted.add(key);
+      if (deleted.size > DELETED_KEPT) deleted.delete(deleted.values().next().value!);
+    } else {
+      deleted.delete(key);
     }
     periodic?.update(tenant, id, sub);
   });
   const delivery = new Delivery((o) => {
-    // A subscription deleted while its notification was in flight keeps no counters.
-    if (sync.index.get(o.due.tenant, o.due.subscriptionId) === undefined) return;
+    if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
     counters.record(o.due.tenant, o.due.subscriptionId, o.sent, o.ok, o.at, o.reason);
   }, log);
   const accept = (due: DueNotification): void => {

@@ -1,0 +1,49 @@
+// Subscription validation (CIM 009 v1.8 §5.2.12, §5.8.2) as a pure function: defaults and generated ids, the
+// transports a thread knows (mqtt once the bridge adds it), PATCH merging and what it keeps.
+import t from 'tap';
+import { validateSubscription, patchSubscription, type ValidateOptions } from '../../src/ngsild/subscription/validate.js';
+import { renderSubscription, subscriptionStatus, notificationStatus } from '../../src/ngsild/subscription/model.js';
+
+const NOW = Date.parse('2025-06-01T00:00:00Z');
+const opts: ValidateOptions = { expand: (t) => `https://example.org/${t}`, schemes: new Set(['http', 'https']), now: NOW };
+const base = { type: 'Subscription', entities: [{ type: 'Car' }], notification: { endpoint: { uri: 'http://r.example/n' } } };
+
+t.test('a valid subscription gets an id, keeps what was given, and ignores the computed members', async (t) => {
+  const b = validateSubscription({ ...base, status: 'expired', notification: { ...base.notification, timesSent: 99 } }, opts);
+  t.match(b.id, /^urn:ngsi-ld:Subscription:[0-9a-f-]{36}$/);
+  t.same(b.entities, [{ type: 'Car' }]);
+  t.notOk('status' in b);
+  t.notOk('timesSent' in b.notification);
+});
+
+t.test('mqtt endpoints are refused until a transport adds the scheme (seed 001 §7)', async (t) => {
+  const mqtt = { ...base, notification: { endpoint: { uri: 'mqtt://broker.example:1883/topic' } } };
+  t.throws(() => validateSubscription(mqtt, opts), { detail: /MQTT bridge/ });
+  const withBridge = validateSubscription(mqtt, { ...opts, schemes: new Set(['http', 'https', 'mqtt', 'mqtts']) });
+  t.equal(withBridge.notification.endpoint.uri, 'mqtt://broker.example:1883/topic');
+});
+
+t.test('PATCH merges notification members, removes null members, keeps a past expiresAt it was not given', async (t) => {
+  const current = validateSubscription({ ...base, q: 'a>1', expiresAt: '2025-07-01T00:00:00Z', notification: { format: 'concise', endpoint: { uri: 'http://r.example/n' } } }, opts);
+  const later = { ...opts, now: Date.parse('2025-08-01T00:00:00Z') };
+  const patched = patchSubscription(current, { q: null, notification: { sysAttrs: true } }, later);
+  t.notOk('q' in patched);
+  t.equal(patched.notification.format, 'concise');
+  t.equal(patched.notification.sysAttrs, true);
+  t.equal(patched.expiresAt, '2025-07-01T00:00:00Z', 'an expired subscription can still be updated');
+  t.throws(() => patchSubscription(current, { expiresAt: '2025-07-15T00:00:00Z' }, later), { detail: /expiresAt/ });
+  t.throws(() => patchSubscription(current, { watchedAttributes: ['a'], timeInterval: 3 }, opts), { detail: /timeInterval/ });
+});
+
+t.test('status is computed: expired, paused, active; the notification status follows the last attempt', async (t) => {
+  const b = validateSubscription({ ...base, expiresAt: '2025-06-02T00:00:00Z' }, opts);
+  t.equal(subscriptionStatus(b, NOW), 'active');
+  t.equal(subscriptionStatus(b, Date.parse('2025-06-03T00:00:00Z')), 'expired');
+  t.equal(subscriptionStatus({ ...b, isActive: false }, NOW), 'paused');
+  t.equal(notificationStatus(undefined), 'ok');
+  t.equal(notificationStatus({ timesSent: 2, timesFailed: 1, lastSuccess: '2025-01-01T00:00:01Z', lastFailure: '2025-01-01T00:00:00Z' }), 'ok');
+  t.equal(notificationStatus({ timesSent: 2, timesFailed: 1, lastSuccess: '2025-01-01T00:00:00Z', lastFailure: '2025-01-01T00:00:01Z' }), 'failed');
+  const shown = renderSubscription({ body: b, context: null, createdAt: 'c', modifiedAt: 'm' }, { timesSent: 3, timesFailed: 0, lastSuccess: 'x', lastNotification: 'x' }, NOW, false);
+  t.match(shown, { status: 'active', isActive: true, notification: { timesSent: 3, timesFailed: 0, status: 'ok', lastSuccess: 'x', format: 'normalized' } });
+  t.notOk('lastErrorReason' in (shown.notification as object), 'the failure reason is not a member of NotificationParams');
+});
