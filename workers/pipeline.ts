@@ -8,7 +8,9 @@ import { handlers } from '../src/ops/index.js';
 import type { PipelineResult, PipelineTask } from '../src/pipeline/task.js';
 import type { WorkerInit } from '../src/pipeline/worker-context.js';
 
-const ctx = await createWorkerContext(workerData as WorkerInit, `pipeline-${threadId}`);
+// No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module
+// that awaits at top level fails and can leave the module half-registered for the import() that follows.
+const ready = createWorkerContext(workerData as WorkerInit, `pipeline-${threadId}`);
 
 class MovedResult {
   constructor(private readonly result: PipelineResult) {}
@@ -22,11 +24,11 @@ class MovedResult {
 }
 
 export default async function pipelineTask(task: PipelineTask): Promise<unknown> {
-  const result = await runPipeline(ctx, task, handlers);
+  const result = await runPipeline(await ready, task, handlers);
   return Piscina.move(new MovedResult(result) as never);
 }
 
 /** Run once at start-up so the front knows a thread is up with its store and resolver open. */
 export async function warmup(): Promise<boolean> {
-  return ctx.store.status().open;
+  return (await ready).store.status().open;
 }

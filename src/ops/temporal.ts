@@ -1,7 +1,7 @@
 // The temporal API (CIM 009 v1.8 §5.5, §6.18 to §6.24) on the store's history (`--troe`): query, retrieve, create or
 // add instances, delete, attribute and instance routes. Results above the instance cap are paged with 206 and
 // Content-Range (§6.3.10): forwards in time without lastN, backwards from the most recent with it.
-import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import { LdError, RefusalError, badRequest, notFound } from '../ngsild/problem.js';
 import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
 import { expandAttributes, expandEntity } from '../ngsild/entity/expand.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
@@ -9,7 +9,7 @@ import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type
 import { parseQ } from '../ngsild/query/q-parser.js';
 import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
-import { parseGeoQuery, parseGeoQueryObject, compileGeoQuery, type GeoQuery } from '../ngsild/query/geoq.js';
+import { compileGeoQuery } from '../ngsild/query/geoq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.js';
@@ -20,6 +20,7 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
 import { checkEntity } from './entity-auth.js';
 import { entityIdParam } from './entities.js';
+import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
 import { API_PREFIX } from '../front/routes.js';
 
 /**
@@ -28,8 +29,6 @@ import { API_PREFIX } from '../front/routes.js';
  */
 export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 1000;
 /** Entities a query reads before q or a geo-query (evaluated on the current state) filter them. */
 const STATE_FILTER_CANDIDATES = 10_000;
 
@@ -187,40 +186,6 @@ export const temporalRetrieve: OpHandler = async (req, ctx) => {
 
 // ---- queries ------------------------------------------------------------------------------------------------
 
-interface Selector {
-  ids?: string[];
-  typeText?: string;
-  idPattern?: string;
-}
-
-interface Selection {
-  selectors: Selector[];
-  q?: string;
-  scopeQ?: string;
-  geo?: GeoQuery;
-}
-
-function idList(text: string): string[] {
-  const ids = text.split(',').map((s) => s.trim());
-  for (const id of ids) if (!isUri(id)) throw badRequest(`id: '${String(id).slice(0, 200)}' is not a URI`);
-  return ids;
-}
-
-function paging(req: LdRequest): { limit: number; offset: number; count: boolean } {
-  const q = req.query;
-  const int = (name: string, dflt: number): number => {
-    const text = q.get(name);
-    if (text === undefined) return dflt;
-    if (!/^\d{1,9}$/.test(text)) throw badRequest(`${name}: '${text.slice(0, 30)}' is not a non-negative integer`);
-    return Number(text);
-  };
-  const limit = int('limit', DEFAULT_LIMIT);
-  if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
-  const countText = q.get('count');
-  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
-  return { limit, offset: int('offset', 0), count: countText === 'true' || (q.get('options')?.split(',').includes('count') ?? false) };
-}
-
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: Asked): Promise<OpResult> {
   if (sel.selectors.length === 0 && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
     throw badRequest('a temporal query needs at least one of type, id, idPattern, attrs, q or a geo-query');
@@ -273,8 +238,10 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
     if (ctx.auth !== undefined) {
       try {
         await checkEntity(req, ctx, { id: rec.id, types: rec.type, storedTypes: true, read: true });
-      } catch {
-        continue;
+      } catch (error) {
+        // A denied entity is left out of the page (seed 000 §5.2); any other failure is the request's.
+        if (error instanceof RefusalError) continue;
+        throw error;
       }
     }
     loaded.push(await load(h, req.tenant, rec, a));
@@ -286,20 +253,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
 export const temporalQuery: OpHandler = async (req, ctx) => {
   const q = req.query;
   q.only(QUERY_PARAMS);
-  const selector: Selector = {};
-  const id = q.get('id');
-  if (id !== undefined) selector.ids = idList(id);
-  const type = q.get('type');
-  if (type !== undefined) selector.typeText = type;
-  const idPattern = q.get('idPattern');
-  if (idPattern !== undefined) selector.idPattern = idPattern;
-  const expand = req.context.expandTerm.bind(req.context);
-  const sel: Selection = {
-    selectors: Object.keys(selector).length > 0 ? [selector] : [],
-    q: q.get('q'),
-    scopeQ: q.get('scopeQ'),
-    geo: parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, expand),
-  };
+  const sel = selectionFromParams(req);
   return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang')));
 };
 
@@ -308,34 +262,8 @@ const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'ge
 export const temporalQueryPost: OpHandler = async (req, ctx) => {
   req.query.only(POST_PARAMS);
   const body = req.jsonObject();
-  if (body.type !== undefined && body.type !== 'Query') throw badRequest(`type: a query body has type 'Query', not '${String(body.type)}'`);
-  for (const k of Object.keys(body)) if (!QUERY_MEMBERS.has(k)) throw badRequest(`unknown Query member '${k}'`);
-  const str = (o: Record<string, unknown>, k: string, where = ''): string | undefined => {
-    const v = o[k];
-    if (v !== undefined && typeof v !== 'string') throw badRequest(`${where}${k}: must be a string`);
-    return v as string | undefined;
-  };
-  const selectors: Selector[] = [];
-  if (body.entities !== undefined) {
-    if (!Array.isArray(body.entities) || body.entities.length === 0) throw badRequest('entities: must be a non-empty array of entity selectors');
-    for (const s of body.entities) {
-      if (!isPlainObject(s)) throw badRequest('entities: each entry must be an object');
-      const one: Selector = {};
-      const sid = str(s, 'id', 'entities[].');
-      if (sid !== undefined) one.ids = idList(sid);
-      const stype = str(s, 'type', 'entities[].');
-      if (stype !== undefined) one.typeText = stype;
-      const spattern = str(s, 'idPattern', 'entities[].');
-      if (spattern !== undefined) one.idPattern = spattern;
-      if (Object.keys(one).length === 0) throw badRequest('entities[]: a selector needs id, type or idPattern');
-      selectors.push(one);
-    }
-  }
-  let attrs: string[] | undefined;
-  if (body.attrs !== undefined) {
-    if (!Array.isArray(body.attrs) || body.attrs.some((x) => typeof x !== 'string' || x === '')) throw badRequest('attrs: must be an array of attribute names');
-    attrs = body.attrs as string[];
-  }
+  const sel = selectionFromBody(req, body, QUERY_MEMBERS);
+  const str = stringMember;
   const tqBody = body.temporalQ ?? {};
   if (!isPlainObject(tqBody)) throw badRequest('temporalQ: must be an object');
   const lastN = tqBody.lastN ?? req.query.get('lastN');
@@ -344,14 +272,7 @@ export const temporalQueryPost: OpHandler = async (req, ctx) => {
     timerel: str(tqBody, 'timerel', 'temporalQ.'), timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
     endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'), timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'), lastN: lastN as string | number | undefined,
   };
-  const expand = req.context.expandTerm.bind(req.context);
-  const sel: Selection = {
-    selectors,
-    q: str(body, 'q'),
-    scopeQ: str(body, 'scopeQ'),
-    geo: body.geoQ === undefined ? undefined : parseGeoQueryObject(body.geoQ, expand),
-  };
-  return runQuery(req, ctx, sel, asked(req, temporal, attrs, str(body, 'lang') ?? req.query.get('lang')));
+  return runQuery(req, ctx, sel, asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang')));
 };
 
 // ---- writes -------------------------------------------------------------------------------------------------
