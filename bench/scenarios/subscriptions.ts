@@ -1,5 +1,5 @@
 // Issue 4 benchmarks, run on their own (`node dist/bench/scenarios/subscriptions.js [--duration 5]
-// [--connections 20] [--out file]`) because subscriptions stay in the broker and would change every scenario
+// [--connections 20] [--only matching,patch,delivery] [--out file]`) because subscriptions stay in the broker and would change every scenario
 // measured after them on the shared broker of `bench/run.ts`:
 // (1) PATCH throughput with 0, 1, 100 and 10,000 subscriptions on other types, as a ratio to 0 (target >= 0.9 at
 // 10,000); (2) notifications per second to a local receiver with one matching subscription per entity, with how
@@ -13,6 +13,10 @@ import { benchId } from '../bench-entity.js';
 import { runLoad, failedRequests, type LoadRequest, type LoadResult } from '../load.js';
 import { JSON_HEADERS, NGSI, expectStatus, seedEntities, send } from '../ngsi-client.js';
 import { startServer } from '../server-process.js';
+import { compileSubscription } from '../../src/ngsild/subscription/compile.js';
+import { SubscriptionIndex, matchChange } from '../../src/ngsild/subscription/match.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const PATCHED = 1000;
@@ -24,6 +28,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '20' },
     out: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const durationS = Number(values.duration);
@@ -142,11 +147,44 @@ async function delivery(lines: string[]): Promise<void> {
   }
 }
 
+/**
+ * The matching step alone, in this process: the work a pipeline worker adds to each write (index lookup and full
+ * tests of the candidates) with 0 and with 10,000 subscriptions on other types. Immune to the machine's other load.
+ */
+function matchingCost(lines: string[]): void {
+  const vocab = 'https://uri.etsi.org/ngsi-ld/default-context/';
+  const ctx = { key: 'bench', expandTerm: (t: string) => vocab + t, compactIri: (i: string) => i.slice(vocab.length), termType: () => undefined, contextValue: null, linkUrl: '' } as ResolvedContext;
+  const before: StoredEntity = { id: benchId(1), type: [`${vocab}Bench`], createdAt: '', modifiedAt: '', [`${vocab}temperature`]: [{ type: 'Property', value: 1 }] };
+  const after: StoredEntity = { ...before, [`${vocab}temperature`]: [{ type: 'Property', value: 2 }] };
+  const perWrite = (index: SubscriptionIndex): number => {
+    const n = 2_000_000;
+    let matched = 0;
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) for (const sub of index.candidates('', before.id, before, after)) if (matchChange(sub, before, after, 0)) matched++;
+    if (matched !== 0) throw new Error('a subscription on another type matched');
+    return Number(process.hrtime.bigint() - start) / n;
+  };
+  const empty = new SubscriptionIndex();
+  const full = new SubscriptionIndex();
+  for (let i = 0; i < 10_000; i++) {
+    full.upsert(compileSubscription('', {
+      body: { id: `urn:ngsi-ld:Subscription:${i}`, type: 'Subscription', entities: [{ type: `Other${i}` }], notification: { endpoint: { uri: 'http://127.0.0.1:9/n' } } },
+      context: null, createdAt: '', modifiedAt: '',
+    }, ctx, ctx));
+  }
+  perWrite(full);
+  const ns0 = perWrite(empty);
+  const ns10k = perWrite(full);
+  lines.push(`Matching per write, in process: ${ns0.toFixed(0)} ns with no subscription, ${ns10k.toFixed(0)} ns with 10,000 on other types.`, '');
+}
+
 async function main(): Promise<void> {
   const lines: string[] = [`## Subscriptions (issue 4: \`node dist/bench/scenarios/subscriptions.js\`)`, '',
     `${new Date().toISOString()}, ${cpus().length} cores, ${connections} connections, ${durationS} s per row, ${PATCHED} entities patched in turn.`, ''];
-  await nonMatching(lines);
-  await delivery(lines);
+  const only = values.only?.split(',');
+  if (only === undefined || only.includes('matching')) matchingCost(lines);
+  if (only === undefined || only.includes('patch')) await nonMatching(lines);
+  if (only === undefined || only.includes('delivery')) await delivery(lines);
   const text = lines.join('\n') + '\n';
   process.stdout.write(text);
   if (values.out !== undefined) writeFileSync(values.out, text);

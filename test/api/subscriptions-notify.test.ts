@@ -10,9 +10,16 @@ let broker: Broker;
 let receiver: Server;
 let base = '';
 const received: Received[] = [];
+const DEFAULT_VOCAB = 'https://uri.etsi.org/ngsi-ld/default-context/';
+/** Served by the receiver: the @context a subscription's jsonldContext names. */
+const NOTIFY_CONTEXT = { '@context': { Beehive: `${DEFAULT_VOCAB}Hive`, kilograms: `${DEFAULT_VOCAB}weight` } };
 
 t.before(async () => {
   receiver = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/ctx.jsonld') {
+      res.writeHead(200, { 'content-type': 'application/ld+json' }).end(JSON.stringify(NOTIFY_CONTEXT));
+      return;
+    }
     let text = '';
     req.on('data', (d) => { text += String(d); });
     req.on('end', () => {
@@ -218,4 +225,19 @@ t.test('timeInterval sends the selected entities periodically', async (t) => {
   t.ok(got.length >= 2, 'at least two periodic notifications');
   t.same(got[0]!.body.data.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Sensor:per1']);
   t.equal(got[0]!.body.triggerReason, undefined, 'a periodic notification has no trigger');
+});
+
+t.test('jsonldContext: notifications are compacted with that @context and link to it', async (t) => {
+  await subscribe('/jsonld', { entities: [{ type: 'Hive' }], jsonldContext: `${base}/ctx.jsonld` });
+  await call(broker, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Hive:1', 'Hive', { weight: prop(31) }) });
+  const [n] = await notificationsAt('/jsonld', 1);
+  t.same(n?.body.data[0], { id: 'urn:ngsi-ld:Hive:1', type: 'Beehive', kilograms: { type: 'Property', value: 31 } });
+  t.match(n?.headers.link ?? '', `<${base}/ctx.jsonld>`);
+});
+
+t.test('lang picks the language of a LanguageProperty in notifications', async (t) => {
+  await subscribe('/lang', { entities: [{ type: 'Street' }], lang: 'fr', notification: { format: 'keyValues' } });
+  await call(broker, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Street:1', 'Street', { name: { type: 'LanguageProperty', languageMap: { en: 'Main street', fr: 'Grand-rue' } } }) });
+  const [n] = await notificationsAt('/lang', 1);
+  t.equal(n?.body.data[0].name, 'Grand-rue');
 });
