@@ -17,6 +17,7 @@ import { FEATURES } from './features.js';
 import { ContextResolver } from './ngsild/context/context-resolver.js';
 import type { Store, StorePluginModule } from './store/contract.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
+import type { PolicyApiServer } from './policyapi/server.js';
 
 function fail(message: string): never {
   process.stderr.write(`ldbroker: ${message}\n`);
@@ -56,6 +57,12 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const config = brokerConfig(values);
+  // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
+  if (config.policyApiPort !== undefined) {
+    if (config.httpServer === 'node') fail('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
+    const { reason } = loadUws();
+    if (reason !== undefined) fail(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
+  }
   const log = createLogger(config.logLevel, 'front');
   const authOptions: Record<string, unknown> = {};
   for (const spec of pluginOptions) authOptions[spec.name] = values[spec.name];
@@ -83,6 +90,19 @@ async function main(): Promise<void> {
   storeParams.options = { ...storeParams.options, ...prepared };
   const store = await storePlugin.storeOpen(storeParams);
   health.store = store;
+
+  let policyApi: PolicyApiServer | undefined;
+  if (config.policyApiPort !== undefined) {
+    const { startPolicyApi } = await import('./policyapi/server.js');
+    try {
+      policyApi = await startPolicyApi(loadUws().uws!, store, { host: config.policyApiHost, port: config.policyApiPort, maxBodySize: config.maxBodySize, log });
+    } catch (e) {
+      log.error({ err: e }, 'the policy API cannot start');
+      await store.close();
+      await storePlugin.storeDispose?.(storeParams);
+      process.exit(1);
+    }
+  }
 
   const contexts = new ContextResolver({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
   try {
@@ -162,6 +182,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     health.ready = false;
     server.close();
+    await policyApi?.close();
     const deadline = Date.now() + 10_000;
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     await notifier.stop();

@@ -19,6 +19,9 @@ export const brokerOptions: OptionSpec[] = [
     help: 'requests in flight in the pipeline pool (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
   { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
+  { name: 'policyApiPort', type: 'int', min: 0,
+    help: "port of the policy API (the PAP's /policy routes, no authentication; off when absent; needs --httpServer uws)" },
+  { name: 'policyApiHost', type: 'string', default: '127.0.0.1', help: 'address the policy API listens on' },
   { name: 'logLevel', type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info',
     help: 'pino log level' },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
@@ -122,6 +125,8 @@ export interface BrokerConfig {
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;
+  policyApiPort?: number;
+  policyApiHost: string;
   logLevel: string;
   defaultUserContext?: string;
   contextDir?: string;
@@ -146,6 +151,8 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (dbDir === undefined && values.database === 'embdb' ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
+    policyApiPort: values.policyApiPort as number | undefined,
+    policyApiHost: values.policyApiHost as string,
     logLevel: values.logLevel as string,
     defaultUserContext: values.defaultUserContext as string | undefined,
     contextDir: values.contextDir as string | undefined,
