@@ -358,3 +358,26 @@ t.test('--policyApiPort with the node:http server is refused at start-up with on
   t.equal(bad.code, 1);
   t.match(bad.stderr, /--policyApiPort/);
 });
+
+t.test('-u lists --policyApiPort and --policyApiHost with its default', async (t) => {
+  const r = await runBroker(['-u']);
+  t.equal(r.code, 0);
+  t.match(r.stdout, /--policyApiPort\s+int\s+port of the policy API/);
+  t.match(r.stdout, /--policyApiHost\s+string\s+address the policy API listens on \(default: 127\.0\.0\.1\)/);
+});
+
+t.test('--policyApiHost binds the policy port to that address only', async (t) => {
+  const other = await startBroker(['--policyApiPort', '0', '--policyApiHost', '127.0.0.2', '--logLevel', 'info']);
+  t.teardown(() => other.stop());
+  const port = policyPortOf(other);
+  t.equal((await call(`http://127.0.0.2:${port}`, 'GET', '/policy')).status, 200);
+  const elsewhere = await call(`http://127.0.0.1:${port}`, 'GET', '/policy').then((r) => r.status, () => -1);
+  t.equal(elsewhere, -1, 'nothing listens on 127.0.0.1 at that port');
+});
+
+t.test('a policy port that cannot be bound stops the start-up with status 1', async (t) => {
+  const taken = Number(new URL(pap).port);
+  const r = await runBroker(['--port', '0', '--policyApiPort', String(taken), '--logLevel', 'info']);
+  t.equal(r.code, 1);
+  t.match(r.stdout, /the policy API cannot start/);
+});
