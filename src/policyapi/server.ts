@@ -65,11 +65,55 @@ function routeOf(method: string, path: string): Route {
   throw notFound(`no route for ${path}: this port serves the policy API (/policy) only`);
 }
 
+/** The rejection of a body whose client went away: nothing to answer, nothing to log. */
+const CLIENT_GONE = new Error('the client went away');
+
 /** What a handler keeps of a request once uWS has taken `req` back. */
 class PolicyExchange {
   open = true;
+  /** Rejects the body being read when the client goes away, so nothing waits for it forever. */
+  private abortBody: (() => void) | undefined;
+
   constructor(readonly res: HttpResponse, readonly problemType: string) {
-    res.onAborted(() => { this.open = false; });
+    res.onAborted(() => {
+      this.open = false;
+      this.abortBody?.();
+    });
+  }
+
+  /**
+   * The body, bounded by --maxBodySize: a Content-Length above it is refused before anything is read, a body
+   * that grows past it while streaming as soon as it does. Null when the request has none.
+   */
+  body(contentLength: string, chunked: boolean, max: number): Promise<Uint8Array | null> {
+    if (contentLength === '' && !chunked) return Promise.resolve(null);
+    const declared = contentLength === '' ? -1 : Number(contentLength);
+    if (declared === 0) return Promise.resolve(null);
+    if (declared > max) return Promise.reject(tooLarge(max));
+    return new Promise((resolve, reject) => {
+      this.abortBody = () => reject(CLIENT_GONE);
+      let buffer = new Uint8Array(declared > 0 ? declared : 4096);
+      let length = 0;
+      let failed = false;
+      this.res.onData((chunk, isLast) => {
+        if (failed) return;
+        const bytes = new Uint8Array(chunk);
+        if (length + bytes.byteLength > max) {
+          failed = true;
+          reject(tooLarge(max));
+          return;
+        }
+        if (length + bytes.byteLength > buffer.byteLength) {
+          const grown = new Uint8Array(Math.min(max, Math.max(buffer.byteLength * 2, length + bytes.byteLength)));
+          grown.set(buffer.subarray(0, length));
+          buffer = grown;
+        }
+        // uWS reuses the chunk's memory after the callback returns: copy now.
+        buffer.set(bytes, length);
+        length += bytes.byteLength;
+        if (isLast) resolve(length === 0 ? null : buffer.subarray(0, length));
+      });
+    });
   }
 
   send(status: number, headers: ReadonlyArray<readonly [string, string]>, body?: string): void {
@@ -93,40 +137,6 @@ class PolicyExchange {
     if (error.allow !== undefined) headers.push(['Allow', error.allow]);
     this.send(error.status, headers, problemText(error));
   }
-}
-
-/**
- * The body, bounded by --maxBodySize: a Content-Length above it is refused before anything is read, a body
- * that grows past it while streaming as soon as it does. Null when the request has none.
- */
-function readBody(res: HttpResponse, contentLength: string, chunked: boolean, max: number): Promise<Uint8Array | null> {
-  if (contentLength === '' && !chunked) return Promise.resolve(null);
-  const declared = contentLength === '' ? -1 : Number(contentLength);
-  if (declared === 0) return Promise.resolve(null);
-  if (declared > max) return Promise.reject(tooLarge(max));
-  return new Promise((resolve, reject) => {
-    let buffer = new Uint8Array(declared > 0 ? declared : 4096);
-    let length = 0;
-    let failed = false;
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      const bytes = new Uint8Array(chunk);
-      if (length + bytes.byteLength > max) {
-        failed = true;
-        reject(tooLarge(max));
-        return;
-      }
-      if (length + bytes.byteLength > buffer.byteLength) {
-        const grown = new Uint8Array(Math.min(max, Math.max(buffer.byteLength * 2, length + bytes.byteLength)));
-        grown.set(buffer.subarray(0, length));
-        buffer = grown;
-      }
-      // uWS reuses the chunk's memory after the callback returns: copy now.
-      buffer.set(bytes, length);
-      length += bytes.byteLength;
-      if (isLast) resolve(length === 0 ? null : buffer.subarray(0, length));
-    });
-  });
 }
 
 async function handle(book: PolicyBook, route: Route, ex: PolicyExchange, query: string, body: Promise<Uint8Array | null>): Promise<void> {
@@ -194,13 +204,13 @@ export async function startPolicyApi(uws: UwsModule, store: Store, opts: PolicyA
       ex.problem(e as PolicyApiError);
       return;
     }
-    const body = route.op === 'create' || route.op === 'put' ? readBody(res, contentLength, chunked, maxBodySize) : Promise.resolve(null);
+    const body = route.op === 'create' || route.op === 'put' ? ex.body(contentLength, chunked, maxBodySize) : Promise.resolve(null);
     // A refusal before the body is awaited must not leave an unhandled rejection behind.
     body.catch(() => undefined);
     handle(book, route, ex, query, body).catch((e: unknown) => {
       if (e instanceof PolicyApiError) {
         ex.problem(e);
-      } else {
+      } else if (e !== CLIENT_GONE) {
         log.error({ err: e, method, path }, 'policy API request failed');
         ex.problem(new PolicyApiError(500, 'Internal Server Error', 'the broker failed to process the request'));
       }
