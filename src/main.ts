@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   const config = brokerConfig(values);
   // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
   if (config.policyApiPort !== undefined) {
+    if (!FEATURES.policyApi) fail('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
     if (config.httpServer === 'node') fail('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
     const { reason } = loadUws();
     if (reason !== undefined) fail(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);

@@ -7,6 +7,7 @@ const dist = fileURLToPath(new URL('../', import.meta.url));
 
 const REMOVED: Record<string, string[]> = {
   noauth: ['auth', 'plugins/auth', 'front/front-auth.js', 'pipeline/auth-load.js', 'pipeline/auth-request.js'],
+  nopolicyApi: ['policyapi'],
 };
 
 for (const word of process.argv.slice(2).flatMap((a) => a.split(',')).filter((w) => w !== '')) {

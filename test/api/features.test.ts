@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-t.test('FEATURES=noauth leaves the auth code out; --auth is refused; the API serves', async (t) => {
+t.test('FEATURES=noauth,nopolicyApi leave the auth and policy API code out; their options are refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-noauth-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
@@ -24,6 +24,12 @@ t.test('FEATURES=noauth leaves the auth code out; --auth is refused; the API ser
   t.match(refused.stderr, /built without authorization/);
   const unknown = spawnSync(process.execPath, [join(dir, 'dist/src/build/features.js'), 'nothing'], { encoding: 'utf8' });
   t.equal(unknown.status, 1, 'an unknown switch is refused');
+  const strip2 = spawnSync(process.execPath, [join(dir, 'dist/src/build/features.js'), 'nopolicyApi'], { encoding: 'utf8' });
+  t.equal(strip2.status, 0, strip2.stderr);
+  t.notOk(existsSync(join(dir, 'dist/src/policyapi')), 'no policy API code');
+  const noPap = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '--policyApiPort', '0', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+  t.equal(noPap.status, 1);
+  t.match(noPap.stderr, /built without the policy API/);
   const usage = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '-u'], { encoding: 'utf8', timeout: 20_000 });
   t.equal(usage.status, 0, 'the stripped build still starts its option parsing');
 });
