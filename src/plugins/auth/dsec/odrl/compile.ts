@@ -3,8 +3,9 @@
 
 import type { DecisionInput } from './input.js';
 import {
-  BROKER_WORDS, LEFT_OPERAND_WORDS, WORDS_WITH_ARGUMENT, isInertWord, issuerOf, leftOperandGetter, type Getter,
+  BROKER_WORDS, LEFT_OPERAND_WORDS, WORDS_WITH_ARGUMENT, isInertWord, issuerOf, leftOperandGetter, roleListSlot, type Getter,
 } from './left-operands.js';
+import { Fact } from './input.js';
 import { F, T, U, isOperator, operatorFor, type Tri } from './operators.js';
 import { NO_PREFIXES, canonicalNode, canonicalTerm, prefixesOf, type PrefixMap } from './terms.js';
 
@@ -17,13 +18,30 @@ export interface CompileOptions {
   ngsild: boolean;
 }
 
+/**
+ * A rule of a policy that is true exactly when a request fact is one of some strings (`ngsi-ld:entityType` eq a
+ * type, an `odrl:Asset` target): a request whose fact is none of them makes the policy false at that rule.
+ */
+export interface PolicyGuard {
+  readonly fact: Fact;
+  readonly values: readonly string[];
+  /** The first of `values`. */
+  readonly value: string;
+  /** The role lists (bit 1: vc:role, bit 2: dome-op:role) rules before the guard read: they may throw first. */
+  readonly rolesBefore: number;
+}
+
 export interface CompiledPolicy {
   readonly kind: 'policy';
   readonly uid: string;
-  /** True when some rule reads `vc:role` or `dome-op:role` (seed 000 §5.7 rule 5). */
-  readonly readsRole: boolean;
+  /** The methods the first rule (the first permission's action) lets through; other methods fail it. */
+  readonly methods: ReadonlySet<string>;
+  /** The first guard after the action, if any. */
+  readonly guard: PolicyGuard | null;
   /** May throw RoleConflict. */
   allows(x: DecisionInput): boolean;
+  /** The rules from `from` on: 1 when the action is known to let the method through. May throw RoleConflict. */
+  allowsFrom(x: DecisionInput, from: number): boolean;
 }
 
 export interface SkippedPolicy {
@@ -67,8 +85,20 @@ function isObj(v: unknown): v is Obj {
 const alwaysFalse: Rule = () => F;
 const alwaysTrue: Rule = () => T;
 
+const NO_METHODS: ReadonlySet<string> = new Set();
+
+/** Operators that are true exactly when the left operand is one of constant strings. */
+const MEMBERSHIP_OPERATORS = new Set(['odrl:isAnyOf', 'odrl:anyOf']);
+
 class PolicyCompiler {
-  readsRole = false;
+  /** The role lists read by the rules compiled so far (bit 1: vc:role, bit 2: dome-op:role). */
+  roleLists = 0;
+  /** The methods of the first action compiled. */
+  methods: ReadonlySet<string> | null = null;
+  /** Rules that are guards, with their fact and values. */
+  private readonly guards = new Map<Rule, { fact: Fact; values: readonly string[] }>();
+  /** For each top-level rule, the role lists the rules before it read. */
+  private readonly rolesBefore: number[] = [];
 
   constructor(private readonly opts: CompileOptions, private readonly prefixes: PrefixMap) {}
 
@@ -93,17 +123,38 @@ class PolicyCompiler {
     if (assignee === undefined) throw new Skip('a permission has no assignee');
     const target = p['odrl:target'] ?? top['odrl:target'];
     if (target === undefined) throw new Skip('a permission has no target');
-    rules.push(this.action(p['odrl:action']), this.assignee(assignee), this.target(target));
+    this.push(rules, () => this.action(p['odrl:action']));
+    this.push(rules, () => this.assignee(assignee));
+    this.push(rules, () => this.target(target));
     for (const [k, v] of Object.entries(p)) {
-      if (k === 'odrl:constraint' || k === 'ovc:constraint') rules.push(this.constraints(v));
+      if (k === 'odrl:constraint' || k === 'ovc:constraint') this.push(rules, () => this.constraints(v));
     }
+  }
+
+  /** Compiles one top-level rule, noting the role lists read before it. */
+  private push(rules: Rule[], compile: () => Rule): void {
+    this.rolesBefore.push(this.roleLists);
+    rules.push(compile());
+  }
+
+  /** The first top-level rule after the action that is a guard. */
+  guardOf(rules: readonly Rule[]): PolicyGuard | null {
+    for (let i = 1; i < rules.length; i++) {
+      const g = this.guards.get(rules[i] as Rule);
+      if (g !== undefined) return { fact: g.fact, values: g.values, value: g.values[0] as string, rolesBefore: this.rolesBefore[i] as number };
+    }
+    return null;
   }
 
   action(v: unknown): Rule {
     const w = this.word(v, 'the action');
-    if (isInertWord(w)) return alwaysFalse;
+    if (isInertWord(w)) {
+      this.methods ??= NO_METHODS;
+      return alwaysFalse;
+    }
     const methods = ACTIONS.get(w);
     if (methods === undefined) throw new Skip(`unknown action '${w}'`);
+    this.methods ??= methods;
     return (x) => (methods.has(x.method) ? T : F);
   }
 
@@ -150,7 +201,9 @@ class PolicyCompiler {
     }
     if (uid === undefined) throw new Skip('unsupported target');
     const expected = uid;
-    return (x) => (x.lastSegment() === expected ? T : F);
+    const rule: Rule = (x) => (x.lastSegment() === expected ? T : F);
+    this.guards.set(rule, { fact: Fact.LastSegment, values: [expected] });
+    return rule;
   }
 
   refinement(collection: Obj, what: string): Rule {
@@ -217,7 +270,7 @@ class PolicyCompiler {
   }
 
   constraint(c: Obj): Rule {
-    const left = this.leftOperand(c);
+    const { getter: left, word: leftWord } = this.leftOperand(c);
     const opKey = c['odrl:operator'];
     if (opKey === undefined) throw new Skip('a constraint has no operator');
     const opWord = this.word(opKey, 'the operator');
@@ -247,7 +300,13 @@ class PolicyCompiler {
       };
     }
     const subjectType = c['ovc:credentialSubjectType'];
-    if (subjectType === undefined) return rule;
+    if (subjectType === undefined) {
+      const values = right.getter === null ? guardValues(opWord, right.value) : null;
+      if (values !== null && (leftWord === 'ngsi-ld:entityType' || leftWord === 'ngsi-ld:entityTypeGroup')) {
+        this.guards.set(rule, { fact: Fact.EntityType, values });
+      }
+      return rule;
+    }
     // seed 000 §5.6: an ovc:constraint also requires credentialSubject.type (the reference evaluates both)
     const typeRule = this.constraint({
       'odrl:leftOperand': 'ovc:credentialSubjectType',
@@ -265,7 +324,8 @@ class PolicyCompiler {
     };
   }
 
-  leftOperand(c: Obj): Getter {
+  /** The getter of a constraint's left operand, and its word (null for a constant). */
+  leftOperand(c: Obj): { getter: Getter; word: string | null } {
     let word: string | undefined;
     let argument: unknown;
     for (const [k, v] of Object.entries(c)) {
@@ -277,7 +337,7 @@ class PolicyCompiler {
           argument = v['@value'];
         } else if (isObj(v) && '@value' in v) {
           const constant = v['@value'];
-          return () => constant;
+          return { getter: () => constant, word: null };
         } else {
           throw new Skip('unsupported left operand');
         }
@@ -294,14 +354,15 @@ class PolicyCompiler {
       throw new Skip(`the word is the broker's own and needs --dsecNgsild ('${word}')`);
     }
     if (BROKER_WORDS.has(word)) throw new Skip(`'${word}' is decided entity by entity (--dsecNgsild)`);
-    if (isInertWord(word)) return () => undefined;
+    if (isInertWord(word)) return { getter: () => undefined, word };
     if (!LEFT_OPERAND_WORDS.has(word)) throw new Skip(`unknown left operand '${word}'`);
     if (WORDS_WITH_ARGUMENT.has(word) && (typeof argument !== 'string' || argument === '')) {
       // seed 000 §5.7 difference 3: skipped here, refused with 400 by the policy API
       throw new Skip(`the left operand '${word}' requires a parameter`);
     }
-    if (word === 'vc:role' || word === 'dome-op:role') this.readsRole = true;
-    return leftOperandGetter(word, argument as string | undefined, this.opts.organization);
+    const slot = roleListSlot(word);
+    if (slot !== null) this.roleLists |= 1 << slot;
+    return { getter: leftOperandGetter(word, argument as string | undefined, this.opts.organization), word };
   }
 
   rightOperand(v: unknown): { value: unknown; getter: Getter | null } {
@@ -371,11 +432,27 @@ export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes:
   return {
     kind: 'policy',
     uid,
-    readsRole: compiler.readsRole,
-    // seed 000 §5.7 rule 3: all rules of all permissions together; the first that is not true ends the policy
+    methods: compiler.methods ?? NO_METHODS,
+    guard: compiler.guardOf(rules),
     allows(x: DecisionInput): boolean {
-      for (let i = 0; i < n; i++) if ((rules[i] as Rule)(x) !== T) return false;
+      return this.allowsFrom(x, 0);
+    },
+    // seed 000 §5.7 rule 3: all rules of all permissions together; the first that is not true ends the policy
+    allowsFrom(x: DecisionInput, from: number): boolean {
+      for (let i = from; i < n; i++) if ((rules[i] as Rule)(x) !== T) return false;
       return true;
     },
   };
+}
+
+/**
+ * The strings a constant right operand lets through when the rule is true exactly for them: `eq` (and `isAllOf`,
+ * deep equality too) of a string, `isAnyOf`/`anyOf` of a list of strings; null for any other rule.
+ */
+function guardValues(opWord: string, right: unknown): readonly string[] | null {
+  if ((opWord === 'odrl:eq' || opWord === 'odrl:isAllOf') && typeof right === 'string') return [right];
+  if (MEMBERSHIP_OPERATORS.has(opWord) && Array.isArray(right) && right.length > 0 && right.every((v) => typeof v === 'string')) {
+    return right as string[];
+  }
+  return null;
 }

@@ -5,6 +5,12 @@ import type { AuthRequest } from '../../../../auth/contract.js';
 
 const NOT_READ = Symbol('not read');
 
+/** Request facts a policy guard compares to strings (compile.ts PolicyGuard). */
+export enum Fact {
+  EntityType = 1,
+  LastSegment = 2,
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export class DecisionInput {
@@ -57,6 +63,18 @@ export class DecisionInput {
     }
     if (v instanceof Error) throw v;
     return v;
+  }
+
+  /** Whether reading the role list `slot` throws a conflict (seed 000 §5.7 rule 5); computed once per decision. */
+  rolesConflict(slot: 0 | 1, compute: (credential: unknown) => unknown): boolean {
+    if (this.roleValues[slot] === NOT_READ) {
+      try {
+        this.roleValues[slot] = compute(this.credential);
+      } catch (e) {
+        this.roleValues[slot] = e;
+      }
+    }
+    return this.roleValues[slot] instanceof Error;
   }
 
   get path(): string {
@@ -116,8 +134,14 @@ export class DecisionInput {
   }
 
   private findEntityType(): unknown {
-    const parts = this.lastSegment().split(':');
-    if (parts.length > 2) return parts[2];
+    // the third colon-separated part, without splitting the whole segment
+    const segment = this.lastSegment();
+    const first = segment.indexOf(':');
+    const second = first < 0 ? -1 : segment.indexOf(':', first + 1);
+    if (second >= 0) {
+      const third = segment.indexOf(':', second + 1);
+      return segment.slice(second + 1, third < 0 ? segment.length : third);
+    }
     const fromQuery = this.param('type');
     if (fromQuery !== undefined) return fromQuery;
     const body = this.body();

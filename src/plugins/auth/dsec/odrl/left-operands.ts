@@ -53,6 +53,18 @@ function roleNames(credential: unknown, organization: string | undefined, listKe
   return found;
 }
 
+/** The slot of a role-list word in DecisionInput (0: vc:role, 1: dome-op:role); null for other words. */
+export function roleListSlot(word: string): 0 | 1 | null {
+  return word === 'vc:role' ? 0 : word === 'dome-op:role' ? 1 : null;
+}
+
+/** How the role list of `slot` is read from a credential (it throws ROLE_CONFLICT on two different lists). */
+export function roleListOf(slot: 0 | 1, organization: string | undefined): (credential: unknown) => unknown {
+  return slot === 0
+    ? (c) => roleNames(c, organization, 'roles', 'names')
+    : (c) => roleNames(c, organization, 'rolesAndDuties', 'roleNames');
+}
+
 function tmfResource(x: DecisionInput): unknown {
   const p = x.path;
   const q = p.indexOf('?');
@@ -103,11 +115,11 @@ export function leftOperandGetter(word: string, argument: string | undefined, or
     case 'ngsi-ld:entityTypeGroup':
       return (x) => x.entityType();
     case 'vc:role': {
-      const compute = (c: unknown) => roleNames(c, organization, 'roles', 'names');
+      const compute = roleListOf(0, organization);
       return (x) => x.roles(0, compute);
     }
     case 'dome-op:role': {
-      const compute = (c: unknown) => roleNames(c, organization, 'rolesAndDuties', 'roleNames');
+      const compute = roleListOf(1, organization);
       return (x) => x.roles(1, compute);
     }
     case 'vc:type':

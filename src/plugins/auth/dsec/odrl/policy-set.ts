@@ -3,13 +3,20 @@
 
 import { AuthVerdict } from '../../../../auth/contract.js';
 import { compilePolicy, type CompileOptions, type CompiledPolicy, type SkippedPolicy } from './compile.js';
-import type { DecisionInput } from './input.js';
-import { RoleConflict } from './left-operands.js';
+import { Fact, type DecisionInput } from './input.js';
+import { RoleConflict, roleListOf } from './left-operands.js';
 import { NO_PREFIXES, prefixesOf, type PrefixMap } from './terms.js';
 
 export interface PolicySet {
   readonly policies: readonly CompiledPolicy[];
   readonly skipped: readonly SkippedPolicy[];
+  /**
+   * Per method, the policies whose first rule (the action) lets it through, in the PAP's order: every other
+   * policy is false at its first rule for that method, before any rule that could read a role list.
+   */
+  readonly byMethod: ReadonlyMap<string, readonly CompiledPolicy[]>;
+  /** How the role lists are read (slot 0: vc:role, 1: dome-op:role), to learn whether they conflict. */
+  readonly roleLists: readonly [(credential: unknown) => unknown, (credential: unknown) => unknown];
 }
 
 type Obj = Record<string, unknown>;
@@ -77,8 +84,19 @@ export function compilePolicySet(documents: readonly unknown[], opts: CompileOpt
       policies.push(c);
     }
   }
-  return { policies, skipped };
+  const byMethod = new Map<string, CompiledPolicy[]>();
+  for (const p of policies) {
+    for (const m of p.methods) {
+      let list = byMethod.get(m);
+      if (list === undefined) byMethod.set(m, (list = []));
+      list.push(p);
+    }
+  }
+  return { policies, skipped, byMethod, roleLists: [roleListOf(0, opts.organization), roleListOf(1, opts.organization)] };
 }
+
+const NO_POLICIES: readonly CompiledPolicy[] = [];
+const NOT_READ = Symbol('not read');
 
 export interface Decision {
   verdict: AuthVerdict;
@@ -86,16 +104,31 @@ export interface Decision {
   reason: string;
 }
 
+/** Whether a rule before the guard may throw: a role list it reads conflicts (bit 1: slot 0, bit 2: slot 1). */
+function rolesMayThrow(set: PolicySet, x: DecisionInput, lists: number): boolean {
+  return ((lists & 1) !== 0 && x.rolesConflict(0, set.roleLists[0])) || ((lists & 2) !== 0 && x.rolesConflict(1, set.roleLists[1]));
+}
+
 /**
  * seed 000 §5.7: the first policy, in the PAP's order, that allows decides; none allows nothing; a role
- * conflict met before it is a 503.
+ * conflict met before it is a 503. Only the policies whose action lets the method through are visited; one whose
+ * guard the request fails is false without its rules run, unless a rule before the guard would meet a conflict.
  */
 export function decide(set: PolicySet, x: DecisionInput, out: Decision): Decision {
-  const policies = set.policies;
+  const policies = set.byMethod.get(x.method) ?? NO_POLICIES;
+  let entityType: unknown = NOT_READ;
+  let lastSegment: unknown = NOT_READ;
   for (let i = 0; i < policies.length; i++) {
     const p = policies[i] as CompiledPolicy;
+    const g = p.guard;
+    if (g !== null) {
+      let v: unknown;
+      if (g.fact === Fact.EntityType) v = entityType === NOT_READ ? (entityType = x.entityType()) : entityType;
+      else v = lastSegment === NOT_READ ? (lastSegment = x.lastSegment()) : lastSegment;
+      if (v !== g.value && (g.values.length === 1 || !g.values.includes(v as string)) && (g.rolesBefore === 0 || !rolesMayThrow(set, x, g.rolesBefore))) continue;
+    }
     try {
-      if (p.allows(x)) {
+      if (p.allowsFrom(x, 1)) {
         out.verdict = AuthVerdict.Allow;
         out.reason = p.uid;
         return out;
@@ -108,6 +141,6 @@ export function decide(set: PolicySet, x: DecisionInput, out: Decision): Decisio
     }
   }
   out.verdict = AuthVerdict.Deny;
-  out.reason = policies.length === 0 ? 'no policy is defined' : 'no policy allows the request';
+  out.reason = set.policies.length === 0 ? 'no policy is defined' : 'no policy allows the request';
   return out;
 }
