@@ -14,7 +14,7 @@ export interface FrontAuth {
   close(): Promise<void>;
 }
 
-import { AuthVerdict, type AuthAnswer, type AuthDriver, type AuthRequest } from '../auth/contract.js';
+import { AuthVerdict, type AuthAnswer, type AuthDriver, type AuthIdentityOut, type AuthRequest } from '../auth/contract.js';
 import { ENTITY_HOOK_OPS, ldOpName } from './routes.js';
 import { problemResult } from '../pipeline/run.js';
 
@@ -40,25 +40,38 @@ class FrontAuthRequest implements AuthRequest {
   expandDefault(term: string): string { return this.expandDefaultFn(term); }
 }
 
+/** The outcome of an allowed request without identity (anonymous access). */
+const ANONYMOUS: AuthenticateOutcome = { identity: null };
+
 export function createFrontAuth(driver: AuthDriver, expandDefault: (t: string) => string, shutdown: () => Promise<void>): FrontAuth {
   return {
-    async authenticate(ex, op, route): Promise<AuthenticateOutcome> {
-      if (driver.authenticate === undefined) return { identity: null };
+    authenticate(ex, op, route): Promise<AuthenticateOutcome> {
+      if (driver.authenticate === undefined) return Promise.resolve(ANONYMOUS);
       const out = { identity: null as unknown };
       const answer: AuthAnswer = {};
-      const verdict = await driver.authenticate(new FrontAuthRequest(ex, op, route, expandDefault), out, answer);
-      if (verdict === AuthVerdict.Allow) return { identity: out.identity };
-      if (verdict === AuthVerdict.Unauthenticated) {
-        return {
-          refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Unauthorized', status: 401, detail: answer.detail ?? 'authentication is required' },
-            ['WWW-Authenticate', answer.wwwAuthenticate ?? 'Bearer']),
-        };
+      try {
+        const verdict = driver.authenticate(new FrontAuthRequest(ex, op, route, expandDefault), out, answer);
+        // a cached token is decided at once: no extra turn of the microtask queue on the front thread
+        if (typeof verdict === 'number') return Promise.resolve(outcomeOf(verdict, out, answer));
+        return verdict.then((v) => outcomeOf(v, out, answer));
+      } catch (e) {
+        return Promise.reject(e);
       }
-      if (verdict === AuthVerdict.Unavailable) {
-        return { refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Service Unavailable', status: 503, detail: answer.detail ?? 'the authorization plugin cannot decide yet' }, []) };
-      }
-      return { refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Forbidden', status: 403, detail: answer.detail ?? 'the request is not allowed' }, []) };
     },
     close: shutdown,
   };
+}
+
+function outcomeOf(verdict: AuthVerdict, out: AuthIdentityOut, answer: AuthAnswer): AuthenticateOutcome {
+  if (verdict === AuthVerdict.Allow) return out.identity === null ? ANONYMOUS : { identity: out.identity };
+  if (verdict === AuthVerdict.Unauthenticated) {
+    return {
+      refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Unauthorized', status: 401, detail: answer.detail ?? 'authentication is required' },
+        ['WWW-Authenticate', answer.wwwAuthenticate ?? 'Bearer']),
+    };
+  }
+  if (verdict === AuthVerdict.Unavailable) {
+    return { refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Service Unavailable', status: 503, detail: answer.detail ?? 'the authorization plugin cannot decide yet' }, []) };
+  }
+  return { refusal: problemResult({ type: 'about:blank', title: answer.title ?? 'Forbidden', status: 403, detail: answer.detail ?? 'the request is not allowed' }, []) };
 }

@@ -14,40 +14,64 @@ export async function loadPipelineAuth(init: WorkerInit, contexts: ContextSource
   return new DriverAuth(driver, expandDefault);
 }
 
-const views = new WeakMap<LdRequest, PipelineAuthRequest>();
+/** A hook's answer when it allows: one settled promise, no allocation per request. */
+const ALLOWED: Promise<null> = Promise.resolve(null);
 
 class DriverAuth implements PipelineAuth {
   readonly beforeContext: boolean;
+  /**
+   * The AuthRequest of each request in flight, so every hook of one request sees the same object (a plugin may key
+   * its per-request state on it, seed 000 §2.4); dropped at release, which the pipeline always calls.
+   */
+  private readonly views = new Map<LdRequest, PipelineAuthRequest>();
+
   constructor(private readonly driver: AuthDriver, private readonly expandDefault: (term: string) => string) {
     this.beforeContext = driver.authorizeBeforeContext === true;
   }
 
   private view(req: LdRequest): PipelineAuthRequest {
-    let v = views.get(req);
+    let v = this.views.get(req);
     if (v === undefined) {
       v = new PipelineAuthRequest(req, this.expandDefault);
-      views.set(req, v);
+      this.views.set(req, v);
     }
     return v;
   }
 
-  async authorize(req: LdRequest): Promise<AuthRefusal | null> {
-    if (this.driver.authorize === undefined) return null;
+  authorize(req: LdRequest): Promise<AuthRefusal | null> {
+    if (this.driver.authorize === undefined) return ALLOWED;
     const answer: AuthAnswer = {};
-    const verdict = await this.driver.authorize(this.view(req), req.task.identity, answer);
-    return refusalOf(verdict, answer, 'authorize');
+    try {
+      const verdict = this.driver.authorize(this.view(req), req.task.identity, answer);
+      // a plugin that decides at once (dsec) costs no extra turn of the microtask queue
+      if (typeof verdict === 'number') return verdict === AuthVerdict.Allow ? ALLOWED : Promise.resolve(refusalOf(verdict, answer, 'authorize'));
+      return verdict.then((v) => refusalOf(v, answer, 'authorize'));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
-  async entity(req: LdRequest, entity: AuthEntity): Promise<(AuthRefusal & { partial?: boolean }) | null | { partial: true }> {
-    if (this.driver.entity === undefined) return null;
+  entity(req: LdRequest, entity: AuthEntity): Promise<(AuthRefusal & { partial?: boolean }) | null | { partial: true }> {
+    if (this.driver.entity === undefined) return ALLOWED;
     const answer: AuthAnswer = {};
-    const verdict = await this.driver.entity(this.view(req), req.task.identity, entity, answer);
+    try {
+      const verdict = this.driver.entity(this.view(req), req.task.identity, entity, answer);
+      if (typeof verdict === 'number') return verdict === AuthVerdict.Allow && answer.partial !== true ? ALLOWED : Promise.resolve(this.entityRefusal(verdict, answer));
+      return verdict.then((v) => this.entityRefusal(v, answer));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private entityRefusal(verdict: AuthVerdict, answer: AuthAnswer): (AuthRefusal & { partial?: boolean }) | null | { partial: true } {
     if (verdict === AuthVerdict.Allow && answer.partial === true && this.driver.abiVersion >= 4) return { partial: true };
     return refusalOf(verdict, answer, 'entity');
   }
 
   release(req: LdRequest): void {
-    this.driver.release?.(this.view(req), req.task.identity);
+    const v = this.views.get(req);
+    this.views.delete(req);
+    if (this.driver.release !== undefined) this.driver.release(v ?? new PipelineAuthRequest(req, this.expandDefault), req.task.identity);
   }
 }
 

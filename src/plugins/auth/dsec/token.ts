@@ -20,7 +20,22 @@ export type TokenResult =
   | { ok: false; reason: string; unknownKid: boolean };
 
 interface Checked {
+  /** The whole token: the cache is keyed by its last characters, a hit holds only for the same whole token. */
+  token: string;
   payload: Record<string, unknown>;
+  /** The answer once the claims hold, built once per token (the claims are checked on every request). */
+  accepted: TokenResult;
+}
+
+/**
+ * The cache key: the token's last characters, the end of its signature. A request brings its token as a new
+ * string whose hash V8 has not computed yet; hashing 32 characters instead of the whole JWT (often over 500)
+ * keeps the front thread's lookup short, and the one comparison with the kept token is a plain memory compare.
+ */
+const KEY_CHARS = 32;
+
+function cacheKey(token: string): string {
+  return token.length > KEY_CHARS ? token.slice(token.length - KEY_CHARS) : token;
 }
 
 const decoder = new TextDecoder();
@@ -33,9 +48,18 @@ function refused(reason: string, unknownKid = false): TokenResult {
 export function bearerToken(header: string | undefined): string | null {
   if (header === undefined) return null;
   const h = header.trimStart();
-  if (h.length < 6 || h.slice(0, 6).toLowerCase() !== 'bearer') return null;
+  if (h.length < 6 || !startsWithBearer(h)) return null;
   if (h.length > 6 && h.charCodeAt(6) !== 32 && h.charCodeAt(6) !== 9) return null;
   return h.slice(6).trim();
+}
+
+const BEARER = 'bearer';
+
+/** `bearer` in any case, compared by character code: no lower-cased copy per request. */
+function startsWithBearer(h: string): boolean {
+  // an ASCII letter with bit 0x20 set is its lower case; no other character becomes one of `bearer` that way
+  for (let i = 0; i < 6; i++) if ((h.charCodeAt(i) | 0x20) !== BEARER.charCodeAt(i)) return false;
+  return true;
 }
 
 export class TokenVerifier {
@@ -61,8 +85,9 @@ export class TokenVerifier {
 
   /** A token already signature-checked: its claims are checked now, without waiting. */
   checkCached(token: string, rules: ClaimRules, nowSeconds: number): TokenResult | null {
-    const hit = this.cache.get(token);
-    return hit === undefined ? null : checkClaims(hit.payload, rules, nowSeconds);
+    const hit = this.cache.get(cacheKey(token));
+    if (hit === undefined || hit.token !== token) return null;
+    return claimsRefusal(hit.payload, rules, nowSeconds) ?? hit.accepted;
   }
 
   async verify(token: string, rules: ClaimRules, nowSeconds: number): Promise<TokenResult> {
@@ -90,14 +115,19 @@ export class TokenVerifier {
       return refused('the signature does not verify');
     }
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return refused('the token carries no claims');
-    const checked = { payload: payload as Record<string, unknown> };
-    if (generation === this.generation) this.cache.set(token, checked);
-    return checkClaims(checked.payload, rules, nowSeconds);
+    const claims = payload as Record<string, unknown>;
+    if (generation === this.generation) this.cache.set(cacheKey(token), { token, payload: claims, accepted: accepted(claims) });
+    return checkClaims(claims, rules, nowSeconds);
   }
 }
 
 /** §5.5 rule 2 and 3: iss always; exp and nbf with the leeway; aud when configured. */
 export function checkClaims(p: Record<string, unknown>, rules: ClaimRules, now: number): TokenResult {
+  return claimsRefusal(p, rules, now) ?? accepted(p);
+}
+
+/** Why the claims do not hold, or null when they do. */
+function claimsRefusal(p: Record<string, unknown>, rules: ClaimRules, now: number): TokenResult | null {
   if (p['iss'] !== rules.issuer) return refused('the issuer is not the expected one');
   const exp = p['exp'];
   if (typeof exp !== 'number') return refused('the token has no expiry (exp)');
@@ -110,6 +140,10 @@ export function checkClaims(p: Record<string, unknown>, rules: ClaimRules, now: 
       return refused('the token is not meant for this audience');
     }
   }
+  return null;
+}
+
+function accepted(p: Record<string, unknown>): TokenResult {
   // seed 000 §2.7: verifiableCredential, else vc; a verifiablePresentation is not read (§5.5 rule 4)
   const credential = p['verifiableCredential'] !== undefined ? p['verifiableCredential'] : p['vc'];
   return { ok: true, credential: credential === undefined ? null : credential };
