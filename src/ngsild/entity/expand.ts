@@ -3,7 +3,7 @@
 // Everything is checked before anything is returned, so a caller never writes half an entity.
 import type { ResolvedContext } from '../context/resolved.js';
 import { badRequest } from '../problem.js';
-import { ATTR_TYPES, VALUE_MEMBER, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
+import { ATTR_TYPES, VALUE_MEMBER, type AttrInstance, type AttrMembers, type AttrType, type StoredEntity } from './model.js';
 import { MAX_NESTING, tooDeepAt } from './depth.js';
 import { geometryProblem, looksLikeGeometry } from './geometry.js';
 import { NGSI_LD_NULL, forbiddenNameChar, isDateTime, isPlainObject, isScope, isUri, show } from './syntax.js';
@@ -45,23 +45,8 @@ export interface EntityFragment {
 }
 
 /** A partial attribute (PATCH /entities/{id}/attrs/{attrId}, CIM 009 §5.6.4): `type` and the value member may be absent. */
-export interface AttrFragment {
+export interface AttrFragment extends AttrMembers {
   type?: AttrType;
-  value?: unknown;
-  object?: string | string[];
-  objectType?: string | string[];
-  languageMap?: Record<string, string | string[]>;
-  vocab?: string | string[];
-  json?: unknown;
-  valueList?: unknown[];
-  objectList?: unknown[];
-  datasetId?: string;
-  observedAt?: string;
-  unitCode?: string;
-  createdAt?: string;
-  modifiedAt?: string;
-  /** Sub-attributes, by expanded IRI: complete instances. */
-  [subAttrIri: string]: unknown;
 }
 
 /** Members the system sets; a client's copy is dropped (CIM 009 §4.8: system attributes cannot be set by clients). */

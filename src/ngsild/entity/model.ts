@@ -40,9 +40,8 @@ export const ATTR_CORE_MEMBERS: ReadonlySet<string> = new Set([
   'previousValueList', 'previousObjectList', 'lang', 'entity',
 ]);
 
-/** One instance of an attribute (or a sub-attribute): core members plus sub-attributes by expanded IRI. */
-export interface AttrInstance {
-  type: AttrType;
+/** The members of an attribute instance other than its type: core members plus sub-attributes by expanded IRI. */
+export interface AttrMembers {
   value?: unknown;
   object?: string | string[];
   objectType?: string | string[];
@@ -58,6 +57,11 @@ export interface AttrInstance {
   modifiedAt?: string;
   /** Sub-attributes, by expanded IRI: one instance each. */
   [subAttrIri: string]: unknown;
+}
+
+/** One instance of an attribute (or a sub-attribute). */
+export interface AttrInstance extends AttrMembers {
+  type: AttrType;
 }
 
 /**
