@@ -45,6 +45,15 @@ t.test('the index gives a change only the subscriptions of its types, ids and wi
   t.equal(index.size, 1005);
 });
 
+t.test('a selector with an id is found by that id only: one subscription per entity costs other writes nothing', async (t) => {
+  const index = new SubscriptionIndex();
+  const perEntity = Array.from({ length: 100 }, (_, i) => compiled({ entities: [{ id: `urn:ngsi-ld:Car:${i}`, type: 'Car' }] }));
+  for (const s of perEntity) index.upsert(s);
+  t.same(index.candidates('', 'urn:ngsi-ld:Car:7', undefined, car({}, 'urn:ngsi-ld:Car:7')), [perEntity[7]]);
+  t.equal(index.candidates('', 'urn:ngsi-ld:Car:700', undefined, car({}, 'urn:ngsi-ld:Car:700')).length, 0);
+  t.equal(matchChange(perEntity[7]!, undefined, car({ [V('x')]: p(1) }, 'urn:ngsi-ld:Car:7', 'Bus'), NOW), undefined, 'the type still has to match');
+});
+
 t.test('default triggers: created and updated attributes notify; a deletion does not', async (t) => {
   const s = compiled({ entities: [{ type: 'Car' }] });
   t.equal(matchChange(s, undefined, car({ [V('speed')]: p(1) }), NOW)?.trigger, 'attributeCreated');

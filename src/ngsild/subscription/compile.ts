@@ -24,7 +24,7 @@ export interface CompiledSubscription {
   id: string;
   /** Index keys: expanded types the selectors name; undefined when a selector matches any type. */
   typeIris: string[] | undefined;
-  /** Index keys: ids of `type: '*'` selectors that name an id. */
+  /** Index keys: ids of the selectors that name an id. */
   ids: string[] | undefined;
   /** True when some selector can only be found by a scan (type '*' without id, a type expression, no entities). */
   wildcard: boolean;
@@ -56,14 +56,15 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
   if (b.entities !== undefined) {
     const tests = b.entities.map((s) => {
       let typeTest: ((types: readonly string[]) => boolean) | undefined;
-      if (s.type === '*') {
-        if (s.id !== undefined) (ids ??= []).push(s.id);
-        else wildcard = true;
-      } else {
-        const compiled = compileTypeExpression(parseTypeExpression(s.type), expand);
-        typeTest = compiled.matches;
-        if (compiled.typeIris === undefined) wildcard = true;
-        else typeIris!.push(...compiled.typeIris);
+      if (s.type !== '*') typeTest = compileTypeExpression(parseTypeExpression(s.type), expand).matches;
+      // A selector that names an id is found by the id (one per entity is common: by type they would all be
+      // candidates of every write of that type); else by its types; else it is a wildcard.
+      if (s.id !== undefined) (ids ??= []).push(s.id);
+      else if (s.type === '*') wildcard = true;
+      else {
+        const iris = compileTypeExpression(parseTypeExpression(s.type), expand).typeIris;
+        if (iris === undefined) wildcard = true;
+        else typeIris!.push(...iris);
       }
       const id = s.id;
       const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
