@@ -186,6 +186,7 @@ async function main(): Promise<void> {
     await policyApi?.close();
     const deadline = Date.now() + 10_000;
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
     await notifier.stop();
     await shutdownAll(log, runner, store, frontAuth);
     await storePlugin.storeDispose?.(storeParams);

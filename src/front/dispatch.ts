@@ -3,7 +3,7 @@
 import { lookupRoute } from './router.js';
 import { BODY_OPS, LdOp } from './routes.js';
 import type { Exchange } from './exchange.js';
-import { BodyTooLarge } from './exchange.js';
+import { BodyTooLarge, ClientGone } from './exchange.js';
 import type { PipelineRunner } from './pool.js';
 import type { PipelineTask } from '../pipeline/task.js';
 import { problemResult } from '../pipeline/run.js';
@@ -25,6 +25,7 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
   try {
     await handle(ex, deps);
   } catch (error) {
+    if (error instanceof ClientGone) return;
     if (error instanceof BodyTooLarge) {
       send(ex, problemOf(new LdError('PayloadTooLarge', error.message)));
     } else if (error instanceof LdError) {

@@ -25,3 +25,10 @@ export class BodyTooLarge extends Error {
     super(`the request body is larger than ${limit} bytes`);
   }
 }
+
+/** The rejection of a body whose client went away before it was read: nothing to answer, nothing to log. */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client went away');
+  }
+}

@@ -1,7 +1,7 @@
 // The NGSI-LD front on node:http: the same dispatcher as uWS, for --httpServer node or where uWS cannot load.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Exchange } from './exchange.js';
-import { BodyTooLarge } from './exchange.js';
+import { BodyTooLarge, ClientGone } from './exchange.js';
 import type { HttpServer, RequestHandler } from './http-server.js';
 
 class NodeExchange implements Exchange {
@@ -48,6 +48,7 @@ class NodeExchange implements Exchange {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let length = 0;
+      let ended = false;
       this.req.on('data', (chunk: Buffer) => {
         length += chunk.byteLength;
         if (length > max) {
@@ -59,11 +60,14 @@ class NodeExchange implements Exchange {
         chunks.push(chunk);
       });
       this.req.on('end', () => {
+        ended = true;
         if (length === 0) return resolve(null);
         const all = Buffer.concat(chunks, length);
         resolve(all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer);
       });
-      this.req.on('error', reject);
+      // The client went away mid-body: nothing waits for the rest, and it is not a broker failure.
+      this.req.on('error', () => reject(new ClientGone()));
+      this.req.on('close', () => { if (!ended) reject(new ClientGone()); });
     });
   }
 

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge } from './exchange.js';
 import { statusLine } from './status-line.js';
+import { readUwsBody, wholeBuffer } from './uws-body.js';
 import type { HttpServer, RequestHandler } from './http-server.js';
 
 type UwsModule = typeof import('@trufflesuite/uws-js-unofficial');
@@ -45,9 +46,14 @@ class UwsExchange implements Exchange {
       }
     }
     this.headers = headers;
-    res.onAborted(() => { this.open = false; });
-    this.bodyPromise = BODY_METHODS.has(this.method) ? this.readBody(maxBodySize) : Promise.resolve(null);
-    // A refusal before the body is read must not leave an unhandled rejection behind.
+    const reading = BODY_METHODS.has(this.method)
+      ? readUwsBody(res, headers['content-length'], headers['transfer-encoding'] !== undefined, maxBodySize, (max) => new BodyTooLarge(max))
+      : undefined;
+    res.onAborted(() => {
+      this.open = false;
+      reading?.abort();
+    });
+    this.bodyPromise = reading === undefined ? Promise.resolve(null) : reading.body.then((bytes) => (bytes === null ? null : wholeBuffer(bytes)));
     this.bodyPromise.catch(() => undefined);
   }
 
@@ -61,40 +67,6 @@ class UwsExchange implements Exchange {
 
   body(): Promise<ArrayBuffer | null> {
     return this.bodyPromise;
-  }
-
-  private readBody(max: number): Promise<ArrayBuffer | null> {
-    const lengthText = this.headers['content-length'];
-    const chunked = this.headers['transfer-encoding'] !== undefined;
-    if (lengthText === undefined && !chunked) return Promise.resolve(null);
-    const declared = lengthText === undefined ? -1 : Number(lengthText);
-    if (declared === 0) return Promise.resolve(null);
-    if (declared > max) return Promise.reject(new BodyTooLarge(max));
-    return new Promise((resolve, reject) => {
-      let buffer = new Uint8Array(declared > 0 ? declared : 4096);
-      let length = 0;
-      let failed = false;
-      this.res.onData((chunk, isLast) => {
-        if (failed) return;
-        const bytes = new Uint8Array(chunk);
-        if (length + bytes.byteLength > max) {
-          failed = true;
-          reject(new BodyTooLarge(max));
-          return;
-        }
-        if (length + bytes.byteLength > buffer.byteLength) {
-          const grown = new Uint8Array(Math.min(max, Math.max(buffer.byteLength * 2, length + bytes.byteLength)));
-          grown.set(buffer.subarray(0, length));
-          buffer = grown;
-        }
-        buffer.set(bytes, length);
-        length += bytes.byteLength;
-        if (isLast) {
-          if (length === 0) resolve(null);
-          else resolve(length === buffer.byteLength ? buffer.buffer : buffer.slice(0, length).buffer);
-        }
-      });
-    });
   }
 
   respond(status: number, headers: readonly string[], body: Uint8Array | null): void {

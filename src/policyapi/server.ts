@@ -3,6 +3,8 @@
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/contract.js';
 import { statusLine } from '../front/status-line.js';
+import { readUwsBody } from '../front/uws-body.js';
+import { ClientGone } from '../front/exchange.js';
 import { PolicyBook, POLICY_COLLECTION, isPolicyId } from './policy-book.js';
 import { parsePolicyBody } from './policy-body.js';
 import { parsePaging } from './paging.js';
@@ -65,9 +67,6 @@ function routeOf(method: string, path: string): Route {
   throw notFound(`no route for ${path}: this port serves the policy API (/policy) only`);
 }
 
-/** The rejection of a body whose client went away: nothing to answer, nothing to log. */
-const CLIENT_GONE = new Error('the client went away');
-
 /** What a handler keeps of a request once uWS has taken `req` back. */
 class PolicyExchange {
   open = true;
@@ -81,39 +80,11 @@ class PolicyExchange {
     });
   }
 
-  /**
-   * The body, bounded by --maxBodySize: a Content-Length above it is refused before anything is read, a body
-   * that grows past it while streaming as soon as it does. Null when the request has none.
-   */
+  /** The body, bounded by --maxBodySize (see readUwsBody); rejects with ClientGone when the client goes away. */
   body(contentLength: string, chunked: boolean, max: number): Promise<Uint8Array | null> {
-    if (contentLength === '' && !chunked) return Promise.resolve(null);
-    const declared = contentLength === '' ? -1 : Number(contentLength);
-    if (declared === 0) return Promise.resolve(null);
-    if (declared > max) return Promise.reject(tooLarge(max));
-    return new Promise((resolve, reject) => {
-      this.abortBody = () => reject(CLIENT_GONE);
-      let buffer = new Uint8Array(declared > 0 ? declared : 4096);
-      let length = 0;
-      let failed = false;
-      this.res.onData((chunk, isLast) => {
-        if (failed) return;
-        const bytes = new Uint8Array(chunk);
-        if (length + bytes.byteLength > max) {
-          failed = true;
-          reject(tooLarge(max));
-          return;
-        }
-        if (length + bytes.byteLength > buffer.byteLength) {
-          const grown = new Uint8Array(Math.min(max, Math.max(buffer.byteLength * 2, length + bytes.byteLength)));
-          grown.set(buffer.subarray(0, length));
-          buffer = grown;
-        }
-        // uWS reuses the chunk's memory after the callback returns: copy now.
-        buffer.set(bytes, length);
-        length += bytes.byteLength;
-        if (isLast) resolve(length === 0 ? null : buffer.subarray(0, length));
-      });
-    });
+    const reading = readUwsBody(this.res, contentLength, chunked, max, tooLarge);
+    this.abortBody = reading.abort;
+    return reading.body;
   }
 
   send(status: number, headers: ReadonlyArray<readonly [string, string]>, body?: string): void {
@@ -205,12 +176,10 @@ export async function startPolicyApi(uws: UwsModule, store: Store, opts: PolicyA
       return;
     }
     const body = route.op === 'create' || route.op === 'put' ? ex.body(contentLength, chunked, maxBodySize) : Promise.resolve(null);
-    // A refusal before the body is awaited must not leave an unhandled rejection behind.
-    body.catch(() => undefined);
     handle(book, route, ex, query, body).catch((e: unknown) => {
       if (e instanceof PolicyApiError) {
         ex.problem(e);
-      } else if (e !== CLIENT_GONE) {
+      } else if (!(e instanceof ClientGone)) {
         log.error({ err: e, method, path }, 'policy API request failed');
         ex.problem(new PolicyApiError(500, 'Internal Server Error', 'the broker failed to process the request'));
       }

@@ -1,5 +1,6 @@
 // The front end: route table, 404/405/415/413/406/501, health port, options and start-up errors.
 import t from 'tap';
+import { connect } from 'node:net';
 import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
@@ -48,6 +49,22 @@ t.test('a body over --maxBodySize answers 413 and the broker keeps serving', asy
   const after = await call(broker, 'GET', `${NGSI}/nothing`);
   t.equal(after.status, 404, 'still serving');
 });
+
+for (const server of ['uws', 'node']) {
+  t.test(`a client that goes away mid-body leaves no request behind (${server}): the shutdown drains at once`, async (t) => {
+    const b = await startBroker(['--httpServer', server]);
+    const sock = connect(b.port, '127.0.0.1');
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.write(`POST ${NGSI}/entities HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"id":`);
+    await new Promise((r) => setTimeout(r, 200));
+    sock.destroy();
+    const after = await call(b, 'GET', `${NGSI}/nothing`);
+    t.equal(after.status, 404, 'still serving');
+    t.equal(await b.stop(), 0, 'exits 0');
+    t.notOk(b.logs.some((l) => l.includes('requests still in flight at the shutdown deadline')), 'no request was left waiting for its body');
+    t.notOk(b.logs.some((l) => l.includes('front failed')), 'a client going away is not a broker failure');
+  });
+}
 
 t.test('the health port answers /live, /ready and /health', async (t) => {
   const base = `http://127.0.0.1:${broker.healthPort}`;
