@@ -128,8 +128,26 @@ export const queryPost: OpHandler = async (req, ctx) => {
   const opts = renderOptions(req);
   if (attrs !== undefined && opts.attrs === undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
   if (typeof body.lang === 'string' && opts.lang === undefined) opts.lang = body.lang;
+  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win.
+  const pick = nameList(body, 'pick');
+  const omit = nameList(body, 'omit');
+  if ((pick ?? opts.pick) !== undefined && (omit ?? opts.omit) !== undefined) throw badRequest('pick and omit cannot be given together');
+  if (pick !== undefined && opts.pick === undefined) opts.pick = new Set(pick);
+  if (omit !== undefined && opts.omit === undefined) opts.omit = new Set(omit);
+  const datasetId = nameList(body, 'datasetId');
+  if (datasetId !== undefined && opts.datasetId === undefined) opts.datasetId = new Set(datasetId);
   return runQuery(req, ctx, sel, opts, joinOptions(req, body));
 };
+
+/** A Query member holding names: an array of strings or one comma-separated string. */
+function nameList(body: Record<string, unknown>, name: string): string[] | undefined {
+  const v = body[name];
+  if (v === undefined) return undefined;
+  const list = typeof v === 'string' ? v.split(',') : v;
+  if (!Array.isArray(list) || list.length === 0 || list.some((x) => typeof x !== 'string' || x === ''))
+    throw badRequest(`${name}: must be a non-empty array of names`);
+  return list as string[];
+}
 
 async function readableOnly(req: LdRequest, ctx: WorkerContext, entities: StoredEntity[]): Promise<StoredEntity[]> {
   const kept: StoredEntity[] = [];
