@@ -2,14 +2,11 @@
 // add instances, delete, attribute and instance routes. Results above the instance cap are paged with 206 and
 // Content-Range (§6.3.10): forwards in time without lastN, backwards from the most recent with it.
 import { LdError, RefusalError, badRequest, notFound } from '../ngsild/problem.js';
-import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
+import type { AttrInstance } from '../ngsild/entity/model.js';
 import { expandAttributes, expandEntity } from '../ngsild/entity/expand.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
-import { parseQ } from '../ngsild/query/q-parser.js';
-import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
-import { compileGeoQuery } from '../ngsild/query/geoq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.js';
@@ -19,6 +16,7 @@ import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
 import { checkEntity } from './entity-auth.js';
+import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
 import { API_PREFIX } from '../front/routes.js';
@@ -29,8 +27,6 @@ import { API_PREFIX } from '../front/routes.js';
  */
 export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
-/** Entities a query reads before q or a geo-query (evaluated on the current state) filter them. */
-const STATE_FILTER_CANDIDATES = 10_000;
 
 const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'datasetId', 'local'];
 const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
@@ -209,30 +205,17 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   }
   if (each.length > 0) preds.push((r) => each.some((f) => f(r)));
   if (sel.scopeQ !== undefined) {
+    // The history keeps an entity's scope on its temporal entity (the last one recorded), not per instant.
     const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
     preds.push((r) => scope(r.scope));
   }
-  // q and geo-queries are evaluated on the entity's current state: a deleted entity matches neither.
-  const stateFilters: Array<(e: StoredEntity) => boolean> = [];
-  if (sel.q !== undefined) stateFilters.push(compileQ(parseQ(sel.q), expand));
-  if (sel.geo !== undefined) stateFilters.push(compileGeoQuery(sel.geo));
   const filter = preds.length === 0 ? undefined : (r: TemporalEntityRecord) => preds.every((p) => p(r));
-  let records: TemporalEntityRecord[];
-  let total: number | undefined;
-  if (stateFilters.length === 0) {
-    const page = await h.queryTemporalEntities(req.tenant, { ids, typeIris, attrs: a.attrs, filter, limit, offset, count });
-    records = page.entities;
-    total = page.count;
-  } else {
-    const candidates = await h.queryTemporalEntities(req.tenant, { ids, typeIris, attrs: a.attrs, filter, limit: STATE_FILTER_CANDIDATES, offset: 0, count: false });
-    const matching: TemporalEntityRecord[] = [];
-    for (const rec of candidates.entities) {
-      const current = await ctx.store.getEntity(req.tenant, rec.id);
-      if (current !== undefined && stateFilters.every((f) => f(current))) matching.push(rec);
-    }
-    records = matching.slice(offset, offset + limit);
-    total = matching.length;
-  }
+  // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
+  const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
+  const base = { ids, typeIris, attrs: a.attrs, filter };
+  const { entities: records, count: total } = judge === undefined
+    ? await h.queryTemporalEntities(req.tenant, { ...base, limit, offset, count })
+    : await filteredPage(h, req.tenant, base, judge, { limit, offset, count });
   const loaded: Loaded[] = [];
   for (const rec of records) {
     if (ctx.auth !== undefined) {

@@ -248,6 +248,11 @@ export interface TemporalEntityQuery {
   /** Only entities whose history holds at least one of these attributes. */
   attrs?: readonly string[];
   filter?: (entity: TemporalEntityRecord) => boolean;
+  /**
+   * Keyset paging for callers that filter further on their side (q on the history): only entities whose id sorts
+   * after this one. Without `ids`, entities come in id order, so the last id of a page continues the scan.
+   */
+  afterId?: string;
   limit: number;
   offset: number;
   count: boolean;

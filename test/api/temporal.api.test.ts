@@ -111,7 +111,7 @@ t.test('GET /temporal/entities selects by type, idPattern, attrs and q; count gi
   t.same(byPattern.map((e: any) => e.id), [b]);
   const noSuchAttr = (await get(`/temporal/entities?type=${type}&attrs=nothing`)).json;
   t.same(noSuchAttr, [], 'attrs keeps only entities with history of one of them');
-  // q runs on the current state: only an entity that exists now can match.
+  // q is judged on the history: only a got a power above 10 (its entity write recorded 50).
   await call(broker, 'POST', `${NGSI}/entities`, { body: { id: a, type, power: { type: 'Property', value: 50 } } });
   const byQ = (await get(`/temporal/entities?type=${type}&q=power>10`)).json;
   t.same(byQ.map((e: any) => e.id), [a]);

@@ -43,6 +43,11 @@ export class EmbdbHistory implements History {
   private readonly attrs: Database<null, Key>;
   /** [tenant, id] → the temporal entity. */
   private readonly ents: Database<TemporalEntityRecord, Key>;
+  /**
+   * [tenant, typeIri, id] → null: the history's type index, mirroring each temporal entity's types (deleted
+   * entities included), so a query by type reads only that type's keys however many entities other types have.
+   */
+  private readonly typeIds: Database<null, Key>;
   /** [tenant, id, at ms, instance-like id] → event. */
   private readonly events: Database<EntityEvent, Key>;
   private readonly tenants: Database<{ createdAt: string }, string>;
@@ -52,6 +57,7 @@ export class EmbdbHistory implements History {
     this.observed = env.openDB<number, Key>({ name: 'histObserved' });
     this.attrs = env.openDB<null, Key>({ name: 'histAttrs' });
     this.ents = env.openDB<TemporalEntityRecord, Key>({ name: 'histEntities' });
+    this.typeIds = env.openDB<null, Key>({ name: 'histTypeIds' });
     this.events = env.openDB<EntityEvent, Key>({ name: 'histEvents' });
     this.tenants = env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
   }
@@ -65,7 +71,7 @@ export class EmbdbHistory implements History {
       const at = new Date().toISOString();
       this.putEvent(tenant, id, 'deleted', at);
       const rec = this.ents.get([tenant, id]);
-      this.ents.putSync([tenant, id], { ...(rec ?? recordOf(current)), modifiedAt: at, deletedAt: at });
+      this.putRecord(tenant, rec, { ...(rec ?? recordOf(current)), modifiedAt: at, deletedAt: at });
       for (const attrIri in current) {
         if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
         for (const old of current[attrIri] as AttrInstance[]) this.putInstance(tenant, id, attrIri, tombstone(old, at));
@@ -75,7 +81,8 @@ export class EmbdbHistory implements History {
     const at = next.modifiedAt;
     if (current === undefined) {
       this.putEvent(tenant, id, 'created', next.createdAt);
-      this.ents.putSync([tenant, id], recordOf(next));
+      // A re-created entity keeps one temporal entity: its earlier record (deleted) gives way to the new one.
+      this.putRecord(tenant, this.ents.get([tenant, id]), recordOf(next));
       for (const attrIri in next) {
         if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
         for (const inst of next[attrIri] as AttrInstance[]) this.putInstance(tenant, id, attrIri, historyInstance(inst, at));
@@ -86,7 +93,7 @@ export class EmbdbHistory implements History {
     // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
     if (!sameList(current.type, next.type) || !sameList(current.scope, next.scope)) {
       const rec = this.ents.get([tenant, id]);
-      this.ents.putSync([tenant, id], { ...recordOf(next), createdAt: rec?.createdAt ?? next.createdAt });
+      this.putRecord(tenant, rec, { ...recordOf(next), createdAt: rec?.createdAt ?? next.createdAt });
     }
     for (const attrIri in next) {
       if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
@@ -105,6 +112,13 @@ export class EmbdbHistory implements History {
         this.putInstance(tenant, id, attrIri, tombstone(old, at));
       }
     }
+  }
+
+  /** Writes the temporal entity and moves its type index entries from the old record's types to the new one's. */
+  private putRecord(tenant: string, old: TemporalEntityRecord | undefined, rec: TemporalEntityRecord): void {
+    if (old !== undefined) for (const t of old.type) if (!rec.type.includes(t)) this.typeIds.removeSync([tenant, t, rec.id]);
+    for (const t of rec.type) if (old === undefined || !old.type.includes(t)) this.typeIds.putSync([tenant, t, rec.id], null);
+    this.ents.putSync([tenant, rec.id], rec);
   }
 
   private putEvent(tenant: string, id: string, kind: EntityEvent['kind'], at: string): void {
@@ -152,10 +166,8 @@ export class EmbdbHistory implements History {
     const page: TemporalEntityRecord[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
-    const types = query.typeIris;
     const consider = (rec: TemporalEntityRecord | undefined): boolean => {
       if (rec === undefined) return true;
-      if (types !== undefined && !rec.type.some((t) => types.includes(t))) return true;
       if (query.attrs !== undefined && !query.attrs.some((a) => this.attrs.get([tenant, rec.id, a]) !== undefined)) return true;
       if (query.filter !== undefined && !query.filter(rec)) return true;
       if (matched >= query.offset && matched < end) page.push(rec);
@@ -163,11 +175,36 @@ export class EmbdbHistory implements History {
       return query.count || matched < end;
     };
     if (query.ids !== undefined) {
-      for (const id of query.ids) if (!consider(this.ents.get([tenant, id]))) break;
+      const types = query.typeIris;
+      for (const id of query.ids) {
+        const rec = this.ents.get([tenant, id]);
+        if (rec !== undefined && types !== undefined && !rec.type.some((t) => types.includes(t))) continue;
+        if (!consider(rec)) break;
+      }
+    } else if (query.typeIris !== undefined) {
+      for (const id of this.idsOfTypes(tenant, query.typeIris, query.afterId)) if (!consider(this.ents.get([tenant, id]))) break;
     } else {
-      for (const { value } of this.ents.getRange({ start: [tenant], end: [tenant, LAST] })) if (!consider(value)) break;
+      for (const { key, value } of this.ents.getRange({ start: [tenant, query.afterId ?? ''], end: [tenant, LAST] })) {
+        if (key[1] === query.afterId) continue;
+        if (!consider(value)) break;
+      }
     }
     return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  /** Ids holding any of the types, in id order, each once: a merge of the type index's per-type ranges. */
+  private *idsOfTypes(tenant: string, typeIris: readonly string[], afterId: string | undefined): Generator<string> {
+    const streams = typeIris.map((t) => this.typeIds.getKeys({ start: [tenant, t, afterId ?? ''], end: [tenant, t, LAST] })[Symbol.iterator]());
+    const heads = streams.map((s) => s.next());
+    for (;;) {
+      let min: string | undefined;
+      for (const h of heads) if (!h.done && (min === undefined || (h.value[2] as string) < min)) min = h.value[2] as string;
+      if (min === undefined) return;
+      for (let i = 0; i < heads.length; i++) {
+        while (!heads[i]!.done && heads[i]!.value[2] === min) heads[i] = streams[i]!.next();
+      }
+      if (min !== afterId) yield min;
+    }
   }
 
   async entityEvents(tenant: string, id: string): Promise<EntityEvent[]> {
@@ -236,12 +273,12 @@ export class EmbdbHistory implements History {
         this.putEvent(tenant, entity.id, 'created', at);
         const created: TemporalEntityRecord = { id: entity.id, type: entity.type, createdAt: at, modifiedAt: at };
         if (entity.scope !== undefined) created.scope = entity.scope;
-        this.ents.putSync(key, created);
+        this.putRecord(tenant, undefined, created);
       } else {
         const type = rec.type.slice();
         for (const t of entity.type) if (!type.includes(t)) type.push(t);
         const { deletedAt: _gone, ...kept } = rec;
-        this.ents.putSync(key, { ...kept, type, modifiedAt: at, ...(entity.scope !== undefined ? { scope: entity.scope } : {}) });
+        this.putRecord(tenant, rec, { ...kept, type, modifiedAt: at, ...(entity.scope !== undefined ? { scope: entity.scope } : {}) });
       }
       for (const attrIri in attrs) for (const inst of attrs[attrIri]!) this.putInstance(tenant, entity.id, attrIri, historyInstance(inst, at));
       if (opts?.createTenant && tenant !== '' && this.tenants.get(tenant) === undefined) this.tenants.putSync(tenant, { createdAt: at });
@@ -251,7 +288,9 @@ export class EmbdbHistory implements History {
 
   async deleteTemporalEntity(tenant: string, id: string): Promise<boolean> {
     return this.write(() => {
-      if (this.ents.get([tenant, id]) === undefined) return false;
+      const rec = this.ents.get([tenant, id]);
+      if (rec === undefined) return false;
+      for (const t of rec.type) this.typeIds.removeSync([tenant, t, id]);
       const range = { start: [tenant, id], end: [tenant, id, LAST] };
       for (const { key, value } of this.inst.getRange(range)) this.removeInstance(tenant, id, key[2] as string, value);
       for (const k of this.attrs.getKeys(range)) this.attrs.removeSync(k);
