@@ -9,6 +9,7 @@ import {
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { docKey, entityKey, entityPrefix } from './keys.js';
 import { EmbdbHistory } from './history.js';
+import type { IndexedDbs } from './index-rebuild.js';
 
 /** Discovery counts: `[tenant, IRI]` in the typeStats and attrStats databases (array keys, as typeIds). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -52,6 +53,8 @@ export class EmbdbStore implements Store {
   private readonly attrStatDb: Database<AttrStat, [string, string]>;
   private readonly docs: Database<DocRecord, string>;
   private readonly docOrder: Database<string, (string | number)[]>;
+  /** Format markers of derived data (index-rebuild.ts). */
+  private readonly meta: Database<number, string>;
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
   readonly history: EmbdbHistory | undefined;
@@ -62,10 +65,15 @@ export class EmbdbStore implements Store {
       maxDbs: 32, // the store's own DBs, the history's (history.ts) and room for indexes
       compression: settings.compress,
       noSync: settings.ram,
-      // One shape per record kind would suit shared structures, but entities differ per type: plain msgpack.
       encoder: { useRecords: false },
     });
-    this.entities = this.env.openDB<StoredEntity, string>({ name: 'entities' });
+    // Entities of one type share a shape: msgpackr's shared structures (kept in the DB under a symbol key that no
+    // range sees) decode ~5x faster than the records lmdb otherwise defines inline in every value
+    // (bench/micro/entity-decode.ts). Shapes past the limit are encoded as before, so more types only cost speed.
+    // lmdb passes maxSharedStructures on to msgpackr but its DatabaseOptions type does not declare it.
+    const entityOptions = { name: 'entities', sharedStructuresKey: Symbol.for('structures'), maxSharedStructures: 512 };
+    this.entities = this.env.openDB<StoredEntity, string>(entityOptions);
+    this.meta = this.env.openDB<number, string>({ name: 'meta' });
     this.typeIds = this.env.openDB<null, [string, string, string]>({ name: 'typeIds' });
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
     this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ name: 'typeStats' });
@@ -263,6 +271,11 @@ export class EmbdbStore implements Store {
   /** @internal for EmbdbCollection */
   docsDb(): { docs: Database<DocRecord, string>; order: Database<string, (string | number)[]> } {
     return { docs: this.docs, order: this.docOrder };
+  }
+
+  /** @internal for index-rebuild.ts, run by the primary at open */
+  indexedDbs(): IndexedDbs {
+    return { env: this.env, entities: this.entities, typeIds: this.typeIds, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
   }
 
   /** @internal */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store, StoreOpenParams } from '../../../store/contract.js';
 import { EmbdbStore } from './embdb-store.js';
+import { rebuildIndexesIfOld } from './index-rebuild.js';
 
 /** Primary only: picks the directory every thread opens. */
 export async function storePrepare(params: StoreOpenParams): Promise<Record<string, unknown>> {
@@ -18,7 +19,7 @@ export async function storePrepare(params: StoreOpenParams): Promise<Record<stri
 
 export async function storeOpen(params: StoreOpenParams): Promise<Store> {
   const o = params.options;
-  return new EmbdbStore({
+  const store = new EmbdbStore({
     path: o.dbPath as string,
     ram: o.ram === true,
     sync: (o.dbSync as 'interval' | 'request' | undefined) ?? 'interval',
@@ -26,6 +27,9 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     lockPrefer: (o.dbLockPrefer as 'reads' | 'writes' | undefined) ?? 'reads',
     troe: o.troe === 'embdb' ? 'embdb' : 'none',
   });
+  // The primary opens the store before any worker thread does: an old store's indexes are whole before a query runs.
+  if (params.primary) await rebuildIndexesIfOld(store.indexedDbs(), params.log);
+  return store;
 }
 
 export async function storeDispose(params: StoreOpenParams): Promise<void> {

@@ -1,0 +1,101 @@
+// Keeps the derived data of an embdb store at the format this code writes: a store created before the type and
+// count indexes (or before entities were encoded with shared structures) is brought up to date once, at open.
+import type { Database, RootDatabase } from 'lmdb';
+import {
+  addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type TypeStat,
+} from '../../../store/contract.js';
+import type { PluginLogger } from '../../../plugin/contract.js';
+import type { StoredEntity } from '../../../ngsild/entity/model.js';
+
+/**
+ * Version of what the store derives from its entities. 1 (or no marker): written before the marker existed, so its
+ * type index and discovery counts may be missing or incomplete; 2: type index `[tenant, typeIri, id]`, typeStats,
+ * attrStats, entities encoded with lmdb's shared structures.
+ */
+export const INDEX_FORMAT_VERSION = 2;
+export const INDEX_FORMAT_KEY = 'indexFormat';
+
+/** Entities read and rewritten per write transaction: bounded so a large store never holds one huge transaction. */
+const CHUNK = 10_000;
+/** A progress line every this many entities (a 1M-entity store logs a few dozen lines). */
+const PROGRESS_EVERY = 50_000;
+
+export interface IndexedDbs {
+  env: RootDatabase;
+  entities: Database<StoredEntity, string>;
+  typeIds: Database<null, [string, string, string]>;
+  typeStats: Database<TypeStat, [string, string]>;
+  attrStats: Database<AttrStat, [string, string]>;
+  meta: Database<number, string>;
+}
+
+export function indexFormatOf(dbs: IndexedDbs): number {
+  return dbs.meta.get(INDEX_FORMAT_KEY) ?? 1;
+}
+
+/** Rebuilds the indexes when the marker says they are older than this code's; returns the entities visited. */
+export async function rebuildIndexesIfOld(dbs: IndexedDbs, log: PluginLogger): Promise<number> {
+  const found = indexFormatOf(dbs);
+  if (found >= INDEX_FORMAT_VERSION) return 0;
+  return rebuildIndexes(dbs, log, found);
+}
+
+/**
+ * Clears the type index and the discovery counts and derives them again from every entity, rewriting each entity so
+ * it is encoded as this code encodes it. The marker is written last: a rebuild cut short runs again at the next open.
+ */
+export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: number): Promise<number> {
+  const started = Date.now();
+  log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: rebuilding the type index and discovery counts');
+  dbs.env.transactionSync(() => {
+    dbs.typeIds.clearSync();
+    dbs.typeStats.clearSync();
+    dbs.attrStats.clearSync();
+  });
+  const typeStats = new Map<string, Map<string, TypeStat>>();
+  const attrStats = new Map<string, Map<string, AttrStat>>();
+  let visited = 0;
+  let after: string | undefined;
+  for (;;) {
+    const chunk: Array<{ key: string; value: StoredEntity }> = [];
+    for (const { key, value } of dbs.entities.getRange({ start: after ?? '', limit: CHUNK + 1 })) {
+      // lmdb's key codec hands a `tenant NUL id` key back as a string or as the array [tenant, id]: one form here.
+      const text: unknown = Array.isArray(key) ? (key as string[]).join('\u0000') : key;
+      // The shared structures record lives under a symbol key in the same database.
+      if (typeof text !== 'string') continue;
+      if (text === after) continue;
+      chunk.push({ key: text, value });
+      if (chunk.length === CHUNK) break;
+    }
+    if (chunk.length === 0) break;
+    dbs.env.transactionSync(() => {
+      for (const { key, value } of chunk) {
+        const sep = key.indexOf('\u0000');
+        const tenant = key.slice(0, sep);
+        for (const typeIri of value.type) dbs.typeIds.putSync([tenant, typeIri, value.id], null);
+        const sig = entitySignature(value);
+        addToTypeStats(mapOf(typeStats, tenant), sig, 1);
+        addToAttrStats(mapOf(attrStats, tenant), sig, 1);
+        dbs.entities.putSync(key, value);
+      }
+    });
+    const before = visited;
+    visited += chunk.length;
+    after = chunk[chunk.length - 1]!.key;
+    if (Math.floor(visited / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY))
+      log.info({ entities: visited, ms: Date.now() - started }, 'embdb: index rebuild progress');
+  }
+  dbs.env.transactionSync(() => {
+    for (const [tenant, stats] of typeStats) for (const [typeIri, stat] of stats) dbs.typeStats.putSync([tenant, typeIri], stat);
+    for (const [tenant, stats] of attrStats) for (const [attrIri, stat] of stats) dbs.attrStats.putSync([tenant, attrIri], stat);
+    dbs.meta.putSync(INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION);
+  });
+  log.info({ entities: visited, ms: Date.now() - started, version: INDEX_FORMAT_VERSION }, 'embdb: indexes rebuilt');
+  return visited;
+}
+
+function mapOf<V>(outer: Map<string, Map<string, V>>, tenant: string): Map<string, V> {
+  let inner = outer.get(tenant);
+  if (inner === undefined) { inner = new Map(); outer.set(tenant, inner); }
+  return inner;
+}

@@ -1,0 +1,123 @@
+// embdb on disk: a store written before the type index and discovery counts existed (or with an older format
+// marker) gets them rebuilt when the primary opens it, and queries by type and counts are right afterwards.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { storeOpen } from '../../src/plugins/store/embdb/index.js';
+import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION, indexFormatOf } from '../../src/plugins/store/embdb/index-rebuild.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+
+const NS = 'https://example.org/ns/';
+const T0 = '2026-01-01T00:00:00Z';
+
+function entity(type: string, k: number): StoredEntity {
+  return {
+    id: `urn:ngsi-ld:${type}:${k}`,
+    type: [NS + type],
+    createdAt: T0,
+    modifiedAt: T0,
+    [NS + 'temperature']: [{ type: 'Property', value: k % 40 }],
+  };
+}
+
+interface Logged { msg: string; obj: Record<string, unknown> }
+
+function recorder(): { lines: Logged[]; log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void } } {
+  const lines: Logged[] = [];
+  return {
+    lines,
+    log: {
+      debug: () => {},
+      info: (o, m) => { lines.push(typeof o === 'string' ? { msg: o, obj: {} } : { msg: m ?? '', obj: o as Record<string, unknown> }); },
+      warn: () => {},
+      error: () => {},
+    },
+  };
+}
+
+async function openStore(path: string, log = recorder().log): Promise<EmbdbStore> {
+  return (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log })) as EmbdbStore;
+}
+
+function tempPath(t: { teardown: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-rebuild-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'embdb');
+}
+
+async function create(store: EmbdbStore, tenant: string, e: StoredEntity): Promise<void> {
+  await store.mutateEntity(tenant, e.id, () => ({ next: e, result: undefined }), { createTenant: true });
+}
+
+t.test('a new store is marked with the current index format', async (t) => {
+  const path = tempPath(t);
+  const store = await openStore(path);
+  t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
+  await store.close();
+});
+
+t.test('indexes removed and an older marker: reopening rebuilds them; query by type and count are right', async (t) => {
+  const path = tempPath(t);
+  let store = await openStore(path);
+  for (let k = 0; k < 30; k++) await create(store, '', entity('A', k));
+  for (let k = 0; k < 50; k++) await create(store, '', entity('B', k));
+  for (let k = 0; k < 7; k++) await create(store, 'tenant1', entity('A', k));
+  const dbs = store.indexedDbs();
+  dbs.env.transactionSync(() => {
+    dbs.typeIds.clearSync();
+    dbs.typeStats.clearSync();
+    dbs.attrStats.clearSync();
+    dbs.meta.putSync(INDEX_FORMAT_KEY, 1);
+  });
+  t.same((await store.queryEntities('', { typeIris: [NS + 'A'], limit: 100, offset: 0, count: true })).entities, [], 'the index is gone');
+  await store.close();
+
+  const { lines, log } = recorder();
+  store = await openStore(path, log);
+  t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 87), 'the rebuild is logged with the entities visited');
+  const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 20, offset: 0, count: true });
+  t.equal(a.entities.length, 20);
+  t.equal(a.count, 30);
+  t.ok(a.entities.every((e) => e.type[0] === NS + 'A'));
+  const b = await store.queryEntities('', { typeIris: [NS + 'B'], limit: 0, offset: 0, count: true });
+  t.same(b, { entities: [], count: 50 });
+  const other = await store.queryEntities('tenant1', { typeIris: [NS + 'A'], limit: 100, offset: 0, count: true });
+  t.equal(other.count, 7);
+  t.equal(other.entities.length, 7);
+  t.same((await store.typeStats('')).map((s) => [s.typeIri, s.count]).sort(), [[NS + 'A', 30], [NS + 'B', 50]]);
+  t.equal((await store.attributeStats('', NS + 'temperature'))[0]?.count, 80);
+  t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
+  await store.close();
+
+  const again = recorder();
+  store = await openStore(path, again.log);
+  t.notOk(again.lines.some((l) => l.msg.startsWith('embdb: ')), 'a current store is not rebuilt');
+  await store.close();
+});
+
+t.test('a store of entities only, written with lmdb default encoding, opens with indexes and progress lines', async (t) => {
+  const path = tempPath(t);
+  const N = 60_000;
+  const env = open({ path, maxDbs: 32 });
+  const entities = env.openDB<StoredEntity, string>({ name: 'entities' });
+  env.transactionSync(() => {
+    for (let k = 0; k < N; k++) {
+      const e = entity(k % 3 === 0 ? 'A' : 'B', k);
+      entities.putSync('\u0000' + e.id, e);
+    }
+  });
+  await env.close();
+
+  const { lines, log } = recorder();
+  const store = await openStore(path, log);
+  t.ok(lines.some((l) => l.msg === 'embdb: index rebuild progress' && l.obj.entities === 50_000), 'progress is logged on a large store');
+  const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 5, offset: 10, count: true });
+  t.equal(a.count, N / 3);
+  t.same(a.entities.map((e) => e.id).length, 5);
+  const one = await store.getEntity('', 'urn:ngsi-ld:A:300');
+  t.same(one, entity('A', 300), 'an entity written with the old encoding reads back the same after the rewrite');
+  await store.close();
+});
