@@ -40,7 +40,7 @@ class UwsExchange implements Exchange {
     if (allHeaders) {
       req.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`; });
     } else {
-      for (const name of ['content-type', 'accept', 'link', 'ngsild-tenant', 'content-length', 'transfer-encoding']) {
+      for (const name of ['content-type', 'accept', 'link', 'ngsild-tenant', 'host', 'content-length', 'transfer-encoding']) {
         const v = req.getHeader(name);
         if (v !== '') headers[name] = v;
       }

@@ -1,28 +1,62 @@
 // @context management (CIM 009 v1.8 §5.13, §6.30, §6.31): add a Hosted @context, list the kept ones (Hosted,
-// Cached, ImplicitlyCreated), serve one, delete one or reload a Cached one. Kept @contexts live in the store
-// (collection `jsonldContexts` of the default tenant), which every thread's resolver consults.
+// Cached, ImplicitlyCreated), serve one, delete one or reload a Cached one. Kept @contexts live in the store:
+// Hosted ones in the collection `jsonldContexts` of the tenant they were added in, Cached and ImplicitlyCreated
+// ones (the broker's own, made for every tenant alike) in that of the default tenant.
 import { randomUUID } from 'node:crypto';
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import {
-  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type KeptContext,
+  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type HostedContexts, type KeptContext,
 } from '../ngsild/context/context-resolver.js';
 import { isCoreContextUrl } from '../ngsild/context/core-contexts.js';
 import type { BrokerConfig } from '../options.js';
-import type { DocCollection } from '../store/contract.js';
+import type { DocCollection, Store } from '../store/contract.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
 import type { OpHandler } from './op.js';
 import { boolParam } from './types.js';
 
 const KINDS: readonly ContextKind[] = ['Hosted', 'Cached', 'ImplicitlyCreated'];
 const CORE_TIMESTAMP = new Date().toISOString();
 
-/** Scheme, host and port of the URLs of the @contexts the broker serves. */
+/** Scheme, host and port of the URLs of the @contexts the broker serves, from its configured address. */
 export function brokerUrlOf(config: BrokerConfig): string {
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
 }
 
-const keptContexts = (ctx: WorkerContext): DocCollection => ctx.store.collection('', 'jsonldContexts');
+// A Host header (RFC 9110 §7.2): a name or IPv4 address, or a bracketed IPv6 address, and an optional port.
+const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/**
+ * The broker's address as the client reached it: the request's Host, so that the URLs listed work behind a proxy
+ * or a port mapping; the configured address when the request has no usable Host.
+ */
+export function requestBrokerUrl(req: LdRequest, config: BrokerConfig): string {
+  const host = req.header('host');
+  return host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : brokerUrlOf(config);
+}
+
+/** Separates the tenant from the id in the local id of a Hosted @context added in a tenant other than the default. */
+const TENANT_SEPARATOR = '~';
+
+/** The tenant whose collection keeps the @context of this local id ('' for the default tenant and shared ones). */
+export function tenantOfLocalId(localId: string): string {
+  const at = localId.indexOf(TENANT_SEPARATOR);
+  return at > 0 ? localId.slice(0, at) : '';
+}
+
+/**
+ * Every kept @context, found by its local id in the collection of its tenant: what the resolver of each thread
+ * reads for Link headers naming a kept @context, and where it records Cached and ImplicitlyCreated ones.
+ */
+export function keptContextStore(store: Store): HostedContexts {
+  return {
+    get: (localId) => store.collection(tenantOfLocalId(localId), 'jsonldContexts').get(localId),
+    insert: (localId, doc) => store.collection(tenantOfLocalId(localId), 'jsonldContexts').insert(localId, doc),
+  };
+}
+
+const keptContexts = (ctx: WorkerContext, tenant: string): DocCollection => ctx.store.collection(tenant, 'jsonldContexts');
 
 function resolver(ctx: WorkerContext): ContextResolver | undefined {
   return ctx.contexts instanceof ContextResolver ? ctx.contexts : undefined;
@@ -35,8 +69,8 @@ interface Entry {
   core: boolean;
 }
 
-function entryOf(ctx: WorkerContext, localId: string, kept: KeptContext): Entry {
-  const url = kept.kind === 'Cached' && kept.url !== undefined ? kept.url : brokerUrlOf(ctx.config) + HOSTED_PATH + encodeURIComponent(localId);
+function entryOf(baseUrl: string, localId: string, kept: KeptContext): Entry {
+  const url = kept.kind === 'Cached' && kept.url !== undefined ? kept.url : baseUrl + HOSTED_PATH + encodeURIComponent(localId);
   return { localId, url, kept, core: false };
 }
 
@@ -47,12 +81,12 @@ function coreEntry(ctx: WorkerContext): Entry {
 }
 
 /** The kept @context a path parameter names: its local id, or its URL (percent-encoded in the path). */
-async function findEntry(ctx: WorkerContext, contextId: string): Promise<Entry | undefined> {
+async function findEntry(req: LdRequest, ctx: WorkerContext, contextId: string): Promise<Entry | undefined> {
   const core = coreEntry(ctx);
   if (contextId === core.localId || isCoreContextUrl(contextId)) return core;
   const localId = hostedLocalId(contextId) ?? (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(contextId) ? cachedLocalId(contextId) : contextId);
-  const kept = (await keptContexts(ctx).get(localId)) as KeptContext | undefined;
-  return kept === undefined ? undefined : entryOf(ctx, localId, kept);
+  const kept = (await keptContexts(ctx, tenantOfLocalId(localId)).get(localId)) as KeptContext | undefined;
+  return kept === undefined ? undefined : entryOf(requestBrokerUrl(req, ctx.config), localId, kept);
 }
 
 function details(e: Entry): Record<string, unknown> {
@@ -73,9 +107,10 @@ export const createContext: OpHandler = async (req, ctx) => {
     if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(e.detail);
     throw e;
   }
-  const localId = randomUUID();
+  // Kept in the tenant of the request; its local id names the tenant, so that the URL finds it from anywhere.
+  const localId = req.tenant === '' ? randomUUID() : req.tenant + TENANT_SEPARATOR + randomUUID();
   const kept: KeptContext = { kind: 'Hosted', context, timestamp: new Date().toISOString() };
-  await keptContexts(ctx).insert(localId, kept as unknown as Record<string, unknown>);
+  await keptContexts(ctx, req.tenant).insert(localId, kept as unknown as Record<string, unknown>);
   return { status: 201, headers: ['Location', HOSTED_PATH + localId] };
 };
 
@@ -88,8 +123,14 @@ export const listContexts: OpHandler = async (req, ctx) => {
     kind = KINDS.find((k) => k.toLowerCase() === kindText.toLowerCase());
     if (kind === undefined) throw badRequest(`kind: '${kindText.slice(0, 80)}' is not one of ${KINDS.join(', ')}`);
   }
+  const baseUrl = requestBrokerUrl(req, ctx.config);
   const entries: Entry[] = [coreEntry(ctx)];
-  for (const { id, doc } of await keptContexts(ctx).list()) entries.push(entryOf(ctx, id, doc as unknown as KeptContext));
+  // The shared kinds from the default tenant's collection, then the Hosted ones of the request's tenant only.
+  for (const { id, doc } of await keptContexts(ctx, '').list()) {
+    const kept = doc as unknown as KeptContext;
+    if (kept.kind !== 'Hosted' || req.tenant === '') entries.push(entryOf(baseUrl, id, kept));
+  }
+  if (req.tenant !== '') for (const { id, doc } of await keptContexts(ctx, req.tenant).list()) entries.push(entryOf(baseUrl, id, doc as unknown as KeptContext));
   const chosen = kind === undefined ? entries : entries.filter((e) => e.kept.kind === kind);
   return { status: 200, body: withDetails ? chosen.map(details) : chosen.map((e) => e.url) };
 };
@@ -98,7 +139,8 @@ export const retrieveContext: OpHandler = async (req, ctx) => {
   req.query.only(new Set(['details']));
   const withDetails = boolParam(req, 'details');
   const contextId = req.params[0]!;
-  const entry = await findEntry(ctx, contextId);
+  // Served whatever the request's tenant: a JSON-LD processor dereferencing the URL sends no NGSILD-Tenant.
+  const entry = await findEntry(req, ctx, contextId);
   if (entry === undefined) throw notFound(`the broker keeps no @context '${contextId.slice(0, 300)}'`);
   if (withDetails) return { status: 200, body: details(entry) };
   // CIM 009 §5.13.4: only Hosted and ImplicitlyCreated @contexts are served; a Cached one is its origin's to serve.
@@ -111,7 +153,9 @@ export const deleteContext: OpHandler = async (req, ctx) => {
   req.query.only(new Set(['reload']));
   const reload = boolParam(req, 'reload');
   const contextId = req.params[0]!;
-  const entry = await findEntry(ctx, contextId);
+  let entry = await findEntry(req, ctx, contextId);
+  // A Hosted @context is managed from its own tenant only; in any other it does not exist.
+  if (entry?.kept.kind === 'Hosted' && tenantOfLocalId(entry.localId) !== req.tenant) entry = undefined;
   if (entry === undefined) {
     // CIM 009 §5.13.5: a reload applies to Cached @contexts only; an unknown one is not Cached.
     if (reload) throw badRequest(`reload: the broker caches no @context '${contextId.slice(0, 300)}'`);
@@ -124,10 +168,10 @@ export const deleteContext: OpHandler = async (req, ctx) => {
     if (contexts === undefined) throw new LdError('OperationNotSupported', 'this broker cannot reload @contexts');
     const doc = await contexts.reload(entry.url);
     const kept: KeptContext = { ...entry.kept, context: (doc as Record<string, unknown>)['@context'], timestamp: new Date().toISOString() };
-    await keptContexts(ctx).put(entry.localId, kept as unknown as Record<string, unknown>);
+    await keptContexts(ctx, tenantOfLocalId(entry.localId)).put(entry.localId, kept as unknown as Record<string, unknown>);
     return { status: 204 };
   }
-  await keptContexts(ctx).delete(entry.localId);
+  await keptContexts(ctx, tenantOfLocalId(entry.localId)).delete(entry.localId);
   contexts?.forget(entry.url);
   return { status: 204 };
 };

@@ -4,7 +4,7 @@
 import { loadStorePlugin } from '../store/loader.js';
 import { ContextResolver } from '../ngsild/context/context-resolver.js';
 import { createLogger, type Logger } from '../logger.js';
-import { brokerUrlOf } from '../ops/contexts.js';
+import { brokerUrlOf, keptContextStore } from '../ops/contexts.js';
 import type { Store } from '../store/contract.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
@@ -20,7 +20,7 @@ export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Pr
     contextDir: init.config.contextDir,
     log: logger,
     // CIM 009 v1.8 §5.13: kept @contexts live in the store, so every thread serves what any thread added.
-    hosted: store.collection('', 'jsonldContexts'),
+    hosted: keptContextStore(store),
     brokerUrl: brokerUrlOf(init.config),
   });
   await contexts.init();

@@ -86,6 +86,7 @@ export class LdRequest {
       case 'accept': return h.accept;
       case 'link': return h.link;
       case 'ngsild-tenant': return h.tenant;
+      case 'host': return h.host ?? h.all?.host;
       default: return h.all?.[name.toLowerCase()];
     }
   }

@@ -8,6 +8,8 @@ export interface TaskHeaders {
   accept?: string;
   link?: string;
   tenant?: string;
+  /** Host, only for the @context management operations, which build URLs of the contexts they serve. */
+  host?: string;
   /** Every header, only when an auth plugin may ask for any of them. */
   all?: Record<string, string>;
 }

@@ -2,7 +2,7 @@
 // headers (from the store, by every thread, never over HTTP), deleted; Cached ones listed and reloaded; inline
 // request contexts kept as ImplicitlyCreated; Hosted ones survive a restart of the disk store.
 import t from 'tap';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -200,4 +200,84 @@ t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   const c = await call(b, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Kept:1', type: 'Kept' }, headers: { Link: linkTo(b.url + loc) } });
   t.equal(c.status, 201, c.text);
   t.equal((await call(b, 'GET', `${NGSI}/entities/urn:ngsi-ld:Kept:1`)).json.type, 'https://example.org/Kept');
+});
+
+/** A GET with a chosen Host header (fetch may not set Host). */
+function getWithHost(path: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const r = httpRequest({ host: '127.0.0.1', port: broker.port, path, method: 'GET', headers: { ...headers, host } }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += String(d); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }));
+    });
+    r.on('error', reject);
+    r.end();
+  });
+}
+
+t.test('the URLs listed are built from the request\'s Host (behind a proxy or a port mapping), else the configured address', async (t) => {
+  const loc = await addHosted({ Proxied: 'https://example.org/Proxied' });
+  const viaProxy = await getWithHost(`${NGSI}/jsonldContexts?kind=Hosted`, 'broker.example.org:8443');
+  t.equal(viaProxy.status, 200);
+  t.ok(viaProxy.json.includes(`http://broker.example.org:8443${loc}`), 'the list names the host the client used');
+  const details = await getWithHost(`${loc}?details=true`, 'ctx.example.org');
+  t.equal(details.json.URL, `http://ctx.example.org${loc}`, 'details too');
+  const direct = await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`);
+  t.ok(direct.json.includes(`${broker.url}${loc}`), 'a direct client sees the address it used');
+  const junk = await getWithHost(`${NGSI}/jsonldContexts?kind=Hosted`, 'bad host/<script>');
+  t.equal(junk.status, 200);
+  const junkUrl: string = junk.json.find((u: string) => u.endsWith(loc));
+  t.ok(junkUrl.startsWith('http://127.0.0.1:'), `a Host that is no host name is not copied into URLs: the configured address instead (${junkUrl})`);
+  const listed = await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`);
+  const url = listed.json.find((u: string) => u.endsWith(loc));
+  t.equal((await call(broker, 'GET', new URL(url).pathname)).status, 200, 'a listed URL serves the context');
+});
+
+t.test('Hosted @contexts belong to the tenant they were added in; Cached, ImplicitlyCreated and core ones are shared', async (t) => {
+  const tenantHeaders = (tenant: string) => ({ 'NGSILD-Tenant': tenant });
+  for (const tenant of ['alpha', 'beta']) {
+    const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: `urn:ngsi-ld:Seed:${tenant}`, type: 'Seed' }, headers: tenantHeaders(tenant) });
+    t.equal(c.status, 201, c.text);
+  }
+  const add = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Plant: 'https://example.org/alpha/Plant' } }, headers: tenantHeaders('alpha') });
+  t.equal(add.status, 201, add.text);
+  const loc = add.headers.get('location')!;
+  const defaultLoc = await addHosted({ Plant: 'https://example.org/default/Plant' });
+  const list = async (tenant?: string) => (await call(broker, 'GET', `${NGSI}/jsonldContexts?details=true`, { headers: tenant === undefined ? {} : tenantHeaders(tenant) })).json as any[];
+  const alpha = await list('alpha');
+  const beta = await list('beta');
+  const dflt = await list();
+  const hostedIds = (l: any[]) => l.filter((e) => e.kind === 'Hosted').map((e) => e.localId);
+  t.same(hostedIds(alpha), [loc.split('/').pop()], 'alpha lists its own Hosted @context only');
+  t.same(hostedIds(beta), [], 'beta lists none');
+  t.notOk(hostedIds(dflt).includes(loc.split('/').pop()), 'the default tenant does not list alpha\'s');
+  t.ok(hostedIds(dflt).includes(defaultLoc.split('/').pop()), 'the default tenant lists its own');
+  for (const l of [alpha, beta, dflt]) t.ok(l.some((e) => e.URL === 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld'), 'the core is listed in every tenant');
+  const shared = (l: any[]) => l.filter((e) => e.kind !== 'Hosted').map((e) => e.localId).sort();
+  t.same(shared(alpha), shared(dflt), 'Cached and ImplicitlyCreated are the same list in every tenant');
+  t.same(shared(beta), shared(dflt));
+
+  // Creating and reading entities in alpha with its Hosted @context in the Link header.
+  const link = linkTo(broker.url + loc);
+  const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Plant:a1', type: 'Plant' }, headers: { ...tenantHeaders('alpha'), Link: link } });
+  t.equal(c.status, 201, c.text);
+  const read = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Plant:a1`, { headers: tenantHeaders('alpha') });
+  t.equal(read.json.type, 'https://example.org/alpha/Plant', 'alpha\'s context expanded the type');
+  const served = await call(broker, 'GET', loc);
+  t.equal(served.status, 200, 'the URL serves the context to a JSON-LD processor, which sends no tenant');
+  t.same(served.json, { '@context': { Plant: 'https://example.org/alpha/Plant' } });
+
+  // Managed from its own tenant only.
+  const fromBeta = await call(broker, 'DELETE', loc, { headers: tenantHeaders('beta') });
+  t.equal(fromBeta.status, 404, 'beta cannot delete alpha\'s @context');
+  t.equal((await call(broker, 'DELETE', loc)).status, 404, 'nor can the default tenant');
+  t.equal((await call(broker, 'GET', loc)).status, 200, 'it is still there');
+  t.equal((await call(broker, 'DELETE', loc, { headers: tenantHeaders('alpha') })).status, 204, 'alpha deletes it');
+  t.equal((await call(broker, 'GET', loc)).status, 404);
+  const gone = await call(broker, 'GET', `${NGSI}/entities?type=Plant`, { headers: { ...tenantHeaders('alpha'), Link: link } });
+  t.equal(gone.status, 503, 'a Link to it no longer resolves');
+
+  const nowhere = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { X: 'https://example.org/X' } }, headers: tenantHeaders('nosuchtenant') });
+  t.equal(nowhere.status, 404, 'a tenant that does not exist keeps no @context');
+  t.equal(nowhere.json.type, `${ERR}NonexistentTenant`);
 });
