@@ -1,9 +1,9 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
 import { CORE_URLS } from '../../src/ngsild/context/core-contexts.js';
-import { LdError, type ErrorTypeName } from '../../src/ngsild/problem.js';
+import { rejectsLd } from './helpers/errors.js';
 
 // A real HTTP server on 127.0.0.1 serving contexts, slow answers, errors and oversized documents.
 
@@ -109,18 +109,6 @@ async function fresh(opts: { maxContextBytes?: number } = {}): Promise<ContextRe
   return r;
 }
 
-async function rejects(t: Test, p: Promise<unknown>, kind: ErrorTypeName, fragment: string | RegExp): Promise<void> {
-  try {
-    await p;
-    t.fail(`resolved, expected ${kind}`);
-  } catch (e) {
-    t.ok(e instanceof LdError, 'an LdError');
-    t.equal((e as LdError).kind, kind);
-    t.equal((e as LdError).status, kind === 'LdContextNotAvailable' ? 503 : 400);
-    t.match((e as LdError).detail, fragment);
-  }
-}
-
 t.test('a context served over HTTP is fetched and applied, core last', async (t) => {
   const r = await fresh();
   const ctx = await r.resolve(`${base}/ok.jsonld`);
@@ -166,13 +154,13 @@ t.test('@import of a remote context is followed', async (t) => {
 
 t.test('a URL answering 404 or 500 is LdContextNotAvailable (503)', async (t) => {
   const r = await fresh();
-  await rejects(t, r.resolve(`${base}/missing`), 'LdContextNotAvailable', 'answered 404');
-  await rejects(t, r.resolve(`${base}/error`), 'LdContextNotAvailable', 'answered 500');
-  await rejects(t, r.resolve([{ a: 'https://ex.org/a' }, `${base}/missing`]), 'LdContextNotAvailable', 'answered 404');
-  await rejects(t, r.resolve(`${base}/scoped-missing`), 'LdContextNotAvailable', 'answered 404');
+  await rejectsLd(t, r.resolve(`${base}/missing`), 'LdContextNotAvailable', 'answered 404');
+  await rejectsLd(t, r.resolve(`${base}/error`), 'LdContextNotAvailable', 'answered 500');
+  await rejectsLd(t, r.resolve([{ a: 'https://ex.org/a' }, `${base}/missing`]), 'LdContextNotAvailable', 'answered 404');
+  await rejectsLd(t, r.resolve(`${base}/scoped-missing`), 'LdContextNotAvailable', 'answered 404');
   t.equal(r.resolveCachedUrl(`${base}/missing`), undefined);
   const before = hits.get('/missing') ?? 0;
-  await rejects(t, r.resolve(`${base}/missing`), 'LdContextNotAvailable', 'answered 404');
+  await rejectsLd(t, r.resolve(`${base}/missing`), 'LdContextNotAvailable', 'answered 404');
   t.equal(hits.get('/missing'), before + 1, 'a failure is not cached: the next request asks again');
 });
 
@@ -182,14 +170,14 @@ t.test('a refused connection is LdContextNotAvailable (503)', async (t) => {
   const port = (probe.address() as AddressInfo).port;
   await new Promise((ok) => probe.close(ok));
   const r = await fresh();
-  await rejects(t, r.resolve(`http://127.0.0.1:${port}/ctx.jsonld`), 'LdContextNotAvailable', 'is not available');
+  await rejectsLd(t, r.resolve(`http://127.0.0.1:${port}/ctx.jsonld`), 'LdContextNotAvailable', 'is not available');
 });
 
 t.test('a server that never answers is LdContextNotAvailable (503) within the timeout', async (t) => {
   const r = await fresh();
   for (const path of ['/hang', '/hang-body']) {
     const start = Date.now();
-    await rejects(t, r.resolve(`${base}${path}`), 'LdContextNotAvailable', `within ${TIMEOUT_MS} ms`);
+    await rejectsLd(t, r.resolve(`${base}${path}`), 'LdContextNotAvailable', `within ${TIMEOUT_MS} ms`);
     const took = Date.now() - start;
     t.ok(took >= TIMEOUT_MS - 20 && took < TIMEOUT_MS + 1000, `${path} gave up after ${took} ms`);
   }
@@ -200,18 +188,18 @@ t.test('a server that never answers is LdContextNotAvailable (503) within the ti
 t.test('a context over maxContextBytes is LdContextNotAvailable (503), chunked or declared', async (t) => {
   const r = await fresh({ maxContextBytes: 1024 * 1024 });
   const start = Date.now();
-  await rejects(t, r.resolve(`${base}/big`), 'LdContextNotAvailable', 'more than the 1048576 bytes allowed');
-  await rejects(t, r.resolve(`${base}/big-declared`), 'LdContextNotAvailable', '10485760 bytes, more than the 1048576 allowed');
+  await rejectsLd(t, r.resolve(`${base}/big`), 'LdContextNotAvailable', 'more than the 1048576 bytes allowed');
+  await rejectsLd(t, r.resolve(`${base}/big-declared`), 'LdContextNotAvailable', '10485760 bytes, more than the 1048576 allowed');
   t.ok(Date.now() - start < TIMEOUT_MS * 2, 'refused without reading everything');
   t.equal((await r.resolve(`${base}/ok.jsonld`)).expandTerm('brand'), 'https://ex.org/brand', 'the resolver keeps working');
 });
 
 t.test('a document that is not a valid context is InvalidRequest (400)', async (t) => {
   const r = await fresh();
-  await rejects(t, r.resolve(`${base}/invalid`), 'InvalidRequest', 'is not valid JSON');
-  await rejects(t, r.resolve(`${base}/array`), 'InvalidRequest', 'a JSON object with an @context member');
-  await rejects(t, r.resolve(`${base}/no-context`), 'InvalidRequest', 'a JSON object with an @context member');
-  await rejects(t, r.resolve(`${base}/protected`), 'InvalidRequest', "protected core term 'location'");
-  await rejects(t, r.resolve(`${base}/cycle-a`), 'InvalidRequest', /Cyclical @context URLs/);
-  await rejects(t, r.resolve({ '@import': `${base}/invalid` }), 'InvalidRequest', 'is not valid JSON');
+  await rejectsLd(t, r.resolve(`${base}/invalid`), 'InvalidRequest', 'is not valid JSON');
+  await rejectsLd(t, r.resolve(`${base}/array`), 'InvalidRequest', 'a JSON object with an @context member');
+  await rejectsLd(t, r.resolve(`${base}/no-context`), 'InvalidRequest', 'a JSON object with an @context member');
+  await rejectsLd(t, r.resolve(`${base}/protected`), 'InvalidRequest', "protected core term 'location'");
+  await rejectsLd(t, r.resolve(`${base}/cycle-a`), 'InvalidRequest', /Cyclical @context URLs/);
+  await rejectsLd(t, r.resolve({ '@import': `${base}/invalid` }), 'InvalidRequest', 'is not valid JSON');
 });

@@ -1,24 +1,13 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
 import { CORE_URLS, CORE_URL_UNVERSIONED, EMBEDDED_URLS } from '../../src/ngsild/context/core-contexts.js';
-import { LdError, type ErrorTypeName } from '../../src/ngsild/problem.js';
+import { rejectsLd } from './helpers/errors.js';
 
 const NGSI = 'https://uri.etsi.org/ngsi-ld/';
 const DEFAULT = 'https://uri.etsi.org/ngsi-ld/default-context/';
 const CORE18 = CORE_URLS['1.8'];
 const FORGE = 'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/';
 const EGM = 'https://easy-global-market.github.io/ngsild-api-data-models/ngsildTestSuite/';
-
-async function rejects(t: Test, p: Promise<unknown>, kind: ErrorTypeName, fragment: string | RegExp): Promise<void> {
-  try {
-    await p;
-    t.fail(`resolved, expected ${kind}`);
-  } catch (e) {
-    t.ok(e instanceof LdError, 'an LdError');
-    t.equal((e as LdError).kind, kind);
-    t.match((e as LdError).detail, fragment);
-  }
-}
 
 const resolver = new ContextResolver();
 await resolver.init();
@@ -174,36 +163,36 @@ t.test('a user @vocab is overridden by the core @vocab, which comes last, in eve
 });
 
 t.test('a user context that redefines a protected core term is InvalidRequest (400)', async (t) => {
-  await rejects(t, resolver.resolve({ location: 'http://ex.org/loc' }), 'InvalidRequest', "protected core term 'location'");
-  await rejects(t, resolver.resolve([{ observedAt: { '@id': `${NGSI}observedAt` } }]), 'InvalidRequest', "protected core term 'observedAt'");
-  await rejects(t, resolver.resolve({ type: 'http://ex.org/type' }), 'InvalidRequest', "protected core term 'type'");
-  await rejects(t, resolver.resolve({ 'ngsi-ld': 'http://ex.org/' }), 'InvalidRequest', "protected core term 'ngsi-ld'");
-  await rejects(t, resolver.resolve([null, { a: 'http://ex.org/a' }]), 'InvalidRequest', 'protected core terms');
+  await rejectsLd(t, resolver.resolve({ location: 'http://ex.org/loc' }), 'InvalidRequest', "protected core term 'location'");
+  await rejectsLd(t, resolver.resolve([{ observedAt: { '@id': `${NGSI}observedAt` } }]), 'InvalidRequest', "protected core term 'observedAt'");
+  await rejectsLd(t, resolver.resolve({ type: 'http://ex.org/type' }), 'InvalidRequest', "protected core term 'type'");
+  await rejectsLd(t, resolver.resolve({ 'ngsi-ld': 'http://ex.org/' }), 'InvalidRequest', "protected core term 'ngsi-ld'");
+  await rejectsLd(t, resolver.resolve([null, { a: 'http://ex.org/a' }]), 'InvalidRequest', 'protected core terms');
   // Redefining with the same definition is allowed by JSON-LD 1.1.
   const same = await resolver.resolve({ location: 'ngsi-ld:location' });
   t.equal(same.expandTerm('location'), `${NGSI}location`);
 });
 
 t.test('invalid user contexts are InvalidRequest with a useful detail', async (t) => {
-  await rejects(t, resolver.resolve(42), 'InvalidRequest', 'must be a URL');
-  await rejects(t, resolver.resolve(true), 'InvalidRequest', 'must be a URL');
-  await rejects(t, resolver.resolve([1]), 'InvalidRequest', 'only URLs and context objects');
-  await rejects(t, resolver.resolve([[{}]]), 'InvalidRequest', 'only URLs and context objects');
-  await rejects(t, resolver.resolve('ctx.jsonld'), 'InvalidRequest', 'not an absolute URL');
-  await rejects(t, resolver.resolve(['https://ok.example/a', 'relative/b']), 'InvalidRequest', 'not an absolute URL');
-  await rejects(t, resolver.resolve({ a: 5 }), 'InvalidRequest', 'invalid @context');
-  await rejects(t, resolver.resolve({ a: { '@id': 'http://ex.org/a', '@bogus': 1 } }), 'InvalidRequest', 'invalid @context');
-  await rejects(t, resolver.resolve({ '@version': 2 }), 'InvalidRequest', 'invalid @context');
-  await rejects(t, resolver.resolve({ '@vocab': 7 }), 'InvalidRequest', 'invalid @context');
-  await rejects(t, resolver.resolve({ a: 'b', b: 'a' }), 'InvalidRequest', 'invalid @context');
-  await rejects(t, resolver.resolve({ '@import': 5 }), 'InvalidRequest', 'invalid @context');
-  await rejects(t, resolver.resolve({ ex: 'https://ex.org/', 'ex:a': 'https://other.org/a' }), 'InvalidRequest', 'invalid IRI mapping');
+  await rejectsLd(t, resolver.resolve(42), 'InvalidRequest', 'must be a URL');
+  await rejectsLd(t, resolver.resolve(true), 'InvalidRequest', 'must be a URL');
+  await rejectsLd(t, resolver.resolve([1]), 'InvalidRequest', 'only URLs and context objects');
+  await rejectsLd(t, resolver.resolve([[{}]]), 'InvalidRequest', 'only URLs and context objects');
+  await rejectsLd(t, resolver.resolve('ctx.jsonld'), 'InvalidRequest', 'not an absolute URL');
+  await rejectsLd(t, resolver.resolve(['https://ok.example/a', 'relative/b']), 'InvalidRequest', 'not an absolute URL');
+  await rejectsLd(t, resolver.resolve({ a: 5 }), 'InvalidRequest', 'invalid @context');
+  await rejectsLd(t, resolver.resolve({ a: { '@id': 'http://ex.org/a', '@bogus': 1 } }), 'InvalidRequest', 'invalid @context');
+  await rejectsLd(t, resolver.resolve({ '@version': 2 }), 'InvalidRequest', 'invalid @context');
+  await rejectsLd(t, resolver.resolve({ '@vocab': 7 }), 'InvalidRequest', 'invalid @context');
+  await rejectsLd(t, resolver.resolve({ a: 'b', b: 'a' }), 'InvalidRequest', 'invalid @context');
+  await rejectsLd(t, resolver.resolve({ '@import': 5 }), 'InvalidRequest', 'invalid @context');
+  await rejectsLd(t, resolver.resolve({ ex: 'https://ex.org/', 'ex:a': 'https://other.org/a' }), 'InvalidRequest', 'invalid IRI mapping');
   t.equal(resolver.defaultContext.expandTerm('location'), `${NGSI}location`, 'the resolver keeps working');
 });
 
 t.test('a urn or non-http URL that nothing maps is LdContextNotAvailable (503)', async (t) => {
-  await rejects(t, resolver.resolve('urn:ngsi-ld:context:unknown'), 'LdContextNotAvailable', 'cannot be dereferenced');
-  await rejects(t, resolver.resolve('ftp://example.org/c.jsonld'), 'LdContextNotAvailable', 'cannot be dereferenced');
+  await rejectsLd(t, resolver.resolve('urn:ngsi-ld:context:unknown'), 'LdContextNotAvailable', 'cannot be dereferenced');
+  await rejectsLd(t, resolver.resolve('ftp://example.org/c.jsonld'), 'LdContextNotAvailable', 'cannot be dereferenced');
   t.equal(resolver.resolveCachedUrl('urn:ngsi-ld:context:unknown'), undefined, 'a failure is not cached');
 });
 

@@ -1,19 +1,10 @@
 import t from 'tap';
 import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
 import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
+import { rng } from './helpers/rng.js';
 
 // Property: expandTerm(compactIri(iri)) === iri for every absolute IRI (whose scheme is not itself a term),
 // in the core context and in user contexts built to collide with it.
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 

@@ -3,16 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseQ } from '../../src/ngsild/query/q-parser.js';
 import { attributesOf, compileQ } from '../../src/ngsild/query/q-eval.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
-import { LdError } from '../../src/ngsild/problem.js';
-
-function kindOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
-  }
-  return 'no error';
-}
+import { kindOf } from './helpers/errors.js';
 
 const entities = JSON.parse(readFileSync(new URL('../fixtures/query/entities.json', import.meta.url), 'utf8')) as StoredEntity[];
 

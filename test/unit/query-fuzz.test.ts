@@ -5,18 +5,9 @@ import { parseTypeExpression } from '../../src/ngsild/query/type-expression.js';
 import { compileScopeQ, parseScopeQ } from '../../src/ngsild/query/scopeq.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { LdError } from '../../src/ngsild/problem.js';
+import { rng } from './helpers/rng.js';
 
 // Random input never crashes a parser: it parses or throws an LdError, and it returns (no hang, no stack overflow).
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Mostly characters that mean something to the grammars, plus arbitrary code units (lone surrogates included).
 const ALPHABET = 'aZ_09.,;|()[]{}!=<>~"\\/:#%+*-eE TtrufalsnUR\u00e9\u65e5';

@@ -1,15 +1,7 @@
 import t from 'tap';
 import { compileIdPattern, ID_PATTERN_MAX_LENGTH } from '../../src/ngsild/query/id-pattern.js';
 import { LdError } from '../../src/ngsild/problem.js';
-
-function kindOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
-  }
-  return 'no error';
-}
+import { kindOf } from './helpers/errors.js';
 
 t.test('an idPattern matches anywhere in the id unless anchored', async (t) => {
   const m = compileIdPattern('Car');

@@ -3,18 +3,9 @@ import { parseQ, printQ, type QLiteral, type QNode, type QPath, type QUri, type 
 import { parseTypeExpression, printTypeExpression, type TypeExpression } from '../../src/ngsild/query/type-expression.js';
 import { parseScopeQ, printScopeQ, type ScopeQuery } from '../../src/ngsild/query/scopeq.js';
 import type { Logical } from '../../src/ngsild/query/logical.js';
+import { rng } from './helpers/rng.js';
 
 // A seeded generator of valid q trees: printQ(tree) parsed back must give the same tree.
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = ['temperature', 'speed', 'brandName', 'a', 'x_1', 'ex:temp', 'https://example.org/ns#temp', 'température', 'Ωmega', 'name-2', 'observedAt'];
 const MEMBERS = ['city', '0', 'en', '*', 'airquality', 'PM2_5', 'a.b'];

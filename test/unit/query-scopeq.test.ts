@@ -1,15 +1,7 @@
 import t from 'tap';
 import { compileScopeQ, parseScopeQ, printScopeQ } from '../../src/ngsild/query/scopeq.js';
 import { LdError } from '../../src/ngsild/problem.js';
-
-function kindOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
-  }
-  return 'no error';
-}
+import { kindOf } from './helpers/errors.js';
 
 const sc = (...levels: string[]) => ({ kind: 'scope' as const, levels });
 

@@ -1,15 +1,7 @@
 import t from 'tap';
 import { compileTypeExpression, parseTypeExpression, printTypeExpression } from '../../src/ngsild/query/type-expression.js';
 import { LdError } from '../../src/ngsild/problem.js';
-
-function kindOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof LdError ? `${err.kind} ${err.status}` : `foreign ${String(err)}`;
-  }
-  return 'no error';
-}
+import { kindOf } from './helpers/errors.js';
 
 const expand = (term: string): string => (term.includes(':') ? term : `https://example.org/ns/${term}`);
 const ty = (name: string) => ({ kind: 'type' as const, name });
