@@ -7,7 +7,7 @@ import {
   appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
 } from '../ngsild/entity/merge.js';
 import { renderEntity } from '../ngsild/entity/render.js';
-import { renderGeoJson } from '../ngsild/entity/geojson.js';
+import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
@@ -18,7 +18,7 @@ import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { tracked, type EntityChange } from './changes.js';
-import { joinOptions, flatLinked, renderInline } from './linked.js';
+import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 
 const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via']);
 const NO_PARAMS = new Set<string>(['local']);
@@ -78,7 +78,10 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   const entity = await readableEntity(req, ctx, stored);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
-    return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
+    if (join === undefined) return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
+    // CIM 009 §4.5.23, §6.3.15: join=flat answers several entities, so a FeatureCollection; inline one Feature.
+    const features = await joinedFeatures(req, ctx, [entity], join, { ...opts, geometryProperty });
+    return { status: 200, body: join.mode === 'flat' ? featureCollection(features) : features[0], withContext: true, geoJson: true };
   }
   // CIM 009 v1.8 §4.5.23: join=flat answers the entity and the entities it links to as an array.
   if (join?.mode === 'flat') return { status: 200, body: [renderEntity(entity, req.context, opts), ...(await flatLinked(req, ctx, [entity], join, opts))], withContext: true };

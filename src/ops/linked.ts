@@ -6,6 +6,7 @@ import { badRequest, RefusalError } from '../ngsild/problem.js';
 import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
 import { ENTITY_CORE_MEMBERS } from '../ngsild/entity/model.js';
 import { renderEntity } from '../ngsild/entity/render.js';
+import { featureOf, renderGeoJson, type GeoJsonFeature } from '../ngsild/entity/geojson.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -71,7 +72,10 @@ function listText(body: Record<string, unknown> | undefined, name: string): stri
   return (v as string[]).join(',');
 }
 
-/** The ids a stored entity's Relationships point to, per attribute IRI. */
+/**
+ * The ids a stored entity's Relationships and ListRelationships point to, per attribute IRI, in order: every
+ * instance of a multi-attribute (§4.5.5, one per datasetId) and every element of an objectList.
+ */
 function relationshipTargets(entity: StoredEntity): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const key in entity) {
@@ -79,14 +83,21 @@ function relationshipTargets(entity: StoredEntity): Map<string, string[]> {
     const instances = entity[key];
     if (!Array.isArray(instances)) continue;
     for (const inst of instances as AttrInstance[]) {
-      if (inst.type !== 'Relationship') continue;
-      const objects = Array.isArray(inst.object) ? inst.object : inst.object === undefined ? [] : [inst.object];
+      let objects: unknown[];
+      if (inst.type === 'Relationship') objects = Array.isArray(inst.object) ? inst.object : inst.object === undefined ? [] : [inst.object];
+      else if (inst.type === 'ListRelationship') objects = (inst.objectList ?? []).map(listObject);
+      else continue;
       const list = out.get(key) ?? [];
       for (const o of objects) if (typeof o === 'string') list.push(o);
       out.set(key, list);
     }
   }
   return out;
+}
+
+/** An objectList element as stored ({object}) or as rendered in keyValues (the id itself). */
+function listObject(el: unknown): unknown {
+  return typeof el === 'object' && el !== null ? (el as { object?: unknown }).object : el;
 }
 
 /** Reads linked entities once each per answer; refused or missing ones stay unjoined. */
@@ -119,10 +130,15 @@ class LinkedReader {
  * containedBy, rendered like the primaries (without the projections, which select the primaries' attributes).
  */
 export async function flatLinked(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<Record<string, unknown>[]> {
+  const linkedOpts = unprojected(opts);
+  return (await linkedEntities(req, ctx, primaries, join)).map((e) => renderEntity(e, req.context, linkedOpts));
+}
+
+/** The entities join=flat adds, in the order they are met (breadth first). */
+async function linkedEntities(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions): Promise<StoredEntity[]> {
   const reader = new LinkedReader(req, ctx);
   const included = new Set<string>([...join.containedBy, ...primaries.map((e) => e.id)]);
-  const out: Record<string, unknown>[] = [];
-  const linkedOpts = { ...opts, attrs: undefined, pick: undefined, omit: undefined };
+  const out: StoredEntity[] = [];
   let frontier: readonly StoredEntity[] = primaries;
   for (let hop = 0; hop < join.level && frontier.length > 0; hop++) {
     const next: StoredEntity[] = [];
@@ -133,7 +149,7 @@ export async function flatLinked(req: LdRequest, ctx: WorkerContext, primaries: 
           included.add(id);
           const linked = await reader.get(id);
           if (linked === undefined) continue;
-          out.push(renderEntity(linked, req.context, linkedOpts));
+          out.push(linked);
           next.push(linked);
         }
       }
@@ -141,6 +157,31 @@ export async function flatLinked(req: LdRequest, ctx: WorkerContext, primaries: 
     frontier = next;
   }
   return out;
+}
+
+function unprojected(opts: RenderOptions): RenderOptions {
+  return { ...opts, attrs: undefined, pick: undefined, omit: undefined };
+}
+
+/**
+ * The Features of a GeoJSON answer with a join (§4.5.23 with §6.3.15): with join=flat, the linked entities are
+ * Features of the same FeatureCollection after the primaries; with join=inline, each primary's properties carry its
+ * linked entities inline (as NGSI-LD entities, not Features: they are values of the Relationship).
+ */
+export async function joinedFeatures(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions & { geometryProperty?: string }): Promise<GeoJsonFeature[]> {
+  const features: GeoJsonFeature[] = [];
+  if (join.mode === 'flat') {
+    for (const e of primaries) features.push(renderGeoJson(e, req.context, opts));
+    const linkedOpts = { ...unprojected(opts), geometryProperty: opts.geometryProperty };
+    for (const e of await linkedEntities(req, ctx, primaries, join)) features.push(renderGeoJson(e, req.context, linkedOpts));
+    return features;
+  }
+  for (const e of primaries) {
+    const properties = await renderInline(req, ctx, e, join, opts);
+    delete properties.id;
+    features.push(featureOf(e, req.context, opts, properties));
+  }
+  return features;
 }
 
 /** join=inline: renders `entity` with each Relationship's target under its `entity` member, `level` hops deep. */
@@ -152,7 +193,7 @@ export async function renderInline(req: LdRequest, ctx: WorkerContext, entity: S
 async function inline(req: LdRequest, reader: LinkedReader, entity: StoredEntity, opts: RenderOptions, level: number, chain: ReadonlySet<string>): Promise<Record<string, unknown>> {
   const out = renderEntity(entity, req.context, opts);
   if (level <= 0) return out;
-  const linkedOpts = { ...opts, attrs: undefined, pick: undefined, omit: undefined };
+  const linkedOpts = unprojected(opts);
   for (const [attrIri, ids] of relationshipTargets(entity)) {
     const name = req.context.compactIri(attrIri);
     const rendered = out[name];
@@ -166,19 +207,42 @@ async function inline(req: LdRequest, reader: LinkedReader, entity: StoredEntity
     }
     if (targets.size === 0) continue;
     if (opts.format === 'keyValues') {
-      // keyValues: the reference itself is replaced by the entity it names.
-      if (typeof rendered === 'string' && targets.has(rendered)) out[name] = targets.get(rendered);
+      out[name] = inlineKeyValues(rendered, targets);
       continue;
     }
     for (const inst of Array.isArray(rendered) ? rendered : [rendered]) {
       if (typeof inst !== 'object' || inst === null) continue;
-      const obj = (inst as Record<string, unknown>).object;
-      if (typeof obj === 'string' && targets.has(obj)) (inst as Record<string, unknown>).entity = targets.get(obj);
+      const member = inst as Record<string, unknown>;
+      const obj = member.object;
+      if (typeof obj === 'string' && targets.has(obj)) member.entity = targets.get(obj);
       else if (Array.isArray(obj)) {
         const list = obj.filter((o): o is string => typeof o === 'string' && targets.has(o)).map((o) => targets.get(o)!);
-        if (list.length > 0) (inst as Record<string, unknown>).entity = list.length === 1 ? list[0] : list;
+        if (list.length > 0) member.entity = list.length === 1 ? list[0] : list;
+      }
+      // §4.5.23: the entities of a ListRelationship come inline as `entityList`, in the order of its objectList.
+      if (Array.isArray(member.objectList)) {
+        const list = member.objectList.map(listObject).filter((o): o is string => typeof o === 'string' && targets.has(o)).map((o) => targets.get(o)!);
+        if (list.length > 0) member.entityList = list;
       }
     }
   }
   return out;
+}
+
+/**
+ * keyValues inline (§4.5.23): each reference is replaced by the entity it names, in a plain reference, in the
+ * array of a ListRelationship or a multi-valued object, and in the `dataset` map of a multi-attribute.
+ */
+function inlineKeyValues(rendered: unknown, targets: ReadonlyMap<string, Record<string, unknown>>): unknown {
+  if (typeof rendered === 'string') return targets.get(rendered) ?? rendered;
+  if (Array.isArray(rendered)) return rendered.map((r) => (typeof r === 'string' ? targets.get(r) ?? r : r));
+  if (typeof rendered === 'object' && rendered !== null) {
+    const dataset = (rendered as { dataset?: unknown }).dataset;
+    if (typeof dataset === 'object' && dataset !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [datasetId, v] of Object.entries(dataset)) out[datasetId] = inlineKeyValues(v, targets);
+      return { dataset: out };
+    }
+  }
+  return rendered;
 }

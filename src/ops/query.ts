@@ -19,7 +19,7 @@ import { renderOptions, type RenderOptions } from './render-options.js';
 import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
-import { joinOptions, flatLinked, renderInline, type JoinOptions } from './linked.js';
+import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
@@ -97,7 +97,9 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
-    const features = page.entities.map((e) => renderGeoJson(e, req.context, { ...opts, geometryProperty }));
+    const features = join === undefined
+      ? page.entities.map((e) => renderGeoJson(e, req.context, { ...opts, geometryProperty }))
+      : await joinedFeatures(req, ctx, page.entities, join, { ...opts, geometryProperty });
     return { status: 200, body: featureCollection(features), headers, withContext: true, geoJson: true };
   }
   if (join?.mode === 'inline') {

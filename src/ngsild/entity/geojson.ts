@@ -17,9 +17,14 @@ export interface GeoJsonFeature {
 }
 
 export function renderGeoJson(entity: StoredEntity, ctx: ResolvedContext, opts: RenderGeoJsonOptions): GeoJsonFeature {
-  const geoIri = ctx.expandTerm(opts.geometryProperty ?? 'location');
   const properties: Record<string, unknown> = {};
   renderEntityMembers(entity, ctx, opts, properties, false);
+  return featureOf(entity, ctx, opts, properties);
+}
+
+/** The Feature of an entity whose properties are already rendered (e.g. with linked entities inline). */
+export function featureOf(entity: StoredEntity, ctx: ResolvedContext, opts: RenderGeoJsonOptions, properties: Record<string, unknown>): GeoJsonFeature {
+  const geoIri = ctx.expandTerm(opts.geometryProperty ?? 'location');
   return { id: entity.id, type: 'Feature', geometry: geometryOf(entity[geoIri] as AttrInstance[] | undefined, opts.datasetId), properties };
 }
 
