@@ -121,3 +121,84 @@ t.test('bad discovery requests answer 400 and 404 ProblemDetails', async (t) => 
   t.equal((await get('/attributes/noSuchAttr')).status, 404);
   t.equal((await get('/types')).status, 200, 'the broker keeps serving');
 });
+
+t.test('attributeTypes name every NGSI-LD attribute type in use (§5.2.27)', async (t) => {
+  const body = {
+    id: 'urn:ngsi-ld:Kinds:1', type: 'Kinds',
+    label: { type: 'LanguageProperty', languageMap: { en: 'x' } },
+    category: { type: 'VocabProperty', vocab: 'Big' },
+    readings: { type: 'ListProperty', valueList: [1, 2] },
+    blob: { type: 'JsonProperty', json: { any: 'thing' } },
+    path: { type: 'ListRelationship', objectList: [{ object: 'urn:ngsi-ld:Stop:1' }] },
+    spot: { type: 'GeoProperty', value: { type: 'Point', coordinates: [1, 2] } },
+  };
+  t.equal((await post(body)).status, 201);
+  const info = await get('/types/Kinds');
+  t.same(Object.fromEntries(info.json.attributeDetails.map((a: any) => [a.attributeName, a.attributeTypes])), {
+    blob: ['JsonProperty'], category: ['VocabProperty'], label: ['LanguageProperty'], path: ['ListRelationship'], readings: ['ListProperty'], spot: ['GeoProperty'],
+  });
+  for (const a of info.json.attributeDetails) t.equal(a.type, 'Attribute', `${a.attributeName} is an Attribute`);
+  const one = await get('/attributes/label');
+  t.same(one.json.attributeTypes, ['LanguageProperty']);
+  t.same(one.json.typeNames, ['Kinds']);
+  t.equal(one.json.attributeCount, 1);
+  t.notOk((await get('/attributes')).json.attributeList.includes('scope'), 'scope is no attribute');
+});
+
+t.test('an attribute of two types in two entities lists both attributeTypes', async (t) => {
+  await post({ id: 'urn:ngsi-ld:Mixed:1', type: 'Mixed', link: { type: 'Property', value: 'text' } });
+  await post({ id: 'urn:ngsi-ld:Mixed:2', type: 'Mixed', link: { type: 'Relationship', object: 'urn:ngsi-ld:X:1' } });
+  t.same((await get('/attributes/link')).json.attributeTypes, ['Property', 'Relationship']);
+  const info = await get('/types/Mixed');
+  t.same(info.json.attributeDetails[0].attributeTypes, ['Property', 'Relationship']);
+  t.equal(info.json.entityCount, 2);
+});
+
+t.test('discovery answers application/ld+json with @context in each object', async (t) => {
+  const ld = { accept: 'application/ld+json' };
+  const list = await get('/types', ld);
+  t.match(list.headers.get('content-type'), /application\/ld\+json/);
+  t.ok(list.json['@context'], 'EntityTypeList carries @context');
+  t.notOk(list.headers.get('link'), 'no Link header with ld+json');
+  const details = await get('/types?details=true', ld);
+  t.ok(details.json.every((x: any) => x['@context'] !== undefined && x.type === 'EntityType'), 'each EntityType carries @context');
+  const attrs = await get('/attributes?details=true', ld);
+  t.ok(attrs.json.every((x: any) => x['@context'] !== undefined && x.type === 'Attribute'));
+  const one = await get('/attributes/speed', ld);
+  t.equal(one.json.type, 'Attribute');
+  t.ok(one.json['@context']);
+});
+
+t.test('an attribute and a type named by their IRI in the path', async (t) => {
+  const r = await get(`/attributes/${encodeURIComponent('https://uri.etsi.org/ngsi-ld/default-context/speed')}`);
+  t.equal(r.status, 200, r.text);
+  t.equal(r.json.attributeName, 'speed');
+  t.equal(r.json.attributeCount, 3);
+});
+
+t.test('the request @context compacts attribute names and type names in every discovery answer', async (t) => {
+  const link = `<${CTX}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
+  const attrs = await get('/attributes?details=true', { Link: link });
+  t.equal(attrs.status, 200, attrs.text);
+  const p1 = attrs.json.find((a: any) => a.id === 'http://example.org/P1');
+  t.same({ name: p1.attributeName, types: p1.typeNames }, { name: 'P1', types: ['T'] });
+  const one = await get('/attributes/P1', { Link: link });
+  t.equal(one.json.id, 'http://example.org/P1', 'the term is expanded with the Link context to find it');
+  t.same(one.json.typeNames, ['T']);
+  const types = await get('/types?details=true', { Link: link });
+  t.same(types.json.find((x: any) => x.typeName === 'T').attributeNames, ['P1']);
+});
+
+t.test('removing an attribute and every entity of a tenant empties its discovery lists', async (t) => {
+  const tenant = { 'NGSILD-Tenant': 'gone' };
+  t.equal((await post({ id: 'urn:ngsi-ld:Tmp:1', type: 'Tmp', a: { type: 'Property', value: 1 }, b: { type: 'Property', value: 2 } }, tenant)).status, 201);
+  t.equal((await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:Tmp:1/attrs/a`, { headers: tenant })).status, 204);
+  t.same((await get('/attributes', tenant)).json.attributeList, ['b'], 'a deleted attribute leaves the list');
+  t.same((await get('/types/Tmp', tenant)).json.attributeDetails.map((a: any) => a.attributeName), ['b']);
+  t.equal((await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:Tmp:1`, { headers: tenant })).status, 204);
+  const types = await get('/types', tenant);
+  t.equal(types.status, 200);
+  t.same(types.json.typeList, [], 'an EntityTypeList with no types');
+  t.same((await get('/types?details=true', tenant)).json, []);
+  t.same((await get('/attributes', tenant)).json.attributeList, []);
+});
