@@ -26,6 +26,16 @@ export function newInstanceId(ms: number): string {
   return `${ID_PREFIX}${ms.toString(16).padStart(12, '0')}-${counter.toString(16).padStart(6, '0')}-${threadTag}`;
 }
 
+/** An instanceId of ours for `ms` that sorts after `lastId` (an id of the same ms): its counter goes past the other's. */
+function instanceIdAfter(ms: number, lastId: string): string {
+  const prefix = `${ID_PREFIX}${ms.toString(16).padStart(12, '0')}-`;
+  if (lastId.startsWith(prefix)) {
+    const theirs = parseInt(lastId.slice(prefix.length, prefix.length + 6), 16);
+    if (Number.isFinite(theirs) && theirs >= counter) counter = Math.min(theirs, 0xfffffe);
+  }
+  return newInstanceId(ms);
+}
+
 /** The createdAt ms an instanceId of ours carries; undefined for one from elsewhere (imported). */
 function msOfInstanceId(instanceId: string): number | undefined {
   if (!instanceId.startsWith(ID_PREFIX) || instanceId.charAt(ID_PREFIX.length + 12) !== '-') return undefined;
@@ -126,7 +136,27 @@ export class EmbdbHistory implements History {
     this.events.putSync([tenant, id, ms, newInstanceId(ms)], { kind, at });
   }
 
-  private putInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance): void {
+  /**
+   * Stores an instance in the indexes. A new one (`sequenced`) is placed after the attribute's latest instance: a
+   * write's time is taken before its transaction, so two writes of one attribute from two threads may commit in the
+   * other order than their times; the later commit is the current value and must be the history's latest too, so its
+   * instance takes the latest one's time when that is later (a few ms at most) and an instanceId sorting after it.
+   */
+  private putInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance, sequenced = true): void {
+    if (sequenced) {
+      const ms = Date.parse(h.createdAt);
+      for (const k of this.inst.getKeys({ start: [tenant, id, attrIri, MAX_T], end: [tenant, id, attrIri, MIN_T], reverse: true, limit: 1 })) {
+        const lastMs = k[3] as number;
+        if (lastMs < ms) break;
+        if (lastMs > ms) {
+          const iso = new Date(lastMs).toISOString();
+          h.createdAt = iso;
+          h.modifiedAt = iso;
+          if (h.deletedAt !== undefined) h.deletedAt = iso;
+        }
+        h.instanceId = instanceIdAfter(lastMs, k[4] as string);
+      }
+    }
     const ms = Date.parse(h.createdAt);
     this.inst.putSync([tenant, id, attrIri, ms, h.instanceId], h);
     if (typeof h.observedAt === 'string') this.observed.putSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId], ms);
@@ -321,7 +351,7 @@ export class EmbdbHistory implements History {
       this.removeInstance(tenant, id, attrIri, old);
       const next: HistoryInstance = { ...old, ...instance, instanceId, createdAt: old.createdAt, modifiedAt: at };
       if (old.datasetId !== undefined && instance.datasetId === undefined) next.datasetId = old.datasetId;
-      this.putInstance(tenant, id, attrIri, next);
+      this.putInstance(tenant, id, attrIri, next, false);
       return 'updated';
     });
   }

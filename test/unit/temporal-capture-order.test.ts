@@ -1,0 +1,34 @@
+// History capture in the store's transaction (--troe embdb): the history's latest instance of an attribute is the
+// current value even when two writes commit in the other order than the times they took before their transactions.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import type { StoredEntity } from '../../src/store/contract.js';
+
+const A = 'https://example.org/a';
+
+t.test('a write stamped earlier than the latest instance but committed later is the latest in history', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-order-'));
+  const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer: 'writes', troe: 'embdb' });
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const id = 'urn:ngsi-ld:T:1';
+  const write = (value: number, at: string) => store.mutateEntity('', id, (cur: StoredEntity | undefined) => {
+    const next: StoredEntity = { id, type: ['https://example.org/T'], createdAt: cur?.createdAt ?? at, modifiedAt: at };
+    next[A] = [{ type: 'Property', value, createdAt: at, modifiedAt: at }];
+    return { next, result: undefined };
+  });
+  await write(1, '2024-01-01T00:00:00.005Z');
+  await write(2, '2024-01-01T00:00:00.009Z');
+  // Took its time (00.007) before the write above committed, committed after it: it is the current value.
+  await write(3, '2024-01-01T00:00:00.007Z');
+  await write(4, '2024-01-01T00:00:00.009Z');
+  await write(5, '2024-01-01T00:00:00.009Z');
+  const page = await store.history!.instances('', id, { lastN: 1, limit: 10 });
+  t.same(page.attrs[A]!.map((i) => i.value), [5]);
+  const all = await store.history!.instances('', id, { limit: 10 });
+  t.same(all.attrs[A]!.map((i) => i.value), [1, 2, 3, 4, 5], 'instances in commit order');
+  t.same(all.attrs[A]!.map((i) => i.createdAt.slice(-5)), ['.005Z', '.009Z', '.009Z', '.009Z', '.009Z'], 'a late commit takes the latest time');
+  t.equal(new Set(all.attrs[A]!.map((i) => i.instanceId)).size, 5, 'instanceIds stay distinct');
+});
