@@ -27,7 +27,8 @@ export interface Selection {
 export function idList(text: string): string[] {
   const ids = text.split(',').map((s) => s.trim());
   for (const id of ids) if (!isUri(id)) throw badRequest(`id: '${String(id).slice(0, 200)}' is not a URI`);
-  return ids;
+  // An id named twice selects its entity once: the answer is a set of entities (§5.7.2).
+  return ids.length > 1 ? [...new Set(ids)] : ids;
 }
 
 /** The selection of GET /entities or GET /temporal/entities. */

@@ -71,6 +71,10 @@ t.test('id lists select exactly those entities, alone or with a type', async (t)
   t.same(ids(await get(`id=${P1},${P3}`)), [P1, P3]);
   t.same(ids(await get(`id=${P1},${P3}&type=Car`)), [P1], 'id and type are both applied');
   t.same(ids(await get(`id=urn:ngsi-ld:Car:none`)), []);
+  t.same(ids(await get(`id=${P1},${P1},${P2}`)), [P1, P2], 'an id named twice answers its entity once');
+  t.same(ids(await post({ type: 'Query', entities: [{ id: `${P4},${P4}` }] })), [P4], 'in a Query too');
+  const counted = await get(`id=${P1},${P1}&count=true`);
+  t.equal(counted.headers.get('ngsild-results-count'), '1');
 });
 
 t.test('q: ranges, value lists, patterns, datetimes, compound members, sub-attributes, relationships, languages', async (t) => {
