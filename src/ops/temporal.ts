@@ -10,7 +10,7 @@ import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.js';
-import { instanceTime, renderTemporalEntity, type TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
+import { instanceTime, renderTemporalEntity, type TemporalFormat, type TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
 import type { History, HistoryInstance, InstancePage, TemporalEntityRecord } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -28,11 +28,11 @@ import { API_PREFIX } from '../front/routes.js';
 export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
 
-const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'datasetId', 'local'];
+const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'pick', 'omit', 'datasetId', 'local'];
 const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
 const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count']);
-const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId']);
-const OPTION_WORDS = ['temporalValues', 'aggregatedValues', 'sysAttrs', 'normalized', 'count'] as const;
+const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit']);
+const OPTION_WORDS = ['temporalValues', 'aggregatedValues', 'concise', 'keyValues', 'sysAttrs', 'normalized', 'count'] as const;
 
 const nowIso = (): string => new Date().toISOString();
 
@@ -60,22 +60,42 @@ interface Asked {
   tq: TemporalQuery;
   render: TemporalRenderOptions;
   attrs?: string[];
+  /** The attributes whose instances are read: attrs, narrowed by pick when it names attributes. */
+  loadAttrs?: string[];
   datasetIds?: Set<string>;
 }
 
-function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: string[] | undefined, lang: string | undefined): Asked {
+/** §6.3.x `format` values (and keyValues, the options word's name) → the temporal representation they ask for. */
+const FORMATS: Readonly<Record<string, TemporalFormat>> = {
+  normalized: 'normalized', concise: 'concise', simplified: 'temporalValues', keyValues: 'temporalValues',
+  temporalValues: 'temporalValues', aggregatedValues: 'aggregatedValues',
+};
+const ENTITY_MEMBERS = new Set(['id', 'type', 'scope']);
+
+/** The representation asked by `format` (which wins, §6.3.x) or by the words of `options` (one at most). */
+function formatOf(formatParam: string | undefined, words: ReadonlySet<string>): TemporalFormat {
+  if (formatParam !== undefined) {
+    const f = FORMATS[formatParam];
+    if (f === undefined) throw badRequest(`format: '${formatParam.slice(0, 60)}' is not one of ${Object.keys(FORMATS).join(', ')}`);
+    return f;
+  }
+  const asked = ['concise', 'temporalValues', 'keyValues', 'aggregatedValues'].filter((w) => words.has(w));
+  if (asked.length > 1) throw badRequest(`options: ${asked.join(' and ')} cannot be asked together`);
+  return asked.length === 0 ? 'normalized' : FORMATS[asked[0]!]!;
+}
+
+/** §4.15: `lang` is a list of language ranges (BCP 47 tags or `*`), each with an optional q weight. */
+function checkLang(lang: string): string {
+  const ok = lang.split(',').every((part) => /^\s*(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)\s*(;\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?))?\s*$/.test(part));
+  if (lang === '' || !ok) throw badRequest(`lang: '${lang.slice(0, 60)}' is not a language range list`);
+  return lang;
+}
+
+function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: string[] | undefined, lang: string | undefined,
+  projection: { pick?: string[]; omit?: string[] }): Asked {
   const q = req.query;
   const words = q.options(OPTION_WORDS);
-  let format: TemporalRenderOptions['format'] = 'normalized';
-  const formatParam = q.get('format');
-  if (formatParam !== undefined) {
-    if (formatParam === 'temporalValues' || formatParam === 'simplified') format = 'temporalValues';
-    else if (formatParam === 'aggregatedValues') format = 'aggregatedValues';
-    else if (formatParam !== 'normalized') throw badRequest(`format: '${formatParam}' is not one of normalized, temporalValues, aggregatedValues`);
-  } else if (words.has('temporalValues') && words.has('aggregatedValues')) {
-    throw badRequest('options: temporalValues and aggregatedValues cannot be asked together');
-  } else if (words.has('temporalValues')) format = 'temporalValues';
-  else if (words.has('aggregatedValues')) format = 'aggregatedValues';
+  const format = formatOf(q.get('format'), words);
   const tq = parseTemporalQuery(temporal);
   const render: TemporalRenderOptions = { format, sysAttrs: words.has('sysAttrs'), timeproperty: tq.timeproperty, from: tq.from, to: tq.to };
   if (format === 'aggregatedValues') {
@@ -84,12 +104,34 @@ function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: string[] | u
   } else if (q.has('aggrMethods') || q.has('aggrPeriodDuration')) {
     throw badRequest('aggrMethods and aggrPeriodDuration are for the aggregated representation (format=aggregatedValues)');
   }
-  if (lang !== undefined) render.lang = lang;
+  if (lang !== undefined) render.lang = checkLang(lang);
+  // §4.5.23 projection: pick and omit name compact members (id, type, scope and attributes), never both.
+  if (projection.pick !== undefined && projection.omit !== undefined) throw badRequest('pick and omit cannot be given together');
+  if (projection.pick !== undefined) render.pick = new Set(projection.pick);
+  if (projection.omit !== undefined) render.omit = new Set(projection.omit);
   const out: Asked = { tq, render };
   if (attrs !== undefined) out.attrs = attrs.map((a) => req.context.expandTerm(a));
+  out.loadAttrs = out.attrs;
+  if (projection.pick !== undefined) {
+    const picked = projection.pick.filter((name) => !ENTITY_MEMBERS.has(name)).map((a) => req.context.expandTerm(a));
+    out.loadAttrs = out.attrs === undefined ? picked : out.attrs.filter((a) => picked.includes(a));
+  }
   const datasetIds = q.csv('datasetId');
   if (datasetIds !== undefined) out.datasetIds = new Set(datasetIds);
   return out;
+}
+
+function projectionParams(req: LdRequest): { pick?: string[]; omit?: string[] } {
+  return { pick: req.query.csv('pick'), omit: req.query.csv('omit') };
+}
+
+/** A Query body's pick or omit (§5.2.23): an array of names, or one comma-separated string as in the URL. */
+function namesMember(body: Record<string, unknown>, k: string): string[] | undefined {
+  const v = body[k];
+  if (v === undefined) return undefined;
+  if (typeof v === 'string' && v !== '') return v.split(',').map((n) => n.trim());
+  if (Array.isArray(v) && v.length > 0 && v.every((n) => typeof n === 'string' && n !== '')) return v as string[];
+  throw badRequest(`${k}: must be a non-empty array of names`);
 }
 
 function temporalParams(req: LdRequest): TemporalQueryInput {
@@ -106,7 +148,7 @@ interface Loaded {
 
 async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: Asked): Promise<Loaded> {
   const page = await h.instances(tenant, rec.id, {
-    attrs: a.attrs,
+    attrs: a.loadAttrs,
     datasetIds: a.datasetIds,
     window: a.tq.window,
     lastN: a.tq.lastN,
@@ -173,7 +215,7 @@ export const temporalRetrieve: OpHandler = async (req, ctx) => {
   req.query.only(RETRIEVE_PARAMS);
   const h = historyOf(ctx);
   const id = entityIdParam(req);
-  const a = asked(req, temporalParams(req), req.query.csv('attrs'), req.query.get('lang'));
+  const a = asked(req, temporalParams(req), req.query.csv('attrs'), req.query.get('lang'), projectionParams(req));
   const rec = await h.getTemporalEntity(req.tenant, id);
   if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
   await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: true });
@@ -237,10 +279,10 @@ export const temporalQuery: OpHandler = async (req, ctx) => {
   const q = req.query;
   q.only(QUERY_PARAMS);
   const sel = selectionFromParams(req);
-  return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang')));
+  return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang'), projectionParams(req)));
 };
 
-const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'temporalQ', 'csf', 'datasetId']);
+const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'temporalQ', 'csf', 'datasetId', 'pick', 'omit']);
 
 export const temporalQueryPost: OpHandler = async (req, ctx) => {
   req.query.only(POST_PARAMS);
@@ -255,7 +297,9 @@ export const temporalQueryPost: OpHandler = async (req, ctx) => {
     timerel: str(tqBody, 'timerel', 'temporalQ.'), timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
     endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'), timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'), lastN: lastN as string | number | undefined,
   };
-  return runQuery(req, ctx, sel, asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang')));
+  return runQuery(req, ctx, sel, asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang'), {
+    pick: namesMember(body, 'pick') ?? req.query.csv('pick'), omit: namesMember(body, 'omit') ?? req.query.csv('omit'),
+  }));
 };
 
 // ---- writes -------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-// Temporal representation of an entity (CIM 009 v1.8 §4.5.7 normalized, §4.5.9 simplified `temporalValues`,
-// §4.5.19 aggregated `aggregatedValues`): history instances rendered with compact names. No I/O.
+// Temporal representation of an entity (CIM 009 v1.8 §4.5.7 normalized, §4.5.8 concise, §4.5.9 simplified
+// `temporalValues`, §4.5.19 aggregated `aggregatedValues`), projected by pick/omit (§4.5.23). No I/O.
 import type { ResolvedContext } from '../context/resolved.js';
 import { VALUE_MEMBER, type AttrType } from '../entity/model.js';
 import { renderAttribute } from '../entity/render.js';
@@ -7,13 +7,16 @@ import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from '../../
 import { aggregate, type AggrMethod, type Sample } from './aggregate.js';
 import type { Duration } from './duration.js';
 
-export type TemporalFormat = 'normalized' | 'temporalValues' | 'aggregatedValues';
+export type TemporalFormat = 'normalized' | 'concise' | 'temporalValues' | 'aggregatedValues';
 
 export interface TemporalRenderOptions {
   format: TemporalFormat;
   sysAttrs: boolean;
   timeproperty: TimeProperty;
   lang?: string;
+  /** Compact member names to keep (id, type, scope and attributes), or to leave out (§4.5.23). */
+  pick?: ReadonlySet<string>;
+  omit?: ReadonlySet<string>;
   aggrMethods?: readonly AggrMethod[];
   aggrPeriod?: Duration;
   /** Bounds of the asked time range in ms (aggregation periods start and end there). */
@@ -41,8 +44,11 @@ export function instanceTime(inst: HistoryInstance, prop: TimeProperty): string 
 
 export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<string, HistoryInstance[]>, ctx: ResolvedContext,
   opts: TemporalRenderOptions): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: rec.id, type: rec.type.length === 1 ? ctx.compactIri(rec.type[0]!) : rec.type.map((t) => ctx.compactIri(t)) };
-  if (rec.scope !== undefined) out.scope = rec.scope.length === 1 ? rec.scope[0] : rec.scope;
+  const out: Record<string, unknown> = {};
+  const shown = (name: string): boolean => (opts.pick !== undefined ? opts.pick.has(name) : opts.omit === undefined || !opts.omit.has(name));
+  if (shown('id')) out.id = rec.id;
+  if (shown('type')) out.type = rec.type.length === 1 ? ctx.compactIri(rec.type[0]!) : rec.type.map((t) => ctx.compactIri(t));
+  if (rec.scope !== undefined && shown('scope')) out.scope = rec.scope.length === 1 ? rec.scope[0] : rec.scope;
   if (opts.sysAttrs) {
     out.createdAt = rec.createdAt;
     out.modifiedAt = rec.modifiedAt;
@@ -52,14 +58,19 @@ export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<st
     const instances = attrs[attrIri]!;
     if (instances.length === 0) continue;
     const name = ctx.compactIri(attrIri);
-    if (opts.format === 'normalized') out[name] = instances.map((i) => normalizedInstance(i, ctx, opts));
+    if (!shown(name)) continue;
+    if (opts.format === 'normalized' || opts.format === 'concise') out[name] = instances.map((i) => instanceOf(i, ctx, opts));
     else out[name] = perDataset(instances, (group) => (opts.format === 'temporalValues' ? simplified(group, opts) : aggregated(group, opts)));
   }
   return out;
 }
 
-function normalizedInstance(inst: HistoryInstance, ctx: ResolvedContext, opts: TemporalRenderOptions): Record<string, unknown> {
-  const o = renderAttribute([inst], ctx, { format: 'normalized', sysAttrs: opts.sysAttrs, lang: inst.deletedAt === undefined ? opts.lang : undefined }) as Record<string, unknown>;
+/**
+ * One instance, normalized or concise (§4.5.8: the entity's concise rules per instance, so `type` goes where the
+ * value tells it; an instance stays an object, as it carries its instanceId and time).
+ */
+function instanceOf(inst: HistoryInstance, ctx: ResolvedContext, opts: TemporalRenderOptions): Record<string, unknown> {
+  const o = renderAttribute([inst], ctx, { format: opts.format === 'concise' ? 'concise' : 'normalized', sysAttrs: opts.sysAttrs, lang: inst.deletedAt === undefined ? opts.lang : undefined }) as Record<string, unknown>;
   // The asked time property and a tombstone's deletedAt are what place an instance in time: always shown.
   if (inst.deletedAt !== undefined) o.deletedAt = inst.deletedAt;
   const prop = opts.timeproperty;
