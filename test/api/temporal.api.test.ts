@@ -276,3 +276,38 @@ t.test('a temporal create with NGSILD-Tenant creates the tenant; another tenant 
   t.equal(unknown.status, 404);
   t.equal(unknown.json.type, 'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant');
 });
+
+t.test('the query routes refuse the same bad temporal input, GET and POST', async (t) => {
+  const type = `Bad${n}`;
+  await seeded([1], type);
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['timerel=before', { timerel: 'before' }, /timeAt/],
+    [`timerel=between&timeAt=${T(0)}`, { timerel: 'between', timeAt: T(0) }, /endTimeAt/],
+    [`timerel=between&timeAt=${T(5)}&endTimeAt=${T(1)}`, { timerel: 'between', timeAt: T(5), endTimeAt: T(1) }, /not before endTimeAt/],
+    ['timerel=after&timeAt=2024-01-01T25:00:00Z', { timerel: 'after', timeAt: '2024-01-01T25:00:00Z' }, /timeAt.*ISO 8601/],
+    ['lastN=1.5', { lastN: '1.5' }, /lastN/],
+  ];
+  for (const [q, temporalQ, detail] of cases) {
+    const g = await get(`/temporal/entities?type=${type}&${q}`);
+    t.equal(g.status, 400, `GET ${q}`);
+    t.match(g.json?.detail, detail, `GET ${q}`);
+    const p = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: { type: 'Query', entities: [{ type }], temporalQ } });
+    t.equal(p.status, 400, `POST ${JSON.stringify(temporalQ)}`);
+    t.match(p.json?.detail, detail, `POST ${JSON.stringify(temporalQ)}`);
+  }
+  const agg = await get(`/temporal/entities?type=${type}&options=aggregatedValues&aggrMethods=mode`);
+  t.equal(agg.status, 400, 'an unknown aggregation method on a query');
+  const dur = await get(`/temporal/entities?type=${type}&options=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=P1Y2X`);
+  t.equal(dur.status, 400, 'a malformed duration on a query');
+});
+
+t.test('instance routes: an entity without history is 404, an instanceId that is not a URI is 400', async (t) => {
+  const none = await call(broker, 'PATCH', `${NGSI}/temporal/entities/urn:ngsi-ld:Meter:nohistory/attrs/power/urn:ngsi-ld:attribute:instance:x`, { body: { type: 'Property', value: 1 } });
+  t.equal(none.status, 404);
+  const id = await seeded([1]);
+  const bad = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/not-a-uri`, { body: { type: 'Property', value: 1 } });
+  t.equal(bad.status, 400);
+  const otherAttr = (await get(`/temporal/entities/${id}`)).json.power[0].instanceId;
+  const wrongAttr = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/voltage/${otherAttr}`, { body: { type: 'Property', value: 1 } });
+  t.equal(wrongAttr.status, 404, 'the instance belongs to another attribute');
+});

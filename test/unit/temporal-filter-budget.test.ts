@@ -1,0 +1,26 @@
+// The documented bound on the work of q / geo-queries on the history: a request that would read more instances than
+// HISTORY_FILTER_BUDGET is refused with TooManyResults, never judged on part of the history.
+import t from 'tap';
+import { Budget, HISTORY_FILTER_BUDGET } from '../../src/ops/temporal-filter.js';
+import { LdError } from '../../src/ngsild/problem.js';
+import type { HistoryInstance } from '../../src/store/contract.js';
+
+const some = (n: number): HistoryInstance[] =>
+  Array.from({ length: n }, (_, i) => ({ type: 'Property', value: i, instanceId: `urn:i:${i}`, createdAt: 'x', modifiedAt: 'x' }));
+
+t.test('reads within the budget pass and are counted', async (t) => {
+  const b = new Budget();
+  b.spend({ attrs: { a: some(10), b: some(5) }, truncated: [] });
+  t.equal(b.left, HISTORY_FILTER_BUDGET - 15);
+});
+
+t.test('going past the budget, or a page the history truncated, is TooManyResults', async (t) => {
+  const b = new Budget();
+  b.left = 3;
+  const kindOf = (f: () => void): string | undefined => {
+    try { f(); } catch (e) { return e instanceof LdError ? e.kind : String(e); }
+    return undefined;
+  };
+  t.equal(kindOf(() => b.spend({ attrs: { a: some(4) }, truncated: [] })), 'TooManyResults');
+  t.equal(kindOf(() => new Budget().spend({ attrs: { a: some(1) }, truncated: ['a'] })), 'TooManyResults');
+});
