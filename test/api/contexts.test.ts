@@ -191,9 +191,17 @@ t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   const r = await call(b, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Kept: 'https://example.org/Kept' } } });
   t.equal(r.status, 201, r.text);
   const loc = r.headers.get('location')!;
+  const tenant = { 'NGSILD-Tenant': 'keeper' };
+  t.equal((await call(b, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Seed:k', type: 'Seed' }, headers: tenant })).status, 201);
+  const inTenant = await call(b, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Kept: 'https://example.org/tenant/Kept' } }, headers: tenant });
+  t.equal(inTenant.status, 201, inTenant.text);
+  const tenantLoc = inTenant.headers.get('location')!;
   await b.stop();
   b = await startBroker(['--dbDir', dir]);
   t.teardown(() => b.stop());
+  const listed = await call(b, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`, { headers: tenant });
+  t.same(listed.json.map((u: string) => new URL(u).pathname), [tenantLoc], 'a tenant\'s Hosted @context survives in its tenant');
+  t.same((await call(b, 'GET', tenantLoc)).json, { '@context': { Kept: 'https://example.org/tenant/Kept' } });
   const got = await call(b, 'GET', loc);
   t.equal(got.status, 200, got.text);
   t.same(got.json, { '@context': { Kept: 'https://example.org/Kept' } });
