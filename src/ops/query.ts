@@ -32,7 +32,7 @@ const GET_PARAMS = new Set([
 const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
 
 /** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
-function compile(sel: Selection, ctx: ResolvedContext): { typeIris?: string[]; ids?: string[]; filter?: (e: StoredEntity) => boolean } {
+function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): { typeIris?: string[]; ids?: string[]; filter?: (e: StoredEntity) => boolean } {
   const preds: Array<(e: StoredEntity) => boolean> = [];
   let typeIris: string[] | undefined;
   let ids: string[] | undefined;
@@ -75,7 +75,7 @@ function compile(sel: Selection, ctx: ResolvedContext): { typeIris?: string[]; i
     const iris = sel.attrs.map((a) => ctx.expandTerm(a));
     preds.push((e) => iris.some((iri) => e[iri] !== undefined));
   }
-  if (sel.q !== undefined) preds.push(compileQ(parseQ(sel.q), ctx.expandTerm.bind(ctx)));
+  if (sel.q !== undefined) preds.push(compileQ(parseQ(sel.q), ctx.expandTerm.bind(ctx), expandValues));
   if (sel.scopeQ !== undefined) {
     const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
     preds.push((e) => scope(e.scope));
@@ -89,7 +89,9 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   if (sel.selectors.length === 0 && sel.attrs === undefined && sel.q === undefined && sel.geo === undefined)
     throw badRequest('a query needs at least one of type, id, idPattern, attrs, q or a geo-query');
   const { limit, offset, count } = paging(req);
-  const { typeIris, ids, filter } = compile(sel, req.context);
+  const expandValueTerms = req.query.csv('expandValues');
+  const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
+  const { typeIris, ids, filter } = compile(sel, req.context, expandValues);
   const page = await ctx.store.queryEntities(req.tenant, { ids, typeIris, filter, limit: limit, offset, count });
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);

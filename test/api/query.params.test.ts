@@ -19,6 +19,7 @@ const entities = [
     name: { type: 'LanguageProperty', languageMap: { en: 'Red car', fr: 'Voiture rouge' } },
     category: { type: 'VocabProperty', vocab: 'Commercial' },
     owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:alice' },
+    bodyStyle: { type: 'Property', value: `${DEFAULT}Sedan` },
     address: { type: 'Property', value: { city: 'Paris', zip: '75001' } },
     temperature: [
       { type: 'Property', value: 20 },
@@ -138,7 +139,7 @@ t.test('attrs keeps the attributes asked (and selects entities holding one); pic
   t.notOk(p1.name || p1.address || p1.location || p1.temperature, 'the others are left out');
   const p = await get('type=Car&pick=id,speed');
   t.same(p.json.map((e: any) => Object.keys(e).sort()), [['id', 'speed'], ['id', 'speed']]);
-  const o = await get(`id=${P1}&omit=type,name,address,temperature,registeredAt,location,parking,scope`);
+  const o = await get(`id=${P1}&omit=type,name,address,temperature,registeredAt,location,parking,scope,bodyStyle`);
   t.same(Object.keys(o.json[0]).sort(), ['category', 'id', 'owner', 'speed']);
   const both = await get('type=Car&pick=id&omit=speed');
   t.equal(both.status, 400, 'pick and omit together are refused');
@@ -227,6 +228,11 @@ t.test('expandValues: the q values of the attributes listed are expanded with th
   t.same(ids(r), [P1]);
   const iri = await get(`type=Car&q=${enc(`category=="${DEFAULT}Commercial"`)}`);
   t.same(ids(iri), [P1], 'the expanded value compares equal too');
+  t.same(ids(await get(`type=Car&q=${enc('bodyStyle=="Sedan"')}`)), [], 'a Property holding an IRI does not equal the bare term');
+  t.same(ids(await get(`type=Car&q=${enc('bodyStyle=="Sedan"')}&expandValues=bodyStyle`)), [P1], 'with expandValues the term is expanded first');
+  t.same(ids(await get(`type=Car&q=${enc('bodyStyle=="Coupe","Sedan"')}&expandValues=bodyStyle`)), [P1], 'in a list too');
+  t.same(ids(await get(`type=Car&q=${enc('speed==10')}&expandValues=speed`)), [P1], 'numbers are never expanded');
+  t.same(ids(await post({ type: 'Query', entities: [{ type: 'Car' }], q: 'bodyStyle=="Sedan"' }, '?expandValues=bodyStyle')), [P1], 'POST query');
 });
 
 t.test('application/geo+json answers a FeatureCollection; geometryProperty picks the geometry', async (t) => {

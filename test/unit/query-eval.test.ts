@@ -261,3 +261,21 @@ t.test('malformed stored data does not throw, it does not match', async (t) => {
     t.same(odd.map(f), q === '!speed' ? [true, true, true] : [false, false, false], q);
   }
 });
+
+t.test('expandValues: string values of the attributes listed compare as expanded terms, others as written', async (t) => {
+  const doc = { id: 'urn:ngsi-ld:Doc:1', type: ['https://example.org/ns/Doc'], createdAt: '', modifiedAt: '',
+    'https://example.org/ns/kind': [{ type: 'Property', value: 'https://example.org/ns/Sedan' }],
+    'https://example.org/ns/label': [{ type: 'Property', value: 'Sedan' }],
+    'https://example.org/ns/size': [{ type: 'Property', value: 4 }],
+  } as unknown as StoredEntity;
+  const listed = new Set(['https://example.org/ns/kind', 'https://example.org/ns/size']);
+  const matches = (q: string, values?: ReadonlySet<string>): boolean => compileQ(parseQ(q), expand, values)(doc);
+  t.notOk(matches('kind=="Sedan"'), 'without expandValues the term is compared as written');
+  t.ok(matches('kind=="Sedan"', listed));
+  t.ok(matches('kind=="Coupe","Sedan"', listed), 'every string of a list');
+  t.ok(matches('kind=="https://example.org/ns/Sedan"', listed), 'an IRI stays itself');
+  t.ok(matches('label=="Sedan"', listed), 'an attribute not listed compares as written');
+  t.notOk(matches('label=="https://example.org/ns/Sedan"', listed));
+  t.ok(matches('size==4', listed), 'numbers are never expanded');
+  t.ok(matches('kind!="Coupe"', listed));
+});

@@ -41,10 +41,10 @@ type Resolver = (entity: StoredEntity, visit: Visit) => boolean;
  * Compiles a `q` tree into a predicate. `expand` maps the request's terms to IRIs (its @context). Throws
  * InvalidRequest when a pattern is not valid RE2 (parseQ already refuses those; trees may come from elsewhere).
  */
-export function compileQ(ast: QNode, expand: Expand): QPredicate {
+export function compileQ(ast: QNode, expand: Expand, expandValues?: ReadonlySet<string>): QPredicate {
   switch (ast.kind) {
     case 'and': {
-      const fs = ast.terms.map((n) => compileQ(n, expand));
+      const fs = ast.terms.map((n) => compileQ(n, expand, expandValues));
       if (fs.length === 2) {
         const [f, g] = fs as [QPredicate, QPredicate];
         return (e) => f(e) && g(e);
@@ -55,7 +55,7 @@ export function compileQ(ast: QNode, expand: Expand): QPredicate {
       };
     }
     case 'or': {
-      const fs = ast.terms.map((n) => compileQ(n, expand));
+      const fs = ast.terms.map((n) => compileQ(n, expand, expandValues));
       if (fs.length === 2) {
         const [f, g] = fs as [QPredicate, QPredicate];
         return (e) => f(e) || g(e);
@@ -76,6 +76,12 @@ export function compileQ(ast: QNode, expand: Expand): QPredicate {
     case 'compare': {
       const resolve = compilePath(ast.path, expand);
       const visit = compileComparison(ast, expand);
+      if (expandValues !== undefined && expandValues.has(expand(ast.path.attr[0]!)) && stringsOnly(ast.value)) {
+        // CIM 009 v1.8 table 6.4.3.2-1, expandValues: the attribute's values hold IRIs, so the query's strings are compared
+        // as the terms they are too (expanded with the @context), as for a VocabProperty.
+        const asVocab: Visit = (t, c) => visit(t, c === VALUE ? VOCAB : c);
+        return (e) => resolve(e, asVocab);
+      }
       return (e) => resolve(e, visit);
     }
     case 'match': {
@@ -84,6 +90,12 @@ export function compileQ(ast: QNode, expand: Expand): QPredicate {
       return (e) => resolve(e, visit);
     }
   }
+}
+
+/** True when a comparison value is strings (or URIs) only: the values expandValues may expand. */
+function stringsOnly(v: QValue): boolean {
+  if (v.kind === 'list') return v.items.every((i) => i.kind === 'string' || i.kind === 'uri');
+  return v.kind === 'string' || v.kind === 'uri';
 }
 
 /** The attribute terms a `q` names (first name of every path, as written, each once, in order of appearance). */
