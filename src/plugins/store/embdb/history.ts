@@ -2,15 +2,15 @@
 // store's write transaction (seed 001, importer behaviour 4), and the temporal API's reads and writes on them.
 import { randomBytes } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import type {
-  EntityEvent, History, HistoryInstance, InstancePage, InstanceSelection, InstanceUpdateOutcome, MutateOptions,
-  TemporalEntityQuery, TemporalEntityRecord,
+import {
+  historyInstanceOf, historyOfWrite,
+  type EntityEvent, type History, type HistoryInstance, type InstancePage, type InstanceSelection, type InstanceUpdateOutcome,
+  type MutateOptions, type TemporalEntityQuery, type TemporalEntityRecord,
 } from '../../../store/contract.js';
-import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../../../ngsild/entity/model.js';
+import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
 
 type Key = Array<string | number>;
 
-const NGSI_LD_NULL = 'urn:ngsi-ld:null';
 const MIN_T = -Number.MAX_SAFE_INTEGER;
 const MAX_T = Number.MAX_SAFE_INTEGER;
 /** Sorts after every string an IRI, id or tenant holds: the end of a key prefix's range. */
@@ -76,52 +76,13 @@ export class EmbdbHistory implements History {
 
   /** Records the write that turns `current` into `next` (null: deleted). Synchronous: runs inside the store's transaction. */
   recordWrite(tenant: string, id: string, current: StoredEntity | undefined, next: StoredEntity | null): void {
-    if (next === null) {
-      if (current === undefined) return;
-      const at = new Date().toISOString();
-      this.putEvent(tenant, id, 'deleted', at);
+    const w = historyOfWrite(current, next, newInstanceId);
+    if (w.event !== undefined) this.putEvent(tenant, id, w.event.kind, w.event.at);
+    if (w.entity !== undefined) {
       const rec = this.ents.get([tenant, id]);
-      this.putRecord(tenant, rec, { ...(rec ?? recordOf(current)), modifiedAt: at, deletedAt: at });
-      for (const attrIri in current) {
-        if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-        for (const old of current[attrIri] as AttrInstance[]) this.putInstance(tenant, id, attrIri, tombstone(old, at));
-      }
-      return;
+      this.putRecord(tenant, rec, w.fresh || rec === undefined ? w.entity : { ...w.entity, createdAt: rec.createdAt });
     }
-    const at = next.modifiedAt;
-    if (current === undefined) {
-      this.putEvent(tenant, id, 'created', next.createdAt);
-      // A re-created entity keeps one temporal entity: its earlier record (deleted) gives way to the new one.
-      this.putRecord(tenant, this.ents.get([tenant, id]), recordOf(next));
-      for (const attrIri in next) {
-        if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-        for (const inst of next[attrIri] as AttrInstance[]) this.putInstance(tenant, id, attrIri, historyInstance(inst, at));
-      }
-      return;
-    }
-    if (isReplacement(current, next)) this.putEvent(tenant, id, 'replaced', at);
-    // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
-    if (!sameList(current.type, next.type) || !sameList(current.scope, next.scope)) {
-      const rec = this.ents.get([tenant, id]);
-      this.putRecord(tenant, rec, { ...recordOf(next), createdAt: rec?.createdAt ?? next.createdAt });
-    }
-    for (const attrIri in next) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      const before = current[attrIri] as AttrInstance[] | undefined;
-      for (const inst of next[attrIri] as AttrInstance[]) {
-        const old = before?.find((b) => b.datasetId === inst.datasetId);
-        if (old !== undefined && unchanged(old, inst, at)) continue;
-        this.putInstance(tenant, id, attrIri, historyInstance(inst, at));
-      }
-    }
-    for (const attrIri in current) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      const after = next[attrIri] as AttrInstance[] | undefined;
-      for (const old of current[attrIri] as AttrInstance[]) {
-        if (after?.some((a) => a.datasetId === old.datasetId)) continue;
-        this.putInstance(tenant, id, attrIri, tombstone(old, at));
-      }
-    }
+    for (const { attrIri, instance } of w.instances) this.putInstance(tenant, id, attrIri, instance);
   }
 
   /** Writes the temporal entity and moves its type index entries from the old record's types to the new one's. */
@@ -310,7 +271,7 @@ export class EmbdbHistory implements History {
         const { deletedAt: _gone, ...kept } = rec;
         this.putRecord(tenant, rec, { ...kept, type, modifiedAt: at, ...(entity.scope !== undefined ? { scope: entity.scope } : {}) });
       }
-      for (const attrIri in attrs) for (const inst of attrs[attrIri]!) this.putInstance(tenant, entity.id, attrIri, historyInstance(inst, at));
+      for (const attrIri in attrs) for (const inst of attrs[attrIri]!) this.putInstance(tenant, entity.id, attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
       if (opts?.createTenant && tenant !== '' && this.tenants.get(tenant) === undefined) this.tenants.putSync(tenant, { createdAt: at });
       return rec === undefined;
     });
@@ -367,61 +328,7 @@ export class EmbdbHistory implements History {
   }
 }
 
-function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 function inWindow(iso: string, from: number, to: number): boolean {
   const t = Date.parse(iso);
   return t >= from && t < to;
-}
-
-function recordOf(e: StoredEntity): TemporalEntityRecord {
-  const rec: TemporalEntityRecord = { id: e.id, type: e.type, createdAt: e.createdAt, modifiedAt: e.modifiedAt };
-  if (e.scope !== undefined) rec.scope = e.scope;
-  return rec;
-}
-
-/** The instance as the history keeps it: its own identity, created and modified at the write's time. */
-function historyInstance(inst: AttrInstance, at: string): HistoryInstance {
-  return { ...inst, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at };
-}
-
-/** seed 001 importer behaviour 4: a deletion is the attribute's type, value `urn:ngsi-ld:null` and deletedAt. */
-function tombstone(old: AttrInstance, at: string): HistoryInstance {
-  const t: HistoryInstance = { type: old.type, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at, deletedAt: at };
-  t[VALUE_MEMBER[old.type]] = NGSI_LD_NULL;
-  if (old.datasetId !== undefined) t.datasetId = old.datasetId;
-  return t;
-}
-
-/**
- * An instance the write left alone: the same object (the mutation kept it), or the same modifiedAt when that is not
- * the write's own time (a write stamps every instance it touches with its time).
- */
-function unchanged(old: AttrInstance, inst: AttrInstance, at: string): boolean {
-  return old === inst || (inst.modifiedAt !== undefined && inst.modifiedAt === old.modifiedAt && inst.modifiedAt !== at);
-}
-
-/**
- * A replace (PUT) is not told apart by the mutation, so it is recognised by its effect: a type removed (only a
- * replace removes types), or every instance new (createdAt at the write's time) over an entity that had attributes.
- */
-function isReplacement(current: StoredEntity, next: StoredEntity): boolean {
-  if (current.type.some((t) => !next.type.includes(t))) return true;
-  let hadAttrs = false;
-  for (const attrIri in current) if (!ENTITY_CORE_MEMBERS.has(attrIri)) { hadAttrs = true; break; }
-  if (!hadAttrs) return false;
-  let any = false;
-  for (const attrIri in next) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    for (const inst of next[attrIri] as AttrInstance[]) {
-      if (inst.createdAt !== next.modifiedAt) return false;
-      any = true;
-    }
-  }
-  return any;
 }
