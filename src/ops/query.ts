@@ -18,6 +18,7 @@ import type { OpHandler, OpResult } from './op.js';
 import { renderOptions, type RenderOptions } from './render-options.js';
 import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
+import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
@@ -86,8 +87,10 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
 }
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
-  if (sel.selectors.length === 0 && sel.attrs === undefined && sel.q === undefined && sel.geo === undefined)
-    throw badRequest('a query needs at least one of type, id, idPattern, attrs, q or a geo-query');
+  // CIM 009 §6.4.3.2: local=true (no distributed operation) asks for the local entities, a selection on its own.
+  const local = boolParam(req, 'local');
+  if (!local && sel.selectors.length === 0 && sel.attrs === undefined && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a query needs at least one of type, id, idPattern, attrs, q, a geo-query or local=true');
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));

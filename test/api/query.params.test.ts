@@ -216,10 +216,19 @@ t.test('count=true with limit=0 answers only the count', async (t) => {
   t.notOk((await get('type=Car')).headers.get('ngsild-results-count'), 'no count unless asked');
 });
 
-t.test('local=true is accepted (this broker answers from its own store only)', async (t) => {
+t.test('local=true is accepted (this broker answers from its own store only) and is a selection on its own', async (t) => {
   const r = await get('type=Car&local=true');
   t.equal(r.status, 200, r.text);
   t.same(ids(r), [P1, P2]);
+  const all = await get('local=true&count=true');
+  t.equal(all.status, 200, all.text);
+  t.same(ids(all), [P1, P2, P3, P4].sort(), 'every local entity');
+  t.equal(all.headers.get('ngsild-results-count'), '4');
+  t.same(ids(await post({ type: 'Query' }, '?local=true')), [P1, P2, P3, P4].sort(), 'POST query too');
+  t.equal((await get('local=false')).status, 400, 'local=false is no selection');
+  const bad = await get('type=Car&local=maybe');
+  t.equal(bad.status, 400, 'local is true or false');
+  t.equal(bad.json.type, `${ERR}BadRequestData`);
 });
 
 t.test('expandValues: the q values of the attributes listed are expanded with the @context before comparing', async (t) => {
