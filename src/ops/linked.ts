@@ -76,13 +76,15 @@ function listText(body: Record<string, unknown> | undefined, name: string): stri
  * The ids a stored entity's Relationships and ListRelationships point to, per attribute IRI, in order: every
  * instance of a multi-attribute (§4.5.5, one per datasetId) and every element of an objectList.
  */
-function relationshipTargets(entity: StoredEntity): Map<string, string[]> {
+function relationshipTargets(entity: StoredEntity, shown?: Projection): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const key in entity) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
     const instances = entity[key];
     if (!Array.isArray(instances)) continue;
+    if (shown !== undefined && !attributeShown(key, shown)) continue;
     for (const inst of instances as AttrInstance[]) {
+      if (shown?.opts.datasetId !== undefined && !shown.opts.datasetId.has(inst.datasetId ?? '@none')) continue;
       let objects: unknown[];
       if (inst.type === 'Relationship') objects = Array.isArray(inst.object) ? inst.object : inst.object === undefined ? [] : [inst.object];
       else if (inst.type === 'ListRelationship') objects = (inst.objectList ?? []).map(listObject);
@@ -93,6 +95,20 @@ function relationshipTargets(entity: StoredEntity): Map<string, string[]> {
     }
   }
   return out;
+}
+
+/** The projections of the answer (attrs, pick, omit, datasetId): join=flat follows only what the answer shows. */
+interface Projection {
+  opts: RenderOptions;
+  compact: (iri: string) => string;
+}
+
+function attributeShown(attrIri: string, p: Projection): boolean {
+  const { attrs, pick, omit } = p.opts;
+  if (attrs !== undefined && !attrs.has(attrIri)) return false;
+  if (pick === undefined && omit === undefined) return true;
+  const name = p.compact(attrIri);
+  return pick !== undefined ? pick.has(name) : !omit!.has(name);
 }
 
 /** An objectList element as stored ({object}) or as rendered in keyValues (the id itself). */
@@ -131,19 +147,21 @@ class LinkedReader {
  */
 export async function flatLinked(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<Record<string, unknown>[]> {
   const linkedOpts = unprojected(opts);
-  return (await linkedEntities(req, ctx, primaries, join)).map((e) => renderEntity(e, req.context, linkedOpts));
+  return (await linkedEntities(req, ctx, primaries, join, opts)).map((e) => renderEntity(e, req.context, linkedOpts));
 }
 
 /** The entities join=flat adds, in the order they are met (breadth first). */
-async function linkedEntities(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions): Promise<StoredEntity[]> {
+async function linkedEntities(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<StoredEntity[]> {
   const reader = new LinkedReader(req, ctx);
+  // The primaries are rendered with the request's projections, the linked entities without.
+  const shown: Projection = { opts, compact: (iri) => req.context.compactIri(iri) };
   const included = new Set<string>([...join.containedBy, ...primaries.map((e) => e.id)]);
   const out: StoredEntity[] = [];
   let frontier: readonly StoredEntity[] = primaries;
   for (let hop = 0; hop < join.level && frontier.length > 0; hop++) {
     const next: StoredEntity[] = [];
     for (const e of frontier) {
-      for (const ids of relationshipTargets(e).values()) {
+      for (const ids of relationshipTargets(e, hop === 0 ? shown : undefined).values()) {
         for (const id of ids) {
           if (included.has(id)) continue;
           included.add(id);
@@ -173,7 +191,7 @@ export async function joinedFeatures(req: LdRequest, ctx: WorkerContext, primari
   if (join.mode === 'flat') {
     for (const e of primaries) features.push(renderGeoJson(e, req.context, opts));
     const linkedOpts = { ...unprojected(opts), geometryProperty: opts.geometryProperty };
-    for (const e of await linkedEntities(req, ctx, primaries, join)) features.push(renderGeoJson(e, req.context, linkedOpts));
+    for (const e of await linkedEntities(req, ctx, primaries, join, opts)) features.push(renderGeoJson(e, req.context, linkedOpts));
     return features;
   }
   for (const e of primaries) {

@@ -158,3 +158,13 @@ t.test('GeoJSON with join=inline: the Feature\'s properties carry the linked ent
   t.equal(q.json.features.length, 1, 'inline adds no Feature');
   t.same(q.json.features[0].properties.stops.entityList.map((e: any) => e.id), [S2, S1]);
 });
+
+t.test('join=flat follows only the Relationships the answer shows (attrs, pick, omit, datasetId)', async (t) => {
+  const ids = async (q: string) => (await get(`/entities/${R}?join=flat&${q}`)).json.map((e: any) => e.id).sort();
+  t.same(await ids('attrs=depot&datasetId=urn:ngsi-ld:Dataset:planned'), [R, S2], 'only the planned depot');
+  t.same(await ids('attrs=depot'), [R, S1, S2].sort(), 'both depot instances');
+  t.same(await ids('pick=id,type'), [R], 'no Relationship shown, none followed');
+  t.same(await ids('omit=stops,depot'), [R]);
+  t.same(await ids('attrs=depot&datasetId=@none&joinLevel=2'), [R, S1].sort(), 'the linked entities are followed whole: North links nowhere');
+  t.same(await ids('attrs=depot&datasetId=urn:ngsi-ld:Dataset:planned&joinLevel=2'), [R, S1, S2].sort(), 'South links on to North');
+});
