@@ -1,0 +1,73 @@
+// embdb queries by type read only what they return (issue 3, "Store and speed"): count=true comes from the type's
+// count index or its own index keys, never from entities of other types, and limit=0 reads no entity at all.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+
+const NS = 'https://example.org/ns/';
+const A = NS + 'A';
+const B = NS + 'B';
+const C = NS + 'C';
+const T0 = '2026-01-01T00:00:00Z';
+const N_A = 25;
+const N_B = 3000;
+
+function entity(typeIri: string, k: number): StoredEntity {
+  return { id: `urn:ngsi-ld:${typeIri.slice(NS.length)}:${k}`, type: [typeIri], createdAt: T0, modifiedAt: T0, [NS + 'n']: [{ type: 'Property', value: k }] };
+}
+
+/** The entity reads of the store, counted by wrapping its entities database (a private member: test-only access). */
+interface ReadableDb { get: (key: unknown) => unknown; getRange: (opts?: unknown) => Iterable<{ value: unknown }> }
+
+async function setup(t: { teardown: (fn: () => void | Promise<void>) => void }): Promise<{ store: EmbdbStore; reads: () => number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-count-'));
+  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const all = [...Array.from({ length: N_A }, (_, k) => entity(A, k)), ...Array.from({ length: N_B }, (_, k) => entity(B, k)), entity(C, 0)];
+  await store.mutateEntities('', all.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })));
+  const db = (store as unknown as { entities: ReadableDb }).entities;
+  let count = 0;
+  const get = db.get.bind(db);
+  const getRange = db.getRange.bind(db);
+  db.get = (key) => { count++; return get(key); };
+  db.getRange = (opts) => {
+    const range = getRange(opts);
+    return { *[Symbol.iterator]() { for (const entry of range) { count++; yield entry; } } };
+  };
+  return { store, reads: () => count };
+}
+
+t.test('count=true of one type reads only the entities of the page, none of the other types', async (t) => {
+  const { store, reads } = await setup(t);
+  const page = await store.queryEntities('', { typeIris: [A], limit: 10, offset: 0, count: true });
+  t.equal(page.count, N_A);
+  t.equal(page.entities.length, 10);
+  t.equal(reads(), 10, 'ten entities read for a page of ten');
+});
+
+t.test('limit=0 with count=true answers only the count and reads no entity', async (t) => {
+  const { store, reads } = await setup(t);
+  t.same(await store.queryEntities('', { typeIris: [A], limit: 0, offset: 0, count: true }), { entities: [], count: N_A });
+  t.same(await store.queryEntities('', { typeIris: [A, C], limit: 0, offset: 0, count: true }), { entities: [], count: N_A + 1 });
+  t.equal(reads(), 0);
+});
+
+t.test('a query by type with a filter and count=true reads the entities of that type only', async (t) => {
+  const { store, reads } = await setup(t);
+  const even = (e: StoredEntity): boolean => ((e[NS + 'n'] as Array<{ value: number }>)[0]!.value % 2) === 0;
+  const page = await store.queryEntities('', { typeIris: [A], filter: even, limit: 5, offset: 0, count: true });
+  t.equal(page.count, Math.ceil(N_A / 2));
+  t.equal(page.entities.length, 5);
+  t.equal(reads(), N_A, `the ${N_A} A entities are tested, none of the ${N_B} B`);
+});
+
+t.test('an offset past the first page skips index keys, not entities', async (t) => {
+  const { store, reads } = await setup(t);
+  const page = await store.queryEntities('', { typeIris: [B], limit: 20, offset: 2000, count: true });
+  t.equal(page.count, N_B);
+  t.equal(page.entities.length, 20);
+  t.equal(reads(), 20);
+});
