@@ -12,6 +12,8 @@ const n = (count: number): number => Math.max(10, Math.round(count * SIZE));
 const BENCH_N = n(100_000);
 const GEO_N = n(10_000);
 const PARALLEL = 4;
+/** A progress line every this many entities seeded (a 1M top-up prints ten). */
+const PROGRESS_EVERY = 100_000;
 
 function entity(type: string, k: number, geo: boolean): Record<string, unknown> {
   const e: Record<string, unknown> = {
@@ -25,15 +27,23 @@ function entity(type: string, k: number, geo: boolean): Record<string, unknown> 
   return e;
 }
 
-/** Upserts entities `from`..`to`-1 of `type` in batches, a few requests in flight. */
+/** Upserts entities `from`..`to`-1 of `type` in batches, a few requests in flight, printing progress on large seeds. */
 async function seedRange(baseUrl: string, type: string, from: number, to: number, geo = false): Promise<void> {
   const starts: number[] = [];
   for (let i = from; i < to; i += BATCH) starts.push(i);
+  const started = Date.now();
+  let done = from;
   for (let i = 0; i < starts.length; i += PARALLEL) {
     await Promise.all(starts.slice(i, i + PARALLEL).map((s) => {
       const body = JSON.stringify(Array.from({ length: Math.min(BATCH, to - s) }, (_, j) => entity(type, s + j, geo)));
       return expectStatus(`seeding ${type} ${s}..`, send(baseUrl, 'POST', `${NGSI}/entityOperations/upsert`, body, JSON_HEADERS), [201, 204]);
     }));
+    const before = done;
+    done = Math.min(to, (starts[i + PARALLEL] ?? to));
+    if (Math.floor(done / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY) || (done === to && to - from >= PROGRESS_EVERY)) {
+      const s = (Date.now() - started) / 1000;
+      process.stdout.write(`    seeded ${type} ${done.toLocaleString('en')} / ${to.toLocaleString('en')} (${s.toFixed(1)} s, ${Math.round((done - from) / s).toLocaleString('en')} entities/s)\n`);
+    }
   }
 }
 

@@ -2,14 +2,15 @@
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import {
-  addToAttrStats, addToTypeStats, entitySignature, sameSignature,
+  entitySignature,
   type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityPage, type EntityQuery,
-  type EntitySignature, type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
+  type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { docKey, entityKey, entityPrefix } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import type { IndexedDbs } from './index-rebuild.js';
+import { StatsBatch } from './stats-batch.js';
 
 /** Discovery counts: `[tenant, IRI]` in the typeStats and attrStats databases (array keys, as typeIds). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -76,8 +77,10 @@ export class EmbdbStore implements Store {
     this.meta = this.env.openDB<number, string>({ name: 'meta' });
     this.typeIds = this.env.openDB<null, [string, string, string]>({ name: 'typeIds' });
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
-    this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ name: 'typeStats' });
-    this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ name: 'attrStats' });
+    // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
+    const mapOptions = { useRecords: false };
+    this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ name: 'typeStats', ...mapOptions });
+    this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ name: 'attrStats', ...mapOptions });
     this.docs = this.env.openDB<DocRecord, string>({ name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ name: 'docOrder' });
     this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
@@ -129,25 +132,33 @@ export class EmbdbStore implements Store {
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
-    return this.write(() => this.applyMutation(tenant, id, mutation, opts));
+    return this.write(() => {
+      const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const result = this.applyMutation(tenant, id, mutation, stats, opts);
+      stats.flush();
+      return result;
+    });
   }
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
     return this.write(() => {
+      // A failing entry throws before it writes anything, so the batch's counts hold the successful entries only.
+      const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
         try {
-          outcomes.push({ ok: true, result: this.applyMutation(tenant, item.id, item.mutation, opts) });
+          outcomes.push({ ok: true, result: this.applyMutation(tenant, item.id, item.mutation, stats, opts) });
         } catch (error) {
           outcomes.push({ ok: false, error });
         }
       }
+      stats.flush();
       return outcomes;
     });
   }
 
   /** Inside a write transaction: read, compute, then write entity, type index and tenant together. */
-  private applyMutation<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): R {
+  private applyMutation<R>(tenant: string, id: string, mutation: Mutation<R>, stats: StatsBatch, opts?: MutateOptions): R {
     const key = entityKey(tenant, id);
     const current = this.entities.get(key);
     const { next, result } = mutation(current);
@@ -156,7 +167,7 @@ export class EmbdbStore implements Store {
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeIds.removeSync([tenant, t, id]);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeIds.putSync([tenant, t, id], null);
-    this.updateStats(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
+    stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) {
       if (current !== undefined) this.entities.removeSync(key);
     } else {
@@ -166,28 +177,6 @@ export class EmbdbStore implements Store {
     }
     this.history?.recordWrite(tenant, id, current, next);
     return result;
-  }
-
-  /** Inside the write transaction: moves the discovery counts from the old signature to the new one. */
-  private updateStats(tenant: string, before: EntitySignature | undefined, after: EntitySignature | undefined): void {
-    if (before !== undefined && after !== undefined && sameSignature(before, after)) return;
-    const types = new Map<string, TypeStat>();
-    const attrs = new Map<string, AttrStat>();
-    for (const sig of [before, after]) {
-      if (sig === undefined) continue;
-      for (const t of sig.types) if (!types.has(t)) { const v = this.typeStatDb.get(statKey(tenant, t)); if (v !== undefined) types.set(t, v); }
-      for (const [a] of sig.attrs) if (!attrs.has(a)) { const v = this.attrStatDb.get(statKey(tenant, a)); if (v !== undefined) attrs.set(a, v); }
-    }
-    if (before !== undefined) { addToTypeStats(types, before, -1); addToAttrStats(attrs, before, -1); }
-    if (after !== undefined) { addToTypeStats(types, after, 1); addToAttrStats(attrs, after, 1); }
-    for (const [t, v] of types) {
-      if (v.count <= 0) this.typeStatDb.removeSync(statKey(tenant, t));
-      else this.typeStatDb.putSync(statKey(tenant, t), v);
-    }
-    for (const [a, v] of attrs) {
-      if (v.count <= 0) this.attrStatDb.removeSync(statKey(tenant, a));
-      else this.attrStatDb.putSync(statKey(tenant, a), v);
-    }
   }
 
   async typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]> {
