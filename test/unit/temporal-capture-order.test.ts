@@ -9,9 +9,9 @@ import type { StoredEntity } from '../../src/store/contract.js';
 
 const A = 'https://example.org/a';
 
-t.test('a write stamped earlier than the latest instance but committed later is the latest in history', async (t) => {
+for (const lockPrefer of ['writes', 'reads'] as const) t.test(`a write stamped earlier than the latest instance but committed later is the latest in history (dbLockPrefer ${lockPrefer})`, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-order-'));
-  const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer: 'writes', troe: 'embdb' });
+  const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer, troe: 'embdb' });
   t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
   const id = 'urn:ngsi-ld:T:1';
   const write = (value: number, at: string) => store.mutateEntity('', id, (cur: StoredEntity | undefined) => {
@@ -31,4 +31,14 @@ t.test('a write stamped earlier than the latest instance but committed later is 
   t.same(all.attrs[A]!.map((i) => i.value), [1, 2, 3, 4, 5], 'instances in commit order');
   t.same(all.attrs[A]!.map((i) => i.createdAt.slice(-5)), ['.005Z', '.009Z', '.009Z', '.009Z', '.009Z'], 'a late commit takes the latest time');
   t.equal(new Set(all.attrs[A]!.map((i) => i.instanceId)).size, 5, 'instanceIds stay distinct');
+  // Two writes of one attribute in one transaction (a batch): the second sees the first's instance.
+  const both = await store.mutateEntities('', [3, 4].map((v) => ({ id, mutation: (cur: StoredEntity | undefined) => {
+    const at = '2024-01-01T00:00:00.001Z';
+    const next: StoredEntity = { id, type: ['https://example.org/T'], createdAt: cur?.createdAt ?? at, modifiedAt: at };
+    next[A] = [{ type: 'Property', value: v * 10, createdAt: at, modifiedAt: at }];
+    return { next, result: undefined };
+  } })));
+  t.equal(both.length, 2);
+  const latest = await store.history!.instances('', id, { lastN: 2, limit: 10 });
+  t.same(latest.attrs[A]!.map((i) => i.value), [30, 40], 'batch entries in their order, after the earlier ones');
 });

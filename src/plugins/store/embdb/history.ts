@@ -104,9 +104,12 @@ export class EmbdbHistory implements History {
    * instance takes the latest one's time when that is later (a few ms at most) and an instanceId sorting after it.
    */
   private putInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance, sequenced = true): void {
+    // An instance replaced in place (sequenced false) belongs to an attribute the list already holds.
+    let listed = !sequenced;
     if (sequenced) {
       const ms = Date.parse(h.createdAt);
       for (const k of this.inst.getKeys({ start: [tenant, id, attrIri, MAX_T], end: [tenant, id, attrIri, MIN_T], reverse: true, limit: 1 })) {
+        listed = true;
         const lastMs = k[3] as number;
         if (lastMs < ms) break;
         if (lastMs > ms) {
@@ -121,7 +124,7 @@ export class EmbdbHistory implements History {
     const ms = Date.parse(h.createdAt);
     this.inst.putSync([tenant, id, attrIri, ms, h.instanceId], h);
     if (typeof h.observedAt === 'string') this.observed.putSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId], ms);
-    if (this.attrs.get([tenant, id, attrIri]) === undefined) this.attrs.putSync([tenant, id, attrIri], null);
+    if (!listed) this.attrs.putSync([tenant, id, attrIri], null);
   }
 
   private removeInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance): void {
