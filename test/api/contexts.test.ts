@@ -289,3 +289,11 @@ t.test('Hosted @contexts belong to the tenant they were added in; Cached, Implic
   t.equal(nowhere.status, 404, 'a tenant that does not exist keeps no @context');
   t.equal(nowhere.json.type, `${ERR}NonexistentTenant`);
 });
+
+t.test('POST /jsonldContexts of a context naming a URL the broker cannot obtain is 503 LdContextNotAvailable, nothing kept', async (t) => {
+  const before = (await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length;
+  const r = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': ['http://127.0.0.1:1/unreachable.jsonld', { X: 'https://example.org/X' }] } });
+  t.equal(r.status, 503, r.text);
+  t.equal(r.json.type, `${ERR}LdContextNotAvailable`);
+  t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length, before);
+});
