@@ -38,11 +38,19 @@ export function requestBrokerUrl(req: LdRequest, config: BrokerConfig): string {
 
 /** Separates the tenant from the id in the local id of a Hosted @context added in a tenant other than the default. */
 const TENANT_SEPARATOR = '~';
+/** A tenant name as the tenant step accepts it (CIM 009 §4.14; lower-case, see tenant-step.ts). */
+const TENANT_NAME = /^[a-z0-9_-]{1,50}$/;
 
-/** The tenant whose collection keeps the @context of this local id ('' for the default tenant and shared ones). */
+/**
+ * The tenant whose collection keeps the @context of this local id ('' for the default tenant and shared ones). A
+ * prefix that is no tenant name (the ids come from clients) is no tenant either: such an id is looked up, and not
+ * found, in the default tenant.
+ */
 export function tenantOfLocalId(localId: string): string {
   const at = localId.indexOf(TENANT_SEPARATOR);
-  return at > 0 ? localId.slice(0, at) : '';
+  if (at <= 0) return '';
+  const tenant = localId.slice(0, at);
+  return TENANT_NAME.test(tenant) ? tenant : '';
 }
 
 /**

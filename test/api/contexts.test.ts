@@ -285,6 +285,11 @@ t.test('Hosted @contexts belong to the tenant they were added in; Cached, Implic
   const gone = await call(broker, 'GET', `${NGSI}/entities?type=Plant`, { headers: { ...tenantHeaders('alpha'), Link: link } });
   t.equal(gone.status, 503, 'a Link to it no longer resolves');
 
+  for (const id of ['..%2Fx~1', 'ALPHA~1', '~1', `${'a'.repeat(60)}~1`, `alpha~${loc.split('~').pop()}`]) {
+    const r = await call(broker, 'GET', `${NGSI}/jsonldContexts/${id}`);
+    t.equal(r.status, 404, `${id}: a made-up or deleted id is 404 (${r.text})`);
+  }
+
   const nowhere = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { X: 'https://example.org/X' } }, headers: tenantHeaders('nosuchtenant') });
   t.equal(nowhere.status, 404, 'a tenant that does not exist keeps no @context');
   t.equal(nowhere.json.type, `${ERR}NonexistentTenant`);
