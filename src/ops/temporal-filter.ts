@@ -11,9 +11,9 @@ import type { TemporalQuery } from '../ngsild/temporal/temporal-query.js';
 import type { History, HistoryInstance, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../store/contract.js';
 
 /**
- * The bound on a filtered query's work (documented in README): the instances one request may read from the history
- * to judge q and geo-queries. A request that needs more is refused with 403 TooManyResults, never answered from a
- * part of the history; a narrower time window, selection or page (without count) needs fewer.
+ * The bound on a filtered query's work (documented in README): the entities judged plus the instances read from the
+ * history to judge q and geo-queries, in one request. A request that needs more is refused with 403 TooManyResults,
+ * never answered from a part of the history; a narrower time window, selection or page (without count) needs fewer.
  */
 export const HISTORY_FILTER_BUDGET = 200_000;
 /** Instances read just before the window, per attribute, to carry its state in: the latest per datasetId of them. */
@@ -50,6 +50,7 @@ export function compileHistoryFilter(spec: HistoryFilterSpec, tq: TemporalQuery,
   const window: TimeWindow | undefined = tq.window === undefined ? undefined : { ...tq.window, timeproperty: prop };
   const timeOf = (inst: HistoryInstance): number => Date.parse(instanceTime(inst, prop));
   return async (h, tenant, rec, budget) => {
+    budget.spendOne();
     const inside = await h.instances(tenant, rec.id, { attrs: attrList, window, limit: budget.left + 1 });
     budget.spend(inside);
     let before: Record<string, HistoryInstance[]> = {};
@@ -66,6 +67,11 @@ export function compileHistoryFilter(spec: HistoryFilterSpec, tq: TemporalQuery,
 export class Budget {
   left = HISTORY_FILTER_BUDGET;
 
+  /** One entity judged: its reads cost even when they find nothing. */
+  spendOne(): void {
+    if (--this.left < 0) this.refuse();
+  }
+
   spend(page: { attrs: Record<string, HistoryInstance[]>; truncated: string[] }): void {
     if (page.truncated.length > 0) this.refuse();
     for (const attrIri in page.attrs) this.left -= page.attrs[attrIri]!.length;
@@ -74,7 +80,7 @@ export class Budget {
 
   private refuse(): never {
     throw new LdError('TooManyResults',
-      `q or the geo-query would read more than ${HISTORY_FILTER_BUDGET} instances of history: narrow the time window or the selection`);
+      `q or the geo-query would judge entities and read instances of history past ${HISTORY_FILTER_BUDGET}: narrow the time window or the selection`);
   }
 }
 

@@ -1,5 +1,5 @@
-// The documented bound on the work of q / geo-queries on the history: a request that would read more instances than
-// HISTORY_FILTER_BUDGET is refused with TooManyResults, never judged on part of the history.
+// The documented bound on the work of q / geo-queries on the history: a request that would judge entities and read
+// instances past HISTORY_FILTER_BUDGET is refused with TooManyResults, never judged on part of the history.
 import t from 'tap';
 import { Budget, HISTORY_FILTER_BUDGET } from '../../src/ops/temporal-filter.js';
 import { LdError } from '../../src/ngsild/problem.js';
@@ -23,4 +23,9 @@ t.test('going past the budget, or a page the history truncated, is TooManyResult
   };
   t.equal(kindOf(() => b.spend({ attrs: { a: some(4) }, truncated: [] })), 'TooManyResults');
   t.equal(kindOf(() => new Budget().spend({ attrs: { a: some(1) }, truncated: ['a'] })), 'TooManyResults');
+  const c = new Budget();
+  c.left = 2;
+  c.spendOne();
+  c.spendOne();
+  t.equal(kindOf(() => c.spendOne()), 'TooManyResults', 'each entity judged counts, even with no instance');
 });
