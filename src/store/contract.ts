@@ -272,7 +272,11 @@ export interface History {
   entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
   instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
 
-  /** Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true). */
+  /**
+   * Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true).
+   * `opts.createTenant`: a history inside the store registers the tenant in the same transaction; the tenant
+   * registry is the store's, so a history beside it (tsdb) cannot, and its caller must register the tenant there.
+   */
   addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
     at: string, opts?: MutateOptions): Promise<boolean>;
   /** Removes the whole temporal representation; false when there is none. */
