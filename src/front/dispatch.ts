@@ -1,7 +1,7 @@
 // The front's request path (ARCHITECTURE.md steps 1 to 4 and 12): route lookup, authenticate, 404/405/415,
 // body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never touches the store.
 import { lookupRoute } from './router.js';
-import { BODY_OPS, CONTEXT_OPS, LdOp } from './routes.js';
+import { BODY_OPS, LdOp } from './routes.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
 import type { PipelineRunner } from './pool.js';
@@ -74,7 +74,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
       accept: ex.header('accept'),
       link: ex.header('link'),
       tenant: ex.header('ngsild-tenant'),
-      host: CONTEXT_OPS.has(op) ? ex.header('host') : undefined,
+      host: ex.header('host'),
       all: deps.auth !== undefined ? ex.allHeaders() : undefined,
     },
     body,

@@ -50,9 +50,6 @@ export const BODY_OPS: ReadonlySet<LdOp> = new Set([
   LdOp.CreateContext, LdOp.UpdateEntityMap,
 ]);
 
-/** The @context management operations (CIM 009 §5.13), which answer with URLs built from the request's Host. */
-export const CONTEXT_OPS: ReadonlySet<LdOp> = new Set([LdOp.CreateContext, LdOp.ListContexts, LdOp.RetrieveContext, LdOp.DeleteContext]);
-
 /** Operations that may create a tenant (CIM 009 §4.14: a tenant is created by a creating operation). */
 export const CREATING_OPS: ReadonlySet<LdOp> = new Set([
   LdOp.CreateEntity, LdOp.BatchCreate, LdOp.BatchUpsert, LdOp.CreateSubscription, LdOp.CreateRegistration,

@@ -36,6 +36,17 @@ export function requestBrokerUrl(req: LdRequest, config: BrokerConfig): string {
   return host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : brokerUrlOf(config);
 }
 
+/**
+ * A URL of a @context the broker serves (an ImplicitlyCreated one in a Link header), as the client can reach it: the
+ * resolver names it with the configured address, which behind a proxy, a port mapping or `--host 0.0.0.0` is not
+ * the one the client used. Any other URL is answered as it is.
+ */
+export function servedUrl(req: LdRequest, config: BrokerConfig, url: string): string {
+  if (!url.includes(HOSTED_PATH)) return url;
+  const configured = brokerUrlOf(config);
+  return url.startsWith(configured + HOSTED_PATH) ? requestBrokerUrl(req, config) + url.slice(configured.length) : url;
+}
+
 /** Separates the tenant from the id in the local id of a Hosted @context added in a tenant other than the default. */
 const TENANT_SEPARATOR = '~';
 /** A tenant name as the tenant step accepts it (CIM 009 §4.14; lower-case, see tenant-step.ts). */

@@ -11,6 +11,7 @@ import { resolveRequestContext } from './context-step.js';
 import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
 import type { AuthRefusal } from './auth-step.js';
+import { servedUrl } from '../ops/contexts.js';
 
 const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
 const encoder = new TextEncoder();
@@ -34,7 +35,7 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
     const handler = handlers.get(req.op);
     if (handler === undefined)
       throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);
-    const result = render(req, await handler(req, ctx));
+    const result = render(req, ctx, await handler(req, ctx));
     if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ op: ldOpName(req.op), path: req.path, status: result.status }, 'request');
     return result;
   } catch (error) {
@@ -44,7 +45,7 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
   }
 }
 
-function render(req: LdRequest, result: OpResult): PipelineResult {
+function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineResult {
   const headers = result.headers ?? [];
   if (result.body === undefined) return { status: result.status, headers, body: null };
   let body: unknown = result.body;
@@ -55,7 +56,7 @@ function render(req: LdRequest, result: OpResult): PipelineResult {
       body = withContextMember(body, req.context.contextValue);
     } else {
       if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
-      headers.push('Link', formatLinkHeader(req.context.linkUrl));
+      headers.push('Link', formatLinkHeader(servedUrl(req, ctx.config, req.context.linkUrl)));
     }
   }
   headers.push('Content-Type', contentType);

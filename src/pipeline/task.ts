@@ -8,7 +8,7 @@ export interface TaskHeaders {
   accept?: string;
   link?: string;
   tenant?: string;
-  /** Host, only for the @context management operations, which build URLs of the contexts they serve. */
+  /** Host: URLs of the @contexts the broker serves are built from it (ops/contexts.ts). */
   host?: string;
   /** Every header, only when an auth plugin may ask for any of them. */
   all?: Record<string, string>;

@@ -170,6 +170,7 @@ t.test('an inline request @context is kept as ImplicitlyCreated and linked from 
   t.equal(q.json[0].type, 'Boat');
   const link = /<([^>]+)>/.exec(q.headers.get('link') ?? '')?.[1] ?? '';
   t.match(link, /\/ngsi-ld\/v1\/jsonldContexts\/implicit-/, 'the Link names a context the broker keeps');
+  t.ok(link.startsWith(`${broker.url}/ngsi-ld/v1/jsonldContexts/`), `the Link names the address the client used (${link})`);
   const path = new URL(link).pathname;
   let served: any;
   for (let i = 0; i < 50; i++) {
@@ -210,18 +211,28 @@ t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   t.equal((await call(b, 'GET', `${NGSI}/entities/urn:ngsi-ld:Kept:1`)).json.type, 'https://example.org/Kept');
 });
 
-/** A GET with a chosen Host header (fetch may not set Host). */
-function getWithHost(path: string, host: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+/** A request with a chosen Host header (fetch may not set Host). */
+function withHost(method: string, path: string, host: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; json: any; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const r = httpRequest({ host: '127.0.0.1', port: broker.port, path, method: 'GET', headers: { ...headers, host } }, (res) => {
+    const r = httpRequest({ host: '127.0.0.1', port: broker.port, path, method, headers: { ...headers, host } }, (res) => {
       let text = '';
       res.on('data', (d) => { text += String(d); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text === '' ? undefined : JSON.parse(text), headers: res.headers }));
     });
     r.on('error', reject);
-    r.end();
+    r.end(body);
   });
 }
+const getWithHost = (path: string, host: string, headers: Record<string, string> = {}) => withHost('GET', path, host, headers);
+
+t.test('the Link to an ImplicitlyCreated @context names the host the client used (proxy, port mapping, --host 0.0.0.0)', async (t) => {
+  const body = JSON.stringify({ type: 'Query', entities: [{ type: 'Skiff' }], '@context': { Skiff: 'https://example.org/Skiff' } });
+  const r = await withHost('POST', `${NGSI}/entityOperations/query`, 'gateway.example.org:8080', { 'content-type': 'application/ld+json', accept: 'application/json' }, body);
+  t.equal(r.status, 200, JSON.stringify(r.json));
+  t.match(String(r.headers.link), /^<http:\/\/gateway\.example\.org:8080\/ngsi-ld\/v1\/jsonldContexts\/implicit-[^>]+>/);
+  const core = await withHost('GET', `${NGSI}/entities?type=Skiff`, 'gateway.example.org:8080');
+  t.match(String(core.headers.link), /^<https:\/\/uri\.etsi\.org\/ngsi-ld\/v1\/ngsi-ld-core-context/, 'the core context keeps its own URL');
+});
 
 t.test('the URLs listed are built from the request\'s Host (behind a proxy or a port mapping), else the configured address', async (t) => {
   const loc = await addHosted({ Proxied: 'https://example.org/Proxied' });
