@@ -186,7 +186,7 @@ t.test('format and options choose normalized, concise or keyValues; conflicting 
   const conc = await get(`id=${P1}&format=concise&attrs=owner,speed`);
   t.same(conc.json[0].owner, { object: 'urn:ngsi-ld:Person:alice' });
   t.same(conc.json[0].speed, { value: 10, observedAt: '2024-03-01T10:00:00Z', accuracy: 0.5 });
-  t.same((await get(`id=${P4}&format=normalized&options=keyValues`)).json[0].speed, { type: 'Property', value: 5 }, 'format wins over options (§6.3.7)');
+  t.same((await get(`id=${P4}&format=normalized&options=keyValues`)).json[0].speed, { type: 'Property', value: 5 }, 'format wins over options');
   for (const bad of ['options=keyValues,concise', 'format=compact', 'options=sideways', 'format=']) {
     const r = await get(`id=${P4}&${bad}`);
     t.equal(r.status, 400, `${bad}: ${r.text}`);
