@@ -65,14 +65,14 @@ export class Delivery {
       try {
         url = new URL(due.uri);
       } catch {
-        this.report({ due, ok: false, sent: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
+        this.tell({ due, ok: false, sent: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
         return;
       }
       ep = { url, lanes: Array.from({ length: LANES }, () => ({ items: [], head: 0, busy: false })), queued: 0 };
       this.endpoints.set(due.uri, ep);
     }
     if (ep.queued >= this.queueMax) {
-      this.report({ due, ok: false, sent: false, at: new Date().toISOString(), reason: `endpoint queue full (${this.queueMax})` });
+      this.tell({ due, ok: false, sent: false, at: new Date().toISOString(), reason: `endpoint queue full (${this.queueMax})` });
       return;
     }
     ep.queued++;
@@ -97,19 +97,34 @@ export class Delivery {
 
   private async drain(ep: Endpoint, lane: Lane): Promise<void> {
     lane.busy = true;
-    while (lane.head < lane.items.length && !this.closed) {
-      const due = lane.items[lane.head]!;
-      lane.items[lane.head++] = undefined as unknown as DueNotification;
-      if (lane.head > 1024 && lane.head * 2 > lane.items.length) {
-        lane.items = lane.items.slice(lane.head);
-        lane.head = 0;
+    try {
+      while (lane.head < lane.items.length && !this.closed) {
+        const due = lane.items[lane.head]!;
+        lane.items[lane.head++] = undefined as unknown as DueNotification;
+        if (lane.head > 1024 && lane.head * 2 > lane.items.length) {
+          lane.items = lane.items.slice(lane.head);
+          lane.head = 0;
+        }
+        const outcome = await this.send(ep, due);
+        // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
+        ep.queued--;
+        this.tell(outcome);
       }
-      this.report(await this.send(ep, due));
-      ep.queued--;
+      lane.items = [];
+      lane.head = 0;
+    } finally {
+      // A lane left busy would never be drained again: every later notification of its order keys would wait forever.
+      lane.busy = false;
     }
-    lane.items = [];
-    lane.head = 0;
-    lane.busy = false;
+  }
+
+  /** A throwing report must not end the lane that called it. */
+  private tell(outcome: DeliveryOutcome): void {
+    try {
+      this.report(outcome);
+    } catch (e) {
+      this.log.error({ err: e, subscription: outcome.due.subscriptionId }, 'notification outcome cannot be recorded');
+    }
   }
 
   private poolFor(url: URL): Pool {
@@ -123,16 +138,17 @@ export class Delivery {
     return entry.pool;
   }
 
+  /** Never throws: whatever goes wrong building or sending the request is the notification's failure. */
   private async send(ep: Endpoint, due: DueNotification): Promise<DeliveryOutcome> {
     const at = new Date().toISOString();
-    // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
-    const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
-    const headers: Record<string, string> = {};
-    for (let i = 0; i < due.headers.length; i += 2) headers[due.headers[i]!.toLowerCase()] = due.headers[i + 1]!;
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeout);
     try {
+      // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
+      const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
+      const headers: Record<string, string> = {};
+      for (let i = 0; i < due.headers.length; i += 2) headers[due.headers[i]!.toLowerCase()] = due.headers[i + 1]!;
       const res = await this.poolFor(ep.url).request({
         method: 'POST',
         path: ep.url.pathname + ep.url.search,
