@@ -1,10 +1,20 @@
 // HTTP delivery of notifications (CIM 009 v1.8 §5.3.2 HTTP binding) on the notifier thread: one undici keep-alive
-// Pool per origin, one bounded queue per endpoint split in lanes by order key (a lane sends one at a time, so the
-// notifications of one subscription and entity keep their order), a timeout per request. A slow or dead receiver
-// only fills its own queue; what does not fit is a failure of its subscription, never memory.
+// Pool per origin, one bounded queue per endpoint split in lanes by order key, a timeout per request. A slow or
+// dead receiver only fills its own queue; what does not fit is a failure of its subscription, never memory.
+//
+// Order (issue 4: "notifications for one entity and subscription keep their order"). The order key is subscription
+// and entity; seq is the store's write sequence of the change (LMDB's transaction id), so for two writes A and B of
+// one entity where A committed before B, seq(A) < seq(B). A lane sends one notification at a time, its waiting
+// items of one order key sorted by seq (lane.ts), and it starts sending on the next event-loop turn (setImmediate),
+// so the notifications that arrived together are sorted before the first goes out. What is guaranteed: when A's
+// notification reaches the notifier before B's is sent, A's is sent (and answered) before B's. That holds for every
+// write that happens before another (B sent after A's response: A's worker posted before answering), and for
+// concurrent writes from several pipeline workers whose messages arrive within one turn or while the lane is busy.
+// What is not: a notification that arrives after a later one of its key already went out is sent late, not dropped.
 import { Pool } from 'undici';
 import type { Logger } from '../logger.js';
 import type { DueNotification } from './channel.js';
+import { Lane } from './lane.js';
 
 /** Due notifications one endpoint may hold (queued and in flight). */
 export const ENDPOINT_QUEUE_MAX = 10_000;
@@ -26,15 +36,9 @@ export interface DeliveryOutcome {
   reason?: string;
 }
 
-interface Lane {
-  items: DueNotification[];
-  head: number;
-  busy: boolean;
-}
-
 interface Endpoint {
   url: URL;
-  lanes: Lane[];
+  lanes: Lane<Endpoint>[];
   queued: number;
 }
 
@@ -48,6 +52,13 @@ export class Delivery {
   private readonly pools = new Map<string, PoolEntry>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  /** Lanes that start sending on the next turn (one setImmediate for all of them). */
+  private starting: Lane<Endpoint>[] = [];
+  private readonly startLanes = (): void => {
+    const lanes = this.starting;
+    this.starting = [];
+    for (const lane of lanes) void this.drain(lane);
+  };
 
   private readonly queueMax: number;
 
@@ -68,7 +79,9 @@ export class Delivery {
         this.tell({ due, ok: false, sent: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
         return;
       }
-      ep = { url, lanes: Array.from({ length: LANES }, () => ({ items: [], head: 0, busy: false })), queued: 0 };
+      const created: Endpoint = { url, lanes: [], queued: 0 };
+      for (let i = 0; i < LANES; i++) created.lanes.push(new Lane(created));
+      ep = created;
       this.endpoints.set(due.uri, ep);
     }
     if (ep.queued >= this.queueMax) {
@@ -77,8 +90,11 @@ export class Delivery {
     }
     ep.queued++;
     const lane = ep.lanes[hash(due.orderKey) % LANES]!;
-    lane.items.push(due);
-    if (!lane.busy) void this.drain(ep, lane);
+    lane.push(due);
+    if (!lane.busy) {
+      lane.busy = true;
+      if (this.starting.push(lane) === 1) setImmediate(this.startLanes);
+    }
   }
 
   /** Notifications waiting or in flight, all endpoints. */
@@ -95,23 +111,15 @@ export class Delivery {
     this.pools.clear();
   }
 
-  private async drain(ep: Endpoint, lane: Lane): Promise<void> {
-    lane.busy = true;
+  private async drain(lane: Lane<Endpoint>): Promise<void> {
+    const ep = lane.endpoint;
     try {
-      while (lane.head < lane.items.length && !this.closed) {
-        const due = lane.items[lane.head]!;
-        lane.items[lane.head++] = undefined as unknown as DueNotification;
-        if (lane.head > 1024 && lane.head * 2 > lane.items.length) {
-          lane.items = lane.items.slice(lane.head);
-          lane.head = 0;
-        }
+      for (let due = lane.shift(); due !== undefined && !this.closed; due = lane.shift()) {
         const outcome = await this.send(ep, due);
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
         ep.queued--;
         this.tell(outcome);
       }
-      lane.items = [];
-      lane.head = 0;
     } finally {
       // A lane left busy would never be drained again: every later notification of its order keys would wait forever.
       lane.busy = false;

@@ -49,7 +49,7 @@ export class PeriodicNotifications {
       const payload = buildNotification(sub, page.entities, undefined);
       this.enqueue({
         tenant: sub.tenant, subscriptionId: sub.id, uri: sub.endpoint.uri, headers: payload.headers, body: payload.body,
-        orderKey: sub.id, timeoutMs: sub.endpoint.timeoutMs, throttlingMs: 0,
+        orderKey: sub.id, seq: 0, timeoutMs: sub.endpoint.timeoutMs, throttlingMs: 0,
       });
     } catch (e) {
       this.log.error({ err: e, subscription: sub.id }, 'periodic notification cannot be built');

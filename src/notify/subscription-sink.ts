@@ -46,6 +46,7 @@ export class SubscriptionSink implements ChangeSink {
             headers: payload.headers,
             body: payload.body,
             orderKey: `${sub.id} ${change.id}`,
+            seq: change.seq,
             timeoutMs: sub.endpoint.timeoutMs,
             throttlingMs: sub.throttlingMs,
           });

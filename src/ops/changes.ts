@@ -10,6 +10,8 @@ export interface EntityChange {
   before: StoredEntity | undefined;
   /** undefined: the write deleted the entity. */
   after: StoredEntity | undefined;
+  /** The store's write sequence of the transaction (Mutation's writeSeq; 0 when the store keeps none). */
+  seq: number;
 }
 
 /** Where committed changes go; absent when nothing listens (no subscriptions, no bridges). */
@@ -19,10 +21,10 @@ export interface ChangeSink {
 
 /** Wraps a mutation so that the change it makes is recorded (only when it returns; a throwing one changes nothing). */
 export function tracked<R>(changes: EntityChange[], tenant: string, id: string, mutation: Mutation<R>): Mutation<R> {
-  return (current) => {
-    const out = mutation(current);
+  return (current, writeSeq) => {
+    const out = mutation(current, writeSeq);
     if (out.next !== undefined && !(out.next === null && current === undefined))
-      changes.push({ tenant, id, before: current, after: out.next === null ? undefined : out.next });
+      changes.push({ tenant, id, before: current, after: out.next === null ? undefined : out.next, seq: writeSeq ?? 0 });
     return out;
   };
 }

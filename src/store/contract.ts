@@ -9,8 +9,11 @@ export type { StoredEntity } from '../ngsild/entity/model.js';
  * A change to one entity, computed from its current state inside the store's write transaction.
  * Synchronous and pure: it may run again if the store retries. Returns the next state (`null` deletes,
  * `undefined` leaves it as it is) and a result handed back to the caller. Throwing an LdError writes nothing.
+ * `writeSeq`: a number that grows with every write transaction of the store (the same for every mutation of one
+ * transaction), so changes to one entity sort in the order they were made whichever thread made them (issue 4:
+ * notifications keep their order); undefined from a store that keeps none.
  */
-export type Mutation<R> = (current: StoredEntity | undefined) => MutationOutcome<R>;
+export type Mutation<R> = (current: StoredEntity | undefined, writeSeq?: number) => MutationOutcome<R>;
 
 export interface MutationOutcome<R> {
   next: StoredEntity | null | undefined;

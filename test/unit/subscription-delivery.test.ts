@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
 import { Delivery, type DeliveryOutcome } from '../../src/notify/delivery.js';
+import { Lane } from '../../src/notify/lane.js';
 import type { DueNotification } from '../../src/notify/channel.js';
 
 const log = pino({ level: 'silent' });
@@ -25,7 +26,7 @@ async function listen(handler: (n: number, res: import('node:http').ServerRespon
 
 const due = (uri: string, n: number, extra: Partial<DueNotification> = {}): DueNotification => ({
   tenant: '', subscriptionId: 'urn:s', uri, headers: ['Content-Type', 'application/json'], body: `{"n":${n}}`,
-  orderKey: 'k', timeoutMs: undefined, throttlingMs: 0, ...extra,
+  orderKey: 'k', seq: n, timeoutMs: undefined, throttlingMs: 0, ...extra,
 });
 
 /** Waits for cond; false when the deadline passed (the caller asserts it, so a stall fails loudly, not slowly). */
@@ -99,4 +100,29 @@ t.test('a request without an answer fails at its timeout; a 4xx/5xx answer and a
   t.match(by(2), { ok: false, sent: true, reason: 'HTTP 404' });
   t.match(by(3), { ok: false, sent: true });
   await d.close();
+});
+
+t.test('notifications of one order key that arrive out of seq order in one turn are sent in seq order', async (t) => {
+  const ok = await listen((n, res) => { received.push(n); res.writeHead(204).end(); });
+  t.teardown(() => { for (const s of sockets) s.destroy(); ok.server.close(); });
+  received.length = 0;
+  const outcomes: DeliveryOutcome[] = [];
+  const d = new Delivery((o) => outcomes.push(o), log);
+  // As from two pipeline workers whose messages Node handed over in the other order.
+  for (const n of [3, 1, 4, 2, 6, 5]) d.enqueue(due(`${ok.url}/n`, n, { orderKey: 'sub entity' }));
+  t.ok(await until(() => outcomes.length >= 6), 'all six reported');
+  t.same(received, [1, 2, 3, 4, 5, 6], 'sent in the order of their write sequence');
+  await d.close();
+});
+
+t.test('a lane keeps each order key sorted by seq and leaves the other keys in their order', async (t) => {
+  const lane = new Lane(undefined);
+  const item = (orderKey: string, seq: number): DueNotification => ({ ...due('http://x/', seq), orderKey });
+  for (const [k, s] of [['a', 5], ['b', 9], ['a', 2], ['c', 1], ['b', 3], ['a', 7], ['a', 6]] as const) lane.push(item(k, s));
+  const out: string[] = [];
+  for (let d = lane.shift(); d !== undefined; d = lane.shift()) out.push(`${d.orderKey}${d.seq}`);
+  t.same(out, ['a2', 'a5', 'b3', 'b9', 'c1', 'a6', 'a7'], 'a late item goes before the first of its key with a greater seq');
+  t.equal(lane.waiting, 0);
+  lane.push(item('a', 1));
+  t.same(lane.shift()?.seq, 1, 'a key whose items all went out starts afresh');
 });

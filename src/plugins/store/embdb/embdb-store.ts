@@ -161,7 +161,8 @@ export class EmbdbStore implements Store {
   private applyMutation<R>(tenant: string, id: string, mutation: Mutation<R>, stats: StatsBatch, opts?: MutateOptions): R {
     const key = entityKey(tenant, id);
     const current = this.entities.get(key);
-    const { next, result } = mutation(current);
+    // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
+    const { next, result } = mutation(current, this.env.getWriteTxnId());
     if (next === undefined) return result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
