@@ -85,7 +85,8 @@ export const createRegistration: OpHandler = async (req, ctx) => {
   await checkConflicts(req, ctx, body);
   const now = new Date().toISOString();
   const doc: RegistrationDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
-  if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).insert(body.id, doc as unknown as Record<string, unknown>)))
+  // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only registrations exists too.
+  if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true })))
     throw new LdError('AlreadyExists', `registration '${body.id}' already exists`);
   return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${encodeURIComponent(body.id)}`] };
 };

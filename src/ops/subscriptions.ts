@@ -48,7 +48,8 @@ export const createSubscription: OpHandler = async (req, ctx) => {
   const body = validateSubscription(req.jsonObject(), validateOptions(req));
   const now = new Date().toISOString();
   const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
-  const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>);
+  // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only subscriptions exists too.
+  const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
   if (req.tenant !== '') {
     const tenants = ctx.store.collection('', SUBSCRIPTION_TENANTS);

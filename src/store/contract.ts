@@ -144,8 +144,11 @@ export interface DocCollection {
   get(id: string): Promise<Record<string, unknown> | undefined>;
   /** Insert or replace. */
   put(id: string, doc: Record<string, unknown>): Promise<void>;
-  /** Insert only: false when the id exists. */
-  insert(id: string, doc: Record<string, unknown>): Promise<boolean>;
+  /**
+   * Insert only: false when the id exists. With createTenant, a non-default tenant is registered in the same
+   * transaction (CIM 009 v1.8 §4.14: creating a subscription or registration creates its tenant, as an entity does).
+   */
+  insert(id: string, doc: Record<string, unknown>, opts?: MutateOptions): Promise<boolean>;
   delete(id: string): Promise<boolean>;
   /** In insertion order. */
   list(offset?: number, limit?: number): Promise<Array<{ id: string; doc: Record<string, unknown> }>>;

@@ -138,3 +138,16 @@ t.test('exclusive and redirect registrations conflict with each other and with l
   t.equal(patched.status, 409, 'an update into a conflict is refused');
   t.equal((await call(broker, 'GET', `${R}/${id}`, { headers: h })).json.mode, undefined, 'and changes nothing');
 });
+
+t.test('creating a registration creates its tenant (CIM 009 §4.14); a refused one leaves none', async (t) => {
+  const refused = await call(broker, 'POST', R, { headers: { 'NGSILD-Tenant': 'regrefused' }, body: reg({ endpoint: 'not a uri' }) });
+  t.equal(refused.status, 400);
+  t.equal((await call(broker, 'GET', `${R}?type=Car`, { headers: { 'NGSILD-Tenant': 'regrefused' } })).json?.type,
+    'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant', 'no tenant from a refused create');
+  const h = { 'NGSILD-Tenant': 'regonly' };
+  const c = await call(broker, 'POST', R, { headers: h, body: reg({ id: 'urn:ngsi-ld:ContextSourceRegistration:only' }) });
+  t.equal(c.status, 201, c.text);
+  const list = await call(broker, 'GET', `${R}?type=Building`, { headers: h });
+  t.equal(list.status, 200, list.text);
+  t.same(list.json.map((r: { id: string }) => r.id), ['urn:ngsi-ld:ContextSourceRegistration:only']);
+});

@@ -120,8 +120,6 @@ t.test('POST /subscriptions refuses bad input with 400 BadRequestData naming the
 
 t.test('GET /subscriptions lists in creation order, pages with limit/offset and counts with count=true', async (t) => {
   const tenant = { 'NGSILD-Tenant': 'subspage' };
-  // The store registers a tenant with its first entity; collections alone do not (yet) create one.
-  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Vehicle:t0', type: 'Vehicle' }, headers: tenant })).status, 201);
   for (let i = 0; i < 5; i++) {
     const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id: `urn:ngsi-ld:Subscription:p${i}` }), headers: tenant });
     t.equal(r.status, 201, r.text);
@@ -189,4 +187,18 @@ t.test('a subscription id that is no URI is 400 on every /subscriptions/{id} rou
     const r = await call(broker, method, `${NGSI}/subscriptions/not%20a%20uri`, method === 'PATCH' ? { body: { isActive: true } } : {});
     t.equal(r.status, 400, `${method}: ${r.text}`);
   }
+});
+
+t.test('creating a subscription creates its tenant (CIM 009 §4.14); a refused one leaves none', async (t) => {
+  const refused = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ notification: { endpoint: { uri: 'not a uri' } } }), headers: { 'NGSILD-Tenant': 'subsrefused' } });
+  t.equal(refused.status, 400);
+  const none = await call(broker, 'GET', `${NGSI}/subscriptions`, { headers: { 'NGSILD-Tenant': 'subsrefused' } });
+  t.equal(none.json?.type, 'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant', 'no tenant from a refused create');
+  const tenant = { 'NGSILD-Tenant': 'subsonly' };
+  const c = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id: 'urn:ngsi-ld:Subscription:only' }), headers: tenant });
+  t.equal(c.status, 201, c.text);
+  const list = await call(broker, 'GET', `${NGSI}/subscriptions`, { headers: tenant });
+  t.equal(list.status, 200, list.text);
+  t.same(list.json.map((s: { id: string }) => s.id), ['urn:ngsi-ld:Subscription:only']);
+  t.equal((await call(broker, 'GET', `${NGSI}/entities?type=Vehicle`, { headers: tenant })).status, 200, 'the tenant exists for entities too');
 });

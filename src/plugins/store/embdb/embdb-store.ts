@@ -173,8 +173,7 @@ export class EmbdbStore implements Store {
       if (current !== undefined) this.entities.removeSync(key);
     } else {
       this.entities.putSync(key, next);
-      if (opts?.createTenant && tenant !== '' && !this.knownTenants.has(tenant) && this.tenants.get(tenant) === undefined)
-        this.tenants.putSync(tenant, { createdAt: new Date().toISOString() });
+      if (opts?.createTenant) this.registerTenant(tenant);
     }
     this.history?.recordWrite(tenant, id, current, next);
     return result;
@@ -272,6 +271,12 @@ export class EmbdbStore implements Store {
   runWrite<R>(fn: () => R): Promise<R> {
     return this.write(fn);
   }
+
+  /** @internal Inside a write transaction: registers a tenant that is not yet (the default one never is). */
+  registerTenant(tenant: string): void {
+    if (tenant !== '' && !this.knownTenants.has(tenant) && this.tenants.get(tenant) === undefined)
+      this.tenants.putSync(tenant, { createdAt: new Date().toISOString() });
+  }
 }
 
 class EmbdbCollection implements DocCollection {
@@ -285,8 +290,12 @@ class EmbdbCollection implements DocCollection {
     await this.store.runWrite(() => this.write(id, doc, false));
   }
 
-  async insert(id: string, doc: Record<string, unknown>): Promise<boolean> {
-    return this.store.runWrite(() => this.write(id, doc, true));
+  async insert(id: string, doc: Record<string, unknown>, opts?: MutateOptions): Promise<boolean> {
+    return this.store.runWrite(() => {
+      const inserted = this.write(id, doc, true);
+      if (inserted && opts?.createTenant) this.store.registerTenant(this.tenant);
+      return inserted;
+    });
   }
 
   private write(id: string, doc: Record<string, unknown>, onlyNew: boolean): boolean {
