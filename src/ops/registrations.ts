@@ -10,6 +10,7 @@ import {
   REGISTRATIONS, validateRegistration, patchRegistration, claimsOf, claimsOverlap,
   type Claim, type RegistrationBody, type RegistrationDoc,
 } from '../ngsild/subscription/registration.js';
+import { mapRegistrationNames } from '../ngsild/subscription/names.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
@@ -81,7 +82,7 @@ async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Pr
 
 export const createRegistration: OpHandler = async (req, ctx) => {
   req.query.only(new Set());
-  const body = validateRegistration(req.jsonObject(), Date.now());
+  const body = mapRegistrationNames(validateRegistration(req.jsonObject(), Date.now()), req.context.expandTerm.bind(req.context));
   await checkConflicts(req, ctx, body);
   const now = new Date().toISOString();
   const doc: RegistrationDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
@@ -91,8 +92,9 @@ export const createRegistration: OpHandler = async (req, ctx) => {
   return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${encodeURIComponent(body.id)}`] };
 };
 
-function render(doc: RegistrationDoc, sysAttrs: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...doc.body };
+/** The registration as GET shows it: its information names compacted with the @context of the request (names.ts). */
+function render(doc: RegistrationDoc, sysAttrs: boolean, rctx: ResolvedContext): Record<string, unknown> {
+  const out: Record<string, unknown> = mapRegistrationNames(doc.body, rctx.compactIri.bind(rctx));
   if (sysAttrs) {
     out.createdAt = doc.createdAt;
     out.modifiedAt = doc.modifiedAt;
@@ -106,7 +108,7 @@ export const retrieveRegistration: OpHandler = async (req, ctx) => {
   const id = registrationIdParam(req);
   const doc = (await ctx.store.collection(req.tenant, REGISTRATIONS).get(id)) as RegistrationDoc | undefined;
   if (doc === undefined) throw notFound(`registration '${id}' does not exist`);
-  return { status: 200, body: render(doc, sysAttrs), withContext: true };
+  return { status: 200, body: render(doc, sysAttrs, req.context), withContext: true };
 };
 
 export const updateRegistration: OpHandler = async (req, ctx) => {
@@ -115,7 +117,8 @@ export const updateRegistration: OpHandler = async (req, ctx) => {
   const regs = ctx.store.collection(req.tenant, REGISTRATIONS);
   const current = (await regs.get(id)) as RegistrationDoc | undefined;
   if (current === undefined) throw notFound(`registration '${id}' does not exist`);
-  const body = patchRegistration(current.body, req.jsonObject(), Date.now());
+  // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
+  const body = mapRegistrationNames(patchRegistration(current.body, req.jsonObject(), Date.now()), req.context.expandTerm.bind(req.context));
   const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
   await checkConflicts(req, ctx, body);
   await regs.put(id, { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() } satisfies RegistrationDoc as unknown as Record<string, unknown>);
@@ -183,7 +186,7 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   }
   const headers: string[] = [];
   if (countText === 'true') headers.push('NGSILD-Results-Count', String(matched.length));
-  return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs)), headers, withContext: true };
+  return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)), headers, withContext: true };
 };
 
 const GEO_MEMBERS = ['location', 'observationSpace', 'operationSpace'] as const;

@@ -7,6 +7,7 @@ import { validateSubscription, patchSubscription } from '../ngsild/subscription/
 import {
   SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
 } from '../ngsild/subscription/model.js';
+import { mapSubscriptionNames } from '../ngsild/subscription/names.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
 import { notificationSchemes } from '../notify/transports.js';
@@ -45,7 +46,8 @@ async function countersOf(ctx: WorkerContext, tenant: string, id: string): Promi
 
 export const createSubscription: OpHandler = async (req, ctx) => {
   req.query.only(new Set());
-  const body = validateSubscription(req.jsonObject(), validateOptions(req));
+  const opts = validateOptions(req);
+  const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
   const now = new Date().toISOString();
   const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only subscriptions exists too.
@@ -71,7 +73,8 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   const page = await subs.list(offset, limit);
   const now = Date.now();
   const body: Record<string, unknown>[] = [];
-  for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs));
+  const compact = req.context.compactIri.bind(req.context);
+  for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs, compact));
   const headers: string[] = [];
   if (countText === 'true') headers.push('NGSILD-Results-Count', String((await subs.list()).length));
   return { status: 200, body, headers, withContext: true };
@@ -83,7 +86,8 @@ export const retrieveSubscription: OpHandler = async (req, ctx) => {
   const sysAttrs = sysAttrsOption(req);
   const doc = (await ctx.store.collection(req.tenant, SUBSCRIPTIONS).get(id)) as SubscriptionDoc | undefined;
   if (doc === undefined) throw notFound(`subscription '${id}' does not exist`);
-  return { status: 200, body: renderSubscription(doc, await countersOf(ctx, req.tenant, id), Date.now(), sysAttrs), withContext: true };
+  const compact = req.context.compactIri.bind(req.context);
+  return { status: 200, body: renderSubscription(doc, await countersOf(ctx, req.tenant, id), Date.now(), sysAttrs, compact), withContext: true };
 };
 
 export const updateSubscription: OpHandler = async (req, ctx) => {
@@ -93,7 +97,9 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
   const current = (await subs.get(id)) as SubscriptionDoc | undefined;
   if (current === undefined) throw notFound(`subscription '${id}' does not exist`);
-  const body = patchSubscription(current.body, fragment, validateOptions(req));
+  const opts = validateOptions(req);
+  // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
+  const body = mapSubscriptionNames(patchSubscription(current.body, fragment, opts), opts.expand);
   // An update that carries its own @context gives the subscription that @context; one without keeps the former.
   const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
   const doc: SubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };

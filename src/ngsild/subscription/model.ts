@@ -1,5 +1,7 @@
-// The stored subscription (CIM 009 v1.8 §5.2.12): the validated body with its compact terms, the @context they
-// are read with, and system times. Counters live apart (collection `subscriptionCounters`, written by the notifier).
+// The stored subscription (CIM 009 v1.8 §5.2.12): the validated body with its names expanded (names.ts), the
+// @context its q, scopeQ and geoQ are read with, and system times. Counters live apart (collection
+// `subscriptionCounters`, written by the notifier).
+import { mapSubscriptionNames } from './names.js';
 
 export const SUBSCRIPTIONS = 'subscriptions';
 export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
@@ -110,9 +112,13 @@ export function notificationStatus(c: SubscriptionCounters | undefined): 'ok' | 
   return c.lastSuccess === undefined || Date.parse(c.lastFailure) >= Date.parse(c.lastSuccess) ? 'failed' : 'ok';
 }
 
-/** The subscription as GET shows it: the body, the computed status and the counters. */
-export function renderSubscription(doc: SubscriptionDoc, counters: SubscriptionCounters | undefined, now: number, sysAttrs: boolean): Record<string, unknown> {
-  const b = doc.body;
+/**
+ * The subscription as GET shows it: the body (its names compacted with `compact`, the @context of the request:
+ * names.ts), the computed status and the counters.
+ */
+export function renderSubscription(doc: SubscriptionDoc, counters: SubscriptionCounters | undefined, now: number, sysAttrs: boolean,
+  compact?: (iri: string) => string): Record<string, unknown> {
+  const b = compact === undefined ? doc.body : mapSubscriptionNames(doc.body, compact);
   const out: Record<string, unknown> = { ...b };
   out.isActive = b.isActive !== false;
   out.status = subscriptionStatus(b, now);
