@@ -37,13 +37,14 @@ test-unit: build
 test-api: build
 	npx tap test/api
 
-# The entity and query scenarios write bench/RESULTS.md; the in-process query, auth and temporal benchmarks add
-# their sections to it.
+# The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
+# benchmarks add their sections to it.
 bench: build
 	node dist/bench/run.js
 	node dist/bench/query-store.js
 	node dist/bench/auth.js
 	node dist/bench/temporal.js
+	node dist/bench/scenarios/subscriptions.js
 
 bench-smoke: build
 	node dist/bench/run.js --smoke

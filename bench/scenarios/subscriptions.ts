@@ -1,10 +1,12 @@
-// Issue 4 benchmarks, run on their own (`node dist/bench/scenarios/subscriptions.js [--duration 5]
-// [--connections 20] [--only matching,patch,delivery] [--out file]`) because subscriptions stay in the broker and would change every scenario
-// measured after them on the shared broker of `bench/run.ts`:
-// (1) PATCH throughput with 0, 1, 100 and 10,000 subscriptions on other types, as a ratio to 0 (target >= 0.9 at
-// 10,000); (2) notifications per second to a local receiver with one matching subscription per entity, with how
-// many were due (successful PATCHes) and how many were delivered (all must be).
-import { writeFileSync } from 'node:fs';
+// Issue 4 benchmarks, run on their own (`node dist/bench/scenarios/subscriptions.js [--rounds 3] [--duration 5]
+// [--connections 20] [--only matching,patch,delivery] [--out file]`) because subscriptions stay in the broker and would
+// change every scenario measured after them on the shared broker of `bench/run.ts`; `make bench` runs it and the
+// section replaces the "Subscriptions" section of bench/RESULTS.md (or goes to --out):
+// (1) PATCH throughput with 0, 1, 100 and 10,000 subscriptions on other types, one broker per level, measured in
+// alternated rounds beside a bare uWS server answering the same PATCHes, as ratios to 0 subscriptions and to bare
+// uWS (target >= 0.9 at 10,000); (2) notifications per second to a local receiver with one matching subscription
+// per entity, with how many were due (successful PATCHes) and how many were delivered (all must be), per round.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -12,25 +14,31 @@ import { parseArgs } from 'node:util';
 import { benchId } from '../bench-entity.js';
 import { runLoad, failedRequests, type LoadRequest, type LoadResult } from '../load.js';
 import { JSON_HEADERS, NGSI, expectStatus, seedEntities, send } from '../ngsi-client.js';
-import { startServer } from '../server-process.js';
+import { startServer, type ServerProcess } from '../server-process.js';
 import { compileSubscription } from '../../src/ngsild/subscription/compile.js';
 import { SubscriptionIndex, matchChange } from '../../src/ngsild/subscription/match.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+const BARE_SCRIPT = fileURLToPath(new URL('../bare-server.js', import.meta.url));
+const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
+const BEGIN = '<!-- subscriptions:begin -->';
+const END = '<!-- subscriptions:end -->';
 const PATCHED = 1000;
 const LEVELS = [0, 1, 100, 10_000];
 const CREATE_CONCURRENCY = 16;
 
 const { values } = parseArgs({
   options: {
+    rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '20' },
     out: { type: 'string' },
     only: { type: 'string' },
   },
 });
+const rounds = Number(values.rounds);
 const durationS = Number(values.duration);
 const connections = Number(values.connections);
 
@@ -68,30 +76,65 @@ async function measure(url: string, warmupS: number): Promise<LoadResult> {
   return r;
 }
 
-/** PATCH throughput of a fresh broker holding `level` subscriptions on other types. */
-async function patchWith(level: number): Promise<LoadResult> {
-  const b = await broker();
-  try {
-    await seedEntities(b.url, Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)));
-    await subscribe(b.url, 0, level, (i) => ({
-      type: 'Subscription', entities: [{ type: `Other${i}` }], notification: { endpoint: { uri: 'http://127.0.0.1:9/never' } },
-    }));
-    return await measure(b.url, Math.min(2, durationS));
-  } finally {
-    await b.stop();
-  }
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const range = (xs: readonly number[], digits = 0): string => `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
+
+interface PatchRow {
+  label: string;
+  server: ServerProcess;
+  runs: LoadResult[];
 }
 
+/** One broker per level (seeded once), and the bare server; every round measures them all, in alternating order. */
 async function nonMatching(lines: string[]): Promise<void> {
-  // A fresh broker per row, and the row without subscriptions measured first and last: on a shared machine the
-  // drift between the two says how far apart rows can be for reasons that are not subscriptions.
-  const rows: Array<[string, LoadResult]> = [];
-  for (const level of [...LEVELS, 0]) rows.push([rows.length === LEVELS.length ? '0 (again)' : String(level), await patchWith(level)]);
-  const base = (rows[0]![1].requestsPerSecond + rows.at(-1)![1].requestsPerSecond) / 2;
-  lines.push('| subscriptions on other types | PATCH req/s | p50 ms | p99 ms | ratio to 0 (mean of both runs) |', '|---|---|---|---|---|');
-  for (const [label, r] of rows) lines.push(`| ${label} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} | ${(r.requestsPerSecond / base).toFixed(2)} |`);
-  const at10k = rows.find(([l]) => l === '10000')![1].requestsPerSecond / base;
-  lines.push('', `Target: ratio >= 0.9 at 10,000 (measured ${at10k.toFixed(2)}; drift between the two runs without: ${(rows.at(-1)![1].requestsPerSecond / rows[0]![1].requestsPerSecond).toFixed(2)}).`, '');
+  const servers: ServerProcess[] = [];
+  try {
+    const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
+    servers.push(bare);
+    const rows: PatchRow[] = [{ label: 'bare uWS (same PATCHes)', server: bare, runs: [] }];
+    for (const level of LEVELS) {
+      const b = await broker();
+      servers.push(b);
+      const t0 = Date.now();
+      await seedEntities(b.url, Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)));
+      await subscribe(b.url, 0, level, (i) => ({
+        type: 'Subscription', entities: [{ type: `Other${i}` }], notification: { endpoint: { uri: 'http://127.0.0.1:9/never' } },
+      }));
+      process.stderr.write(`broker with ${level} subscriptions seeded in ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+      rows.push({ label: String(level), server: b, runs: [] });
+    }
+    for (let round = 0; round < rounds; round++) {
+      // Bare first, then the levels up and down by turns, so that no level always follows the same one.
+      const order = round % 2 === 0 ? [0, 1, 2, 3, 4] : [0, 4, 3, 2, 1];
+      for (const i of order) {
+        const row = rows[i]!;
+        const r = await measure(row.server.url, Math.min(2, durationS));
+        row.runs.push(r);
+        process.stderr.write(`round ${round + 1}: ${row.label}: ${r.requestsPerSecond.toFixed(0)} req/s\n`);
+      }
+    }
+    const bareRuns = rows[0]!.runs;
+    const zeroRuns = rows[1]!.runs;
+    lines.push(
+      `### PATCH with subscriptions on other types (${rounds} alternated rounds, one broker per level)`, '',
+      '| subscriptions on other types | PATCH req/s (median) | req/s range | p50 ms | p99 ms | ratio to 0 (median, range) | ratio to bare uWS (median) |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const row of rows) {
+      const rps = row.runs.map((r) => r.requestsPerSecond);
+      const toZero = row.runs.map((r, k) => r.requestsPerSecond / zeroRuns[k]!.requestsPerSecond);
+      const toBare = row.runs.map((r, k) => r.requestsPerSecond / bareRuns[k]!.requestsPerSecond);
+      const zeroCell = row === rows[0] ? '' : `${median(toZero).toFixed(2)} (${range(toZero, 2)})`;
+      lines.push(`| ${row.label} | ${median(rps).toFixed(0)} | ${range(rps)} | ${median(row.runs.map((r) => r.p50Ms))} | ${median(row.runs.map((r) => r.p99Ms))} | ${zeroCell} | ${median(toBare).toFixed(3)} |`);
+    }
+    const at10k = median(rows[4]!.runs.map((r, k) => r.requestsPerSecond / zeroRuns[k]!.requestsPerSecond));
+    lines.push('', `Target: ratio >= 0.9 at 10,000: measured **${at10k.toFixed(2)}** (median of the rounds' ratios) - ${at10k >= 0.9 ? 'met' : 'MISSED'}.`, '');
+  } finally {
+    for (const p of servers) await p.stop();
+  }
 }
 
 /** Sums timesSent and timesFailed over every subscription, once the counters are written (they lag by a flush). */
@@ -120,6 +163,7 @@ async function delivery(lines: string[]): Promise<void> {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const uri = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/notify`;
+  const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
   const b = await broker();
   try {
     await seedEntities(b.url, Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)));
@@ -127,22 +171,40 @@ async function delivery(lines: string[]): Promise<void> {
       type: 'Subscription', entities: [{ id: benchId(i + 1), type: 'Bench' }], watchedAttributes: ['temperature'],
       notificationTrigger: ['attributeUpdated'], notification: { endpoint: { uri } },
     }));
-    delivered = 0;
-    const start = Date.now();
-    // No warm-up: every successful PATCH is one notification due.
-    const r = await measure(b.url, 0);
-    const due = r.statusCodes['204'] ?? 0;
-    const deadline = Date.now() + 60_000;
-    while (delivered < due && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
-    const seconds = ((last || Date.now()) - start) / 1000;
-    // The broker's own count: requests cut off at the end of the run may still have been written and notified.
-    const counted = await brokerCounters(b.url);
-    const all = delivered === counted.sent && counted.failed === 0 && delivered >= due;
-    lines.push('| PATCH req/s, 1 matching subscription per entity | due (PATCH answered 204) | sent (timesSent) | failed (timesFailed) | delivered | notifications/s |', '|---|---|---|---|---|---|');
-    lines.push(`| ${r.requestsPerSecond.toFixed(0)} | ${due} | ${counted.sent} | ${counted.failed} | ${delivered} | ${(delivered / seconds).toFixed(0)} |`);
-    lines.push('', all ? 'Every due notification was delivered.' : `NOT ALL DELIVERED: ${counted.sent - delivered} sent but not received, ${counted.failed} failed.`);
+    lines.push(
+      `### Notifications delivered: ${PATCHED} entities, one matching subscription each, a local node:http receiver`, '',
+      '| round | bare uWS PATCH req/s | broker PATCH req/s | ratio to bare uWS | due (PATCH answered 204) | sent (timesSent) | failed (timesFailed) | delivered | notifications/s |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    const perSecond: number[] = [];
+    let before = await brokerCounters(b.url);
+    let allDelivered = true;
+    for (let round = 0; round < rounds; round++) {
+      const bareRun = await measure(bare.url, 0);
+      delivered = 0;
+      last = 0;
+      const start = Date.now();
+      // No warm-up: every successful PATCH is one notification due.
+      const r = await measure(b.url, 0);
+      const due = r.statusCodes['204'] ?? 0;
+      const deadline = Date.now() + 60_000;
+      while (delivered < due && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      const seconds = ((last || Date.now()) - start) / 1000;
+      // The broker's own count: requests cut off at the end of the run may still have been written and notified.
+      const after = await brokerCounters(b.url);
+      const sent = after.sent - before.sent;
+      const failed = after.failed - before.failed;
+      before = after;
+      if (!(delivered === sent && failed === 0 && delivered >= due)) allDelivered = false;
+      perSecond.push(delivered / seconds);
+      lines.push(`| ${round + 1} | ${bareRun.requestsPerSecond.toFixed(0)} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / bareRun.requestsPerSecond).toFixed(3)} | ${due} | ${sent} | ${failed} | ${delivered} | ${(delivered / seconds).toFixed(0)} |`);
+      process.stderr.write(`delivery round ${round + 1}: ${due} due, ${delivered} delivered, ${(delivered / seconds).toFixed(0)}/s\n`);
+    }
+    lines.push('', `Notifications/s (median of ${rounds} rounds): **${median(perSecond).toFixed(0)}** (range ${range(perSecond)}). ` +
+      (allDelivered ? 'Every due notification was delivered in every round.' : 'NOT ALL DELIVERED in some round (see the table).'), '');
   } finally {
     await b.stop();
+    await bare.stop();
     receiver.close();
   }
 }
@@ -179,15 +241,27 @@ function matchingCost(lines: string[]): void {
 }
 
 async function main(): Promise<void> {
-  const lines: string[] = [`## Subscriptions (issue 4: \`node dist/bench/scenarios/subscriptions.js\`)`, '',
-    `${new Date().toISOString()}, ${cpus().length} cores, ${connections} connections, ${durationS} s per row, ${PATCHED} entities patched in turn.`, ''];
+  const started = Date.now();
+  const lines: string[] = [
+    `${new Date().toISOString()}, ${cpus().length} cores shared with other work (other agents' builds and tests ran on the same box),`,
+    `${connections} connections, ${durationS} s per run, ${PATCHED} entities patched in turn.`, ''];
   const only = values.only?.split(',');
   if (only === undefined || only.includes('matching')) matchingCost(lines);
   if (only === undefined || only.includes('patch')) await nonMatching(lines);
   if (only === undefined || only.includes('delivery')) await delivery(lines);
-  const text = lines.join('\n') + '\n';
-  process.stdout.write(text);
-  if (values.out !== undefined) writeFileSync(values.out, text);
+  lines.push(`Whole run ${((Date.now() - started) / 60000).toFixed(1)} min.`);
+  writeSection(lines);
+}
+
+function writeSection(lines: readonly string[]): void {
+  const section = [BEGIN, '## Subscriptions (issue 4: `node dist/bench/scenarios/subscriptions.js`)', '', ...lines, END].join('\n');
+  process.stdout.write(section + '\n');
+  const out = values.out ?? RESULTS;
+  const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';
+  const i = previous.indexOf(BEGIN);
+  const j = previous.indexOf(END);
+  const next = i >= 0 && j > i ? previous.slice(0, i) + section + previous.slice(j + END.length) : `${previous.trimEnd()}\n\n${section}\n`;
+  writeFileSync(out, next.startsWith('\n') ? next.trimStart() : next);
 }
 
 main().catch((e: unknown) => {
