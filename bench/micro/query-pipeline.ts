@@ -1,0 +1,82 @@
+// Micro-benchmark of what a pipeline worker does for GET /entities?type=QBench&limit=20 over 100,000 entities (the
+// query-type scenario without HTTP and the pool hop), whole and by step: store page, render, serialization.
+// Compare a build before and after a change. Run: npm run build && node dist/bench/micro/query-pipeline.js
+import { brokerConfig, brokerOptions, parseOptions, splitArgs } from '../../src/options.js';
+import { storeDispose, storeOpen, storePrepare } from '../../src/plugins/store/embdb/index.js';
+import { createWorkerContext } from '../../src/pipeline/init.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { handlers } from '../../src/ops/index.js';
+import { LdOp } from '../../src/front/routes.js';
+import { createLogger } from '../../src/logger.js';
+import { renderEntity } from '../../src/ngsild/entity/render.js';
+import type { PipelineTask } from '../../src/pipeline/task.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+
+const NS = 'https://uri.etsi.org/ngsi-ld/default-context/';
+const N = 100_000;
+const ROUND_MS = 200;
+const ROUNDS = 9;
+const T0 = '2026-11-21T00:00:00.000Z';
+
+function entity(k: number): StoredEntity {
+  return {
+    id: `urn:ngsi-ld:QBench:${k}`, type: [NS + 'QBench'], createdAt: T0, modifiedAt: T0,
+    [NS + 'temperature']: [{ type: 'Property', value: k % 40, createdAt: T0, modifiedAt: T0 }],
+    [NS + 'name']: [{ type: 'Property', value: `n${k}`, createdAt: T0, modifiedAt: T0 }],
+  };
+}
+
+async function timeIt(name: string, fn: () => unknown): Promise<void> {
+  for (let i = 0; i < 500; i++) await fn();
+  const rounds: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = process.hrtime.bigint();
+    const until = t0 + BigInt(ROUND_MS) * 1_000_000n;
+    let n = 0;
+    let now = t0;
+    do {
+      for (let i = 0; i < 10; i++) await fn();
+      n += 10;
+      now = process.hrtime.bigint();
+    } while (now < until);
+    rounds.push(Number(now - t0) / 1e3 / n);
+  }
+  rounds.sort((a, b) => a - b);
+  process.stdout.write(`${name.padEnd(40)} ${rounds[ROUNDS >> 1]!.toFixed(1).padStart(7)} us  (rounds ${rounds[0]!.toFixed(1)}-${rounds[ROUNDS - 1]!.toFixed(1)})\n`);
+}
+
+async function main(): Promise<void> {
+  const config = brokerConfig(parseOptions(splitArgs(['--logLevel', 'warn']), brokerOptions));
+  const log = createLogger('warn', 'bench');
+  const params = { options: {} as Record<string, unknown>, primary: true, log };
+  params.options = { ...(await storePrepare(params)) };
+  const primary = await storeOpen(params);
+  for (let s = 0; s < N; s += 10_000) {
+    const items = [];
+    for (let k = s; k < s + 10_000; k++) { const e = entity(k); items.push({ id: e.id, mutation: () => ({ next: e, result: undefined }) }); }
+    await primary.mutateEntities('', items);
+  }
+  const ctx = await createWorkerContext({ config, storeOptions: params.options }, 'bench', log);
+  const task = (): PipelineTask => ({
+    op: LdOp.QueryEntities, route: '/entities', method: 'GET', path: '/ngsi-ld/v1/entities', query: 'type=QBench&limit=20',
+    params: [], headers: {}, body: null,
+  });
+  const first = await runPipeline(ctx, task(), handlers);
+  if (first.status !== 200) throw new Error(`status ${first.status}: ${new TextDecoder().decode(first.body!)}`);
+  const query = { typeIris: [NS + 'QBench'], limit: 20, offset: 0, count: false };
+  const page = (await ctx.store.queryEntities('', query)).entities;
+  const rendered = page.map((e) => renderEntity(e, ctx.contexts.defaultContext, { format: 'normalized' }));
+  const encoder = new TextEncoder();
+  await timeIt('runPipeline (whole worker side)', () => runPipeline(ctx, task(), handlers));
+  await timeIt('store.queryEntities (page of 20)', () => ctx.store.queryEntities('', query));
+  await timeIt('renderEntity x 20', () => page.map((e) => renderEntity(e, ctx.contexts.defaultContext, { format: 'normalized' })));
+  await timeIt('JSON.stringify + encode', () => encoder.encode(JSON.stringify(rendered)));
+  await ctx.store.close();
+  await primary.close();
+  await storeDispose(params);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.exit(1);
+});
