@@ -26,7 +26,8 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   let healthPort: number | undefined;
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker did not start in 20 s\n${logs.join('\n')}\n${stderr}`)), 20_000);
+    // A broker that did not start is killed: left running, it would keep the test process alive until tap's timeout.
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`broker did not start in 20 s\n${logs.join('\n')}\n${stderr}`)); }, 20_000);
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (line) => {
       logs.push(line);
