@@ -52,10 +52,12 @@ async function create(store: EmbdbStore, tenant: string, e: StoredEntity): Promi
   await store.mutateEntity(tenant, e.id, () => ({ next: e, result: undefined }), { createTenant: true });
 }
 
-t.test('a new store is marked with the current index format', async (t) => {
+t.test('a new store is marked with the current index format, without announcing a rebuild', async (t) => {
   const path = tempPath(t);
-  const store = await openStore(path);
+  const rec = recorder();
+  const store = await openStore(path, rec.log);
   t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
+  t.notOk(rec.lines.some((l) => l.msg.includes('rebuil')), 'nothing to rebuild in an empty store');
   await store.close();
 });
 

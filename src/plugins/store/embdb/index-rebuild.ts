@@ -37,7 +37,18 @@ export function indexFormatOf(dbs: IndexedDbs): number {
 export async function rebuildIndexesIfOld(dbs: IndexedDbs, log: PluginLogger): Promise<number> {
   const found = indexFormatOf(dbs);
   if (found >= INDEX_FORMAT_VERSION) return 0;
+  // A new store has nothing to derive: it is marked current at once, without a rebuild announced in the log.
+  if (!hasEntities(dbs)) {
+    await dbs.meta.put(INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION);
+    return 0;
+  }
   return rebuildIndexes(dbs, log, found);
+}
+
+function hasEntities(dbs: IndexedDbs): boolean {
+  // Keys are strings (or arrays, see below); the shared structures record is the only other key.
+  for (const { key } of dbs.entities.getRange({ limit: 2 })) if (typeof key === 'string' || Array.isArray(key)) return true;
+  return false;
 }
 
 /**
