@@ -42,3 +42,18 @@ for (const lockPrefer of ['writes', 'reads'] as const) t.test(`a write stamped e
   const latest = await store.history!.instances('', id, { lastN: 2, limit: 10 });
   t.same(latest.attrs[A]!.map((i) => i.value), [30, 40], 'batch entries in their order, after the earlier ones');
 });
+
+t.test('instances added by the temporal API after later-stamped ones follow them, in the order given', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-order-'));
+  const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer: 'reads', troe: 'embdb' });
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const h = store.history!;
+  const entity = { id: 'urn:ngsi-ld:T:2', type: ['https://example.org/T'] };
+  const p = (value: number) => ({ type: 'Property' as const, value });
+  await h.addInstances('', entity, { [A]: [p(1), p(2)] }, '2024-01-01T00:00:00.009Z');
+  await h.addInstances('', entity, { [A]: [p(3), p(4), p(5)] }, '2024-01-01T00:00:00.004Z');
+  const all = await h.instances('', entity.id, { limit: 10 });
+  t.same(all.attrs[A]!.map((i) => i.value), [1, 2, 3, 4, 5]);
+  t.same(all.attrs[A]!.map((i) => i.createdAt.slice(-5)), ['.009Z', '.009Z', '.009Z', '.009Z', '.009Z']);
+  t.same((await h.instances('', entity.id, { lastN: 1, limit: 10 })).attrs[A]!.map((i) => i.value), [5]);
+});

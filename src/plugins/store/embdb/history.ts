@@ -274,7 +274,16 @@ export class EmbdbHistory implements History {
         const { deletedAt: _gone, ...kept } = rec;
         this.putRecord(tenant, rec, { ...kept, type, modifiedAt: at, ...(entity.scope !== undefined ? { scope: entity.scope } : {}) });
       }
-      for (const attrIri in attrs) for (const inst of attrs[attrIri]!) this.putInstance(tenant, entity.id, attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
+      for (const attrIri in attrs) {
+        // Only the first instance of an attribute is placed after the stored ones; the others of this call follow it
+        // (the same time, or the one it was moved to, and later instanceIds of this thread).
+        let placedAt: string | undefined;
+        for (const inst of attrs[attrIri]!) {
+          const h = historyInstanceOf(inst, placedAt ?? at, newInstanceId(Date.parse(placedAt ?? at)));
+          this.putInstance(tenant, entity.id, attrIri, h, placedAt === undefined);
+          placedAt = h.createdAt;
+        }
+      }
       if (opts?.createTenant && tenant !== '' && this.tenants.get(tenant) === undefined) this.tenants.putSync(tenant, { createdAt: at });
       return rec === undefined;
     });
