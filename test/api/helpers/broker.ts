@@ -15,6 +15,18 @@ export interface Broker {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+// Brokers of this test process still running: killed when the process ends, however it ends (a tap timeout
+// included), so no broker outlives its test and loads the machine for the tests after it.
+const live = new Set<ChildProcess>();
+const killLive = (): void => { for (const p of live) p.kill('SIGKILL'); };
+process.once('exit', killLive);
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killLive();
+    process.kill(process.pid, signal);
+  });
+}
+
 export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Broker> {
   const proc = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...args], {
     env: { ...process.env, ...env },
@@ -23,7 +35,8 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
   const logs: string[] = [];
   let stderr = '';
   proc.stderr!.on('data', (d) => { stderr += String(d); });
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  live.add(proc);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => { live.delete(proc); resolve(code); }));
   let healthPort: number | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     // A broker that did not start is killed: left running, it would keep the test process alive until tap's timeout.
