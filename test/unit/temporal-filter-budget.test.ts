@@ -2,7 +2,7 @@
 // instances past HISTORY_FILTER_BUDGET is refused with TooManyResults, never judged on part of the history.
 import t from 'tap';
 import { Budget, HISTORY_FILTER_BUDGET } from '../../src/ops/temporal-filter.js';
-import { LdError } from '../../src/ngsild/problem.js';
+import { kindOf } from './helpers/errors.js';
 import type { HistoryInstance } from '../../src/store/contract.js';
 
 const some = (n: number): HistoryInstance[] =>
@@ -17,15 +17,11 @@ t.test('reads within the budget pass and are counted', async (t) => {
 t.test('going past the budget, or a page the history truncated, is TooManyResults', async (t) => {
   const b = new Budget();
   b.left = 3;
-  const kindOf = (f: () => void): string | undefined => {
-    try { f(); } catch (e) { return e instanceof LdError ? e.kind : String(e); }
-    return undefined;
-  };
-  t.equal(kindOf(() => b.spend({ attrs: { a: some(4) }, truncated: [] })), 'TooManyResults');
-  t.equal(kindOf(() => new Budget().spend({ attrs: { a: some(1) }, truncated: ['a'] })), 'TooManyResults');
+  t.equal(kindOf(() => b.spend({ attrs: { a: some(4) }, truncated: [] })), 'TooManyResults 403');
+  t.equal(kindOf(() => new Budget().spend({ attrs: { a: some(1) }, truncated: ['a'] })), 'TooManyResults 403');
   const c = new Budget();
   c.left = 2;
   c.spendOne();
   c.spendOne();
-  t.equal(kindOf(() => c.spendOne()), 'TooManyResults', 'each entity judged counts, even with no instance');
+  t.equal(kindOf(() => c.spendOne()), 'TooManyResults 403', 'each entity judged counts, even with no instance');
 });
