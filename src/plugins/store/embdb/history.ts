@@ -8,6 +8,7 @@ import {
   type MutateOptions, type TemporalEntityQuery, type TemporalEntityRecord,
 } from '../../../store/contract.js';
 import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
+import type { PluginLogger } from '../../../plugin/contract.js';
 
 type Key = Array<string | number>;
 
@@ -15,6 +16,8 @@ const MIN_T = -Number.MAX_SAFE_INTEGER;
 const MAX_T = Number.MAX_SAFE_INTEGER;
 /** Sorts after every string an IRI, id or tenant holds: the end of a key prefix's range. */
 const LAST = '\u{10FFFF}';
+/** Temporal entities indexed per transaction by backfillTypeIndex. */
+const BACKFILL_CHUNK = 10_000;
 
 // instanceIds sort by creation within one thread: the createdAt ms (which also locates the instance in the index
 // without a lookup table), a per-thread counter, and a random per-thread tag that keeps threads apart.
@@ -70,6 +73,35 @@ export class EmbdbHistory implements History {
     this.typeIds = env.openDB<null, Key>({ name: 'histTypeIds' });
     this.events = env.openDB<EntityEvent, Key>({ name: 'histEvents' });
     this.tenants = env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
+  }
+
+  /**
+   * Derives the type index of a history written before it existed: an empty index beside temporal entities can
+   * only be that (every temporal entity has a type), so the primary fills it at open, in bounded transactions.
+   * Returns the temporal entities indexed.
+   */
+  async backfillTypeIndex(log: PluginLogger): Promise<number> {
+    if (this.typeIds.getKeysCount({ limit: 1 }) > 0 || this.ents.getKeysCount({ limit: 1 }) === 0) return 0;
+    const started = Date.now();
+    log.info('embdb history: building the type index of an older history');
+    let done = 0;
+    let after: Key | undefined;
+    for (;;) {
+      const chunk: Array<{ tenant: string; rec: TemporalEntityRecord }> = [];
+      for (const { key, value } of this.ents.getRange(after === undefined ? { limit: BACKFILL_CHUNK + 1 } : { start: after, limit: BACKFILL_CHUNK + 1 })) {
+        if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue;
+        chunk.push({ tenant: key[0] as string, rec: value });
+        after = key;
+        if (chunk.length === BACKFILL_CHUNK) break;
+      }
+      if (chunk.length === 0) break;
+      await this.write(() => {
+        for (const { tenant, rec } of chunk) for (const t of rec.type) this.typeIds.putSync([tenant, t, rec.id], null);
+      });
+      done += chunk.length;
+    }
+    log.info({ entities: done, ms: Date.now() - started }, 'embdb history: type index built');
+    return done;
   }
 
   // ---- capture: called by the store inside its write transaction -------------------------------------------

@@ -28,7 +28,10 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     troe: o.troe === 'embdb' ? 'embdb' : 'none',
   });
   // The primary opens the store before any worker thread does: an old store's indexes are whole before a query runs.
-  if (params.primary) await rebuildIndexesIfOld(store.indexedDbs(), params.log);
+  if (params.primary) {
+    await rebuildIndexesIfOld(store.indexedDbs(), params.log);
+    await store.history?.backfillTypeIndex(params.log);
+  }
   return store;
 }
 
