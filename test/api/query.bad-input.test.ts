@@ -90,13 +90,13 @@ t.test('regexes built to backtrack catastrophically answer promptly (idPattern a
     const ms = Date.now() - started;
     t.ok(r.status === 200 || r.status === 400, `${p}: answered (${r.status})`);
     if (r.status === 200) t.same(r.json, [], `${p}: nothing matches`);
-    t.ok(ms < 2000, `${p}: answered in ${ms} ms`);
+    t.ok(ms < 5000, `${p}: answered in ${ms} ms (a backtracking engine would take minutes)`);
   }
   const started = Date.now();
   const r = await get(`type=Evil&q=${enc('label~="^(a+)+$"')}`);
   t.equal(r.status, 200, r.text);
   t.same(r.json, []);
-  t.ok(Date.now() - started < 2000, 'a q pattern is bounded too');
+  t.ok(Date.now() - started < 5000, 'a q pattern is bounded too');
   const lookaround = await get(`idPattern=${enc('^(?=a)a')}`);
   problem(t, lookaround, 400, 'BadRequestData', 'look-ahead is not in the linear-time dialect');
   await stillServing(t);
