@@ -16,7 +16,7 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'troe', type: 'enum', values: ['none', 'embdb'], default: 'none',
     help: 'history of every write (temporal API): none, or embdb (in the embedded store, same transaction)' },
   { name: 'connectionPoolSize', type: 'int', min: 0,
-    help: 'requests in flight in the pipeline pool (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
+    help: 'pipeline threads, at most one per core, each serving 16 requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
   { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
   { name: 'policyApiPort', type: 'int', min: 0,

@@ -27,6 +27,14 @@ export interface PipelineRunner {
 
 /** Tasks allowed to wait for a thread before the front answers 503 (back-pressure, not an unbounded queue). */
 const MAX_QUEUE = 10_000;
+/**
+ * Requests one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
+ * LMDB writer batches the commits of every request waiting at that moment into one transaction) the thread runs the
+ * next, and the next task is already posted when one ends, so the hand-off never leaves a thread idle. Measured on
+ * 2 cores (PATCH of one attribute, 20 connections; GET by type limit=20, 50 connections): 1 per thread 3.2k PATCH/s
+ * and 4.6k GET/s, 4 per thread 7.7k and 5.6k, 16 per thread 8.4k and 5.6k.
+ */
+export const TASKS_PER_THREAD = 16;
 
 export async function createRunner(init: WorkerInit, log: Logger): Promise<PipelineRunner> {
   const size = init.config.connectionPoolSize;
@@ -36,8 +44,9 @@ export async function createRunner(init: WorkerInit, log: Logger): Promise<Pipel
     filename: new URL('../../workers/pipeline.js', import.meta.url).href,
     minThreads: threads,
     maxThreads: threads,
-    // --connectionPoolSize is the number of requests in flight in the pool, spread over the threads.
-    concurrentTasksPerWorker: Math.max(1, Math.ceil(size / threads)),
+    // --connectionPoolSize sizes the pool like a server's thread pool (capped at the cores: the work is CPU); each
+    // thread serves TASKS_PER_THREAD requests at once, as an event-driven server thread serves many connections.
+    concurrentTasksPerWorker: TASKS_PER_THREAD,
     idleTimeout: Number.MAX_SAFE_INTEGER,
     maxQueue: MAX_QUEUE,
     workerData: init,
