@@ -5,6 +5,8 @@
 #     (test/services/ferretdb.sh), both on 127.0.0.1, started only when not running
 #   - the fixtures of test/fixtures/orionld loaded
 #   - pytest on test/integration/exporter and the stream contract's unit tests (test/unit/stream-contract)
+# A server this run started is stopped when it ends (whatever the outcome): a server left running from one
+# checkout holds its fixed port and the next checkout's run cannot start its own. Servers already running are kept.
 # Ends with pytest's summary; exit status non-zero on any failure.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -28,8 +30,13 @@ if ! cmp -s "$REQ" "$STAMP"; then
   cp "$REQ" "$STAMP"
 fi
 
+stop_later=()
+stop_started() { for svc in "${stop_later[@]}"; do bash "test/services/$svc.sh" stop >/dev/null 2>&1 || true; done; }
+trap stop_started EXIT
+svc_port_open "${PG_PORT:-55432}" || stop_later+=(postgres)
+svc_port_open "${FERRETDB_PORT:-57017}" || stop_later+=(ferretdb)
 bash test/services/postgres.sh
 bash test/services/ferretdb.sh
 "$VENV/bin/python" test/integration/exporter/load_fixtures.py
 
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider -rs test/integration/exporter test/unit/stream-contract "$@"
+"$VENV/bin/python" -m pytest -p no:cacheprovider -rs test/integration/exporter test/unit/stream-contract "$@"
