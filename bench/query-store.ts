@@ -4,20 +4,18 @@
 // The type and count indexes should keep every row flat.
 // `node dist/bench/query-store.js [--others 10000,100000,1000000] [--out file]`; the table replaces the
 // "Query by type in process" section of bench/RESULTS.md (or goes to --out).
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { EmbdbStore } from '../src/plugins/store/embdb/embdb-store.js';
 import { compileQ } from '../src/ngsild/query/q-eval.js';
 import { parseQ } from '../src/ngsild/query/q-parser.js';
 import type { StoredEntity } from '../src/ngsild/entity/model.js';
 import type { EntityQuery } from '../src/store/contract.js';
+import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
 
-const RESULTS = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-const BEGIN = '<!-- query-store:begin -->';
-const END = '<!-- query-store:end -->';
+const { begin: BEGIN, end: END } = sectionMarkers('query-store');
 const NS = 'https://uri.etsi.org/ngsi-ld/default-context/';
 const QUERIED = 1000;
 /** Entities per write transaction while loading. */
@@ -88,6 +86,7 @@ const QUERIES: Array<{ name: string; query: EntityQuery }> = [
 ];
 
 async function main(): Promise<void> {
+  const machine = machineAtStart();
   const dirs: string[] = [];
   const stores: EmbdbStore[] = [];
   const table: number[][] = QUERIES.map(() => []);
@@ -122,7 +121,7 @@ async function main(): Promise<void> {
     BEGIN,
     '## Query by type in process (issue 3: `node dist/bench/query-store.js`)',
     '',
-    `${new Date().toISOString()}, ${cpus().length} cores shared with other work; embdb in RAM holding ${QUERIED} QScale entities`,
+    `${new Date().toISOString()}, ${machine}; embdb in RAM holding ${QUERIED} QScale entities`,
     'and N entities of type Other (one store per column, loaded through the store contract). Microseconds per `queryEntities`',
     `call: the median of ${ROUNDS} rounds of at least ${ROUND_MS} ms, the stores measured in turn (fastest-slowest round in brackets).`,
     'Flat rows: the cost does not grow with unrelated data.',
@@ -133,13 +132,7 @@ async function main(): Promise<void> {
     END,
   ];
   const section = lines.join('\n');
-  process.stdout.write(section + '\n');
-  const out = values.out ?? RESULTS;
-  const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';
-  const i = previous.indexOf(BEGIN);
-  const j = previous.indexOf(END);
-  const next = i >= 0 && j > i ? previous.slice(0, i) + section + previous.slice(j + END.length) : `${previous.trimEnd()}\n\n${section}\n`;
-  writeFileSync(out, next.startsWith('\n') ? next.trimStart() : next);
+  writeResultsSection('query-store', section, values.out);
 }
 
 main().catch((e: unknown) => {

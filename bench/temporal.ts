@@ -7,19 +7,16 @@
 // alternately, --rounds times, each beside a bare uWS row of the same round; the table gives medians and ranges.
 // `node dist/bench/temporal.js [--instances 1000000] [--others 100000] [--rounds 3] [--duration 5] [--connections 20]
 // [--out file]`; the table replaces the "Temporal" section of bench/RESULTS.md (or goes to --out).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchId } from './bench-entity.js';
 import { runLoad, failedRequests, type LoadRequest, type LoadResult } from './load.js';
 import { JSON_HEADERS, NGSI, expectStatus, seedEntities, send } from './ngsi-client.js';
 import { startServer } from './server-process.js';
+import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const RESULTS = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-const BEGIN = '<!-- temporal:begin -->';
-const END = '<!-- temporal:end -->';
+const { begin: BEGIN, end: END } = sectionMarkers('temporal');
 const PER_BODY = 5000;
 const SMALL = 1000;
 const PATCHED = 1000;
@@ -118,6 +115,7 @@ function pairRatio(a: Row, b: Row): { median: number; range: string } {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const machine = machineAtStart();
   const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
   const full = await broker('embdb');
   const lean = await broker('embdb');
@@ -164,8 +162,7 @@ async function main(): Promise<void> {
     const type = pairRatio(rows[4]!, rows[3]!);
     const write = pairRatio(rows[7]!, rows[6]!);
     const lines = [
-      `${new Date().toISOString()}, ${cpus().length} cores shared with other work (other agents' builds and tests ran on the`,
-      `same box), ${connections} connections, ${durationS} s per run after 2 s warm-up, ${rounds} alternated rounds; whole run`,
+      `${new Date().toISOString()}, ${machine}, ${connections} connections, ${durationS} s per run after 2 s warm-up, ${rounds} alternated rounds; whole run`,
       `${((Date.now() - started) / 60000).toFixed(1)} min. Seeded: ${seeding.join('; ')}.`, '',
       '| row | req/s (median) | req/s range | p50 ms | p99 ms | ratio to bare uWS (median) |', '|---|---:|---:|---:|---:|---:|',
       ...rows.map(line),
@@ -182,13 +179,7 @@ async function main(): Promise<void> {
 
 function writeSection(lines: readonly string[]): void {
   const section = [BEGIN, '## Temporal (issue 5: `node dist/bench/temporal.js`)', '', ...lines, END].join('\n');
-  process.stdout.write(section + '\n');
-  const out = values.out ?? RESULTS;
-  const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';
-  const i = previous.indexOf(BEGIN);
-  const j = previous.indexOf(END);
-  const next = i >= 0 && j > i ? previous.slice(0, i) + section + previous.slice(j + END.length) : `${previous.trimEnd()}\n\n${section}\n`;
-  writeFileSync(out, next.startsWith('\n') ? next.trimStart() : next);
+  writeResultsSection('temporal', section, values.out);
 }
 
 main().catch((e: unknown) => {

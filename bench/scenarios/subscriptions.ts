@@ -6,9 +6,7 @@
 // alternated rounds beside a bare uWS server answering the same PATCHes, as ratios to 0 subscriptions and to bare
 // uWS (target >= 0.9 at 10,000); (2) notifications per second to a local receiver with one matching subscription
 // per entity, with how many were due (successful PATCHes) and how many were delivered (all must be), per round.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchId } from '../bench-entity.js';
@@ -19,12 +17,11 @@ import { compileSubscription } from '../../src/ngsild/subscription/compile.js';
 import { SubscriptionIndex, matchChange } from '../../src/ngsild/subscription/match.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
+import { machineAtStart, sectionMarkers, writeResultsSection } from '../results-section.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('../bare-server.js', import.meta.url));
-const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
-const BEGIN = '<!-- subscriptions:begin -->';
-const END = '<!-- subscriptions:end -->';
+const { begin: BEGIN, end: END } = sectionMarkers('subscriptions');
 const PATCHED = 1000;
 const LEVELS = [0, 1, 100, 10_000];
 const CREATE_CONCURRENCY = 16;
@@ -242,8 +239,9 @@ function matchingCost(lines: string[]): void {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const machine = machineAtStart();
   const lines: string[] = [
-    `${new Date().toISOString()}, ${cpus().length} cores shared with other work (other agents' builds and tests ran on the same box),`,
+    `${new Date().toISOString()}, ${machine},`,
     `${connections} connections, ${durationS} s per run, ${PATCHED} entities patched in turn.`, ''];
   const only = values.only?.split(',');
   if (only === undefined || only.includes('matching')) matchingCost(lines);
@@ -255,13 +253,7 @@ async function main(): Promise<void> {
 
 function writeSection(lines: readonly string[]): void {
   const section = [BEGIN, '## Subscriptions (issue 4: `node dist/bench/scenarios/subscriptions.js`)', '', ...lines, END].join('\n');
-  process.stdout.write(section + '\n');
-  const out = values.out ?? RESULTS;
-  const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';
-  const i = previous.indexOf(BEGIN);
-  const j = previous.indexOf(END);
-  const next = i >= 0 && j > i ? previous.slice(0, i) + section + previous.slice(j + END.length) : `${previous.trimEnd()}\n\n${section}\n`;
-  writeFileSync(out, next.startsWith('\n') ? next.trimStart() : next);
+  writeResultsSection('subscriptions', section, values.out);
 }
 
 main().catch((e: unknown) => {
