@@ -1,6 +1,7 @@
 // The few NGSI-LD calls scenario setups make to seed data; any unexpected status throws with the status and body,
 // so a report can say exactly what the broker answered.
 import { benchEntity } from './bench-entity.js';
+import type { LoadRequest } from './load.js';
 
 export const NGSI = '/ngsi-ld/v1';
 export const JSON_HEADERS: Record<string, string> = { 'content-type': 'application/json' };
@@ -33,4 +34,22 @@ export async function seedEntities(baseUrl: string, ids: readonly string[]): Pro
     const batch = JSON.stringify(ids.slice(i, i + 100).map((id) => benchEntity(id)));
     await expectStatus(`seeding upsert of ${ids[i]}..`, send(baseUrl, 'POST', `${NGSI}/entityOperations/upsert`, batch), [201, 204]);
   }
+}
+
+/**
+ * PATCH /entities/{id}/attrs/temperature cycling over `ids` (the first, then each in turn), a new value each time:
+ * the write load of the patch scenario and of the benchmarks that compare brokers under it.
+ */
+export function attributePatches(ids: readonly string[]): LoadRequest[] {
+  let n = 0;
+  return [{
+    method: 'PATCH',
+    path: `${NGSI}/entities/${ids[0]}/attrs/temperature`,
+    headers: JSON_HEADERS,
+    body: '{"type":"Property","value":0}',
+    next: () => {
+      n++;
+      return { path: `${NGSI}/entities/${ids[n % ids.length]}/attrs/temperature`, body: `{"type":"Property","value":${n}}` };
+    },
+  }];
 }

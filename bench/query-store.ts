@@ -14,6 +14,7 @@ import { parseQ } from '../src/ngsild/query/q-parser.js';
 import type { StoredEntity } from '../src/ngsild/entity/model.js';
 import type { EntityQuery } from '../src/store/contract.js';
 import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
+import { median } from './stats.js';
 
 const { begin: BEGIN, end: END } = sectionMarkers('query-store');
 const NS = 'https://uri.etsi.org/ngsi-ld/default-context/';
@@ -72,10 +73,6 @@ async function round(store: EmbdbStore, query: EntityQuery): Promise<number> {
   return Number(now - t0) / 1e3 / n;
 }
 
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 const expand = (term: string): string => (term.includes(':') ? term : NS + term);
 const QUERIES: Array<{ name: string; query: EntityQuery }> = [

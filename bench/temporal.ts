@@ -11,9 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchId } from './bench-entity.js';
 import { runLoad, failedRequests, type LoadRequest, type LoadResult } from './load.js';
-import { JSON_HEADERS, NGSI, expectStatus, seedEntities, send } from './ngsi-client.js';
+import { JSON_HEADERS, NGSI, attributePatches, expectStatus, seedEntities, send } from './ngsi-client.js';
 import { startServer } from './server-process.js';
 import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
+import { median, range } from './stats.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const { begin: BEGIN, end: END } = sectionMarkers('temporal');
@@ -66,19 +67,8 @@ const lastN = (id: string): LoadRequest[] => [{ method: 'GET', path: `${NGSI}/te
 const byType: LoadRequest[] = [{ method: 'GET', path: `${NGSI}/temporal/entities?type=Rare&lastN=1` }];
 const bareGet: LoadRequest[] = [{ method: 'GET', path: `${NGSI}/entities/${benchId(1)}` }];
 const barePatch: LoadRequest[] = [{ method: 'PATCH', path: `${NGSI}/entities/${benchId(1)}/attrs/temperature`, headers: JSON_HEADERS, body: '{"type":"Property","value":0}' }];
-function patches(): LoadRequest[] {
-  let n = 0;
-  return [{
-    method: 'PATCH',
-    path: `${NGSI}/entities/${benchId(1)}/attrs/temperature`,
-    headers: JSON_HEADERS,
-    body: '{"type":"Property","value":0}',
-    next: () => {
-      n++;
-      return { path: `${NGSI}/entities/${benchId((n % PATCHED) + 1)}/attrs/temperature`, body: `{"type":"Property","value":${n}}` };
-    },
-  }];
-}
+const patchedIds = Array.from({ length: PATCHED }, (_, i) => benchId(i + 1));
+const patches = (): LoadRequest[] => attributePatches(patchedIds);
 
 async function measure(url: string, requests: LoadRequest[]): Promise<LoadResult> {
   const r = await runLoad(requests, { url, connections, durationS, warmupS: Math.min(2, durationS) });
@@ -96,11 +86,6 @@ interface Row {
   ratios: number[];
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const range = (xs: readonly number[], digits = 0): string => `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
 const rps = (r: Row): number[] => r.runs.map((x) => x.requestsPerSecond);
 
 function line(r: Row): string {

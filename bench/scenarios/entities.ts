@@ -1,7 +1,7 @@
 // Entity scenarios of the first benchmark issue: retrieve by id, create, partial attribute update, batch upsert.
 import { benchEntity, benchId } from '../bench-entity.js';
 import type { LoadRequest } from '../load.js';
-import { JSON_HEADERS, NGSI, seedEntities } from '../ngsi-client.js';
+import { JSON_HEADERS, NGSI, attributePatches, seedEntities } from '../ngsi-client.js';
 import type { Scenario } from '../scenario.js';
 
 const SEEDED = 1000;
@@ -44,19 +44,7 @@ const patch: Scenario = {
   description: `PATCH /entities/{id}/attrs/temperature (partial attribute update) cycling over ${SEEDED} seeded entities`,
   targetRatio: 0.3,
   setup: seed,
-  requests: () => {
-    let n = 0;
-    return [{
-      method: 'PATCH',
-      path: `${NGSI}/entities/${seededIds[0]}/attrs/temperature`,
-      headers: JSON_HEADERS,
-      body: '{"type":"Property","value":0}',
-      next: () => {
-        n++;
-        return { path: `${NGSI}/entities/${seededIds[n % SEEDED]}/attrs/temperature`, body: `{"type":"Property","value":${n}}` };
-      },
-    }];
-  },
+  requests: () => attributePatches(seededIds),
 };
 
 // Ten fixed bodies of 100 entities each: the first round creates (201), later rounds replace (204).

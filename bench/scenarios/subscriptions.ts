@@ -11,13 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchId } from '../bench-entity.js';
 import { runLoad, failedRequests, type LoadRequest, type LoadResult } from '../load.js';
-import { JSON_HEADERS, NGSI, expectStatus, seedEntities, send } from '../ngsi-client.js';
+import { NGSI, attributePatches, expectStatus, seedEntities, send } from '../ngsi-client.js';
 import { startServer, type ServerProcess } from '../server-process.js';
 import { compileSubscription } from '../../src/ngsild/subscription/compile.js';
 import { SubscriptionIndex, matchChange } from '../../src/ngsild/subscription/match.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
 import { machineAtStart, sectionMarkers, writeResultsSection } from '../results-section.js';
+import { median, range } from '../stats.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('../bare-server.js', import.meta.url));
@@ -41,19 +42,8 @@ const connections = Number(values.connections);
 
 const broker = () => startServer('broker', MAIN, ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'info']);
 
-function patches(): LoadRequest[] {
-  let n = 0;
-  return [{
-    method: 'PATCH',
-    path: `${NGSI}/entities/${benchId(1)}/attrs/temperature`,
-    headers: JSON_HEADERS,
-    body: '{"type":"Property","value":0}',
-    next: () => {
-      n++;
-      return { path: `${NGSI}/entities/${benchId((n % PATCHED) + 1)}/attrs/temperature`, body: `{"type":"Property","value":${n}}` };
-    },
-  }];
-}
+const patchedIds = Array.from({ length: PATCHED }, (_, i) => benchId(i + 1));
+const patches = (): LoadRequest[] => attributePatches(patchedIds);
 
 /** Creates subscriptions from..to-1 built by `body`, a few at a time. */
 async function subscribe(url: string, from: number, to: number, body: (i: number) => Record<string, unknown>): Promise<void> {
@@ -73,11 +63,6 @@ async function measure(url: string, warmupS: number): Promise<LoadResult> {
   return r;
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const range = (xs: readonly number[], digits = 0): string => `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`;
 
 interface PatchRow {
   label: string;
