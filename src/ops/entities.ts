@@ -179,15 +179,20 @@ export const partialAttrUpdate: OpHandler = async (req, ctx) => {
   return { status: 204 };
 };
 
-export const deleteAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
-  const id = entityIdParam(req);
-  const attrIri = attrParam(req);
+/** `datasetId` and `deleteAll` of an attribute delete (CIM 009 §6.7.3.2, and the temporal one §6.22.3.2). */
+export function deleteAttrParams(req: LdRequest): { datasetId: string | undefined; deleteAll: boolean } {
   const datasetId = req.query.get('datasetId');
   const deleteAllText = req.query.get('deleteAll');
   if (deleteAllText !== undefined && deleteAllText !== 'true' && deleteAllText !== 'false') throw badRequest(`deleteAll: '${deleteAllText}' is not true or false`);
   if (datasetId !== undefined && !isUri(datasetId)) throw badRequest(`datasetId '${datasetId}' is not a URI`);
-  const deleteAll = deleteAllText === 'true';
+  return { datasetId, deleteAll: deleteAllText === 'true' };
+}
+
+export const deleteAttr: OpHandler = async (req, ctx) => {
+  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
+  const id = entityIdParam(req);
+  const attrIri = attrParam(req);
+  const { datasetId, deleteAll } = deleteAttrParams(req);
   await askStored(req, ctx, id, [attrIri]);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);

@@ -17,7 +17,7 @@ import type { OpHandler, OpResult } from './op.js';
 import { checkEntity } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, namesMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
-import { entityIdParam } from './entities.js';
+import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
 import { API_PREFIX } from '../front/routes.js';
 
@@ -289,14 +289,11 @@ export const temporalDeleteAttr: OpHandler = async (req, ctx) => {
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
-  const datasetId = req.query.get('datasetId');
-  const deleteAllText = req.query.get('deleteAll');
-  if (deleteAllText !== undefined && deleteAllText !== 'true' && deleteAllText !== 'false') throw badRequest(`deleteAll: '${deleteAllText}' is not true or false`);
-  if (datasetId !== undefined && !isUri(datasetId)) throw badRequest(`datasetId '${datasetId}' is not a URI`);
+  const { datasetId, deleteAll } = deleteAttrParams(req);
   const rec = await h.getTemporalEntity(req.tenant, id);
   if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
   await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten: [attrIri], read: false });
-  if (!(await h.deleteAttribute(req.tenant, id, attrIri, { datasetId, deleteAll: deleteAllText === 'true' })))
+  if (!(await h.deleteAttribute(req.tenant, id, attrIri, { datasetId, deleteAll })))
     throw notFound(`entity '${id}' has no instances of '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
   return { status: 204 };
 };
