@@ -69,7 +69,7 @@ t.test('indexes removed and an older marker: reopening rebuilds them; query by t
   for (let k = 0; k < 7; k++) await create(store, 'tenant1', entity('A', k));
   const dbs = store.indexedDbs();
   dbs.env.transactionSync(() => {
-    dbs.typeIds.clearSync();
+    dbs.typeMembers.clearSync();
     dbs.typeStats.clearSync();
     dbs.attrStats.clearSync();
     dbs.meta.putSync(INDEX_FORMAT_KEY, 1);
@@ -100,6 +100,35 @@ t.test('indexes removed and an older marker: reopening rebuilds them; query by t
   await store.close();
 });
 
+t.test('a format-2 store (type index keys [tenant, typeIri, id]) is migrated to the sorted-duplicates index', async (t) => {
+  const path = tempPath(t);
+  let store = await openStore(path);
+  for (let k = 0; k < 12; k++) await create(store, '', entity(k % 2 === 0 ? 'A' : 'B', k));
+  for (let k = 0; k < 3; k++) await create(store, 'tenant1', entity('A', k));
+  // Back to what format 2 wrote: the old index filled, the new one absent, the marker at 2.
+  const dbs = store.indexedDbs();
+  const legacy = dbs.env.openDB<null, [string, string, string]>({ name: 'typeIds' });
+  dbs.env.transactionSync(() => {
+    dbs.typeMembers.clearSync();
+    for (let k = 0; k < 12; k++) legacy.putSync(['', NS + (k % 2 === 0 ? 'A' : 'B'), `urn:ngsi-ld:${k % 2 === 0 ? 'A' : 'B'}:${k}`], null);
+    dbs.meta.putSync(INDEX_FORMAT_KEY, 2);
+  });
+  await store.close();
+
+  const { lines, log } = recorder();
+  store = await openStore(path, log);
+  t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 15), 'the rebuild ran');
+  const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 20, offset: 0, count: true });
+  t.same(a.entities.map((e) => e.id), ['urn:ngsi-ld:A:0', 'urn:ngsi-ld:A:10', 'urn:ngsi-ld:A:2', 'urn:ngsi-ld:A:4', 'urn:ngsi-ld:A:6', 'urn:ngsi-ld:A:8'],
+    'ids of a type in id order');
+  t.equal(a.count, 6);
+  t.equal((await store.queryEntities('tenant1', { typeIris: [NS + 'A'], limit: 20, offset: 1, count: true })).entities.length, 2);
+  const after = store.indexedDbs().env.openDB<null, [string, string, string]>({ name: 'typeIds' });
+  t.equal([...after.getKeys()].length, 0, 'the format-2 index is dropped');
+  t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
+  await store.close();
+});
+
 t.test('a store of entities only, written with lmdb default encoding, opens with indexes and progress lines', async (t) => {
   const path = tempPath(t);
   const N = 60_000;
@@ -116,6 +145,11 @@ t.test('a store of entities only, written with lmdb default encoding, opens with
   const { lines, log } = recorder();
   const store = await openStore(path, log);
   t.ok(lines.some((l) => l.msg === 'embdb: index rebuild progress' && l.obj.entities === 50_000), 'progress is logged on a large store');
+  // Written under lmdb's own key comparator, read under LMDB's memcmp (keys.ts): the same byte order, nothing lost.
+  t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === N), 'the rebuild visited every entity');
+  let found = 0;
+  for (let k = 0; k < N; k += 97) if ((await store.getEntity('', entity(k % 3 === 0 ? 'A' : 'B', k).id)) !== undefined) found++;
+  t.equal(found, Math.ceil(N / 97), 'every entity sampled is found by key');
   const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 5, offset: 10, count: true });
   t.equal(a.count, N / 3);
   t.same(a.entities.map((e) => e.id).length, 5);

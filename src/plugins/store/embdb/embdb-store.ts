@@ -7,17 +7,14 @@ import {
   type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { docKey, entityKey, entityPrefix } from './keys.js';
+import { KEY_CODEC, docKey, entityKey, entityPrefix } from './keys.js';
 import { EmbdbHistory } from './history.js';
-import type { IndexedDbs } from './index-rebuild.js';
+import { TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { StatsBatch } from './stats-batch.js';
 
-/** Discovery counts: `[tenant, IRI]` in the typeStats and attrStats databases (array keys, as typeIds). */
+/** `[tenant, IRI]`: the key of the type index and of the discovery counts (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
 const statPrefix = (tenant: string): { start: [string]; end: [string] } => ({ start: [tenant], end: [tenant + '\u0001'] });
-/** Every `[tenant, typeIri, id]` key of one type (IRIs hold no control character, so `\u0001` ends the range). */
-const typeRange = (tenant: string, typeIri: string): { start: [string, string]; end: [string, string] } =>
-  ({ start: [tenant, typeIri], end: [tenant, typeIri + '\u0001'] });
 
 export interface EmbdbSettings {
   path: string;
@@ -42,11 +39,12 @@ export class EmbdbStore implements Store {
   private readonly env: RootDatabase;
   private readonly entities: Database<StoredEntity, string>;
   /**
-   * The type index: keys `[tenant, typeIri, id]` as arrays. lmdb's key codec turned some NUL-joined string keys
-   * into arrays and others not, so a string prefix range missed entries; array keys compare element by element
-   * and a range over `[tenant, typeIri]` finds them all.
+   * The type index: `[tenant, typeIri]` → the ids of its entities, as LMDB sorted duplicates (dupsort) in id order.
+   * A page of a type is one cursor positioned once, then stepping through short values: no per-entry key of
+   * `[tenant, typeIri, id]` to compare on the way or to decode (the type IRI each time), which the format-2 index
+   * paid for every entity of a page (index-rebuild.ts migrates it).
    */
-  private readonly typeIds: Database<null, [string, string, string]>;
+  private readonly typeMembers: Database<string, [string, string]>;
   private readonly tenants: Database<{ createdAt: string }, string>;
   /** Discovery index: `[tenant, typeIri]` → counts of the type (§5.7.5); kept in the entity's write transaction. */
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
@@ -72,17 +70,17 @@ export class EmbdbStore implements Store {
     // range sees) decode ~5x faster than the records lmdb otherwise defines inline in every value
     // (bench/micro/entity-decode.ts). Shapes past the limit are encoded as before, so more types only cost speed.
     // lmdb passes maxSharedStructures on to msgpackr but its DatabaseOptions type does not declare it.
-    const entityOptions = { name: 'entities', sharedStructuresKey: Symbol.for('structures'), maxSharedStructures: 512 };
+    const entityOptions = { ...KEY_CODEC, name: 'entities', sharedStructuresKey: Symbol.for('structures'), maxSharedStructures: 512 };
     this.entities = this.env.openDB<StoredEntity, string>(entityOptions);
-    this.meta = this.env.openDB<number, string>({ name: 'meta' });
-    this.typeIds = this.env.openDB<null, [string, string, string]>({ name: 'typeIds' });
-    this.tenants = this.env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
+    this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
+    this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
+    this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
     const mapOptions = { useRecords: false };
-    this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ name: 'typeStats', ...mapOptions });
-    this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ name: 'attrStats', ...mapOptions });
-    this.docs = this.env.openDB<DocRecord, string>({ name: 'docs' });
-    this.docOrder = this.env.openDB<string, (string | number)[]>({ name: 'docOrder' });
+    this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ ...KEY_CODEC, name: 'typeStats', ...mapOptions });
+    this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ ...KEY_CODEC, name: 'attrStats', ...mapOptions });
+    this.docs = this.env.openDB<DocRecord, string>({ ...KEY_CODEC, name: 'docs' });
+    this.docOrder = this.env.openDB<string, (string | number)[]>({ ...KEY_CODEC, name: 'docOrder' });
     this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
   }
 
@@ -166,8 +164,8 @@ export class EmbdbStore implements Store {
     if (next === undefined) return result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
-    for (const t of oldTypes) if (!newTypes.includes(t)) this.typeIds.removeSync([tenant, t, id]);
-    for (const t of newTypes) if (!oldTypes.includes(t)) this.typeIds.putSync([tenant, t, id], null);
+    for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
+    for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) {
       if (current !== undefined) this.entities.removeSync(key);
@@ -212,8 +210,7 @@ export class EmbdbStore implements Store {
     } else if (query.typeIris !== undefined) {
       const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
       outer: for (const typeIri of query.typeIris) {
-        for (const k of this.typeIds.getKeys(typeRange(tenant, typeIri))) {
-          const id = k[2];
+        for (const id of this.typeMembers.getValues([tenant, typeIri])) {
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
           if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
         }
@@ -235,8 +232,7 @@ export class EmbdbStore implements Store {
     let position = 0;
     const seen = typeIris.length > 1 ? new Set<string>() : undefined;
     outer: for (const typeIri of typeIris) {
-      for (const k of this.typeIds.getKeys(typeRange(tenant, typeIri))) {
-        const id = k[2];
+      for (const id of this.typeMembers.getValues([tenant, typeIri])) {
         if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
         if (position >= query.offset) {
           if (position >= end && !(query.count && seen !== undefined)) break outer;
@@ -264,7 +260,7 @@ export class EmbdbStore implements Store {
 
   /** @internal for index-rebuild.ts, run by the primary at open */
   indexedDbs(): IndexedDbs {
-    return { env: this.env, entities: this.entities, typeIds: this.typeIds, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
+    return { env: this.env, entities: this.entities, typeMembers: this.typeMembers, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
   }
 
   /** @internal */

@@ -9,6 +9,7 @@ import {
 } from '../../../store/contract.js';
 import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
+import { KEY_CODEC } from './keys.js';
 
 type Key = Array<string | number>;
 
@@ -66,13 +67,13 @@ export class EmbdbHistory implements History {
   private readonly tenants: Database<{ createdAt: string }, string>;
 
   constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>) {
-    this.inst = env.openDB<HistoryInstance, Key>({ name: 'histInstances' });
-    this.observed = env.openDB<number, Key>({ name: 'histObserved' });
-    this.attrs = env.openDB<null, Key>({ name: 'histAttrs' });
-    this.ents = env.openDB<TemporalEntityRecord, Key>({ name: 'histEntities' });
-    this.typeIds = env.openDB<null, Key>({ name: 'histTypeIds' });
-    this.events = env.openDB<EntityEvent, Key>({ name: 'histEvents' });
-    this.tenants = env.openDB<{ createdAt: string }, string>({ name: 'tenants' });
+    this.inst = env.openDB<HistoryInstance, Key>({ ...KEY_CODEC, name: 'histInstances' });
+    this.observed = env.openDB<number, Key>({ ...KEY_CODEC, name: 'histObserved' });
+    this.attrs = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histAttrs' });
+    this.ents = env.openDB<TemporalEntityRecord, Key>({ ...KEY_CODEC, name: 'histEntities' });
+    this.typeIds = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histTypeIds' });
+    this.events = env.openDB<EntityEvent, Key>({ ...KEY_CODEC, name: 'histEvents' });
+    this.tenants = env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
   }
 
   /**

@@ -6,13 +6,15 @@ import {
 } from '../../../store/contract.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
+import { KEY_CODEC } from './keys.js';
 
 /**
  * Version of what the store derives from its entities. 1 (or no marker): written before the marker existed, so its
- * type index and discovery counts may be missing or incomplete; 2: type index `[tenant, typeIri, id]`, typeStats,
- * attrStats, entities encoded with lmdb's shared structures.
+ * type index and discovery counts may be missing or incomplete; 2: type index `[tenant, typeIri, id]` keys (database
+ * `typeIds`), typeStats, attrStats, entities encoded with lmdb's shared structures; 3: the type index as sorted
+ * duplicates `[tenant, typeIri]` → id (database `typeMembers`), `typeIds` dropped.
  */
-export const INDEX_FORMAT_VERSION = 2;
+export const INDEX_FORMAT_VERSION = 3;
 export const INDEX_FORMAT_KEY = 'indexFormat';
 
 /** Entities read and rewritten per write transaction: bounded so a large store never holds one huge transaction. */
@@ -20,10 +22,15 @@ const CHUNK = 10_000;
 /** A progress line every this many entities (a 1M-entity store logs a few dozen lines). */
 const PROGRESS_EVERY = 50_000;
 
+/** The type index database (embdb-store.ts): ids as sorted duplicates, compared as ordered-binary strings (id order). */
+export const TYPE_MEMBERS_DB = { ...KEY_CODEC, name: 'typeMembers', dupSort: true, encoding: 'ordered-binary' } as const;
+/** The format-2 type index, dropped by the rebuild. */
+const LEGACY_TYPE_IDS_DB = 'typeIds';
+
 export interface IndexedDbs {
   env: RootDatabase;
   entities: Database<StoredEntity, string>;
-  typeIds: Database<null, [string, string, string]>;
+  typeMembers: Database<string, [string, string]>;
   typeStats: Database<TypeStat, [string, string]>;
   attrStats: Database<AttrStat, [string, string]>;
   meta: Database<number, string>;
@@ -58,8 +65,10 @@ function hasEntities(dbs: IndexedDbs): boolean {
 export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: number): Promise<number> {
   const started = Date.now();
   log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: rebuilding the type index and discovery counts');
+  const legacy = dbs.env.openDB<null, [string, string, string]>({ ...KEY_CODEC, name: LEGACY_TYPE_IDS_DB });
   dbs.env.transactionSync(() => {
-    dbs.typeIds.clearSync();
+    legacy.dropSync();
+    dbs.typeMembers.clearSync();
     dbs.typeStats.clearSync();
     dbs.attrStats.clearSync();
   });
@@ -83,7 +92,7 @@ export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: n
       for (const { key, value } of chunk) {
         const sep = key.indexOf('\u0000');
         const tenant = key.slice(0, sep);
-        for (const typeIri of value.type) dbs.typeIds.putSync([tenant, typeIri, value.id], null);
+        for (const typeIri of value.type) dbs.typeMembers.putSync([tenant, typeIri], value.id);
         const sig = entitySignature(value);
         addToTypeStats(mapOf(typeStats, tenant), sig, 1);
         addToAttrStats(mapOf(attrStats, tenant), sig, 1);
