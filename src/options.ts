@@ -16,7 +16,7 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'troe', type: 'enum', values: ['none', 'embdb'], default: 'none',
     help: 'history of every write (temporal API): none, or embdb (in the embedded store, same transaction)' },
   { name: 'connectionPoolSize', type: 'int', min: 0,
-    help: 'pipeline threads, at most one per core, each serving 16 requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
+    help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
   { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
   { name: 'policyApiPort', type: 'int', min: 0,
@@ -27,6 +27,8 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
   { name: 'maxBodySize', type: 'int', default: 8 * 1024 * 1024, min: 1, help: 'largest request body in bytes (413 above)' },
+  { name: 'maxPendingRequests', type: 'int', default: 10_000, min: 1,
+    help: 'requests the pipeline holds at once, queued or running; past it the broker answers 503 Unavailable at once' },
   { name: 'pluginDir', type: 'string', help: 'directory of plugins (<pluginDir>/<category>/<name>.js); default: the built-in ones' },
   { name: 'auth', type: 'string', help: 'authorization plugin: a name in <pluginDir>/auth or a path' },
   { name: 'coreContext', type: 'enum', values: ['1.6', '1.7', '1.8', '1.9'], default: '1.8', help: 'version of the default core @context' },
@@ -131,6 +133,7 @@ export interface BrokerConfig {
   defaultUserContext?: string;
   contextDir?: string;
   maxBodySize: number;
+  maxPendingRequests: number;
   pluginDir?: string;
   auth?: string;
   coreContext: '1.6' | '1.7' | '1.8' | '1.9';
@@ -157,6 +160,7 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     defaultUserContext: values.defaultUserContext as string | undefined,
     contextDir: values.contextDir as string | undefined,
     maxBodySize: values.maxBodySize as number,
+    maxPendingRequests: values.maxPendingRequests as number,
     pluginDir: values.pluginDir as string | undefined,
     auth: values.auth as string | undefined,
     coreContext: values.coreContext as BrokerConfig['coreContext'],

@@ -1,31 +1,81 @@
-// Piscina task entry point: one WorkerContext per thread, then runPipeline per task; the response body
-// goes back as a transferred buffer, never cloned.
-import { workerData, threadId } from 'node:worker_threads';
+// Piscina task entry points: one WorkerContext per thread, then runPipeline per request of a batch; response bodies
+// go back as transferred buffers, never cloned (src/front/pool.ts says how batches and reply ports work).
+import { workerData, threadId, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { createWorkerContext } from '../src/pipeline/init.js';
 import { runPipeline } from '../src/pipeline/run.js';
 import { handlers } from '../src/ops/index.js';
-import type { PipelineResult, PipelineTask } from '../src/pipeline/task.js';
+import type { PipelineResult } from '../src/pipeline/task.js';
 import type { WorkerInit } from '../src/pipeline/worker-context.js';
+import type { BatchEntry, BatchReply } from '../src/front/pool.js';
 
 // No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module
 // that awaits at top level fails and can leave the module half-registered for the import() that follows.
 const ready = createWorkerContext(workerData as WorkerInit, `pipeline-${threadId}`);
 
-class MovedResult {
-  constructor(private readonly result: PipelineResult) {}
-  get [Piscina.transferableSymbol](): ArrayBuffer[] {
-    const body = this.result.body;
-    return body === null ? [] : [body.buffer as ArrayBuffer];
+/** Moves a value to the front with the buffers (or port) it names transferred. */
+class Moved<T> {
+  constructor(private readonly value: T, private readonly transfer: Array<ArrayBuffer | MessagePort>) {}
+  get [Piscina.transferableSymbol](): Array<ArrayBuffer | MessagePort> {
+    return this.transfer;
   }
-  get [Piscina.valueSymbol](): PipelineResult {
-    return this.result;
+  get [Piscina.valueSymbol](): T {
+    return this.value;
   }
 }
 
-export default async function pipelineTask(task: PipelineTask): Promise<unknown> {
-  const result = await runPipeline(await ready, task, handlers);
-  return Piscina.move(new MovedResult(result) as never);
+/** The buffers to transfer with results (each once: a transfer list naming one twice is refused). */
+function bodiesOf(results: readonly PipelineResult[]): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  for (const r of results) if (r.body !== null) out.add(r.body.buffer as ArrayBuffer);
+  return [...out];
+}
+
+/** This thread's reply channel: its sending end here, the other end handed to the front once (`replyPort`). */
+let reply: MessagePort | undefined;
+
+/** Results done and not yet sent: those that finish in the same turn of the event loop go out in one message. */
+let outbox: BatchReply = { ids: [], results: [] };
+let outboxScheduled = false;
+
+function sendOutbox(): void {
+  outboxScheduled = false;
+  const out = outbox;
+  outbox = { ids: [], results: [] };
+  reply!.postMessage(out, bodiesOf(out.results));
+}
+
+/** Runs every request of a batch at once; each result is sent as soon as it is ready (a slow one delays no other). */
+export async function batch(entries: BatchEntry[]): Promise<unknown> {
+  const ctx = await ready;
+  if (reply === undefined) {
+    // The front never got this thread's port (see replyPorts): the results go back with the task.
+    const results = await Promise.all(entries.map((e) => runPipeline(ctx, e.task, handlers)));
+    const out: BatchReply = { ids: entries.map((e) => e.id), results };
+    return Piscina.move(new Moved(out, bodiesOf(results)) as never);
+  }
+  await Promise.all(entries.map(async (e) => {
+    const result = await runPipeline(ctx, e.task, handlers);
+    outbox.ids.push(e.id);
+    outbox.results.push(result);
+    if (!outboxScheduled) {
+      outboxScheduled = true;
+      setImmediate(sendOutbox);
+    }
+  }));
+  return null;
+}
+
+/** Hands the front the receiving end of this thread's reply channel, once; null when it has it already. */
+export async function replyPort(): Promise<unknown> {
+  await ready;
+  // Hold the slot a moment so the other requests of the front's round go to the other threads.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  if (reply !== undefined) return null;
+  const channel = new MessageChannel();
+  reply = channel.port1;
+  reply.unref();
+  return Piscina.move(new Moved(channel.port2, [channel.port2]) as never);
 }
 
 /** Run once at start-up so the front knows a thread is up with its store and resolver open. */

@@ -8,6 +8,8 @@ import { createWorkerContext } from '../pipeline/init.js';
 import { runPipeline } from '../pipeline/run.js';
 import { handlers } from '../ops/index.js';
 import type { Logger } from '../logger.js';
+import type { MessagePort } from 'node:worker_threads';
+import { LdError } from '../ngsild/problem.js';
 
 export interface PoolStats {
   mode: 'pool' | 'inline';
@@ -25,63 +27,162 @@ export interface PipelineRunner {
   close(): Promise<void>;
 }
 
-/** Tasks allowed to wait for a thread before the front answers 503 (back-pressure, not an unbounded queue). */
-const MAX_QUEUE = 10_000;
 /**
- * Requests one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
+ * Batches one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
  * LMDB writer batches the commits of every request waiting at that moment into one transaction) the thread runs the
- * next, and the next task is already posted when one ends, so the hand-off never leaves a thread idle. Measured on
- * 2 cores (PATCH of one attribute, 20 connections; GET by type limit=20, 50 connections): 1 per thread 3.2k PATCH/s
- * and 4.6k GET/s, 4 per thread 7.7k and 5.6k, 16 per thread 8.4k and 5.6k.
+ * next, and the next batch is already posted when one ends, so the hand-off never leaves a thread idle.
  */
 export const TASKS_PER_THREAD = 16;
+/** Requests one batch (one Piscina task) carries at most. */
+export const MAX_BATCH = 64;
 
 export async function createRunner(init: WorkerInit, log: Logger): Promise<PipelineRunner> {
   const size = init.config.connectionPoolSize;
-  if (size === 0) return new InlineRunner(await createWorkerContext(init, 'front', log));
+  const admission = new Admission(init.config.maxPendingRequests);
+  if (size === 0) return new InlineRunner(await createWorkerContext(init, 'front', log), admission);
   const threads = Math.max(1, Math.min(size, availableParallelism()));
   const pool = new Piscina({
     filename: new URL('../../workers/pipeline.js', import.meta.url).href,
     minThreads: threads,
     maxThreads: threads,
     // --connectionPoolSize sizes the pool like a server's thread pool (capped at the cores: the work is CPU); each
-    // thread serves TASKS_PER_THREAD requests at once, as an event-driven server thread serves many connections.
+    // thread serves many requests at once, as an event-driven server thread serves many connections.
     concurrentTasksPerWorker: TASKS_PER_THREAD,
     idleTimeout: Number.MAX_SAFE_INTEGER,
-    maxQueue: MAX_QUEUE,
     workerData: init,
     recordTiming: false,
     // Workers must keep their event loop turning between tasks: plugin state, subscription changes and other
     // BroadcastChannel mail arrive there. Piscina's default ('sync') blocks an idle worker in Atomics.wait.
     atomics: 'async',
   });
-  const runner = new PoolRunner(pool, threads);
   // Store and resolver are opened by each thread before its first task: a start-up task surfaces a thread that fails to.
   await pool.run({ warmup: true } as never, { name: 'warmup' });
-  return runner;
+  const ports = await replyPorts(pool, threads);
+  if (ports.length < threads) log.warn({ threads, replyPorts: ports.length }, 'pipeline: some threads answer through Piscina only (slower)');
+  return new PoolRunner(pool, threads, ports, admission);
 }
 
-class PoolRunner implements PipelineRunner {
-  private inFlight = 0;
-  constructor(private readonly pool: Piscina, private readonly threads: number) {}
+/** --maxPendingRequests: back-pressure, not an unbounded queue; a request past it is refused before any work. */
+class Admission {
+  constructor(private readonly max: number) {}
+  check(held: number): void {
+    if (held >= this.max) throw new LdError('Unavailable', `the broker holds ${this.max} requests already (--maxPendingRequests); retry later`);
+  }
+}
 
-  async run(task: PipelineTask): Promise<PipelineResult> {
-    this.inFlight++;
-    try {
-      return (await this.pool.run(task, task.body === null ? undefined : { transferList: [task.body] })) as PipelineResult;
-    } finally {
-      this.inFlight--;
+/**
+ * Asks every thread for the sending end of its reply channel (workers/pipeline.ts `replyPort`). Piscina cannot address
+ * a thread, so rounds of one request per thread run at once, each holding its slot a moment so the balancer spreads
+ * them; a thread hands its port over once. Bounded: a thread that never answered keeps replying through Piscina.
+ */
+async function replyPorts(pool: Piscina, threads: number): Promise<MessagePort[]> {
+  const ports: MessagePort[] = [];
+  for (let round = 0; round < 10 && ports.length < threads; round++) {
+    const answers = await Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'replyPort' }) as Promise<MessagePort | null>));
+    for (const port of answers) if (port !== null) ports.push(port);
+  }
+  return ports;
+}
+
+/** What a pipeline thread sends back for a batch: request ids and their results, in the same order. */
+export interface BatchReply {
+  ids: number[];
+  results: PipelineResult[];
+}
+
+export interface BatchEntry {
+  id: number;
+  task: PipelineTask;
+}
+
+interface Waiter {
+  resolve: (result: PipelineResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Hands requests to the pool in batches: every request that arrived in one turn of the event loop (uWS delivers all
+ * ready sockets in one poll) goes out at setImmediate as at most one Piscina task per thread. The per-task cost of the
+ * hand-off (Piscina's bookkeeping, one message to serialize and a thread to wake) was a third of the front thread on
+ * cheap requests; a batch pays it once. Results come back one by one on each thread's reply port as soon as each is
+ * done (a slow request, such as one fetching a remote @context, delays no other), several per message when they are
+ * ready together.
+ */
+class PoolRunner implements PipelineRunner {
+  private nextId = 1;
+  private completed = 0;
+  private readonly waiting = new Map<number, Waiter>();
+  private pending: BatchEntry[] = [];
+  private flushScheduled = false;
+
+  constructor(private readonly pool: Piscina, private readonly threads: number, ports: MessagePort[], private readonly admission: Admission) {
+    for (const port of ports) {
+      port.on('message', (reply: BatchReply) => this.settleAll(reply));
+      port.unref();
     }
+  }
+
+  run(task: PipelineTask): Promise<PipelineResult> {
+    try {
+      this.admission.check(this.waiting.size);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const id = this.nextId++;
+    return new Promise<PipelineResult>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.pending.push({ id, task });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    const all = this.pending;
+    this.pending = [];
+    const size = Math.min(MAX_BATCH, Math.ceil(all.length / this.threads));
+    for (let i = 0; i < all.length; i += size) this.post(all.slice(i, i + size));
+  };
+
+  private post(batch: BatchEntry[]): void {
+    const transferList: ArrayBuffer[] = [];
+    for (const { task } of batch) if (task.body !== null) transferList.push(task.body);
+    // A thread without a reply port answers with the task; one with a port answers null once every result is sent.
+    (this.pool.run(batch, { name: 'batch', transferList }) as Promise<BatchReply | null>).then(
+      (reply) => { if (reply !== null) this.settleAll(reply); },
+      // The thread died: what it had not answered fails (a result that is already on its way still wins).
+      (error: unknown) => { for (const { id } of batch) this.fail(id, error); },
+    );
+  }
+
+  private settleAll(reply: BatchReply): void {
+    for (let i = 0; i < reply.ids.length; i++) {
+      const waiter = this.waiting.get(reply.ids[i]!);
+      if (waiter === undefined) continue;
+      this.waiting.delete(reply.ids[i]!);
+      this.completed++;
+      waiter.resolve(reply.results[i]!);
+    }
+  }
+
+  private fail(id: number, error: unknown): void {
+    const waiter = this.waiting.get(id);
+    if (waiter === undefined) return;
+    this.waiting.delete(id);
+    waiter.reject(error);
   }
 
   stats(): PoolStats {
     return {
       mode: 'pool',
       threads: this.threads,
-      inFlight: this.inFlight,
-      queued: this.pool.queueSize,
+      inFlight: this.waiting.size,
+      queued: this.pending.length + this.pool.queueSize,
       utilization: this.pool.utilization,
-      completed: this.pool.completed,
+      completed: this.completed,
     };
   }
 
@@ -93,9 +194,10 @@ class PoolRunner implements PipelineRunner {
 class InlineRunner implements PipelineRunner {
   private inFlight = 0;
   private completed = 0;
-  constructor(private readonly ctx: WorkerContext) {}
+  constructor(private readonly ctx: WorkerContext, private readonly admission: Admission) {}
 
   async run(task: PipelineTask): Promise<PipelineResult> {
+    this.admission.check(this.inFlight);
     this.inFlight++;
     try {
       return await runPipeline(this.ctx, task, handlers);
