@@ -3,13 +3,14 @@
 // predicate, page with limit/offset, count on request, and render every entity in the chosen format.
 import { RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { EntityQuery } from '../store/contract.js';
 import { renderEntity } from '../ngsild/entity/render.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
 import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
-import { compileGeoQuery } from '../ngsild/query/geoq.js';
+import { compileGeoQuery, geoQuerySearchBox } from '../ngsild/query/geoq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
@@ -33,7 +34,7 @@ const GET_PARAMS = new Set([
 const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
 
 /** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
-function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): { typeIris?: string[]; ids?: string[]; filter?: (e: StoredEntity) => boolean } {
+function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
   const preds: Array<(e: StoredEntity) => boolean> = [];
   let typeIris: string[] | undefined;
   let ids: string[] | undefined;
@@ -81,9 +82,14 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
     const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
     preds.push((e) => scope(e.scope));
   }
-  if (sel.geo !== undefined) preds.push(compileGeoQuery(sel.geo));
+  let geo: EntityQuery['geo'];
+  if (sel.geo !== undefined) {
+    preds.push(compileGeoQuery(sel.geo));
+    const box = geoQuerySearchBox(sel.geo);
+    if (box !== undefined) geo = { attrIri: sel.geo.geopropertyIri, box };
+  }
   const filter = preds.length === 0 ? undefined : preds.length === 1 ? preds[0] : (e: StoredEntity) => preds.every((p) => p(e));
-  return { typeIris, ids, filter };
+  return { typeIris, ids, filter, geo };
 }
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
@@ -94,8 +100,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
-  const { typeIris, ids, filter } = compile(sel, req.context, expandValues);
-  const page = await ctx.store.queryEntities(req.tenant, { ids, typeIris, filter, limit: limit, offset, count });
+  const page = await ctx.store.queryEntities(req.tenant, { ...compile(sel, req.context, expandValues), limit, offset, count });
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
   const headers: string[] = [];

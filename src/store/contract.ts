@@ -39,6 +39,11 @@ export interface EntityQuery {
   /** Candidate type IRIs (an OR list); undefined: every type. */
   typeIris?: readonly string[];
   filter?: (entity: StoredEntity) => boolean;
+  /**
+   * A geo-query's search box: every match has a GeoProperty instance of `attrIri` whose geometry meets `box`
+   * ([west, south, east, north]). A hint for a spatial index; `filter` still holds the exact relation.
+   */
+  geo?: { attrIri: string; box: [number, number, number, number] };
   limit: number;
   offset: number;
   count: boolean;

@@ -190,7 +190,7 @@ function eachPosition(g: Geometry, f: (p: Position) => void): void {
   }
 }
 
-function bboxOf(g: Geometry): BBox {
+export function bboxOf(g: Geometry): BBox {
   const b: BBox = [Infinity, Infinity, -Infinity, -Infinity];
   eachPosition(g, ([x, y]) => {
     if (x! < b[0]) b[0] = x!;
@@ -201,7 +201,11 @@ function bboxOf(g: Geometry): BBox {
   return b;
 }
 
-const METRES_PER_DEGREE = 111_320;
+/**
+ * Metres per degree of latitude, rounded down: a degree of meridian is 110,574 m to 111,694 m on the ellipsoid and
+ * 111,195 m on the sphere turf measures on, so a box grown by distance / this holds every position within that distance.
+ */
+const METRES_PER_DEGREE_AT_LEAST = 110_000;
 
 /**
  * The box an entity's geometry must intersect to possibly match (for a spatial index), or undefined when a match
@@ -213,11 +217,11 @@ export function geoQuerySearchBox(q: GeoQuery): BBox | undefined {
   if (q.georel !== 'near') return q.bbox;
   if (q.maxDistance === undefined) return undefined;
   const [w, s, e, n] = q.bbox;
-  const dLat = q.maxDistance / METRES_PER_DEGREE;
+  const dLat = q.maxDistance / METRES_PER_DEGREE_AT_LEAST;
   const south = Math.max(-90, s - dLat);
   const north = Math.min(90, n + dLat);
   const cos = Math.cos((Math.max(Math.abs(south), Math.abs(north)) * Math.PI) / 180);
-  const dLon = cos < 1e-9 ? 360 : q.maxDistance / (METRES_PER_DEGREE * cos);
+  const dLon = cos < 1e-9 ? 360 : q.maxDistance / (METRES_PER_DEGREE_AT_LEAST * cos);
   if (w - dLon < -180 || e + dLon > 180 || south === -90 || north === 90) return [-180, south, 180, north];
   return [w - dLon, south, e + dLon, north];
 }
@@ -248,7 +252,8 @@ export function compileGeoQuery(q: GeoQuery): (entity: StoredEntity) => boolean 
   };
 }
 
-function geometryOf(inst: unknown): Geometry | undefined {
+/** The GeoJSON geometry an attribute instance holds as its value, or undefined when it holds none. */
+export function geometryOf(inst: unknown): Geometry | undefined {
   if (typeof inst !== 'object' || inst === null) return undefined;
   const v = (inst as { value?: unknown }).value;
   if (typeof v !== 'object' || v === null) return undefined;

@@ -9,7 +9,8 @@ import {
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, entityPrefix } from './keys.js';
 import { EmbdbHistory } from './history.js';
-import { TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
+import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
+import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
 import { StatsBatch } from './stats-batch.js';
 
 /** `[tenant, IRI]`: the key of the type index and of the discovery counts (array keys, compared element by element). */
@@ -45,6 +46,8 @@ export class EmbdbStore implements Store {
    * paid for every entity of a page (index-rebuild.ts migrates it).
    */
   private readonly typeMembers: Database<string, [string, string]>;
+  /** The spatial index (geo-index.ts): `[tenant, geoproperty IRI, cell]` → ids. */
+  private readonly geoCells: Database<string, GeoKey>;
   private readonly tenants: Database<{ createdAt: string }, string>;
   /** Discovery index: `[tenant, typeIri]` → counts of the type (§5.7.5); kept in the entity's write transaction. */
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
@@ -74,6 +77,7 @@ export class EmbdbStore implements Store {
     this.entities = this.env.openDB<StoredEntity, string>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
+    this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
     const mapOptions = { useRecords: false };
@@ -166,6 +170,7 @@ export class EmbdbStore implements Store {
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
+    moveGeoEntries(this.geoCells, tenant, id, current, next);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) {
       if (current !== undefined) this.entities.removeSync(key);
@@ -205,7 +210,16 @@ export class EmbdbStore implements Store {
       return query.count || matched < end;
     };
     if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
-    if (query.ids !== undefined) {
+    const near = query.ids === undefined && query.geo !== undefined ? geoCandidates(this.geoCells, tenant, query.geo.attrIri, query.geo.box) : undefined;
+    if (near !== undefined) {
+      // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
+      const typeIris = query.typeIris;
+      for (const id of near) {
+        const entity = this.entities.get(entityKey(tenant, id));
+        if (entity !== undefined && typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t))) continue;
+        if (!consider(entity)) break;
+      }
+    } else if (query.ids !== undefined) {
       for (const id of query.ids) if (!consider(this.entities.get(entityKey(tenant, id)))) break;
     } else if (query.typeIris !== undefined) {
       const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
@@ -260,7 +274,7 @@ export class EmbdbStore implements Store {
 
   /** @internal for index-rebuild.ts, run by the primary at open */
   indexedDbs(): IndexedDbs {
-    return { env: this.env, entities: this.entities, typeMembers: this.typeMembers, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
+    return { env: this.env, entities: this.entities, typeMembers: this.typeMembers, geoCells: this.geoCells, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
   }
 
   /** @internal */

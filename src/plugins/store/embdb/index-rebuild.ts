@@ -7,14 +7,16 @@ import {
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC } from './keys.js';
+import { putGeoEntries, type GeoKey } from './geo-index.js';
 
 /**
  * Version of what the store derives from its entities. 1 (or no marker): written before the marker existed, so its
  * type index and discovery counts may be missing or incomplete; 2: type index `[tenant, typeIri, id]` keys (database
  * `typeIds`), typeStats, attrStats, entities encoded with lmdb's shared structures; 3: the type index as sorted
- * duplicates `[tenant, typeIri]` → id (database `typeMembers`), `typeIds` dropped.
+ * duplicates `[tenant, typeIri]` → id (database `typeMembers`), `typeIds` dropped; 4: the spatial index
+ * `[tenant, geoproperty IRI, cell]` → id (database `geoCells`, geo-index.ts).
  */
-export const INDEX_FORMAT_VERSION = 3;
+export const INDEX_FORMAT_VERSION = 4;
 export const INDEX_FORMAT_KEY = 'indexFormat';
 
 /** Entities read and rewritten per write transaction: bounded so a large store never holds one huge transaction. */
@@ -24,6 +26,8 @@ const PROGRESS_EVERY = 50_000;
 
 /** The type index database (embdb-store.ts): ids as sorted duplicates, compared as ordered-binary strings (id order). */
 export const TYPE_MEMBERS_DB = { ...KEY_CODEC, name: 'typeMembers', dupSort: true, encoding: 'ordered-binary' } as const;
+/** The spatial index database (geo-index.ts). */
+export const GEO_CELLS_DB = { ...KEY_CODEC, name: 'geoCells', dupSort: true, encoding: 'ordered-binary' } as const;
 /** The format-2 type index, dropped by the rebuild. */
 const LEGACY_TYPE_IDS_DB = 'typeIds';
 
@@ -31,6 +35,7 @@ export interface IndexedDbs {
   env: RootDatabase;
   entities: Database<StoredEntity, string>;
   typeMembers: Database<string, [string, string]>;
+  geoCells: Database<string, GeoKey>;
   typeStats: Database<TypeStat, [string, string]>;
   attrStats: Database<AttrStat, [string, string]>;
   meta: Database<number, string>;
@@ -64,11 +69,12 @@ function hasEntities(dbs: IndexedDbs): boolean {
  */
 export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: number): Promise<number> {
   const started = Date.now();
-  log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: rebuilding the type index and discovery counts');
+  log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: rebuilding the type and spatial indexes and discovery counts');
   const legacy = dbs.env.openDB<null, [string, string, string]>({ ...KEY_CODEC, name: LEGACY_TYPE_IDS_DB });
   dbs.env.transactionSync(() => {
     legacy.dropSync();
     dbs.typeMembers.clearSync();
+    dbs.geoCells.clearSync();
     dbs.typeStats.clearSync();
     dbs.attrStats.clearSync();
   });
@@ -93,6 +99,7 @@ export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: n
         const sep = key.indexOf('\u0000');
         const tenant = key.slice(0, sep);
         for (const typeIri of value.type) dbs.typeMembers.putSync([tenant, typeIri], value.id);
+        putGeoEntries(dbs.geoCells, tenant, value);
         const sig = entitySignature(value);
         addToTypeStats(mapOf(typeStats, tenant), sig, 1);
         addToAttrStats(mapOf(attrStats, tenant), sig, 1);

@@ -1,0 +1,150 @@
+// embdb's spatial index (geo-index.ts) only narrows a geo-query: with it, every query answers exactly what a scan of
+// the same types with the same predicate answers. Random geometries (points in clusters and worldwide, lines,
+// polygons, some too wide for cells, several instances, geometries held by a plain Property) and random queries of
+// every georel with an index box, before and after moves, type changes and deletions.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { storeOpen } from '../../src/plugins/store/embdb/index.js';
+import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { compileGeoQuery, geoQuerySearchBox, parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
+import { geoCandidates, geoCellsOf, WIDE } from '../../src/plugins/store/embdb/geo-index.js';
+import { rng } from './helpers/rng.js';
+
+const NS = 'https://example.org/ns/';
+const LOC = NS + 'location';
+const T0 = '2026-01-01T00:00:00Z';
+const expand = (term: string): string => NS + term;
+
+type Geo = { type: string; coordinates: unknown };
+
+function geometryAt(r: () => number, lon: number, lat: number): Geo {
+  const k = r();
+  const d = 0.001 + r() * 0.05;
+  if (k < 0.6) return { type: 'Point', coordinates: [lon, lat] };
+  if (k < 0.75) return { type: 'LineString', coordinates: [[lon, lat], [lon + d, lat + d / 2]] };
+  if (k < 0.9) return { type: 'Polygon', coordinates: [[[lon, lat], [lon + d, lat], [lon + d, lat + d], [lon, lat + d], [lon, lat]]] };
+  if (k < 0.95) return { type: 'MultiPoint', coordinates: [[lon, lat], [lon + d, lat - d]] };
+  // Far too wide for cells: the shared WIDE cell.
+  return { type: 'Polygon', coordinates: [[[lon - 5, lat - 5], [lon + 5, lat - 5], [lon + 5, lat + 5], [lon - 5, lat + 5], [lon - 5, lat - 5]]] };
+}
+
+function place(r: () => number): [number, number] {
+  if (r() < 0.8) {
+    const [clon, clat] = [[2.35, 48.85], [13.4, 52.5], [-0.12, 51.5]][Math.floor(r() * 3)]!;
+    return [clon + (r() - 0.5) * 0.4, clat + (r() - 0.5) * 0.3];
+  }
+  return [(r() - 0.5) * 340, (r() - 0.5) * 160];
+}
+
+function entity(r: () => number, k: number): StoredEntity {
+  const e: StoredEntity = { id: `urn:ngsi-ld:Thing:${k}`, type: [NS + (k % 3 === 0 ? 'A' : 'B')], createdAt: T0, modifiedAt: T0 };
+  const [lon, lat] = place(r);
+  const kind = r();
+  if (kind < 0.8) e[LOC] = [{ type: 'GeoProperty', value: geometryAt(r, lon, lat) }];
+  else if (kind < 0.9) e[LOC] = [{ type: 'GeoProperty', value: geometryAt(r, lon, lat) }, { type: 'GeoProperty', datasetId: 'urn:ds:2', value: geometryAt(r, ...place(r)) }];
+  else if (kind < 0.95) e[LOC] = [{ type: 'Property', value: { type: 'Point', coordinates: [lon, lat] } }];
+  return e;
+}
+
+function randomQuery(r: () => number): Record<string, unknown> {
+  const [lon, lat] = place(r);
+  const k = r();
+  if (k < 0.4) return { georel: `near;maxDistance==${Math.round(100 + r() * (r() < 0.8 ? 20_000 : 400_000))}`, geometry: 'Point', coordinates: [lon, lat] };
+  const d = r() < 0.8 ? 0.01 + r() * 0.3 : 2 + r() * 20;
+  const box = [[lon, lat], [lon + d, lat], [lon + d, lat + d], [lon, lat + d], [lon, lat]];
+  const rel = ['within', 'intersects', 'contains', 'overlaps', 'equals'][Math.floor(r() * 5)]!;
+  if (rel === 'contains' || rel === 'equals') return { georel: rel, geometry: 'Point', coordinates: [lon, lat] };
+  return { georel: rel, geometry: 'Polygon', coordinates: [box] };
+}
+
+async function openStore(t: { teardown: (fn: () => void) => void }): Promise<EmbdbStore> {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-geo-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+  return (await storeOpen({ options: { dbPath: join(dir, 'embdb'), ram: false }, primary: true, log })) as EmbdbStore;
+}
+
+async function put(store: EmbdbStore, e: StoredEntity | null, id: string): Promise<void> {
+  await store.mutateEntity('', id, () => ({ next: e, result: undefined }));
+}
+
+t.test('cells: a point one cell, a wide polygon the WIDE cell, a plain Property holding a geometry too', async (t) => {
+  const cells = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }] });
+  t.equal(cells.get(LOC)?.size, 1);
+  const wide = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'Polygon', coordinates: [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]] } }] });
+  t.same([...wide.get(LOC)!], [WIDE]);
+  const plain = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'Property', value: { type: 'Point', coordinates: [0, 0] } }] });
+  t.equal(plain.get(LOC)?.size, 1);
+  t.equal(geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'Property', value: 3 }] }).size, 0);
+});
+
+t.test('with the index, every geo-query answers what the scan answers', async (t) => {
+  const store = await openStore(t);
+  const r = rng(20261121);
+  const N = 3000;
+  const items = Array.from({ length: N }, (_, k) => entity(r, k));
+  await store.mutateEntities('', items.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })));
+
+  let narrowed = 0;
+  const check = async (round: string): Promise<void> => {
+    for (let i = 0; i < 150; i++) {
+      const q = parseGeoQueryObject(randomQuery(r), expand);
+      const box = geoQuerySearchBox(q);
+      if (box === undefined) continue;
+      const filter = compileGeoQuery(q);
+      const typeIris = r() < 0.5 ? [NS + 'A'] : undefined;
+      const base = { typeIris, filter, limit: 100_000, offset: 0, count: true };
+      const scan = await store.queryEntities('', base);
+      const indexed = await store.queryEntities('', { ...base, geo: { attrIri: LOC, box } });
+      const ids = (p: { entities: StoredEntity[] }): string[] => p.entities.map((e) => e.id).sort();
+      if (JSON.stringify(ids(indexed)) !== JSON.stringify(ids(scan))) {
+        t.fail(`${round}: ${JSON.stringify(q.geometry).slice(0, 100)} ${q.georel} ${q.maxDistance ?? ''}: ${ids(indexed).length} vs ${ids(scan).length}`);
+        return;
+      }
+      t.equal(indexed.count, scan.count);
+      const candidates = geoCandidates(store.indexedDbs().geoCells, '', LOC, box);
+      if (candidates !== undefined && scan.entities.length > 0) {
+        narrowed++;
+        t.ok(candidates.length < N, 'the index narrowed the search');
+      }
+      // Paging through the index: offset and limit cut the same sorted list.
+      if (scan.entities.length > 3) {
+        const page = await store.queryEntities('', { ...base, geo: { attrIri: LOC, box }, offset: 1, limit: 2 });
+        t.same(page.entities.map((e) => e.id), indexed.entities.slice(1, 3).map((e) => e.id), `${round}: a page of the index's answer`);
+      }
+    }
+  };
+  await check('created');
+  // Moves, type changes, removed geometries and deletions keep the index in step.
+  for (let k = 0; k < N; k += 7) {
+    const e = entity(r, k);
+    if (k % 3 === 1) e.type = [NS + 'A'];
+    if (k % 5 === 0) delete e[LOC];
+    await put(store, k % 11 === 0 ? null : e, e.id);
+  }
+  await check('changed');
+  t.ok(narrowed > 50, `queries with matches answered through the index: ${narrowed}`);
+  await store.close();
+});
+
+t.test('a store from before the spatial index gets it at open', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-geo-rebuild-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+  const open = async (): Promise<EmbdbStore> => (await storeOpen({ options: { dbPath: join(dir, 'embdb'), ram: false }, primary: true, log })) as EmbdbStore;
+  let store = await open();
+  const here = { id: 'urn:ngsi-ld:Thing:here', type: [NS + 'A'], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }] };
+  await put(store, here, here.id);
+  const dbs = store.indexedDbs();
+  dbs.env.transactionSync(() => {
+    dbs.geoCells.clearSync();
+    dbs.meta.putSync('indexFormat', 3);
+  });
+  await store.close();
+  store = await open();
+  t.same(geoCandidates(store.indexedDbs().geoCells, '', LOC, [2.3, 48.8, 2.4, 48.9]), [here.id]);
+  await store.close();
+});
