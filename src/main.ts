@@ -91,6 +91,12 @@ async function main(): Promise<void> {
   storeParams.options = { ...storeParams.options, ...prepared };
   const store = await storePlugin.storeOpen(storeParams);
   health.store = store;
+  // From here a start-up failure also closes the store and removes a RAM store's directory (it would stay on tmpfs).
+  const failWithStore = async (message: string): Promise<never> => {
+    await store.close();
+    await storePlugin.storeDispose?.(storeParams);
+    fail(message);
+  };
 
   let policyApi: PolicyApiServer | undefined;
   if (config.policyApiPort !== undefined) {
@@ -109,7 +115,7 @@ async function main(): Promise<void> {
   try {
     await contexts.init();
   } catch (e) {
-    fail(e instanceof Error ? e.message : String(e));
+    await failWithStore(e instanceof Error ? e.message : String(e));
   }
 
   let frontAuth: FrontAuth | undefined;
@@ -123,7 +129,7 @@ async function main(): Promise<void> {
       frontAuth = createFrontAuth(driver, expandDefault, async () => { await shutdown?.(); });
       log.info({ plugin: driver.name, abi: driver.abiVersion }, 'auth plugin loaded');
     } catch (e) {
-      fail(e instanceof Error ? e.message : String(e));
+      await failWithStore(e instanceof Error ? e.message : String(e));
     }
   }
 
