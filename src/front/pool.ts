@@ -71,7 +71,7 @@ class Admission {
 }
 
 /**
- * Asks every thread for the sending end of its reply channel (workers/pipeline.ts `replyPort`). Piscina cannot address
+ * Asks every thread for the receiving end of its reply channel (workers/pipeline.ts `replyPort`). Piscina cannot address
  * a thread, so rounds of one request per thread run at once, each holding its slot a moment so the balancer spreads
  * them; a thread hands its port over once. Bounded: a thread that never answered keeps replying through Piscina.
  */

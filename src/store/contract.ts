@@ -40,7 +40,7 @@ export interface EntityQuery {
   typeIris?: readonly string[];
   filter?: (entity: StoredEntity) => boolean;
   /**
-   * A geo-query's search box: every match has a GeoProperty instance of `attrIri` whose geometry meets `box`
+   * A geo-query's search box: every match has an instance of `attrIri` holding a geometry that meets `box`
    * ([west, south, east, north]). A hint for a spatial index; `filter` still holds the exact relation.
    */
   geo?: { attrIri: string; box: [number, number, number, number] };

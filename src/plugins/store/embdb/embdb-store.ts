@@ -13,7 +13,7 @@ import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
 import { StatsBatch } from './stats-batch.js';
 
-/** `[tenant, IRI]`: the key of the type index and of the discovery counts (array keys, compared element by element). */
+/** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
 const statPrefix = (tenant: string): { start: [string]; end: [string] } => ({ start: [tenant], end: [tenant + '\u0001'] });
 
@@ -210,11 +210,11 @@ export class EmbdbStore implements Store {
       return query.count || matched < end;
     };
     if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
-    const near = query.ids === undefined && query.geo !== undefined ? geoCandidates(this.geoCells, tenant, query.geo.attrIri, query.geo.box) : undefined;
-    if (near !== undefined) {
+    const geoIds = query.ids === undefined && query.geo !== undefined ? geoCandidates(this.geoCells, tenant, query.geo.attrIri, query.geo.box) : undefined;
+    if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = query.typeIris;
-      for (const id of near) {
+      for (const id of geoIds) {
         const entity = this.entities.get(entityKey(tenant, id));
         if (entity !== undefined && typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t))) continue;
         if (!consider(entity)) break;

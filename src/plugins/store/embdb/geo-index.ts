@@ -1,6 +1,6 @@
-// The spatial index of embdb: every GeoProperty instance of every entity, by the grid cells its bounding box covers,
-// so a geo-query reads the entities near its search box instead of every entity of the type. The index only narrows:
-// it yields a superset of the matches, and the query's own predicate (ngsild/query/geoq.ts) decides.
+// The spatial index of embdb: every attribute instance holding a GeoJSON geometry, by the grid cells its bounding box
+// covers, so a geo-query reads the entities near its search box instead of every entity of the type. The index only
+// narrows: it yields a superset of the matches, and the query's own predicate (ngsild/query/geoq.ts) decides.
 //
 // Cells are CELL_DEGREES squares numbered row by row (row from latitude, column from longitude), so one row of a
 // search box is one contiguous key range. A geometry whose box covers more than MAX_CELLS_PER_GEOMETRY cells (a

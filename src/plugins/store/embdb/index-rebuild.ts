@@ -24,10 +24,12 @@ const CHUNK = 10_000;
 /** A progress line every this many entities (a 1M-entity store logs a few dozen lines). */
 const PROGRESS_EVERY = 50_000;
 
-/** The type index database (embdb-store.ts): ids as sorted duplicates, compared as ordered-binary strings (id order). */
-export const TYPE_MEMBERS_DB = { ...KEY_CODEC, name: 'typeMembers', dupSort: true, encoding: 'ordered-binary' } as const;
-/** The spatial index database (geo-index.ts). */
-export const GEO_CELLS_DB = { ...KEY_CODEC, name: 'geoCells', dupSort: true, encoding: 'ordered-binary' } as const;
+/** An index database: entity ids as sorted duplicates under each key, compared as ordered-binary strings (id order). */
+const idsByKey = (name: string) => ({ ...KEY_CODEC, name, dupSort: true, encoding: 'ordered-binary' }) as const;
+/** The type index (embdb-store.ts). */
+export const TYPE_MEMBERS_DB = idsByKey('typeMembers');
+/** The spatial index (geo-index.ts). */
+export const GEO_CELLS_DB = idsByKey('geoCells');
 /** The format-2 type index, dropped by the rebuild. */
 const LEGACY_TYPE_IDS_DB = 'typeIds';
 
