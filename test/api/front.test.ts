@@ -84,13 +84,14 @@ t.test('-u prints every option with its default and exits 0', async (t) => {
   const r = await runBroker(['-u']);
   t.equal(r.code, 0);
   for (const name of ['--port', '--host', '--database, -db', '--dbDir', '--dbSync', '--dbCompress', '--dbLockPrefer',
-    '--connectionPoolSize', '--healthPort', '--logLevel', '--defaultUserContext', '--contextDir', '--maxBodySize', '--pluginDir', '-fg', '-u '])
+    '--connectionPoolSize', '--healthPort', '--logLevel', '--defaultUserContext', '--contextDir', '--maxBodySize', '--maxPendingRequests', '--pluginDir', '-fg', '-u '])
     t.match(r.stdout, name, `lists ${name}`);
   t.match(r.stdout, '(default: 1026)');
 });
 
 t.test('an unknown option or a bad value is a one-line message and exit status 1', async (t) => {
-  for (const args of [['--nope'], ['--port', 'abc'], ['--dbSync', 'sometimes'], ['--dbLockPrefer', 'both'], ['--port', '-5']]) {
+  for (const args of [['--nope'], ['--port', 'abc'], ['--dbSync', 'sometimes'], ['--dbLockPrefer', 'both'], ['--port', '-5'],
+    ['--maxPendingRequests', '0'], ['--maxPendingRequests', 'many']]) {
     const r = await runBroker(args);
     t.equal(r.code, 1, args.join(' '));
     t.equal(r.stderr.trim().split('\n').length, 1, `one line for ${args.join(' ')}`);

@@ -79,6 +79,9 @@ t.test('cells: a point one cell, a wide polygon the WIDE cell, a plain Property 
   const plain = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'Property', value: { type: 'Point', coordinates: [0, 0] } }] });
   t.equal(plain.get(LOC)?.size, 1);
   t.equal(geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'Property', value: 3 }] }).size, 0);
+  // A malformed stored geometry (no positions, a position that is not a number) is not indexed, and nothing throws.
+  for (const coordinates of [[], [[]], [['a', 'b']]])
+    t.equal(geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'LineString', coordinates } }] }).size, 0, JSON.stringify(coordinates));
 });
 
 t.test('with the index, every geo-query answers what the scan answers', async (t) => {
