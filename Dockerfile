@@ -3,7 +3,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --no-fund --no-audit
+RUN npm ci --no-fund --no-audit
 COPY tsconfig.json ./
 COPY src ./src
 COPY workers ./workers
