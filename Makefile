@@ -5,7 +5,7 @@ NPM ?= npm
 PORT ?= 1026
 ARGS ?=
 
-.PHONY: install build run test test-unit test-api bench bench-smoke lint clean
+.PHONY: install build run test test-unit test-api bench bench-smoke lint clean conformance
 
 # `npm ci`: exactly the locked versions, on npm 10 and 11 alike.
 node_modules/.install-stamp: package.json package-lock.json
@@ -44,6 +44,11 @@ bench: build
 	node dist/bench/auth.js
 	node dist/bench/temporal.js
 	node dist/bench/scenarios/subscriptions.js
+
+# The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
+ETSI_ARGS ?=
+conformance: build
+	ETSI_SUITE="$(ETSI_SUITE)" bash conformance/run.sh $(ETSI_ARGS)
 
 bench-smoke: build
 	node dist/bench/run.js --smoke
