@@ -7,7 +7,8 @@
 // every subscription with a dead endpoint of its own added 10,000 slots. Over the budget, the oldest waiting
 // notification of the slowest endpoint (slowest-first.ts) is dropped until the new one fits, so the dead receivers
 // pay for the flood, not the healthy ones. A drop is a failure of its subscription, logged by DropWarning. Requests
-// in flight are not counted: they are at most LANES per endpoint and end at their timeout.
+// in flight are not counted: they are at most LANES per endpoint and end at their timeout, or when their
+// subscription is deleted (forget), which also takes its waiting notifications out at once.
 //
 // Order (issue 4: "notifications for one entity and subscription keep their order"). The order key is subscription
 // and entity; seq is the store's write sequence of the change (LMDB's transaction id), so for two writes A and B of
@@ -43,6 +44,8 @@ const POOL_CONNECTIONS = 32;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Pools idle this long are closed, so a deleted subscription's receiver holds no sockets. */
 const POOL_IDLE_MS = 60_000;
+/** Why a request was aborted when its subscription was deleted. */
+const SUBSCRIPTION_DELETED = 'subscription deleted';
 
 export interface DeliveryOutcome {
   due: DueNotification;
@@ -199,7 +202,12 @@ export class Delivery {
       for (let item = this.closed ? undefined : lane.shift(); item !== undefined; item = this.closed ? undefined : lane.shift()) {
         this.leave(ep, item);
         g[GAUGE.inFlight]++;
-        const outcome = await this.send(ep, item.due);
+        const controller = new AbortController();
+        lane.sending = item;
+        lane.abort = controller;
+        const outcome = await this.send(ep, item.due, controller);
+        lane.sending = undefined;
+        lane.abort = undefined;
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
         g[GAUGE.inFlight]--;
         ep.queued--;
@@ -251,6 +259,8 @@ export class Delivery {
           this.leave(ep, item);
           ep.queued--;
         }
+        // Its request in flight too: a dead receiver would hold the socket and the endpoint until the timeout.
+        if (lane.sending !== undefined && gone(lane.sending)) lane.abort!.abort(SUBSCRIPTION_DELETED);
       }
       if (ep.queued === 0) this.removeEndpoint(uri);
     }
@@ -282,10 +292,9 @@ export class Delivery {
   }
 
   /** Never throws: whatever goes wrong building or sending the request is the notification's failure. */
-  private async send(ep: Endpoint, due: DueNotification): Promise<DeliveryOutcome> {
+  private async send(ep: Endpoint, due: DueNotification, controller: AbortController): Promise<DeliveryOutcome> {
     const at = new Date().toISOString();
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeout);
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
@@ -305,7 +314,8 @@ export class Delivery {
       if (res.statusCode >= 200 && res.statusCode < 300) return { due, ok: true, sent: true, at };
       return { due, ok: false, sent: true, at, reason: `HTTP ${res.statusCode}` };
     } catch (e) {
-      const reason = controller.signal.aborted ? `no answer within ${timeout} ms` : e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
+      const signal = controller.signal;
+      const reason = signal.aborted ? (signal.reason === SUBSCRIPTION_DELETED ? SUBSCRIPTION_DELETED : `no answer within ${timeout} ms`) : e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
       if (this.log.isLevelEnabled('debug')) this.log.debug({ uri: due.uri, reason }, 'notification failed');
       return { due, ok: false, sent: true, at, reason };
     } finally {

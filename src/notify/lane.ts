@@ -27,6 +27,9 @@ export class Lane<E> {
   private readonly keys = new Map<string, KeyState>();
   /** Sending, or about to start: enqueue must not start a second sender. */
   busy = false;
+  /** The notification being sent and how to abort it (when its subscription is deleted). */
+  sending: Waiting | undefined = undefined;
+  abort: AbortController | undefined = undefined;
 
   constructor(readonly endpoint: E) {}
 

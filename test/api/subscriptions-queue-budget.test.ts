@@ -1,7 +1,8 @@
 // The notification queue's total byte budget in a real broker (issue 13 item 5: 100 dead endpoints took the broker
 // from 200 to 390 MB). 100 subscriptions to 100 receivers that accept the connection and never answer, one healthy
 // receiver, a stream of writes: /health shows the queue within --notificationQueueBytes and the drops, the healthy
-// receiver gets every notification, and the dead subscriptions' timesFailed count exactly the drops.
+// receiver gets every notification, and the dead subscriptions' timesFailed count exactly the drops; deleting
+// them frees the queue.
 import t from 'tap';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -99,6 +100,18 @@ t.test('100 dead endpoints: the queue stays within its budget, the healthy recei
   t.match(h.notification, { timesSent: WRITES + 1, timesFailed: 0, status: 'ok' }, 'the healthy subscription lost nothing');
   t.ok(broker.logs.some((l) => l.includes('notifications dropped by the queue limits')), 'the drops were logged');
   t.ok(broker.logs.filter((l) => l.includes('notifications dropped by the queue limits')).length <= 3, 'in a few lines, not one per drop');
+});
+
+t.test('deleting the dead subscriptions frees their queue and ends their requests', async (t) => {
+  const statuses = new Set<number>();
+  for (let i = 0; i < DEAD; i++) statuses.add((await call(broker, 'DELETE', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:dead-${i}`)).status);
+  t.same([...statuses], [204], 'all deleted');
+  const q = await until(queue, (v) => v.items === 0 && v.inFlight === 0);
+  t.match(q, { bytes: 0, items: 0, inFlight: 0, endpointsQueued: 0 }, 'nothing waits and nothing is in flight any more');
+  const before = healthy.length;
+  t.equal((await call(broker, 'PATCH', `${NGSI}/entities/${ENTITY}/attrs`, { body: { n: { type: 'Property', value: -1 } } })).status, 204);
+  t.same(await until(async () => healthy.slice(before), (h) => h.length >= 1), [-1], 'the healthy subscription notifies as before');
+  t.equal((await queue()).dropped, q.dropped, 'and nothing more is dropped');
 });
 
 t.test('--notificationQueueBytes must be a positive integer: otherwise one line and exit status 1; -u lists it', async (t) => {

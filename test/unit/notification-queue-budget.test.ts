@@ -174,12 +174,13 @@ t.test('drops are counted as failures of their subscription: timesFailed, lastFa
   await d.close();
 });
 
-t.test('a deleted subscription\'s waiting notifications are freed at once, its endpoints once their requests end', async (t) => {
+t.test('a deleted subscription\'s notifications are freed at once, its requests in flight aborted, its endpoints removed', async (t) => {
   const dead = await receiver(false);
   t.teardown(() => closeAll(dead.server));
-  const d = new Delivery(() => undefined, log, { sweepMs: 50 });
+  const outcomes: DeliveryOutcome[] = [];
+  const d = new Delivery((o) => outcomes.push(o), log, { sweepMs: 50 });
   for (let i = 0; i < 20; i++) {
-    for (let k = 0; k < 10; k++) d.enqueue(due(`${dead.url}/gone/${i}`, 10_000 + k, { subscriptionId: 'urn:gone', timeoutMs: 200 }));
+    for (let k = 0; k < 10; k++) d.enqueue(due(`${dead.url}/gone/${i}`, 10_000 + k, { subscriptionId: 'urn:gone' }));
   }
   for (let k = 0; k < 5; k++) d.enqueue(due(`${dead.url}/kept`, 10_000 + k, { subscriptionId: 'urn:kept' }));
   await nextTurn();
@@ -188,7 +189,9 @@ t.test('a deleted subscription\'s waiting notifications are freed at once, its e
   d.forget('other tenant', 'urn:kept');
   await nextTurn();
   t.match(d.stats(), { items: 4, bytes: 4 * SIZE, endpointsQueued: 1 }, 'only the kept subscription\'s notifications wait');
-  t.ok(await until(() => d.stats().endpoints === 1, 10_000), 'the deleted one\'s endpoints are gone once their last request timed out');
-  t.match(d.stats(), { items: 4, inFlight: 1 });
+  t.ok(await until(() => d.stats().endpoints === 1, 10_000), 'the deleted one\'s endpoints are gone at the next sweep');
+  t.match(d.stats(), { items: 4, inFlight: 1 }, 'the kept one\'s request is still waiting for its answer');
+  t.equal(outcomes.length, 20, 'only the aborted requests were reported');
+  t.ok(outcomes.every((o) => o.due.subscriptionId === 'urn:gone' && o.sent && o.reason === 'subscription deleted'));
   await d.close();
 });
