@@ -154,6 +154,7 @@ async function main(): Promise<void> {
     await storePlugin.storeDispose?.(storeParams);
     process.exit(1);
   }
+  health.notifier = notifier;
 
   const deps: FrontDeps = { runner, auth: frontAuth, log, inFlight: { count: 0 } };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };

@@ -29,6 +29,8 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'maxBodySize', type: 'int', default: 8 * 1024 * 1024, min: 1, help: 'largest request body in bytes (413 above)' },
   { name: 'maxPendingRequests', type: 'int', default: 10_000, min: 1,
     help: 'requests the pipeline holds at once, queued or running; past it the broker answers 503 Unavailable at once' },
+  { name: 'notificationQueueBytes', type: 'int', default: 64 * 1024 * 1024, min: 1,
+    help: 'bytes of notifications waiting for every endpoint together; past it the oldest of the slowest endpoint is dropped (a failure of its subscription)' },
   { name: 'pluginDir', type: 'string', help: 'directory of plugins (<pluginDir>/<category>/<name>.js); default: the built-in ones' },
   { name: 'auth', type: 'string', help: 'authorization plugin: a name in <pluginDir>/auth or a path' },
   { name: 'coreContext', type: 'enum', values: ['1.6', '1.7', '1.8', '1.9'], default: '1.8', help: 'version of the default core @context' },
@@ -134,6 +136,7 @@ export interface BrokerConfig {
   contextDir?: string;
   maxBodySize: number;
   maxPendingRequests: number;
+  notificationQueueBytes: number;
   pluginDir?: string;
   auth?: string;
   coreContext: '1.6' | '1.7' | '1.8' | '1.9';
@@ -161,6 +164,7 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     contextDir: values.contextDir as string | undefined,
     maxBodySize: values.maxBodySize as number,
     maxPendingRequests: values.maxPendingRequests as number,
+    notificationQueueBytes: values.notificationQueueBytes as number,
     pluginDir: values.pluginDir as string | undefined,
     auth: values.auth as string | undefined,
     coreContext: values.coreContext as BrokerConfig['coreContext'],

@@ -1,13 +1,16 @@
 // The health port (--healthPort): GET /live, GET /ready (once the store is open and the pool up), GET /health
-// (uptime, pool utilisation, queue length, store status). A server of its own, outside the auth plugin's reach.
+// (uptime, pool utilisation, queue length, store status, notification queue). A server of its own, outside the
+// auth plugin's reach.
 import { createServer, type Server } from 'node:http';
 import type { PipelineRunner } from './pool.js';
 import type { Store } from '../store/contract.js';
+import type { NotifierHandle } from '../notify/notifier.js';
 
 export interface HealthState {
   ready: boolean;
   runner?: PipelineRunner;
   store?: Store;
+  notifier?: Pick<NotifierHandle, 'queueStats'>;
   startedAt: number;
 }
 
@@ -27,6 +30,7 @@ export function startHealthServer(state: HealthState, host: string, port: number
         uptimeSeconds: Math.round((Date.now() - state.startedAt) / 1000),
         pool: state.runner?.stats(),
         store: state.store?.status(),
+        notifications: state.notifier?.queueStats(),
         memory: process.memoryUsage(),
       });
     }

@@ -10,12 +10,18 @@ import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
 import { PeriodicNotifications } from './periodic.js';
 import { NOTIFY_CHANNEL, type DueBatch, type DueNotification } from './channel.js';
+import { gaugeOf } from './queue-gauge.js';
 
 const DELETED_KEPT = 10_000;
 
 export type NotifierMessage = { kind: 'ready' } | { kind: 'stopped' } | { kind: 'failed'; error: string };
 
-export async function runNotifier(init: WorkerInit, parent: MessagePort): Promise<void> {
+/** The notifier thread's workerData: the pipeline's, and the queue gauge the main thread reads for /health. */
+export interface NotifierData extends WorkerInit {
+  queueGauge: SharedArrayBuffer;
+}
+
+export async function runNotifier(init: NotifierData, parent: MessagePort): Promise<void> {
   const log = createLogger(init.config.logLevel, 'notifier');
   const { store, contexts } = await openStoreAndContexts(init, log);
   const counters = new CounterBook(store, log);
@@ -24,11 +30,16 @@ export async function runNotifier(init: WorkerInit, parent: MessagePort): Promis
   // Deleted subscriptions, so a notification in flight at the delete leaves no counters behind (bounded: the
   // oldest are forgotten; their late outcomes are long past).
   const deleted = new Set<string>();
+  const delivery = new Delivery((o) => {
+    if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
+    counters.record(o.due.tenant, o.due.subscriptionId, o.sent, o.ok, o.at, o.reason);
+  }, log, { budgetBytes: init.config.notificationQueueBytes, gauge: gaugeOf(init.queueGauge) });
   let periodic: PeriodicNotifications | undefined;
   const sync = new SubscriptionSync(store, contexts, log, (tenant, id, sub) => {
     const key = `${tenant}\n${id}`;
     if (sub === undefined) {
       counters.forget(tenant, id);
+      delivery.forget(tenant, id);
       lastSent.delete(key);
       deleted.add(key);
       if (deleted.size > DELETED_KEPT) deleted.delete(deleted.values().next().value!);
@@ -37,10 +48,6 @@ export async function runNotifier(init: WorkerInit, parent: MessagePort): Promis
     }
     periodic?.update(tenant, id, sub);
   });
-  const delivery = new Delivery((o) => {
-    if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
-    counters.record(o.due.tenant, o.due.subscriptionId, o.sent, o.ok, o.at, o.reason);
-  }, log);
   const accept = (due: DueNotification): void => {
     if (due.throttlingMs > 0) {
       // CIM 009 §5.2.12 throttling: notifications closer than this to the last one sent are dropped.

@@ -3,17 +3,23 @@
 import { Worker } from 'node:worker_threads';
 import type { WorkerInit } from '../pipeline/worker-context.js';
 import type { Logger } from '../logger.js';
-import type { NotifierMessage } from './notifier-thread.js';
+import type { NotifierData, NotifierMessage } from './notifier-thread.js';
+import { gaugeOf, readGauge, sharedGauge, type NotificationQueueStats } from './queue-gauge.js';
 
 export interface NotifierHandle {
   /** Stops delivery, writes the counters, closes the thread's store handle. */
   stop(): Promise<void>;
+  /** The notification queue as the notifier thread last wrote it (for /health). */
+  queueStats(): NotificationQueueStats;
 }
 
 const STOP_WAIT_MS = 5000;
 
 export async function startNotifier(init: WorkerInit, log: Logger): Promise<NotifierHandle> {
-  const worker = new Worker(new URL('../../workers/notifier.js', import.meta.url), { workerData: init });
+  const queueGauge = sharedGauge();
+  const gauge = gaugeOf(queueGauge);
+  const workerData: NotifierData = { ...init, queueGauge };
+  const worker = new Worker(new URL('../../workers/notifier.js', import.meta.url), { workerData });
   await new Promise<void>((resolve, reject) => {
     const onMessage = (m: NotifierMessage): void => {
       if (m.kind === 'ready') { cleanup(); resolve(); }
@@ -28,6 +34,7 @@ export async function startNotifier(init: WorkerInit, log: Logger): Promise<Noti
   });
   worker.on('error', (e) => log.error({ err: e }, 'notifier thread failed'));
   return {
+    queueStats: () => readGauge(gauge),
     async stop() {
       const stopped = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, STOP_WAIT_MS);

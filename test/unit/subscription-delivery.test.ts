@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
 import { Delivery, type DeliveryOutcome } from '../../src/notify/delivery.js';
-import { Lane } from '../../src/notify/lane.js';
+import { Lane, type Waiting } from '../../src/notify/lane.js';
 import type { DueNotification } from '../../src/notify/channel.js';
 
 const log = pino({ level: 'silent' });
@@ -117,12 +117,33 @@ t.test('notifications of one order key that arrive out of seq order in one turn 
 
 t.test('a lane keeps each order key sorted by seq and leaves the other keys in their order', async (t) => {
   const lane = new Lane(undefined);
-  const item = (orderKey: string, seq: number): DueNotification => ({ ...due('http://x/', seq), orderKey });
+  let tag = 0;
+  const item = (orderKey: string, seq: number): Waiting => ({ due: { ...due('http://x/', seq), orderKey }, bytes: 1, tag: tag++ });
   for (const [k, s] of [['a', 5], ['b', 9], ['a', 2], ['c', 1], ['b', 3], ['a', 7], ['a', 6]] as const) lane.push(item(k, s));
   const out: string[] = [];
-  for (let d = lane.shift(); d !== undefined; d = lane.shift()) out.push(`${d.orderKey}${d.seq}`);
+  const tags: number[] = [];
+  for (let w = lane.shift(); w !== undefined; w = lane.shift()) {
+    out.push(`${w.due.orderKey}${w.due.seq}`);
+    tags.push(w.tag);
+  }
   t.same(out, ['a2', 'a5', 'b3', 'b9', 'c1', 'a6', 'a7'], 'a late item goes before the first of its key with a greater seq');
+  t.same(tags, [0, 0, 1, 1, 3, 5, 5], 'an item sorted in ahead takes the age of the one it precedes: the head is always the oldest');
   t.equal(lane.waiting, 0);
+  t.equal(lane.headTag, Infinity, 'an empty lane has no head');
   lane.push(item('a', 1));
-  t.same(lane.shift()?.seq, 1, 'a key whose items all went out starts afresh');
+  t.same(lane.shift()?.due.seq, 1, 'a key whose items all went out starts afresh');
+});
+
+t.test('a lane gives up the items of a deleted subscription and keeps the others in order', async (t) => {
+  const lane = new Lane(undefined);
+  let tag = 0;
+  const item = (sub: string, seq: number): Waiting => ({ due: { ...due('http://x/', seq), subscriptionId: sub, orderKey: `${sub} e` }, bytes: 1, tag: tag++ });
+  for (const [sub, seq] of [['gone', 1], ['kept', 1], ['gone', 2], ['kept', 2], ['gone', 3]] as const) lane.push(item(sub, seq));
+  const removed = lane.removeWhere((w) => w.due.subscriptionId === 'gone');
+  t.same(removed.map((w) => w.due.seq), [1, 2, 3], 'the deleted subscription\'s three');
+  t.equal(lane.waiting, 2);
+  t.equal(lane.headTag, 1, 'the head is the oldest left');
+  lane.push(item('gone', 1));
+  t.same([lane.shift(), lane.shift(), lane.shift()].map((w) => `${w?.due.subscriptionId}${w?.due.seq}`), ['kept1', 'kept2', 'gone1'],
+    'the removed key starts afresh after the others');
 });
