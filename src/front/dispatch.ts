@@ -1,5 +1,6 @@
 // The front's request path (ARCHITECTURE.md steps 1 to 4 and 12): route lookup, authenticate, 404/405/415,
 // body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never touches the store.
+// Every answer leaves through `send`, where its headers pass safeHeaders.
 import { lookupRoute } from './router.js';
 import { BODY_OPS, LdOp } from './routes.js';
 import type { Exchange } from './exchange.js';
@@ -10,6 +11,7 @@ import { problemResult } from '../pipeline/run.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';
 import { checkContentType } from '../pipeline/media.js';
 import type { FrontAuth } from './front-auth.js';
+import { safeHeaders } from './header-safety.js';
 import type { Logger } from '../logger.js';
 
 export interface FrontDeps {
@@ -27,12 +29,12 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
   } catch (error) {
     if (error instanceof ClientGone) return;
     if (error instanceof BodyTooLarge) {
-      send(ex, problemOf(new LdError('PayloadTooLarge', error.message)));
+      send(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps.log);
     } else if (error instanceof LdError) {
-      send(ex, problemOf(error));
+      send(ex, problemOf(error), deps.log);
     } else {
       deps.log.error({ err: error, path: ex.path }, 'front failed');
-      send(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []));
+      send(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []), deps.log);
     }
   } finally {
     deps.inFlight.count--;
@@ -46,14 +48,14 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
   if (deps.auth !== undefined) {
     // seed 000 §5.1: authenticate right after route lookup, before any 404/405/415 and before the body is read.
     const outcome = await deps.auth.authenticate(ex, op, match.kind === 'op' ? match.route : '', match.kind === 'op' ? match.params : []);
-    if (outcome.refusal !== undefined) return send(ex, outcome.refusal);
+    if (outcome.refusal !== undefined) return send(ex, outcome.refusal, deps.log);
     identity = outcome.identity;
   }
   if (match.kind === 'notFound') throw new LdError('NotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
   if (match.kind === 'badMethod') {
     const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
     result.headers.push('Allow', match.allow);
-    return send(ex, result);
+    return send(ex, result, deps.log);
   }
   const hasBody = BODY_OPS.has(op);
   let body: ArrayBuffer | null = null;
@@ -80,14 +82,14 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     body,
     identity,
   };
-  const result = await deps.runner.run(task);
-  if (ex.open) ex.respond(result.status, result.headers, result.body);
+  send(ex, await deps.runner.run(task), deps.log);
 }
 
 function problemOf(error: LdError) {
   return problemResult(error.toProblem(), []);
 }
 
-function send(ex: Exchange, result: { status: number; headers: string[]; body: Uint8Array | null }): void {
-  if (ex.open) ex.respond(result.status, result.headers, result.body);
+/** The one way out: whatever built the headers, they are made safe to write here (header-safety.ts). */
+function send(ex: Exchange, result: { status: number; headers: string[]; body: Uint8Array | null }, log: Logger): void {
+  if (ex.open) ex.respond(result.status, safeHeaders(result.headers, log), result.body);
 }

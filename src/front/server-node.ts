@@ -73,8 +73,10 @@ class NodeExchange implements Exchange {
 
   respond(status: number, headers: readonly string[], body: Uint8Array | null): void {
     if (!this.open) return;
-    const out: Record<string, string> = {};
-    for (let i = 0; i < headers.length; i += 2) out[headers[i]!] = headers[i + 1]!;
+    // The flat list as it is: a name may come twice (an object would keep the last one only).
+    const out = headers.slice();
+    // RFC 9110 §8.6: no Content-Length on a 204 or 304; otherwise it is given (node would chunk the body instead).
+    if (status !== 204 && status !== 304) out.push('Content-Length', String(body === null ? 0 : body.byteLength));
     this.res.writeHead(status, out);
     this.res.end(body ?? undefined);
   }
