@@ -126,3 +126,12 @@ t.test('a token whose kid or alg carries CR LF cannot add a header or a body to 
     t.equal(rest.length, 0, 'nothing after the body');
   }
 });
+
+t.test('HEAD is decided as the GET it mirrors: allowed where GET is, 401 without a token', async (t) => {
+  const ok = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(ok.status, 200, 'a policy allowing odrl:read of Building lets HEAD through');
+  t.equal(ok.text, '');
+  const none = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`);
+  t.equal(none.status, 401);
+  t.equal(none.headers.get('www-authenticate'), 'Bearer');
+});

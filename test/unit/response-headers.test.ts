@@ -7,6 +7,8 @@ import { safeHeaders, encodeUnsafe } from '../../src/front/header-safety.js';
 import { errorDescription, MAX_ERROR_DESCRIPTION } from '../../src/plugins/auth/dsec/problems.js';
 import { shown } from '../../src/plugins/auth/dsec/token.js';
 import { pathSegment, uriReference } from '../../src/ngsild/uri-encode.js';
+import { lookupRoute } from '../../src/front/router.js';
+import { LdOp } from '../../src/front/routes.js';
 
 function logCapture(): { log: pino.Logger; lines: string[] } {
   const lines: string[] = [];
@@ -81,4 +83,11 @@ t.test('uriReference keeps a URI and encodes what a URI reference cannot hold', 
   t.equal(uriReference('https://example.org/ctx.jsonld?a=b#c'), 'https://example.org/ctx.jsonld?a=b#c');
   t.equal(uriReference('https://example.org/a%20b'), 'https://example.org/a%20b', 'existing escapes are kept');
   t.equal(uriReference('https://example.org/a b>c"d<e\u20ac'), 'https://example.org/a%20b%3Ec%22d%3Ce%E2%82%AC');
+});
+
+t.test('HEAD finds the GET operation; OPTIONS the methods of the path', async (t) => {
+  t.match(lookupRoute('HEAD', '/ngsi-ld/v1/entities/urn:x:1'), { kind: 'op', op: LdOp.RetrieveEntity, params: ['urn:x:1'] });
+  t.same(lookupRoute('HEAD', '/ngsi-ld/v1/entityOperations/create'), { kind: 'badMethod', allow: 'POST, OPTIONS' });
+  t.same(lookupRoute('OPTIONS', '/ngsi-ld/v1/types'), { kind: 'options', allow: 'GET, HEAD, OPTIONS' });
+  t.same(lookupRoute('OPTIONS', '/ngsi-ld/v1/nothing'), { kind: 'notFound' });
 });
