@@ -5,7 +5,7 @@ import { lookupRoute } from './router.js';
 import { BODY_OPS, LdOp } from './routes.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
-import type { PipelineRunner } from './pool.js';
+import { Overloaded, type PipelineRunner } from './pool.js';
 import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
 import { problemResult } from '../pipeline/run.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';
@@ -30,6 +30,10 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
     if (error instanceof ClientGone) return;
     if (error instanceof BodyTooLarge) {
       respond(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps.log);
+    } else if (error instanceof Overloaded) {
+      const result = problemOf(error);
+      result.headers.push('Retry-After', String(error.retryAfterSeconds));
+      respond(ex, result, deps.log);
     } else if (error instanceof LdError) {
       respond(ex, problemOf(error), deps.log);
     } else {
