@@ -164,7 +164,7 @@ async function main(): Promise<void> {
   } else {
     const { uws, reason } = loadUws();
     if (uws !== undefined) {
-      server = createUwsServer(uws, handler, { allHeaders: frontAuth !== undefined, maxBodySize: config.maxBodySize });
+      server = createUwsServer(uws, handler, { maxBodySize: config.maxBodySize });
     } else {
       log.warn({ reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
       server = createNodeServer(handler, { maxBodySize: config.maxBodySize });

@@ -1,15 +1,17 @@
-// The front's request path (ARCHITECTURE.md steps 1 to 4 and 12): route lookup, authenticate, 404/405/415,
-// body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never touches the store.
+// The front's request path (ARCHITECTURE.md steps 1 to 4 and 12): head checks, route lookup, authenticate,
+// 404/405/415, OPTIONS, body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never
+// touches the store. Every answer leaves through `respond`, where its headers pass safeHeaders.
 import { lookupRoute } from './router.js';
 import { BODY_OPS, LdOp } from './routes.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
-import type { PipelineRunner } from './pool.js';
-import type { PipelineTask } from '../pipeline/task.js';
+import { Overloaded, type PipelineRunner } from './pool.js';
+import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
 import { problemResult } from '../pipeline/run.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';
 import { checkContentType } from '../pipeline/media.js';
 import type { FrontAuth } from './front-auth.js';
+import { safeHeaders } from './header-safety.js';
 import type { Logger } from '../logger.js';
 
 export interface FrontDeps {
@@ -27,12 +29,16 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
   } catch (error) {
     if (error instanceof ClientGone) return;
     if (error instanceof BodyTooLarge) {
-      send(ex, problemOf(new LdError('PayloadTooLarge', error.message)));
+      respond(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps.log);
+    } else if (error instanceof Overloaded) {
+      const result = problemOf(error);
+      result.headers.push('Retry-After', String(error.retryAfterSeconds));
+      respond(ex, result, deps.log);
     } else if (error instanceof LdError) {
-      send(ex, problemOf(error));
+      respond(ex, problemOf(error), deps.log);
     } else {
       deps.log.error({ err: error, path: ex.path }, 'front failed');
-      send(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []));
+      respond(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []), deps.log);
     }
   } finally {
     deps.inFlight.count--;
@@ -40,21 +46,25 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
 }
 
 async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
+  // A head the server read but the broker cannot take as sent: refused before anything reads it.
+  if (ex.headProblem !== undefined) throw ex.headProblem;
   const match = lookupRoute(ex.method, ex.path);
   const op = match.kind === 'op' ? match.op : LdOp.None;
   let identity: unknown;
   if (deps.auth !== undefined) {
     // seed 000 §5.1: authenticate right after route lookup, before any 404/405/415 and before the body is read.
     const outcome = await deps.auth.authenticate(ex, op, match.kind === 'op' ? match.route : '', match.kind === 'op' ? match.params : []);
-    if (outcome.refusal !== undefined) return send(ex, outcome.refusal);
+    if (outcome.refusal !== undefined) return respond(ex, outcome.refusal, deps.log);
     identity = outcome.identity;
   }
   if (match.kind === 'notFound') throw new LdError('NotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
   if (match.kind === 'badMethod') {
     const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
     result.headers.push('Allow', match.allow);
-    return send(ex, result);
+    return respond(ex, result, deps.log);
   }
+  // RFC 9110 §9.3.7: OPTIONS tells the methods of the path; no body, so 204.
+  if (match.kind === 'options') return respond(ex, { status: 204, headers: ['Allow', match.allow], body: null }, deps.log);
   const hasBody = BODY_OPS.has(op);
   let body: ArrayBuffer | null = null;
   const contentType = ex.header('content-type');
@@ -65,7 +75,8 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
   const task: PipelineTask = {
     op,
     route: match.route,
-    method: ex.method,
+    // RFC 9110 §9.3.2: HEAD is GET without the body; the pipeline (and its authorization) sees the GET.
+    method: ex.method === 'HEAD' ? 'GET' : ex.method,
     path: ex.path,
     query: ex.query,
     params: match.params,
@@ -80,14 +91,14 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     body,
     identity,
   };
-  const result = await deps.runner.run(task);
-  if (ex.open) ex.respond(result.status, result.headers, result.body);
+  respond(ex, await deps.runner.run(task), deps.log);
 }
 
-function problemOf(error: LdError) {
+function problemOf(error: LdError): PipelineResult {
   return problemResult(error.toProblem(), []);
 }
 
-function send(ex: Exchange, result: { status: number; headers: string[]; body: Uint8Array | null }): void {
-  if (ex.open) ex.respond(result.status, result.headers, result.body);
+/** The one way out: whatever built the headers, they are made safe to write here (header-safety.ts). */
+function respond(ex: Exchange, result: PipelineResult, log: Logger): void {
+  if (ex.open) ex.respond(result.status, safeHeaders(result.headers, log), result.body);
 }

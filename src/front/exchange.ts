@@ -1,4 +1,5 @@
 // What the front needs from an HTTP server library for one request, so uWS and node:http share one dispatcher.
+import type { LdError } from '../ngsild/problem.js';
 
 export interface Exchange {
   /** Upper-case method. */
@@ -6,6 +7,8 @@ export interface Exchange {
   readonly path: string;
   /** Raw query string without '?'. */
   readonly query: string;
+  /** Why the request head is refused before anything else (request-head.ts), found while the server read it. */
+  readonly headProblem: LdError | undefined;
   /** A request header by lower-case name. */
   header(name: string): string | undefined;
   /** Every request header (lower-case names); costs a copy, only asked when an auth plugin is loaded. */
@@ -17,6 +20,10 @@ export interface Exchange {
   body(): Promise<ArrayBuffer | null>;
   /** False once the client went away: nothing may be written then. */
   readonly open: boolean;
+  /**
+   * Writes the answer. The headers have passed safeHeaders. To a HEAD request the server sends the status and headers
+   * with the Content-Length of `body` and no body (RFC 9110 §9.3.2); a 204 or 304 has neither (§8.6).
+   */
   respond(status: number, headers: readonly string[], body: Uint8Array | null): void;
 }
 

@@ -62,11 +62,20 @@ export async function createRunner(init: WorkerInit, log: Logger): Promise<Pipel
   return new PoolRunner(pool, threads, ports, admission);
 }
 
+/** The refusal of a request past --maxPendingRequests: 503 with Retry-After (RFC 9110 §15.6.4, §10.2.3). */
+export class Overloaded extends LdError {
+  /** Seconds: the pending requests are pipeline work of milliseconds each, so the queue is short again by then. */
+  readonly retryAfterSeconds = 1;
+  constructor(max: number) {
+    super('Unavailable', `the broker holds ${max} requests already (--maxPendingRequests); retry later`);
+  }
+}
+
 /** --maxPendingRequests: back-pressure, not an unbounded queue; a request past it is refused before any work. */
 class Admission {
   constructor(private readonly max: number) {}
   check(held: number): void {
-    if (held >= this.max) throw new LdError('Unavailable', `the broker holds ${this.max} requests already (--maxPendingRequests); retry later`);
+    if (held >= this.max) throw new Overloaded(this.max);
   }
 }
 

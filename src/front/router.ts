@@ -1,10 +1,12 @@
-// Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow).
+// Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow),
+// or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110 §9.3.2).
 import { API_PREFIX, ROUTES, type LdOp, type Method, type RouteDef } from './routes.js';
 
 export type RouteMatch =
   | { kind: 'op'; op: LdOp; route: string; params: string[] }
   | { kind: 'notFound' }
-  | { kind: 'badMethod'; allow: string };
+  | { kind: 'badMethod'; allow: string }
+  | { kind: 'options'; allow: string };
 
 interface CompiledRoute {
   def: RouteDef;
@@ -14,13 +16,24 @@ interface CompiledRoute {
   allow: string;
 }
 
+/** RFC 9110 §10.2.1: every method the path serves; HEAD wherever GET is (§9.3.2), OPTIONS everywhere (§9.3.7). */
+function allowOf(def: RouteDef): string {
+  const methods: string[] = [];
+  for (const m of Object.keys(def.methods)) {
+    methods.push(m);
+    if (m === 'GET') methods.push('HEAD');
+  }
+  methods.push('OPTIONS');
+  return methods.join(', ');
+}
+
 /** Routes grouped by segment count then by first segment, so a lookup compares only a handful. */
 const table = new Map<string, CompiledRoute[]>();
 for (const def of ROUTES) {
   const segments = def.pattern.slice(1).split('/').map((s) => (s.startsWith(':') ? null : s));
   const key = `${segments.length}/${segments[0]}`;
   const list = table.get(key) ?? [];
-  list.push({ def, route: API_PREFIX + def.pattern, segments, allow: Object.keys(def.methods).join(', ') });
+  list.push({ def, route: API_PREFIX + def.pattern, segments, allow: allowOf(def) });
   table.set(key, list);
 }
 
@@ -42,7 +55,8 @@ export function lookupRoute(method: string, path: string): RouteMatch {
       } else if (lit !== parts[i]) { ok = false; break; }
     }
     if (!ok) continue;
-    const op = c.def.methods[method as Method];
+    if (method === 'OPTIONS') return { kind: 'options', allow: c.allow };
+    const op = c.def.methods[(method === 'HEAD' ? 'GET' : method) as Method];
     if (op === undefined) return { kind: 'badMethod', allow: c.allow };
     for (let i = 0; i < params.length; i++) params[i] = safeDecode(params[i]!);
     return { kind: 'op', op, route: c.route, params };

@@ -1,13 +1,18 @@
 // The NGSI-LD front on node:http: the same dispatcher as uWS, for --httpServer node or where uWS cannot load.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
 import type { HttpServer, RequestHandler } from './http-server.js';
+import { MAX_HEAD_BYTES, headerValueProblem, missingHost } from './request-head.js';
+import { statusLine } from './status-line.js';
+import { LdError } from '../ngsild/problem.js';
 
 class NodeExchange implements Exchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
+  readonly headProblem: LdError | undefined;
   private readonly bodyPromise: Promise<ArrayBuffer | null>;
 
   constructor(private readonly req: IncomingMessage, private readonly res: ServerResponse, maxBodySize: number) {
@@ -16,6 +21,7 @@ class NodeExchange implements Exchange {
     const q = url.indexOf('?');
     this.path = q < 0 ? url : url.slice(0, q);
     this.query = q < 0 ? '' : url.slice(q + 1);
+    this.headProblem = headProblemOf(req);
     this.bodyPromise = this.readBody(maxBodySize);
     this.bodyPromise.catch(() => undefined);
   }
@@ -73,15 +79,51 @@ class NodeExchange implements Exchange {
 
   respond(status: number, headers: readonly string[], body: Uint8Array | null): void {
     if (!this.open) return;
-    const out: Record<string, string> = {};
-    for (let i = 0; i < headers.length; i += 2) out[headers[i]!] = headers[i + 1]!;
+    // The flat list as it is: a name may come twice (an object would keep the last one only).
+    const out = headers.slice();
+    // RFC 9110 §8.6: no Content-Length on a 204 or 304; otherwise it is given (node would chunk the body instead).
+    if (status !== 204 && status !== 304) out.push('Content-Length', String(body === null ? 0 : body.byteLength));
     this.res.writeHead(status, out);
-    this.res.end(body ?? undefined);
+    // node:http sends no body to a HEAD request whatever is written (RFC 9110 §9.3.2)
+    this.res.end(body === null || this.method === 'HEAD' ? undefined : body);
   }
 }
 
+/** request-head.ts's checks; node:http measured the head itself (maxHeaderSize) and refused the CTLs it knows. */
+function headProblemOf(req: IncomingMessage): LdError | undefined {
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) return missingHost();
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const problem = headerValueProblem(raw[i]!, raw[i + 1]!);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * A request node:http's parser refused (malformed, head over MAX_HEAD_BYTES, head not complete in time): answered with
+ * a ProblemDetails and the connection closed (RFC 9112 §2.2, §9.6), as node:http would but with a body that says why.
+ * Nothing is written while a response to an earlier request of the connection is under way: it would be cut in two.
+ */
+function onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const busy = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+  if (socket.writable && !busy && error.code !== 'ECONNRESET') {
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const detail = status === 431 ? `the request head is larger than ${MAX_HEAD_BYTES} bytes`
+      : status === 408 ? 'the request head did not arrive in time' : 'the request is not valid HTTP/1.1';
+    const body = JSON.stringify(new LdError('BadRequestData', detail, status).toProblem());
+    socket.once('finish', () => socket.destroy());
+    socket.end(`HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    return;
+  }
+  socket.destroy();
+}
+
 export function createNodeServer(handler: RequestHandler, opts: { maxBodySize: number }): HttpServer {
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => handler(new NodeExchange(req, res, opts.maxBodySize)));
+  // requireHostHeader off: the front answers a missing Host itself, with a ProblemDetails (request-head.ts).
+  const server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
+    (req, res) => handler(new NodeExchange(req, res, opts.maxBodySize)));
+  server.on('clientError', onClientError);
   return {
     kind: 'node',
     listen(host: string, port: number): Promise<number> {

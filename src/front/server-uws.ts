@@ -6,6 +6,8 @@ import { BodyTooLarge } from './exchange.js';
 import { statusLine } from './status-line.js';
 import { readUwsBody, wholeBuffer } from './uws-body.js';
 import type { HttpServer, RequestHandler } from './http-server.js';
+import { MAX_HEAD_BYTES, headTooLarge, headerValueProblem } from './request-head.js';
+import type { LdError } from '../ngsild/problem.js';
 
 type UwsModule = typeof import('@trufflesuite/uws-js-unofficial');
 type HttpResponse = import('@trufflesuite/uws-js-unofficial').HttpResponse;
@@ -24,28 +26,42 @@ export function loadUws(): { uws?: UwsModule; reason?: string } {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+/**
+ * The headers of the request being read, filled by `collect` inside the synchronous handler (uWS takes `req` back
+ * when it returns): one reused callback rather than a closure per request.
+ */
+const scan = { headers: {} as Record<string, string>, size: 0, problem: undefined as LdError | undefined };
+
+function collect(name: string, value: string): void {
+  // name, ': ', value, CRLF as they stood in the head
+  scan.size += name.length + value.length + 4;
+  if (scan.problem === undefined) scan.problem = headerValueProblem(name, value);
+  const had = scan.headers[name];
+  scan.headers[name] = had === undefined ? value : `${had}, ${value}`;
+}
+
 class UwsExchange implements Exchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
+  readonly headProblem: LdError | undefined;
   open = true;
   private readonly headers: Record<string, string>;
   private readonly bodyPromise: Promise<ArrayBuffer | null>;
 
-  constructor(private readonly res: HttpResponse, req: HttpRequest, allHeaders: boolean, maxBodySize: number) {
+  constructor(private readonly res: HttpResponse, req: HttpRequest, maxBodySize: number) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    const headers: Record<string, string> = {};
-    if (allHeaders) {
-      req.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`; });
-    } else {
-      for (const name of ['content-type', 'accept', 'link', 'ngsild-tenant', 'host', 'content-length', 'transfer-encoding']) {
-        const v = req.getHeader(name);
-        if (v !== '') headers[name] = v;
-      }
-    }
+    // Every header is read (not only those the pipeline uses): each value is checked and the head measured, which
+    // uWS's parser does not do (it holds up to 4 KiB of an unfinished head, but takes a larger one arriving at once).
+    scan.headers = {};
+    scan.size = this.method.length + this.path.length + this.query.length + 12;
+    scan.problem = undefined;
+    req.forEach(collect);
+    const headers = scan.headers;
     this.headers = headers;
+    this.headProblem = scan.size > MAX_HEAD_BYTES ? headTooLarge() : scan.problem;
     const reading = BODY_METHODS.has(this.method)
       ? readUwsBody(res, headers['content-length'], headers['transfer-encoding'] !== undefined, maxBodySize, (max) => new BodyTooLarge(max))
       : undefined;
@@ -75,16 +91,21 @@ class UwsExchange implements Exchange {
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (let i = 0; i < headers.length; i += 2) this.res.writeHeader(headers[i]!, headers[i + 1]!);
-      if (body === null) this.res.end();
+      // RFC 9110 §8.6: no Content-Length on a 204 or 304; §9.3.2: HEAD gets the length of the body it does not get,
+      // written as a header: uWS 20.43's endWithoutBody(length) leaves the response waiting for that many bytes, and
+      // the connection then serves nothing more.
+      if (status === 204 || status === 304) this.res.endWithoutBody();
+      else if (this.method === 'HEAD') this.res.writeHeader('Content-Length', String(body === null ? 0 : body.byteLength)).endWithoutBody();
+      else if (body === null) this.res.end();
       else this.res.end(body);
     });
   }
 }
 
-export function createUwsServer(uws: UwsModule, handler: RequestHandler, opts: { allHeaders: boolean; maxBodySize: number }): HttpServer {
+export function createUwsServer(uws: UwsModule, handler: RequestHandler, opts: { maxBodySize: number }): HttpServer {
   const app = uws.App();
   app.any('/*', (res, req) => {
-    handler(new UwsExchange(res, req, opts.allHeaders, opts.maxBodySize));
+    handler(new UwsExchange(res, req, opts.maxBodySize));
   });
   let token: unknown;
   return {

@@ -16,6 +16,7 @@ import { renderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
+import { pathSegment } from '../ngsild/uri-encode.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { tracked, type EntityChange } from './changes.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
@@ -65,7 +66,7 @@ export const createEntity: OpHandler = async (req, ctx) => {
     if (current !== undefined) throw new LdError('AlreadyExists', `entity '${entity.id}' already exists`);
     return { next: entity, result: undefined };
   }, { createTenant: true });
-  return { status: 201, headers: ['Location', `${API_PREFIX}/entities/${entity.id}`] };
+  return { status: 201, headers: ['Location', `${API_PREFIX}/entities/${pathSegment(entity.id)}`] };
 };
 
 export const retrieveEntity: OpHandler = async (req, ctx) => {

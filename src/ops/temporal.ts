@@ -20,6 +20,7 @@ import { asked, namesMember, projectionParams, temporalParams, type Asked } from
 import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
 import { API_PREFIX } from '../front/routes.js';
+import { pathSegment } from '../ngsild/uri-encode.js';
 
 /**
  * Instance cap per attribute of a response (documented): above it the answer is 206 with Content-Range. Aggregation
@@ -254,7 +255,7 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
   const instances = expandInstances(req, attrs, now);
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: Object.keys(instances), read: false });
   const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, { createTenant: true });
-  return created ? { status: 201, headers: ['Location', `${API_PREFIX}/temporal/entities/${entity.id}`] } : { status: 204 };
+  return created ? { status: 201, headers: ['Location', `${API_PREFIX}/temporal/entities/${pathSegment(entity.id)}`] } : { status: 204 };
 };
 
 export const temporalAppendAttrs: OpHandler = async (req, ctx) => {

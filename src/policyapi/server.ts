@@ -5,6 +5,7 @@ import type { Store } from '../store/contract.js';
 import { statusLine } from '../front/status-line.js';
 import { readUwsBody } from '../front/uws-body.js';
 import { ClientGone } from '../front/exchange.js';
+import { safeHeaders } from '../front/header-safety.js';
 import { PolicyBook, POLICY_COLLECTION, isPolicyId } from './policy-book.js';
 import { parsePolicyBody } from './policy-body.js';
 import { parsePaging } from './paging.js';
@@ -73,7 +74,7 @@ class PolicyExchange {
   /** Rejects the body being read when the client goes away, so nothing waits for it forever. */
   private abortBody: (() => void) | undefined;
 
-  constructor(readonly res: HttpResponse, readonly problemType: string) {
+  constructor(readonly res: HttpResponse, readonly problemType: string, private readonly log: Logger) {
     res.onAborted(() => {
       this.open = false;
       this.abortBody?.();
@@ -90,9 +91,10 @@ class PolicyExchange {
   send(status: number, headers: ReadonlyArray<readonly [string, string]>, body?: string): void {
     if (!this.open) return;
     this.open = false;
+    const flat = safeHeaders(headers.flat(), this.log);
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
-      for (const [name, value] of headers) this.res.writeHeader(name, value);
+      for (let i = 0; i < flat.length; i += 2) this.res.writeHeader(flat[i]!, flat[i + 1]!);
       // RFC 9110 §8.6: no Content-Length on a 204.
       if (status === 204) this.res.endWithoutBody();
       else this.res.end(body);
@@ -167,7 +169,7 @@ export async function startPolicyApi(uws: UwsModule, store: Store, opts: PolicyA
     const accept = req.getHeader('accept');
     const contentLength = req.getHeader('content-length');
     const chunked = req.getHeader('transfer-encoding') !== '';
-    const ex = new PolicyExchange(res, accept.includes('application/problem+json') ? 'application/problem+json' : 'application/json');
+    const ex = new PolicyExchange(res, accept.includes('application/problem+json') ? 'application/problem+json' : 'application/json', log);
     let route: Route;
     try {
       route = routeOf(method, path);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { rawExchange, header } from './helpers/raw-http.js';
 
 const ISSUER = 'did:web:verifier.example';
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-dsec-'));
@@ -94,4 +95,43 @@ t.test('every pipeline thread has the policies: concurrent reads are all decided
   // Regression: idle Piscina workers blocked in Atomics.wait never received the plugin's broadcast state.
   const replies = await Promise.all(Array.from({ length: 40 }, () => call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) })));
   t.same([...new Set(replies.map((r) => r.status))], [200]);
+});
+
+/** A compact JWS with this protected header and a signature that is not one: no key is needed to send it. */
+const forged = (protectedHeader: Record<string, unknown>): string =>
+  [Buffer.from(JSON.stringify(protectedHeader)).toString('base64url'), Buffer.from('{}').toString('base64url'), 'AAAA'].join('.');
+
+/** RFC 6750 §3: error_description is a quoted-string of %x20-21 / %x23-5B / %x5D-7E only. */
+const CHALLENGE = /^Bearer error="invalid_token", error_description="[\x20\x21\x23-\x5b\x5d-\x7e]{1,300}"$/;
+
+t.test('a token whose kid or alg carries CR LF cannot add a header or a body to the 401 (issue 13 item 1)', async (t) => {
+  const headers = [
+    { alg: 'RS256', kid: 'x\r\nSet-Cookie: session=attacker' },
+    { alg: 'RS256', kid: 'x\r\n\r\n<html>injected</html>' },
+    { alg: 'x\r\nSet-Cookie: session=attacker', kid: 'k1' },
+    { alg: 'RS256', kid: 'x\u0000\u0085\u2028"\\é' + 'k'.repeat(2000) },
+    { alg: ['RS256\r\nSet-Cookie: a=b'], kid: 'k1' },
+  ];
+  for (const h of headers) {
+    const { replies, rest } = await rawExchange(broker.port,
+      `GET ${NGSI}/entities/urn:ngsi-ld:Building:1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${forged(h)}\r\n\r\n`);
+    // named by position: a message holding U+2028 would break the TAP stream itself
+    t.equal(replies.length, 1, `token header ${headers.indexOf(h)}`);
+    const r = replies[0]!;
+    t.equal(r.status, 401);
+    t.notOk(r.headers.some(([n]) => n === 'set-cookie'), 'no Set-Cookie');
+    t.ok(r.headers.every(([n]) => /^[a-z0-9-]+$/.test(n)), 'every header line is a header');
+    t.match(header(r, 'www-authenticate'), CHALLENGE);
+    t.equal(JSON.parse(r.body.toString()).status, 401, 'the body is the ProblemDetails');
+    t.equal(rest.length, 0, 'nothing after the body');
+  }
+});
+
+t.test('HEAD is decided as the GET it mirrors: allowed where GET is, 401 without a token', async (t) => {
+  const ok = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(ok.status, 200, 'a policy allowing odrl:read of Building lets HEAD through');
+  t.equal(ok.text, '');
+  const none = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`);
+  t.equal(none.status, 401);
+  t.equal(none.headers.get('www-authenticate'), 'Bearer');
 });

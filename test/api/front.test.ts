@@ -18,7 +18,7 @@ t.test('an unknown path answers 404 with a ProblemDetails', async (t) => {
 t.test('a wrong method answers 405 with Allow', async (t) => {
   const r = await call(broker, 'PUT', `${NGSI}/entities`);
   t.equal(r.status, 405);
-  t.equal(r.headers.get('allow'), 'POST, GET, DELETE');
+  t.equal(r.headers.get('allow'), 'POST, GET, HEAD, DELETE, OPTIONS');
   t.equal(r.json.status, 405);
 });
 

@@ -111,6 +111,7 @@ for (const [mode, args] of [['pool', []], ['inline', ['--connectionPoolSize', '0
       t.equal(refused.status, 503);
       t.equal((refused.json as { type: string }).type, 'https://uri.etsi.org/ngsi-ld/errors/Unavailable');
       t.match((refused.json as { detail: string }).detail, /maxPendingRequests/);
+      t.equal(refused.headers.get('retry-after'), '1', 'RFC 9110 §10.2.3: when to come back');
       ctxServer.release();
       t.same((await Promise.all(held)).map((r) => r.status), [200, 200, 200], 'the held requests complete');
       t.equal((await call(broker, 'GET', `${NGSI}/types`)).status, 200, 'and new requests are admitted again');

@@ -1,6 +1,7 @@
 // The HTTP Link header that carries a JSON-LD @context (CIM 009 v1.8 §6.3.5; RFC 8288 §3 syntax;
 // JSON-LD 1.1 API §9.4.2: at most one link of the context relation).
 import { badRequest } from '../problem.js';
+import { uriReference } from '../uri-encode.js';
 
 export const CONTEXT_REL = 'http://www.w3.org/ns/json-ld#context';
 
@@ -40,8 +41,9 @@ export function parseLinkHeader(value: string): string | undefined {
   return found;
 }
 
+/** The Link header naming `url` as the @context; a character a URI reference cannot hold is percent-encoded. */
 export function formatLinkHeader(url: string): string {
-  return `<${url}>; rel="${CONTEXT_REL}"; type="application/ld+json"`;
+  return `<${uriReference(url)}>; rel="${CONTEXT_REL}"; type="application/ld+json"`;
 }
 
 function readLink(c: Cursor): { target: string; isContext: boolean } {

@@ -20,12 +20,24 @@ export function unauthenticated(answer: AuthAnswer): AuthVerdict {
   return AuthVerdict.Unauthenticated;
 }
 
-/** A quoted-string of RFC 7230 holds neither `"` nor `\`. */
 export function invalidToken(answer: AuthAnswer, reason: string): AuthVerdict {
   answer.title = PROBLEMS.badToken.title;
   answer.detail = PROBLEMS.badToken.detail + reason;
-  answer.wwwAuthenticate = `Bearer error="invalid_token", error_description="${reason.replace(/["\\]/g, "'")}"`;
+  answer.wwwAuthenticate = `Bearer error="invalid_token", error_description="${errorDescription(reason)}"`;
   return AuthVerdict.Unauthenticated;
+}
+
+/** Longest error_description sent: it names the fault, the ProblemDetails body has the rest. */
+export const MAX_ERROR_DESCRIPTION = 200;
+
+/**
+ * RFC 6750 §3: error_description holds only %x20-21 / %x23-5B / %x5D-7E, so a quoted-string that needs no escape.
+ * `"` and `\` become `'` and `/`, any other character outside the set (CR, LF, any control, non-ASCII) `?`, and the
+ * text is cut at MAX_ERROR_DESCRIPTION characters: the reason may quote a token's header, which is client data.
+ */
+export function errorDescription(reason: string): string {
+  const text = reason.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+  return text.length > MAX_ERROR_DESCRIPTION ? text.slice(0, MAX_ERROR_DESCRIPTION - 3) + '...' : text;
 }
 
 export function unavailable(answer: AuthAnswer, problem: { title: string; detail: string }): AuthVerdict {

@@ -40,6 +40,19 @@ function cacheKey(token: string): string {
 
 const decoder = new TextDecoder();
 
+/** Longest excerpt of a token header value a refusal quotes. */
+const SHOWN_CHARS = 64;
+
+/**
+ * A value of the token's protected header as a refusal names it. Anyone can send any header without a key, and the
+ * reason reaches the 401's WWW-Authenticate and body: only visible ASCII is kept (anything else, space included,
+ * becomes `?`), and a long value is cut.
+ */
+export function shown(value: unknown): string {
+  const text = (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)).replace(/[^\x21-\x7e]/g, '?');
+  return text.length > SHOWN_CHARS ? text.slice(0, SHOWN_CHARS - 3) + '...' : text;
+}
+
 function refused(reason: string, unknownKid = false): TokenResult {
   return { ok: false, reason, unknownKid };
 }
@@ -101,11 +114,11 @@ export class TokenVerifier {
     }
     if (token.split('.').length !== 3) return refused('the token is not a compact JWS');
     const alg = header.alg;
-    if (alg !== 'RS256' && alg !== 'ES256') return refused(`the algorithm ${String(alg)} is not accepted`);
+    if (alg !== 'RS256' && alg !== 'ES256') return refused(`the algorithm ${shown(alg)} is not accepted`);
     if (typeof header.kid !== 'string') return refused('the token names no key (kid)');
     const key = keySet.keys.get(header.kid);
-    if (key === undefined) return refused(`the key ${header.kid} is not in the key set`, true);
-    if (key.alg !== alg) return refused(`the algorithm ${alg} is not the one of key ${header.kid}`);
+    if (key === undefined) return refused(`the key ${shown(header.kid)} is not in the key set`, true);
+    if (key.alg !== alg) return refused(`the algorithm ${alg} is not the one of key ${shown(header.kid)}`);
     const generation = this.generation;
     let payload: unknown;
     try {
