@@ -7,7 +7,7 @@ import {
   type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { KEY_CODEC, docKey, entityKey, entityPrefix } from './keys.js';
+import { KEY_CODEC, docKey, entityKey, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
@@ -15,7 +15,6 @@ import { StatsBatch } from './stats-batch.js';
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
-const statPrefix = (tenant: string): { start: [string]; end: [string] } => ({ start: [tenant], end: [tenant + '\u0001'] });
 
 export interface EmbdbSettings {
   path: string;
@@ -38,7 +37,7 @@ interface DocRecord {
 export class EmbdbStore implements Store {
   readonly name = 'embdb';
   private readonly env: RootDatabase;
-  private readonly entities: Database<StoredEntity, string>;
+  private readonly entities: Database<StoredEntity, EntityKey>;
   /**
    * The type index: `[tenant, typeIri]` → the ids of its entities, as LMDB sorted duplicates (dupsort) in id order.
    * A page of a type is one cursor positioned once, then stepping through short values: no per-entry key of
@@ -53,7 +52,7 @@ export class EmbdbStore implements Store {
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
   /** Discovery index: `[tenant, attrIri]` → counts of the attribute (§5.7.7). */
   private readonly attrStatDb: Database<AttrStat, [string, string]>;
-  private readonly docs: Database<DocRecord, string>;
+  private readonly docs: Database<DocRecord, DocKey>;
   private readonly docOrder: Database<string, (string | number)[]>;
   /** Format markers of derived data (index-rebuild.ts). */
   private readonly meta: Database<number, string>;
@@ -74,7 +73,7 @@ export class EmbdbStore implements Store {
     // (bench/micro/entity-decode.ts). Shapes past the limit are encoded as before, so more types only cost speed.
     // lmdb passes maxSharedStructures on to msgpackr but its DatabaseOptions type does not declare it.
     const entityOptions = { ...KEY_CODEC, name: 'entities', sharedStructuresKey: Symbol.for('structures'), maxSharedStructures: 512 };
-    this.entities = this.env.openDB<StoredEntity, string>(entityOptions);
+    this.entities = this.env.openDB<StoredEntity, EntityKey>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
     this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
@@ -83,7 +82,7 @@ export class EmbdbStore implements Store {
     const mapOptions = { useRecords: false };
     this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ ...KEY_CODEC, name: 'typeStats', ...mapOptions });
     this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ ...KEY_CODEC, name: 'attrStats', ...mapOptions });
-    this.docs = this.env.openDB<DocRecord, string>({ ...KEY_CODEC, name: 'docs' });
+    this.docs = this.env.openDB<DocRecord, DocKey>({ ...KEY_CODEC, name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ ...KEY_CODEC, name: 'docOrder' });
     this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
   }
@@ -187,7 +186,7 @@ export class EmbdbStore implements Store {
       const one = this.typeStatDb.get(statKey(tenant, typeIri));
       return one === undefined ? [] : [one];
     }
-    return [...this.typeStatDb.getRange(statPrefix(tenant))].map((e) => e.value);
+    return [...this.typeStatDb.getRange(tenantRange(tenant))].map((e) => e.value);
   }
 
   async attributeStats(tenant: string, attrIri?: string): Promise<AttrStat[]> {
@@ -195,7 +194,7 @@ export class EmbdbStore implements Store {
       const one = this.attrStatDb.get(statKey(tenant, attrIri));
       return one === undefined ? [] : [one];
     }
-    return [...this.attrStatDb.getRange(statPrefix(tenant))].map((e) => e.value);
+    return [...this.attrStatDb.getRange(tenantRange(tenant))].map((e) => e.value);
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
@@ -230,7 +229,7 @@ export class EmbdbStore implements Store {
         }
       }
     } else {
-      for (const { value } of this.entities.getRange(entityPrefix(tenant))) if (!consider(value)) break;
+      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!consider(value)) break;
     }
     return query.count ? { entities: page, count: matched } : { entities: page };
   }
@@ -268,13 +267,13 @@ export class EmbdbStore implements Store {
   }
 
   /** @internal for EmbdbCollection */
-  docsDb(): { docs: Database<DocRecord, string>; order: Database<string, (string | number)[]> } {
+  docsDb(): { docs: Database<DocRecord, DocKey>; order: Database<string, (string | number)[]> } {
     return { docs: this.docs, order: this.docOrder };
   }
 
   /** @internal for index-rebuild.ts, run by the primary at open */
   indexedDbs(): IndexedDbs {
-    return { env: this.env, entities: this.entities, typeMembers: this.typeMembers, geoCells: this.geoCells, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
+    return { env: this.env, entities: this.entities, docs: this.docs, typeMembers: this.typeMembers, geoCells: this.geoCells, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
   }
 
   /** @internal */
