@@ -4,7 +4,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import {
   entitySignature,
   type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityPage, type EntityQuery,
-  type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
+  type MutateOptions, type Mutation, type MutationOutcome, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, tenantRange, type DocKey, type EntityKey } from './keys.js';
@@ -106,9 +106,14 @@ export class EmbdbStore implements Store {
     await this.env.flushed;
   }
 
-  /** Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request). */
+  /**
+   * Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request).
+   * Whatever fn throws undoes all it wrote. transactionSync aborts on a throw; lmdb's batched async writer runs the
+   * callbacks of one batch in one LMDB transaction and commits what a callback wrote before it threw, so fn runs there
+   * as a child transaction, which a throw aborts alone.
+   */
   private async write<R>(fn: () => R): Promise<R> {
-    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.transaction(fn);
+    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.childTransaction(fn);
     if (this.settings.sync === 'request') await this.env.flushed;
     return result;
   }
@@ -135,7 +140,10 @@ export class EmbdbStore implements Store {
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     return this.write(() => {
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
-      const result = this.applyMutation(tenant, id, mutation, stats, opts);
+      const key = entityKey(tenant, id);
+      const current = this.entities.get(key);
+      // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
+      const result = this.applyOutcome(tenant, id, key, current, mutation(current, this.env.getWriteTxnId()), stats, opts);
       stats.flush();
       return result;
     });
@@ -143,27 +151,30 @@ export class EmbdbStore implements Store {
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
     return this.write(() => {
-      // A failing entry throws before it writes anything, so the batch's counts hold the successful entries only.
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
+        const key = entityKey(tenant, item.id);
+        const current = this.entities.get(key);
+        // Only the mutation's own error is the entry's (it computes and writes nothing, so the batch's counts hold
+        // the successful entries only); an error while writing leaves this loop and aborts the whole transaction.
+        let outcome: MutationOutcome<R>;
         try {
-          outcomes.push({ ok: true, result: this.applyMutation(tenant, item.id, item.mutation, stats, opts) });
+          outcome = item.mutation(current, this.env.getWriteTxnId());
         } catch (error) {
           outcomes.push({ ok: false, error });
+          continue;
         }
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts) });
       }
       stats.flush();
       return outcomes;
     });
   }
 
-  /** Inside a write transaction: read, compute, then write entity, type index and tenant together. */
-  private applyMutation<R>(tenant: string, id: string, mutation: Mutation<R>, stats: StatsBatch, opts?: MutateOptions): R {
-    const key = entityKey(tenant, id);
-    const current = this.entities.get(key);
-    // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
-    const { next, result } = mutation(current, this.env.getWriteTxnId());
+  /** Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and history. */
+  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, { next, result }: MutationOutcome<R>,
+    stats: StatsBatch, opts?: MutateOptions): R {
     if (next === undefined) return result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
