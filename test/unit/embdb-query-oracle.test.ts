@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { EntityQuery } from '../../src/store/contract.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { MAX_ID_BYTES } from '../../src/ngsild/entity/limits.js';
 
 const NS = 'https://example.org/ns/';
 const A = NS + 'A';
@@ -34,7 +35,9 @@ function idOf(length: number, variant: number): string {
   let s = variant === 0 ? 'urn:e:' : 'vrn:f:';
   while (s.length < length) {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    s += variant === 1 && seed % 11 === 0 ? (seed % 2 === 0 ? 'é' : '中') : ALPHABET[seed % ALPHABET.length];
+    // Within the 1024 bytes an id may have (ngsild/entity/limits.ts) at every length.
+    const room = Buffer.byteLength(s) + (length - s.length) + 2 <= MAX_ID_BYTES;
+    s += variant === 1 && room && seed % 11 === 0 ? (seed % 2 === 0 ? 'é' : '中') : ALPHABET[seed % ALPHABET.length];
   }
   return s.slice(0, length);
 }

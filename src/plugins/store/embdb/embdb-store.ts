@@ -7,7 +7,7 @@ import {
   type MutateOptions, type Mutation, type MutationOutcome, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { KEY_CODEC, docKey, entityKey, tenantRange, type DocKey, type EntityKey } from './keys.js';
+import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
@@ -130,11 +130,16 @@ export class EmbdbStore implements Store {
   }
 
   async getEntity(tenant: string, id: string): Promise<StoredEntity | undefined> {
-    return this.entities.get(entityKey(tenant, id));
+    return this.entityOf(tenant, id);
   }
 
   async getEntityTypes(tenant: string, id: string): Promise<string[] | undefined> {
-    return this.entities.get(entityKey(tenant, id))?.type;
+    return this.entityOf(tenant, id)?.type;
+  }
+
+  /** The entity of an id, undefined for an id too long to be stored (keys.ts storablePart). */
+  private entityOf(tenant: string, id: string): StoredEntity | undefined {
+    return storablePart(id) ? this.entities.get(entityKey(tenant, id)) : undefined;
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
@@ -220,7 +225,8 @@ export class EmbdbStore implements Store {
       return query.count || matched < end;
     };
     if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
-    const geoIds = query.ids === undefined && query.geo !== undefined ? geoCandidates(this.geoCells, tenant, query.geo.attrIri, query.geo.box) : undefined;
+    const geo = query.ids === undefined ? query.geo : undefined;
+    const geoIds = geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
     if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = query.typeIris;
@@ -230,10 +236,11 @@ export class EmbdbStore implements Store {
         if (!consider(entity)) break;
       }
     } else if (query.ids !== undefined) {
-      for (const id of query.ids) if (!consider(this.entities.get(entityKey(tenant, id)))) break;
+      for (const id of query.ids) if (!consider(this.entityOf(tenant, id))) break;
     } else if (query.typeIris !== undefined) {
       const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
       outer: for (const typeIri of query.typeIris) {
+        if (!storablePart(typeIri)) continue;
         for (const id of this.typeMembers.getValues([tenant, typeIri])) {
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
           if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
@@ -256,6 +263,7 @@ export class EmbdbStore implements Store {
     let position = 0;
     const seen = typeIris.length > 1 ? new Set<string>() : undefined;
     outer: for (const typeIri of typeIris) {
+      if (!storablePart(typeIri)) continue;
       for (const id of this.typeMembers.getValues([tenant, typeIri])) {
         if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
         if (position >= query.offset) {
@@ -270,7 +278,8 @@ export class EmbdbStore implements Store {
     }
     if (!query.count) return { entities: page };
     if (seen !== undefined) return { entities: page, count: position };
-    return { entities: page, count: this.typeStatDb.get(statKey(tenant, typeIris[0]!))?.count ?? 0 };
+    const typeIri = typeIris[0]!;
+    return { entities: page, count: storablePart(typeIri) ? this.typeStatDb.get(statKey(tenant, typeIri))?.count ?? 0 : 0 };
   }
 
   collection(tenant: string, name: string): DocCollection {
