@@ -3,6 +3,7 @@
 // request's @context.
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../ngsild/problem.js';
+import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { AttrStat } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { OpHandler } from './op.js';
@@ -44,7 +45,7 @@ export const retrieveAttribute: OpHandler = async (req, ctx) => {
   req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const attrTerm = nameParam(req.params[0]!, 'attribute');
-  const attrIri = req.context.expandTerm(attrTerm);
+  const attrIri = checkNameSize(req.context.expandTerm(attrTerm), 'attribute');
   const stat = (await attributeStatsOf(ctx.store, req.tenant, attrIri))[0];
   if (stat === undefined || stat.count <= 0) throw notFound(`no entity has an attribute '${attrTerm}'`);
   return { status: 200, body: attribute(stat, req.context.compactIri(attrIri), req.context), withContext: true };

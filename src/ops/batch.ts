@@ -13,6 +13,7 @@ import type { OpHandler, OpResult } from './op.js';
 import { checkEntity } from './entity-auth.js';
 import { LD_JSON } from '../pipeline/media.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { checkIdSize } from '../ngsild/entity/limits.js';
 import { attrNames } from './entities.js';
 import { tracked, type EntityChange } from './changes.js';
 
@@ -192,6 +193,12 @@ export const batchDelete: OpHandler = async (req, ctx) => {
   for (const entry of entries(req)) {
     if (typeof entry !== 'string' || !isUri(entry)) {
       errors.push({ entityId: typeof entry === 'string' ? entry : JSON.stringify(entry)?.slice(0, 200) ?? '', error: badRequest('a batch delete entry must be an entity id (a URI)').toProblem() });
+      continue;
+    }
+    try {
+      checkIdSize(entry, 'id');
+    } catch (error) {
+      errors.push(errorEntry(entry, error));
       continue;
     }
     prepared.push({ id: entry, value: null });

@@ -18,6 +18,7 @@ import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';
 import { tracked, type EntityChange } from './changes.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 
@@ -27,13 +28,13 @@ const NO_PARAMS = new Set<string>(['local']);
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
   if (!isUri(id)) throw badRequest(`entity id '${String(id).slice(0, 200)}' is not a URI`);
-  return id;
+  return checkIdSize(id, 'entity id');
 }
 
 function attrParam(req: LdRequest): string {
   const name = req.params[1]!;
   if (name === '' || /[<>"'=;()\s]/.test(name)) throw badRequest(`attribute name '${name.slice(0, 200)}' is not valid`);
-  return req.context.expandTerm(name);
+  return checkNameSize(req.context.expandTerm(name), 'attribute name');
 }
 
 function withoutContext(body: Record<string, unknown>): Record<string, unknown> {

@@ -12,6 +12,7 @@ import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
 import { compileGeoQuery, geoQuerySearchBox } from '../ngsild/query/geoq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
+import { checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -36,13 +37,14 @@ const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'l
 /** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
 function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
   const preds: Array<(e: StoredEntity) => boolean> = [];
+  const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
   let typeIris: string[] | undefined;
   let ids: string[] | undefined;
   if (sel.selectors.length === 1) {
     const s = sel.selectors[0]!;
     if (s.ids !== undefined) ids = s.ids;
     if (s.typeText !== undefined) {
-      const compiled = compileTypeExpression(parseTypeExpression(s.typeText), ctx.expandTerm.bind(ctx));
+      const compiled = compileTypeExpression(parseTypeExpression(s.typeText), expandType);
       typeIris = compiled.typeIris;
       if (typeIris === undefined || ids !== undefined) preds.push((e) => compiled.matches(e.type));
     }
@@ -54,7 +56,7 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
     // Several selectors (POST query `entities`): an entity matches when one selector matches it all.
     const each = sel.selectors.map((s) => {
       const idSet = s.ids === undefined ? undefined : new Set(s.ids);
-      const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), ctx.expandTerm.bind(ctx));
+      const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expandType);
       const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
       return (e: StoredEntity): boolean =>
         (idSet === undefined || idSet.has(e.id)) && (type === undefined || type.matches(e.type)) && (pattern === undefined || pattern(e.id));
@@ -64,7 +66,7 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
       const union = new Set<string>();
       let indexable = true;
       for (const s of sel.selectors) {
-        const c = compileTypeExpression(parseTypeExpression(s.typeText!), ctx.expandTerm.bind(ctx));
+        const c = compileTypeExpression(parseTypeExpression(s.typeText!), expandType);
         if (c.typeIris === undefined) { indexable = false; break; }
         for (const t of c.typeIris) union.add(t);
       }
@@ -74,7 +76,7 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
   }
   if (sel.attrs !== undefined) {
     // CIM 009 §4.x: with attrs, only entities holding at least one of them are returned.
-    const iris = sel.attrs.map((a) => ctx.expandTerm(a));
+    const iris = sel.attrs.map((a) => checkNameSize(ctx.expandTerm(a), 'attrs'));
     preds.push((e) => iris.some((iri) => e[iri] !== undefined));
   }
   if (sel.q !== undefined) preds.push(compileQ(parseQ(sel.q), ctx.expandTerm.bind(ctx), expandValues));

@@ -4,6 +4,7 @@
 // (§4.3.6.3). Forwarding to the registered sources is a later issue.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { checkIdSize } from '../ngsild/entity/limits.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import {
@@ -30,7 +31,7 @@ const QUERY_PARAMS = new Set([
 function registrationIdParam(req: LdRequest): string {
   const id = req.params[0]!;
   if (!isUri(id)) throw badRequest(`registration id '${String(id).slice(0, 200)}' is not a URI`);
-  return id;
+  return checkIdSize(id, 'registration id');
 }
 
 async function contextOf(ctx: WorkerContext, doc: RegistrationDoc): Promise<ResolvedContext> {

@@ -2,6 +2,7 @@
 // the id/type/idPattern selectors, q, scopeQ and geo-query of a GET's parameters or a POST's Query body, and paging.
 import { LdError, badRequest } from '../ngsild/problem.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
+import { checkIdSize, checkedNames } from '../ngsild/entity/limits.js';
 import { parseGeoQuery, parseGeoQueryObject, type GeoQuery } from '../ngsild/query/geoq.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
@@ -26,7 +27,10 @@ export interface Selection {
 
 export function idList(text: string): string[] {
   const ids = text.split(',').map((s) => s.trim());
-  for (const id of ids) if (!isUri(id)) throw badRequest(`id: '${String(id).slice(0, 200)}' is not a URI`);
+  for (const id of ids) {
+    if (!isUri(id)) throw badRequest(`id: '${String(id).slice(0, 200)}' is not a URI`);
+    checkIdSize(id, 'id');
+  }
   // An id named twice selects its entity once: the answer is a set of entities (§5.7.2).
   return ids.length > 1 ? [...new Set(ids)] : ids;
 }
@@ -46,7 +50,7 @@ export function selectionFromParams(req: LdRequest): Selection {
     attrs: q.csv('attrs'),
     q: q.get('q'),
     scopeQ: q.get('scopeQ'),
-    geo: parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, req.context.expandTerm.bind(req.context)),
+    geo: parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, checkedNames(req.context.expandTerm.bind(req.context), 'geoproperty')),
   };
 }
 
@@ -87,7 +91,7 @@ export function selectionFromBody(req: LdRequest, body: Record<string, unknown>,
     attrs,
     q: stringMember(body, 'q'),
     scopeQ: stringMember(body, 'scopeQ'),
-    geo: body.geoQ === undefined ? undefined : parseGeoQueryObject(body.geoQ, req.context.expandTerm.bind(req.context)),
+    geo: body.geoQ === undefined ? undefined : parseGeoQueryObject(body.geoQ, checkedNames(req.context.expandTerm.bind(req.context), 'geoproperty')),
   };
 }
 

@@ -3,6 +3,7 @@
 // others. Counters are the notifier's (collection `subscriptionCounters`) and rendered with each subscription.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { checkIdSize } from '../ngsild/entity/limits.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
   SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
@@ -24,7 +25,7 @@ export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
 function subscriptionIdParam(req: LdRequest): string {
   const id = req.params[0]!;
   if (!isUri(id)) throw badRequest(`subscription id '${String(id).slice(0, 200)}' is not a URI`);
-  return id;
+  return checkIdSize(id, 'subscription id');
 }
 
 function sysAttrsOption(req: LdRequest): boolean {

@@ -1,6 +1,7 @@
 // What a temporal request asks for (CIM 009 v1.8 §6.3.x, §6.18 to §6.24): the temporal query, the representation
 // (format/options), aggregation, pick/omit, attrs, datasetId and lang, checked and parsed once per request.
 import { badRequest } from '../ngsild/problem.js';
+import { checkNameSize } from '../ngsild/entity/limits.js';
 import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.js';
 import type { TemporalFormat, TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
@@ -62,10 +63,10 @@ export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: strin
   if (projection.pick !== undefined) render.pick = new Set(projection.pick);
   if (projection.omit !== undefined) render.omit = new Set(projection.omit);
   const out: Asked = { tq, render };
-  if (attrs !== undefined) out.attrs = attrs.map((a) => req.context.expandTerm(a));
+  if (attrs !== undefined) out.attrs = attrs.map((a) => checkNameSize(req.context.expandTerm(a), 'attrs'));
   out.loadAttrs = out.attrs;
   if (projection.pick !== undefined) {
-    const picked = projection.pick.filter((name) => !ENTITY_MEMBERS.has(name)).map((a) => req.context.expandTerm(a));
+    const picked = projection.pick.filter((name) => !ENTITY_MEMBERS.has(name)).map((a) => checkNameSize(req.context.expandTerm(a), 'pick'));
     out.loadAttrs = out.attrs === undefined ? picked : out.attrs.filter((a) => picked.includes(a));
   }
   const datasetIds = q.csv('datasetId');

@@ -5,6 +5,7 @@ import { LdError, RefusalError, badRequest, notFound } from '../ngsild/problem.j
 import type { AttrInstance } from '../ngsild/entity/model.js';
 import { expandAttributes, expandEntity } from '../ngsild/entity/expand.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
+import { checkInstanceIdSize, checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
@@ -51,7 +52,7 @@ function withoutContext(body: Record<string, unknown>): Record<string, unknown> 
 function attrParam(req: LdRequest): string {
   const name = req.params[1]!;
   if (name === '' || /[<>"'=;()\s]/.test(name)) throw badRequest(`attribute name '${name.slice(0, 200)}' is not valid`);
-  return req.context.expandTerm(name);
+  return checkNameSize(req.context.expandTerm(name), 'attribute name');
 }
 
 // ---- reading instances, with the 206 paging of §6.3.10 ------------------------------------------------------
@@ -145,12 +146,13 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   const h = historyOf(ctx);
   const { limit, offset, count } = paging(req);
   const expand = req.context.expandTerm.bind(req.context);
+  const expandType = checkedNames(expand, 'type');
   const preds: Array<(r: TemporalEntityRecord) => boolean> = [];
   let ids: string[] | undefined;
   let typeIris: string[] | undefined;
   const each = sel.selectors.map((s) => {
     const idSet = s.ids === undefined ? undefined : new Set(s.ids);
-    const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expand);
+    const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expandType);
     const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
     return (r: TemporalEntityRecord): boolean =>
       (idSet === undefined || idSet.has(r.id)) && (type === undefined || type.matches(r.type)) && (pattern === undefined || pattern(r.id));
@@ -158,7 +160,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   if (sel.selectors.length === 1) {
     ids = sel.selectors[0]!.ids;
     const typeText = sel.selectors[0]!.typeText;
-    if (typeText !== undefined) typeIris = compileTypeExpression(parseTypeExpression(typeText), expand).typeIris;
+    if (typeText !== undefined) typeIris = compileTypeExpression(parseTypeExpression(typeText), expandType).typeIris;
   }
   if (each.length > 0) preds.push((r) => each.some((f) => f(r)));
   if (sel.scopeQ !== undefined) {
@@ -302,7 +304,7 @@ export const temporalDeleteAttr: OpHandler = async (req, ctx) => {
 function instanceIdParam(req: LdRequest): string {
   const instanceId = req.params[2]!;
   if (!isUri(instanceId)) throw badRequest(`instanceId '${String(instanceId).slice(0, 200)}' is not a URI`);
-  return instanceId;
+  return checkInstanceIdSize(instanceId, 'instanceId');
 }
 
 export const temporalUpdateInstance: OpHandler = async (req, ctx) => {

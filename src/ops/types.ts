@@ -3,6 +3,7 @@
 // request's @context. Counts come from the store's discovery index, or from one scan where the store keeps none.
 import { randomUUID } from 'node:crypto';
 import { badRequest, notFound } from '../ngsild/problem.js';
+import { checkNameSize } from '../ngsild/entity/limits.js';
 import {
   addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type Store, type TypeStat,
 } from '../store/contract.js';
@@ -86,7 +87,7 @@ export const retrieveType: OpHandler = async (req, ctx) => {
   req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const typeTerm = nameParam(req.params[0]!, 'entity type');
-  const typeIri = req.context.expandTerm(typeTerm);
+  const typeIri = checkNameSize(req.context.expandTerm(typeTerm), 'entity type');
   const stat = (await typeStatsOf(ctx.store, req.tenant, typeIri))[0];
   if (stat === undefined || stat.count <= 0) throw notFound(`no entity of type '${typeTerm}' exists`);
   const attributeDetails = Object.entries(stat.attrs)

@@ -178,7 +178,12 @@ export interface Store {
   getEntity(tenant: string, id: string): Promise<StoredEntity | undefined>;
   /** Types of a stored entity (cheaper than a whole read where the store keeps them apart). */
   getEntityTypes(tenant: string, id: string): Promise<string[] | undefined>;
+  /** One transaction: when anything in it throws, nothing of it is written. */
   mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R>;
+  /**
+   * One transaction for the batch. An item whose mutation throws (it only computes, writing nothing) has that error
+   * as its outcome and the others go on; an error while writing rejects the whole batch with nothing written.
+   */
   mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]>;
   queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage>;
   /**

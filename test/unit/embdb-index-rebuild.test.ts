@@ -144,6 +144,8 @@ t.test('a store of entities only, written with lmdb default encoding, opens with
 
   const { lines, log } = recorder();
   const store = await openStore(path, log);
+  t.ok(lines.some((l) => l.msg === 'embdb: key rewrite progress' && l.obj.keys === 50_000), 'the rewrite of its keys joined with NUL logs progress');
+  t.ok(lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.keys === N), 'every key is rewritten before the rebuild');
   t.ok(lines.some((l) => l.msg === 'embdb: index rebuild progress' && l.obj.entities === 50_000), 'progress is logged on a large store');
   // Written under lmdb's own key comparator, read under LMDB's memcmp (keys.ts): the same byte order, nothing lost.
   t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === N), 'the rebuild visited every entity');
@@ -155,5 +157,6 @@ t.test('a store of entities only, written with lmdb default encoding, opens with
   t.same(a.entities.map((e) => e.id).length, 5);
   const one = await store.getEntity('', 'urn:ngsi-ld:A:300');
   t.same(one, entity('A', 300), 'an entity written with the old encoding reads back the same after the rewrite');
+  t.equal((await store.queryEntities('', { limit: 1, offset: 0, count: true })).count, N, 'a scan of the tenant sees every entity');
   await store.close();
 });

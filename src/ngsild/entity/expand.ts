@@ -8,6 +8,7 @@ import { MAX_NESTING, tooDeepAt } from './depth.js';
 import { geometryProblem, looksLikeGeometry } from './geometry.js';
 import { NGSI_LD_NULL, forbiddenNameChar, isDateTime, isPlainObject, isScope, isUri, show } from './syntax.js';
 import { isNullMarker, setValue } from './value-members.js';
+import { checkIdSize, checkNameSize } from './limits.js';
 
 const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
 
@@ -83,6 +84,7 @@ export function expandEntity(input: unknown, ctx: ResolvedContext, opts: ExpandE
   const body = checkBody(input);
   if (!('id' in body)) throw badRequest('id: the entity id is missing');
   if (!isUri(body.id)) throw badRequest(`id: ${show(body.id)} is not a URI`);
+  checkIdSize(body.id, 'id');
   if (!('type' in body)) throw badRequest('type: the entity type is missing');
   const types = expandTypes(body.type, 'type', ctx);
   const entity: StoredEntity = { id: body.id, type: types, createdAt: opts.now, modifiedAt: opts.now };
@@ -125,7 +127,7 @@ export function expandFragment(input: unknown, ctx: ResolvedContext, opts: Expan
       case 'id':
         if (opts.forbidId === true) throw badRequest('id: an entity id is not allowed in this request body');
         if (!isUri(raw)) throw badRequest(`id: ${show(raw)} is not a URI`);
-        fragment.id = raw;
+        fragment.id = checkIdSize(raw, 'id');
         continue;
       case 'type':
         fragment.types = expandTypes(raw, 'type', ctx);
@@ -210,7 +212,7 @@ function attrIriOf(name: string, ctx: ResolvedContext): string {
   if (bad !== undefined) throw badRequest(`${name}: the attribute name holds the forbidden character ${JSON.stringify(bad)}`);
   const iri = ctx.expandTerm(name);
   if (iri.indexOf(':') < 0) throw badRequest(`${name}: does not expand to an IRI`);
-  return iri;
+  return checkNameSize(iri, name);
 }
 
 function expandTypes(raw: unknown, at: string, ctx: ResolvedContext): string[] {
@@ -224,7 +226,7 @@ function expandTypes(raw: unknown, at: string, ctx: ResolvedContext): string[] {
     if (t === '') throw badRequest(`${at}: a type name is empty`);
     const bad = forbiddenNameChar(t);
     if (bad !== undefined) throw badRequest(`${at}: ${show(t)} holds the forbidden character ${JSON.stringify(bad)}`);
-    const iri = ctx.expandTerm(t);
+    const iri = checkNameSize(ctx.expandTerm(t), at);
     if (!out.includes(iri)) out.push(iri);
   }
   return out;
@@ -335,7 +337,7 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
         continue;
       case 'datasetId':
         if (!isUri(v)) throw badRequest(`${memberAt}: ${show(v)} is not a URI`);
-        inst.datasetId = v;
+        inst.datasetId = checkIdSize(v, memberAt);
         continue;
       case 'observedAt':
         if (!isDateTime(v)) throw badRequest(`${memberAt}: ${show(v)} is not an ISO 8601 date-time`);

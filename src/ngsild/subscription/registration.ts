@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest } from '../problem.js';
 import { isDateTime, isPlainObject, isUri, show } from '../entity/syntax.js';
+import { checkIdSize } from '../entity/limits.js';
 import { geometryProblem } from '../entity/geometry.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression } from '../query/type-expression.js';
@@ -69,6 +70,7 @@ export function validateRegistration(input: Record<string, unknown>, now: number
   let id = input.id;
   if (id === undefined) id = `urn:ngsi-ld:ContextSourceRegistration:${randomUUID()}`;
   else if (!isUri(id)) throw badRequest(`id: ${show(id)} is not a URI`);
+  else checkIdSize(id, 'id');
   const body: RegistrationBody = { id: id as string, type: 'ContextSourceRegistration', information: [], endpoint: '' };
   for (const [k, v] of Object.entries(input)) {
     if (k === '@context' || k === 'id' || k === 'type' || COMPUTED.has(k)) continue;

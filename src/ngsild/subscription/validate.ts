@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest } from '../problem.js';
 import { isDateTime, isPlainObject, isUri, show } from '../entity/syntax.js';
+import { checkIdSize } from '../entity/limits.js';
 import { parseQ } from '../query/q-parser.js';
 import { parseGeoQueryObject } from '../query/geoq.js';
 import { parseScopeQ } from '../query/scopeq.js';
@@ -52,6 +53,7 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
   let id = input.id;
   if (id === undefined) id = `urn:ngsi-ld:Subscription:${randomUUID()}`;
   else if (!isUri(id)) throw badRequest(`id: ${show(id)} is not a URI`);
+  else checkIdSize(id, 'id');
   const body: SubscriptionBody = { id: id as string, type: 'Subscription', notification: undefined as unknown as NotificationParamsBody };
   const text = (k: 'subscriptionName' | 'description' | 'q' | 'scopeQ' | 'csf' | 'lang'): string | undefined => {
     const v = input[k];

@@ -4,10 +4,10 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import {
   entitySignature,
   type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityPage, type EntityQuery,
-  type MutateOptions, type Mutation, type Store, type StoreStatus, type TypeStat,
+  type MutateOptions, type Mutation, type MutationOutcome, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { KEY_CODEC, docKey, entityKey, entityPrefix } from './keys.js';
+import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
@@ -15,7 +15,6 @@ import { StatsBatch } from './stats-batch.js';
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
-const statPrefix = (tenant: string): { start: [string]; end: [string] } => ({ start: [tenant], end: [tenant + '\u0001'] });
 
 export interface EmbdbSettings {
   path: string;
@@ -38,7 +37,7 @@ interface DocRecord {
 export class EmbdbStore implements Store {
   readonly name = 'embdb';
   private readonly env: RootDatabase;
-  private readonly entities: Database<StoredEntity, string>;
+  private readonly entities: Database<StoredEntity, EntityKey>;
   /**
    * The type index: `[tenant, typeIri]` → the ids of its entities, as LMDB sorted duplicates (dupsort) in id order.
    * A page of a type is one cursor positioned once, then stepping through short values: no per-entry key of
@@ -53,7 +52,7 @@ export class EmbdbStore implements Store {
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
   /** Discovery index: `[tenant, attrIri]` → counts of the attribute (§5.7.7). */
   private readonly attrStatDb: Database<AttrStat, [string, string]>;
-  private readonly docs: Database<DocRecord, string>;
+  private readonly docs: Database<DocRecord, DocKey>;
   private readonly docOrder: Database<string, (string | number)[]>;
   /** Format markers of derived data (index-rebuild.ts). */
   private readonly meta: Database<number, string>;
@@ -74,7 +73,7 @@ export class EmbdbStore implements Store {
     // (bench/micro/entity-decode.ts). Shapes past the limit are encoded as before, so more types only cost speed.
     // lmdb passes maxSharedStructures on to msgpackr but its DatabaseOptions type does not declare it.
     const entityOptions = { ...KEY_CODEC, name: 'entities', sharedStructuresKey: Symbol.for('structures'), maxSharedStructures: 512 };
-    this.entities = this.env.openDB<StoredEntity, string>(entityOptions);
+    this.entities = this.env.openDB<StoredEntity, EntityKey>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
     this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
@@ -83,7 +82,7 @@ export class EmbdbStore implements Store {
     const mapOptions = { useRecords: false };
     this.typeStatDb = this.env.openDB<TypeStat, [string, string]>({ ...KEY_CODEC, name: 'typeStats', ...mapOptions });
     this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ ...KEY_CODEC, name: 'attrStats', ...mapOptions });
-    this.docs = this.env.openDB<DocRecord, string>({ ...KEY_CODEC, name: 'docs' });
+    this.docs = this.env.openDB<DocRecord, DocKey>({ ...KEY_CODEC, name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ ...KEY_CODEC, name: 'docOrder' });
     this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
   }
@@ -107,9 +106,14 @@ export class EmbdbStore implements Store {
     await this.env.flushed;
   }
 
-  /** Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request). */
+  /**
+   * Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request).
+   * Whatever fn throws undoes all it wrote. transactionSync aborts on a throw; lmdb's batched async writer runs the
+   * callbacks of one batch in one LMDB transaction and commits what a callback wrote before it threw, so fn runs there
+   * as a child transaction, which a throw aborts alone.
+   */
   private async write<R>(fn: () => R): Promise<R> {
-    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.transaction(fn);
+    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.childTransaction(fn);
     if (this.settings.sync === 'request') await this.env.flushed;
     return result;
   }
@@ -126,17 +130,25 @@ export class EmbdbStore implements Store {
   }
 
   async getEntity(tenant: string, id: string): Promise<StoredEntity | undefined> {
-    return this.entities.get(entityKey(tenant, id));
+    return this.entityOf(tenant, id);
   }
 
   async getEntityTypes(tenant: string, id: string): Promise<string[] | undefined> {
-    return this.entities.get(entityKey(tenant, id))?.type;
+    return this.entityOf(tenant, id)?.type;
+  }
+
+  /** The entity of an id, undefined for an id too long to be stored (keys.ts storablePart). */
+  private entityOf(tenant: string, id: string): StoredEntity | undefined {
+    return storablePart(id) ? this.entities.get(entityKey(tenant, id)) : undefined;
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     return this.write(() => {
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
-      const result = this.applyMutation(tenant, id, mutation, stats, opts);
+      const key = entityKey(tenant, id);
+      const current = this.entities.get(key);
+      // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
+      const result = this.applyOutcome(tenant, id, key, current, mutation(current, this.env.getWriteTxnId()), stats, opts);
       stats.flush();
       return result;
     });
@@ -144,27 +156,30 @@ export class EmbdbStore implements Store {
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
     return this.write(() => {
-      // A failing entry throws before it writes anything, so the batch's counts hold the successful entries only.
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
+        const key = entityKey(tenant, item.id);
+        const current = this.entities.get(key);
+        // Only the mutation's own error is the entry's (it computes and writes nothing, so the batch's counts hold
+        // the successful entries only); an error while writing leaves this loop and aborts the whole transaction.
+        let outcome: MutationOutcome<R>;
         try {
-          outcomes.push({ ok: true, result: this.applyMutation(tenant, item.id, item.mutation, stats, opts) });
+          outcome = item.mutation(current, this.env.getWriteTxnId());
         } catch (error) {
           outcomes.push({ ok: false, error });
+          continue;
         }
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts) });
       }
       stats.flush();
       return outcomes;
     });
   }
 
-  /** Inside a write transaction: read, compute, then write entity, type index and tenant together. */
-  private applyMutation<R>(tenant: string, id: string, mutation: Mutation<R>, stats: StatsBatch, opts?: MutateOptions): R {
-    const key = entityKey(tenant, id);
-    const current = this.entities.get(key);
-    // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
-    const { next, result } = mutation(current, this.env.getWriteTxnId());
+  /** Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and history. */
+  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, { next, result }: MutationOutcome<R>,
+    stats: StatsBatch, opts?: MutateOptions): R {
     if (next === undefined) return result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
@@ -187,7 +202,7 @@ export class EmbdbStore implements Store {
       const one = this.typeStatDb.get(statKey(tenant, typeIri));
       return one === undefined ? [] : [one];
     }
-    return [...this.typeStatDb.getRange(statPrefix(tenant))].map((e) => e.value);
+    return [...this.typeStatDb.getRange(tenantRange(tenant))].map((e) => e.value);
   }
 
   async attributeStats(tenant: string, attrIri?: string): Promise<AttrStat[]> {
@@ -195,7 +210,7 @@ export class EmbdbStore implements Store {
       const one = this.attrStatDb.get(statKey(tenant, attrIri));
       return one === undefined ? [] : [one];
     }
-    return [...this.attrStatDb.getRange(statPrefix(tenant))].map((e) => e.value);
+    return [...this.attrStatDb.getRange(tenantRange(tenant))].map((e) => e.value);
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
@@ -210,7 +225,8 @@ export class EmbdbStore implements Store {
       return query.count || matched < end;
     };
     if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
-    const geoIds = query.ids === undefined && query.geo !== undefined ? geoCandidates(this.geoCells, tenant, query.geo.attrIri, query.geo.box) : undefined;
+    const geo = query.ids === undefined ? query.geo : undefined;
+    const geoIds = geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
     if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = query.typeIris;
@@ -220,17 +236,18 @@ export class EmbdbStore implements Store {
         if (!consider(entity)) break;
       }
     } else if (query.ids !== undefined) {
-      for (const id of query.ids) if (!consider(this.entities.get(entityKey(tenant, id)))) break;
+      for (const id of query.ids) if (!consider(this.entityOf(tenant, id))) break;
     } else if (query.typeIris !== undefined) {
       const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
       outer: for (const typeIri of query.typeIris) {
+        if (!storablePart(typeIri)) continue;
         for (const id of this.typeMembers.getValues([tenant, typeIri])) {
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
           if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
         }
       }
     } else {
-      for (const { value } of this.entities.getRange(entityPrefix(tenant))) if (!consider(value)) break;
+      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!consider(value)) break;
     }
     return query.count ? { entities: page, count: matched } : { entities: page };
   }
@@ -246,6 +263,7 @@ export class EmbdbStore implements Store {
     let position = 0;
     const seen = typeIris.length > 1 ? new Set<string>() : undefined;
     outer: for (const typeIri of typeIris) {
+      if (!storablePart(typeIri)) continue;
       for (const id of this.typeMembers.getValues([tenant, typeIri])) {
         if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
         if (position >= query.offset) {
@@ -260,7 +278,8 @@ export class EmbdbStore implements Store {
     }
     if (!query.count) return { entities: page };
     if (seen !== undefined) return { entities: page, count: position };
-    return { entities: page, count: this.typeStatDb.get(statKey(tenant, typeIris[0]!))?.count ?? 0 };
+    const typeIri = typeIris[0]!;
+    return { entities: page, count: storablePart(typeIri) ? this.typeStatDb.get(statKey(tenant, typeIri))?.count ?? 0 : 0 };
   }
 
   collection(tenant: string, name: string): DocCollection {
@@ -268,13 +287,13 @@ export class EmbdbStore implements Store {
   }
 
   /** @internal for EmbdbCollection */
-  docsDb(): { docs: Database<DocRecord, string>; order: Database<string, (string | number)[]> } {
+  docsDb(): { docs: Database<DocRecord, DocKey>; order: Database<string, (string | number)[]> } {
     return { docs: this.docs, order: this.docOrder };
   }
 
   /** @internal for index-rebuild.ts, run by the primary at open */
   indexedDbs(): IndexedDbs {
-    return { env: this.env, entities: this.entities, typeMembers: this.typeMembers, geoCells: this.geoCells, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
+    return { env: this.env, entities: this.entities, docs: this.docs, typeMembers: this.typeMembers, geoCells: this.geoCells, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
   }
 
   /** @internal */

@@ -1,22 +1,30 @@
-// Keeps the derived data of an embdb store at the format this code writes: a store created before the type and
-// count indexes (or before entities were encoded with shared structures) is brought up to date once, at open.
-import type { Database, RootDatabase } from 'lmdb';
+// Keeps the derived data and key layout of an embdb store at the format this code writes: a store created before the
+// type and count indexes (or before entities were encoded with shared structures, or before array keys) is brought
+// up to date once, at open.
+import type { Database, Key, RootDatabase } from 'lmdb';
 import {
   addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type TypeStat,
 } from '../../../store/contract.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { KEY_CODEC } from './keys.js';
+import { KEY_CODEC, type DocKey, type EntityKey } from './keys.js';
 import { putGeoEntries, type GeoKey } from './geo-index.js';
+import { migrateJoinedKeys } from './key-migration.js';
 
 /**
  * Version of what the store derives from its entities. 1 (or no marker): written before the marker existed, so its
  * type index and discovery counts may be missing or incomplete; 2: type index `[tenant, typeIri, id]` keys (database
  * `typeIds`), typeStats, attrStats, entities encoded with lmdb's shared structures; 3: the type index as sorted
  * duplicates `[tenant, typeIri]` → id (database `typeMembers`), `typeIds` dropped; 4: the spatial index
- * `[tenant, geoproperty IRI, cell]` → id (database `geoCells`, geo-index.ts).
+ * `[tenant, geoproperty IRI, cell]` → id (database `geoCells`, geo-index.ts); 5: the keys of `entities` and `docs` as
+ * arrays `[tenant, id]`, `[tenant, collection, id]` where they were strings joined with NUL, which ordered-binary
+ * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts).
  */
-export const INDEX_FORMAT_VERSION = 4;
+export const INDEX_FORMAT_VERSION = 5;
+/** The first format with array keys in `entities` and `docs`. */
+const ARRAY_KEYS_FORMAT = 5;
+/** The first format whose indexes and counts need no rebuild from the entities. */
+const INDEXES_FORMAT = 4;
 export const INDEX_FORMAT_KEY = 'indexFormat';
 
 /** Entities read and rewritten per write transaction: bounded so a large store never holds one huge transaction. */
@@ -35,7 +43,8 @@ const LEGACY_TYPE_IDS_DB = 'typeIds';
 
 export interface IndexedDbs {
   env: RootDatabase;
-  entities: Database<StoredEntity, string>;
+  entities: Database<StoredEntity, EntityKey>;
+  docs: Database<unknown, DocKey>;
   typeMembers: Database<string, [string, string]>;
   geoCells: Database<string, GeoKey>;
   typeStats: Database<TypeStat, [string, string]>;
@@ -47,12 +56,21 @@ export function indexFormatOf(dbs: IndexedDbs): number {
   return dbs.meta.get(INDEX_FORMAT_KEY) ?? 1;
 }
 
-/** Rebuilds the indexes when the marker says they are older than this code's; returns the entities visited. */
+/**
+ * Brings the key layout and then the indexes up to this code's format when the marker says they are older; returns
+ * the entities visited by a rebuild (0 when none ran).
+ */
 export async function rebuildIndexesIfOld(dbs: IndexedDbs, log: PluginLogger): Promise<number> {
   const found = indexFormatOf(dbs);
   if (found >= INDEX_FORMAT_VERSION) return 0;
-  // A new store has nothing to derive: it is marked current at once, without a rebuild announced in the log.
-  if (!hasEntities(dbs)) {
+  // Keys first: the rebuild below reads entity keys as arrays. Each database costs one scan of its keys when it holds
+  // nothing to move (a new store: nothing at all, and no line in the log).
+  if (found < ARRAY_KEYS_FORMAT) {
+    migrateJoinedKeys(dbs.env, dbs.entities as Database<unknown, Key>, 2, log, 'entities');
+    migrateJoinedKeys(dbs.env, dbs.docs as Database<unknown, Key>, 3, log, 'docs');
+  }
+  // A store without entities has nothing to derive: it is marked current at once, without a rebuild in the log.
+  if (found >= INDEXES_FORMAT || !hasEntities(dbs)) {
     await dbs.meta.put(INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION);
     return 0;
   }
@@ -60,8 +78,8 @@ export async function rebuildIndexesIfOld(dbs: IndexedDbs, log: PluginLogger): P
 }
 
 function hasEntities(dbs: IndexedDbs): boolean {
-  // Keys are strings (or arrays, see below); the shared structures record is the only other key.
-  for (const { key } of dbs.entities.getRange({ limit: 2 })) if (typeof key === 'string' || Array.isArray(key)) return true;
+  // The shared structures record (a symbol key) is the only key that is not an entity's.
+  for (const { key } of dbs.entities.getRange({ limit: 2 })) if (Array.isArray(key)) return true;
   return false;
 }
 
@@ -83,23 +101,20 @@ export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: n
   const typeStats = new Map<string, Map<string, TypeStat>>();
   const attrStats = new Map<string, Map<string, AttrStat>>();
   let visited = 0;
-  let after: string | undefined;
+  let after: EntityKey | undefined;
   for (;;) {
-    const chunk: Array<{ key: string; value: StoredEntity }> = [];
-    for (const { key, value } of dbs.entities.getRange({ start: after ?? '', limit: CHUNK + 1 })) {
-      // lmdb's key codec hands a `tenant NUL id` key back as a string or as the array [tenant, id]: one form here.
-      const text: unknown = Array.isArray(key) ? (key as string[]).join('\u0000') : key;
+    const chunk: Array<{ key: EntityKey; value: StoredEntity }> = [];
+    for (const { key, value } of dbs.entities.getRange(after === undefined ? { limit: CHUNK + 1 } : { start: after, limit: CHUNK + 1 })) {
       // The shared structures record lives under a symbol key in the same database.
-      if (typeof text !== 'string') continue;
-      if (text === after) continue;
-      chunk.push({ key: text, value });
+      if (!Array.isArray(key)) continue;
+      if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue;
+      chunk.push({ key, value });
       if (chunk.length === CHUNK) break;
     }
     if (chunk.length === 0) break;
     dbs.env.transactionSync(() => {
       for (const { key, value } of chunk) {
-        const sep = key.indexOf('\u0000');
-        const tenant = key.slice(0, sep);
+        const tenant = key[0];
         for (const typeIri of value.type) dbs.typeMembers.putSync([tenant, typeIri], value.id);
         putGeoEntries(dbs.geoCells, tenant, value);
         const sig = entitySignature(value);

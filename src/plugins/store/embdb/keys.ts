@@ -1,14 +1,41 @@
-// Key layout of the embdb store. Tenants are key prefixes; NUL separates parts (a NUL never occurs in
-// a tenant name, an IRI or an entity id, which are all validated before they reach the store).
+// Key layout of the embdb store. Tenants are key prefixes: every key is an array whose first element is the tenant,
+// written by ordered-binary as its elements joined by a 0 byte, so a tenant's keys are one contiguous range.
 import { readKey, writeKey } from 'ordered-binary';
+import { MAX_ID_BYTES } from '../../../ngsild/entity/limits.js';
 
-const SEP = '\u0000';
-const AFTER = '\u0001';
+/**
+ * Why arrays and not strings joined with NUL (the layout before index format 5, index-rebuild.ts): ordered-binary
+ * writes a string under 64 characters with each character <= 4 escaped as the two bytes 4, c, and a longer one as
+ * plain UTF-8, so `tenant NUL id` had two encodings (tenant 4 0 id and tenant 0 id) and a range over the short form's
+ * prefix missed every key of 64 characters or more. Array elements are written one by one, each separated by a 0;
+ * the parts never hold a character <= 4 (ids are URIs, tenant names and expanded names are checked,
+ * ngsild/entity/limits.ts), so short and long parts are both plain UTF-8 and a key's bytes are its parts in order.
+ */
+export type EntityKey = [string, string];
+export type DocKey = [string, string, string];
 
-export const entityKey = (tenant: string, id: string): string => tenant + SEP + id;
-export const entityPrefix = (tenant: string): { start: string; end: string } => ({ start: tenant + SEP, end: tenant + AFTER });
+export const entityKey = (tenant: string, id: string): EntityKey => [tenant, id];
+export const docKey = (tenant: string, collection: string, id: string): DocKey => [tenant, collection, id];
 
-export const docKey = (tenant: string, collection: string, id: string): string => tenant + SEP + collection + SEP + id;
+/**
+ * Whether s can be a part of a stored key: every write refuses ids over MAX_ID_BYTES and names over a shorter limit
+ * (ngsild/entity/limits.ts), so a longer part names nothing stored. A read given one (a Relationship's object followed
+ * by a join, a registration's or subscription's entity type) finds nothing without handing LMDB a key past its size,
+ * which lmdb-js refuses with an exception from 4026 bytes.
+ */
+export function storablePart(s: string): boolean {
+  return s.length * 3 <= MAX_ID_BYTES || Buffer.byteLength(s, 'utf8') <= MAX_ID_BYTES;
+}
+
+/** After the first byte of any part: UTF-8 never holds 0xff and a number's first byte is below 0x20. */
+const AFTER_ANY_PART = Uint8Array.of(0xff);
+
+/**
+ * Every key of one tenant in a database keyed `[tenant, ...]`: `[tenant]` (the tenant's bytes alone) sorts before
+ * them and `[tenant, 0xff]` after them, and before every longer tenant name that starts with this one (whose next
+ * byte, a name character, is above the 0 that follows this tenant).
+ */
+export const tenantRange = (tenant: string): { start: [string]; end: [string, Uint8Array] } => ({ start: [tenant], end: [tenant, AFTER_ANY_PART] });
 
 /**
  * Every embdb database is opened with these: keys in lmdb's own ordered-binary encoding (the same bytes as lmdb's
