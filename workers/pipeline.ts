@@ -8,6 +8,7 @@ import { handlers } from '../src/ops/index.js';
 import type { PipelineResult } from '../src/pipeline/task.js';
 import type { WorkerInit } from '../src/pipeline/worker-context.js';
 import type { BatchEntry, BatchReply } from '../src/front/pool.js';
+import { BatchSlot, ContextWait, ParkingLot } from '../src/pipeline/context-wait.js';
 
 // No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module
 // that awaits at top level fails and can leave the module half-registered for the import() that follows.
@@ -45,24 +46,41 @@ function sendOutbox(): void {
   reply!.postMessage(out, bodiesOf(out.results));
 }
 
-/** Runs every request of a batch at once; each result is sent as soon as it is ready (a slow one delays no other). */
+/** This thread's requests waiting for remote @contexts (src/pipeline/context-wait.ts). */
+const lot = new ParkingLot();
+
+/**
+ * Runs every request of a batch at once; each result is sent as soon as it is ready (a slow one delays no other).
+ * The task, and so its Piscina slot, ends once every request has ended or parked to wait for a remote @context:
+ * a parked request finishes on its own and answers through the reply port, holding none of the thread's capacity.
+ */
 export async function batch(entries: BatchEntry[]): Promise<unknown> {
   const ctx = await ready;
   if (reply === undefined) {
-    // The front never got this thread's port (see replyPorts): the results go back with the task.
-    const results = await Promise.all(entries.map((e) => runPipeline(ctx, e.task, handlers)));
+    // The front never got this thread's port (see replyPorts): the results go back with the task, which must wait for all.
+    const results = await Promise.all(entries.map(async (e) => {
+      const wait = new ContextWait(lot, undefined);
+      const result = await runPipeline(ctx, e.task, handlers, wait);
+      wait.end();
+      return result;
+    }));
     const out: BatchReply = { ids: entries.map((e) => e.id), results };
     return Piscina.move(new Moved(out, bodiesOf(results)) as never);
   }
-  await Promise.all(entries.map(async (e) => {
-    const result = await runPipeline(ctx, e.task, handlers);
-    outbox.ids.push(e.id);
-    outbox.results.push(result);
-    if (!outboxScheduled) {
-      outboxScheduled = true;
-      setImmediate(sendOutbox);
-    }
-  }));
+  const slot = new BatchSlot(entries.length);
+  for (const e of entries) {
+    const wait = new ContextWait(lot, slot);
+    void runPipeline(ctx, e.task, handlers, wait).then((result) => {
+      wait.end();
+      outbox.ids.push(e.id);
+      outbox.results.push(result);
+      if (!outboxScheduled) {
+        outboxScheduled = true;
+        setImmediate(sendOutbox);
+      }
+    });
+  }
+  await slot.freed;
   return null;
 }
 

@@ -10,6 +10,7 @@ import { handlers } from '../ops/index.js';
 import type { Logger } from '../logger.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LdError } from '../ngsild/problem.js';
+import { ContextWait, ParkingLot } from '../pipeline/context-wait.js';
 
 export interface PoolStats {
   mode: 'pool' | 'inline';
@@ -30,7 +31,8 @@ export interface PipelineRunner {
 /**
  * Batches one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
  * LMDB writer batches the commits of every request waiting at that moment into one transaction) the thread runs the
- * next, and the next batch is already posted when one ends, so the hand-off never leaves a thread idle.
+ * next, and the next batch is already posted when one ends, so the hand-off never leaves a thread idle. A request
+ * waiting for a remote @context holds no part of this (src/pipeline/context-wait.ts).
  */
 export const TASKS_PER_THREAD = 16;
 /** Requests one batch (one Piscina task) carries at most. */
@@ -203,14 +205,18 @@ class PoolRunner implements PipelineRunner {
 class InlineRunner implements PipelineRunner {
   private inFlight = 0;
   private completed = 0;
+  /** No slots to give back here, but the same bound on requests waiting for remote @contexts as a pool thread's. */
+  private readonly lot = new ParkingLot();
   constructor(private readonly ctx: WorkerContext, private readonly admission: Admission) {}
 
   async run(task: PipelineTask): Promise<PipelineResult> {
     this.admission.check(this.inFlight);
     this.inFlight++;
+    const wait = new ContextWait(this.lot, undefined);
     try {
-      return await runPipeline(this.ctx, task, handlers);
+      return await runPipeline(this.ctx, task, handlers, wait);
     } finally {
+      wait.end();
       this.inFlight--;
       this.completed++;
     }

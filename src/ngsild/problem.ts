@@ -58,11 +58,14 @@ export class LdError extends Error {
   readonly kind: ErrorTypeName;
   readonly status: number;
   readonly detail: string;
+  /** Seconds after which the same request may succeed, answered as Retry-After (RFC 9110 §10.2.3); set on some 503s. */
+  retryAfter: number | undefined;
   constructor(kind: ErrorTypeName, detail: string, status?: number) {
     super(detail);
     this.kind = kind;
     this.status = status ?? ErrorStatus[kind];
     this.detail = detail;
+    this.retryAfter = undefined;
   }
   toProblem(): ProblemDetails {
     return { type: ErrorType[this.kind], title: titleOf(this.kind), status: this.status, detail: this.detail };

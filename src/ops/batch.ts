@@ -51,7 +51,11 @@ async function entryContext(req: LdRequest, ctx: WorkerContext, entry: Record<st
   }
   const given = entry['@context'];
   if (given === undefined) throw badRequest('an application/ld+json batch entry must carry @context');
-  return ctx.contexts.resolve(given);
+  return ctx.contexts.resolve(given, req.wait);
+}
+
+function isEntryObject(entry: unknown): entry is Record<string, unknown> {
+  return typeof entry === 'object' && entry !== null && !Array.isArray(entry);
 }
 
 function stripContext(entry: Record<string, unknown>): Record<string, unknown> {
@@ -68,13 +72,20 @@ function entries(req: LdRequest): unknown[] {
 
 /** Expands each entity entry; a bad entry becomes its error, the others go on. */
 async function prepareEntities(req: LdRequest, ctx: WorkerContext, now: string, errors: BatchError[], allowNull = false): Promise<Prepared<StoredEntity>[]> {
+  const list = entries(req);
+  // Every entry's @context at once: distinct remote ones are fetched side by side rather than one deadline after
+  // another, and one that many entries name is fetched once (issue 13).
+  const contexts = await Promise.allSettled(list.map((entry) => isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined));
   const prepared: Prepared<StoredEntity>[] = [];
-  for (const entry of entries(req)) {
+  for (let i = 0; i < list.length; i++) {
+    const entry = list[i];
     const id = entryId(entry);
     try {
-      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw badRequest('a batch entry must be a JSON object');
-      const context = await entryContext(req, ctx, entry as Record<string, unknown>);
-      const body = stripContext(entry as Record<string, unknown>);
+      if (!isEntryObject(entry)) throw badRequest('a batch entry must be a JSON object');
+      const settled = contexts[i]!;
+      if (settled.status === 'rejected') throw settled.reason;
+      const context = settled.value!;
+      const body = stripContext(entry);
       const entity = allowNull
         ? expandEntity({ ...body, type: body.type ?? 'urn:ngsi-ld:placeholder' }, context, { now, allowNull: true })
         : expandEntity(body, context, { now });

@@ -121,7 +121,7 @@ export const createContext: OpHandler = async (req, ctx) => {
   if (!(typeof context === 'string' || Array.isArray(context) || (typeof context === 'object' && context !== null)))
     throw badRequest('@context must be a URL, a context object, or an array of those');
   try {
-    await ctx.contexts.resolve(context);
+    await ctx.contexts.resolve(context, req.wait);
   } catch (e) {
     if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(e.detail);
     throw e;
@@ -185,7 +185,7 @@ export const deleteContext: OpHandler = async (req, ctx) => {
   const contexts = resolver(ctx);
   if (reload) {
     if (contexts === undefined) throw new LdError('OperationNotSupported', 'this broker cannot reload @contexts');
-    const doc = await contexts.reload(entry.url);
+    const doc = await contexts.reload(entry.url, req.wait);
     const kept: KeptContext = { ...entry.kept, context: (doc as Record<string, unknown>)['@context'], timestamp: new Date().toISOString() };
     await keptContexts(ctx, tenantOfLocalId(entry.localId)).put(entry.localId, kept as unknown as Record<string, unknown>);
     return { status: 204 };

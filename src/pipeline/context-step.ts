@@ -17,7 +17,7 @@ export async function resolveRequestContext(req: LdRequest, ctx: WorkerContext, 
       if (bodyIsObject) {
         const given = (body as Record<string, unknown>)['@context'];
         if (given === undefined) throw badRequest('an application/ld+json body must carry @context');
-        req.context = await ctx.contexts.resolve(given);
+        req.context = await ctx.contexts.resolve(given, req.wait);
         return;
       }
       // A batch: every entry carries its own @context, which the batch operation resolves entry by entry.
@@ -32,5 +32,5 @@ export async function resolveRequestContext(req: LdRequest, ctx: WorkerContext, 
     req.context = ctx.contexts.defaultContext;
     return;
   }
-  req.context = ctx.contexts.resolveCachedUrl(url) ?? (await ctx.contexts.resolve(url));
+  req.context = ctx.contexts.resolveCachedUrl(url) ?? (await ctx.contexts.resolve(url, req.wait));
 }

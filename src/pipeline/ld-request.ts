@@ -2,6 +2,7 @@
 // (@context, tenant, response media type). One instance per request, one shape.
 import type { PipelineTask } from './task.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
+import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { QueryParams } from './query-params.js';
 import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
@@ -16,6 +17,8 @@ export class LdRequest {
   readonly route: string;
   readonly params: string[];
   readonly task: PipelineTask;
+  /** Told when a @context this request needs is to come over the network (src/pipeline/context-wait.ts). */
+  readonly wait: FetchWaiter | undefined;
   /** Set by the context step. */
   context!: ResolvedContext;
   /** Set by the tenant step: '' is the default tenant. */
@@ -25,8 +28,9 @@ export class LdRequest {
   private parsedQuery: QueryParams | undefined;
   private parsedBody: unknown = NO_BODY;
 
-  constructor(task: PipelineTask) {
+  constructor(task: PipelineTask, wait?: FetchWaiter) {
     this.task = task;
+    this.wait = wait;
     this.op = task.op;
     this.method = task.method;
     this.path = task.path;

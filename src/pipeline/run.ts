@@ -11,13 +11,15 @@ import { resolveRequestContext } from './context-step.js';
 import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
 import type { AuthRefusal } from './auth-step.js';
+import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { servedUrl } from '../ops/contexts.js';
 
 const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
 const encoder = new TextEncoder();
 
-export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: ReadonlyMap<LdOp, OpHandler>): Promise<PipelineResult> {
-  const req = new LdRequest(task);
+/** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
+export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: ReadonlyMap<LdOp, OpHandler>, wait?: FetchWaiter): Promise<PipelineResult> {
+  const req = new LdRequest(task, wait);
   try {
     req.media = negotiate(task.headers.accept, GEO_OPS.has(req.op));
     const auth = ctx.auth;
@@ -82,7 +84,10 @@ export function problemResult(problem: ProblemDetails, headers: string[], accept
 
 function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {
   const problem = problemOf(error);
-  if (problem !== undefined) return problemResult(problem, [], req.task.headers.accept);
+  if (problem !== undefined) {
+    const retryAfter = error instanceof LdError ? error.retryAfter : undefined;
+    return problemResult(problem, retryAfter === undefined ? [] : ['Retry-After', String(retryAfter)], req.task.headers.accept);
+  }
   ctx.log.error({ err: error, op: ldOpName(req.op), path: req.path }, 'request failed');
   return problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request; see its log' }, [], req.task.headers.accept);
 }

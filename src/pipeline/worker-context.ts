@@ -6,11 +6,13 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
 import type { ChangeSink } from '../ops/changes.js';
+import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 
 /** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
 export interface ContextSource {
   readonly defaultContext: ResolvedContext;
-  resolve(ctx: unknown): Promise<ResolvedContext>;
+  /** `wait` is told when the request has to wait for a remote document (see context-wait.ts). */
+  resolve(ctx: unknown, wait?: FetchWaiter): Promise<ResolvedContext>;
   /** Sync fast path for a URL already resolved (the same Link header request after request). */
   resolveCachedUrl(url: string): ResolvedContext | undefined;
 }

@@ -1,15 +1,18 @@
 // Fetches a remote @context document over http(s) with a deadline and a size cap enforced while streaming,
 // so a slow or huge context costs the broker at most `timeoutMs` and `maxBytes` (CIM 009 v1.8 §5.5.7).
+import { fetch, type Dispatcher, type Response } from 'undici';
 import { LdError } from '../problem.js';
 
 export interface FetchLimits {
   timeoutMs: number;
   maxBytes: number;
+  /** The connection pools to fetch through (context-fetcher.ts bounds the connections per host with it). */
+  dispatcher?: Dispatcher;
 }
 
 const ACCEPT = 'application/ld+json, application/json;q=0.9, */*;q=0.1';
 
-function notAvailable(url: string, why: string): LdError {
+export function notAvailable(url: string, why: string): LdError {
   return new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}' is not available: ${why}`);
 }
 
@@ -17,8 +20,9 @@ function notAvailable(url: string, why: string): LdError {
  * The context document at `url`, parsed and checked to be a JSON object with an `@context` member.
  * Unreachable, refused, non-2xx, too slow or too big → LdContextNotAvailable (503): the broker could not obtain
  * it. Obtained but not JSON, or not a context document → InvalidRequest (400): the client named a bad context.
+ * `signal` is the deadline when it started earlier (a fetch that waited for a slot has that much less time).
  */
-export async function fetchContextDocument(url: string, limits: FetchLimits): Promise<object> {
+export async function fetchContextDocument(url: string, limits: FetchLimits, signal = AbortSignal.timeout(limits.timeoutMs)): Promise<object> {
   let scheme: string;
   try {
     scheme = new URL(url).protocol;
@@ -26,10 +30,9 @@ export async function fetchContextDocument(url: string, limits: FetchLimits): Pr
     throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not an absolute URL`);
   }
   if (scheme !== 'http:' && scheme !== 'https:') throw notAvailable(url, `${scheme} URLs cannot be dereferenced and none is configured locally`);
-  const signal = AbortSignal.timeout(limits.timeoutMs);
   let res: Response;
   try {
-    res = await fetch(url, { signal, headers: { accept: ACCEPT }, redirect: 'follow' });
+    res = await fetch(url, { signal, headers: { accept: ACCEPT }, redirect: 'follow', dispatcher: limits.dispatcher });
   } catch (e) {
     throw notAvailable(url, signal.aborted ? `no answer within ${limits.timeoutMs} ms` : describe(e));
   }

@@ -7,6 +7,9 @@
 // comes last). Any NGSI-LD core context URL met inside a user context stands for the broker's own core
 // (--coreContext): clients pin other versions in compound contexts, and loading two core versions together
 // would break on their protected terms. Nothing is ever fetched for a core or other embedded URL.
+//
+// A request that has to wait for a remote document is told so (FetchWaiter.park) the moment its resolution goes
+// to the network: the pipeline then lets it wait off the thread's capacity (issue 13, src/pipeline/context-wait.ts).
 import { createHash } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
@@ -14,7 +17,9 @@ import { LdError } from '../problem.js';
 import type { ResolvedContext } from './resolved.js';
 import { CORE_URLS, embeddedDocument, isCoreContextUrl, type CoreVersion } from './core-contexts.js';
 import { FlatContext } from './flat-context.js';
-import { checkContextDocument, fetchContextDocument } from './context-fetch.js';
+import { checkContextDocument } from './context-fetch.js';
+import { ContextFetcher, type FetcherOptions } from './context-fetcher.js';
+import { SharedBuild, type FetchWaiter } from './shared-build.js';
 import { loadContextDir } from './context-dir.js';
 import {
   initialContext,
@@ -47,6 +52,8 @@ export interface ContextResolverOptions {
   cacheSize?: number;
   /** Fetched context documents kept (default 500). */
   documentCacheSize?: number;
+  /** Bounds of remote fetches and the failure memory (defaults in FETCHER_DEFAULTS, context-fetcher.ts). */
+  fetches?: Partial<Pick<FetcherOptions, 'perHost' | 'total' | 'maxQueued' | 'failureMemoryMs' | 'now' | 'deadline'>>;
   log?: ContextLog;
   /**
    * Hook for hosting inline contexts (CIM 009 v1.8 §5.13.4, a later issue): the URL at which the broker serves
@@ -119,11 +126,9 @@ export class ContextResolver {
   readonly coreVersion: CoreVersion;
   readonly coreUrl: string;
   private readonly opts: ContextResolverOptions;
-  private readonly limits: { timeoutMs: number; maxBytes: number };
-  private readonly documents: LRUCache<string, object>;
-  private readonly fetching = new Map<string, Promise<object>>();
+  private readonly fetcher: ContextFetcher;
   private readonly resolved: LRUCache<string, FlatContext>;
-  private readonly pending = new Map<string, Promise<FlatContext>>();
+  private readonly pending = new Map<string, SharedBuild>();
   private localDocs = new Map<string, object>();
   private coreDoc: object | undefined;
   private coreActive: JsonLdActiveContext | undefined;
@@ -141,9 +146,18 @@ export class ContextResolver {
     this.coreVersion = opts.coreVersion ?? '1.8';
     this.coreUrl = CORE_URLS[this.coreVersion];
     if (this.coreUrl === undefined) throw new Error(`unknown core context version '${String(opts.coreVersion)}'`);
-    this.limits = { timeoutMs: opts.fetchTimeoutMs ?? 5000, maxBytes: opts.maxContextBytes ?? 2 * 1024 * 1024 };
+    this.fetcher = new ContextFetcher({
+      ...opts.fetches,
+      ...(opts.fetchTimeoutMs !== undefined ? { timeoutMs: opts.fetchTimeoutMs } : {}),
+      ...(opts.maxContextBytes !== undefined ? { maxBytes: opts.maxContextBytes } : {}),
+      ...(opts.documentCacheSize !== undefined ? { documents: opts.documentCacheSize } : {}),
+      onFetched: (url, doc) => {
+        this.opts.log?.debug({ url }, '@context fetched');
+        this.recordCached(url, doc);
+      },
+      onFailed: (url, e) => this.opts.log?.debug({ url, err: e.detail }, '@context fetch failed'),
+    });
     this.resolved = new LRUCache({ max: opts.cacheSize ?? 1000 });
-    this.documents = new LRUCache({ max: opts.documentCacheSize ?? 500 });
   }
 
   /** Loads --contextDir, processes the core and resolves --defaultUserContext; throws an Error naming the option. */
@@ -173,7 +187,7 @@ export class ContextResolver {
 
   /** The documents this thread fetched and still caches, by URL. */
   cachedUrls(): string[] {
-    return [...this.documents.keys()];
+    return this.fetcher.urls();
   }
 
   /**
@@ -181,17 +195,24 @@ export class ContextResolver {
    * and every resolved context, since any of them may include it.
    */
   forget(url: string, tellOthers = true): void {
-    this.documents.delete(url);
+    this.fetcher.forget(url);
+    this.dropResolved(url, tellOthers);
+  }
+
+  private dropResolved(url: string, tellOthers: boolean): void {
     this.resolved.clear();
     this.hostedVersions.delete(url);
     if (tellOthers) this.forgetChannel?.postMessage(url);
   }
 
-  /** Fetches `url` again (DELETE ?reload=true, §5.13.5): 503 LdContextNotAvailable when it cannot be obtained. */
-  async reload(url: string): Promise<object> {
-    const doc = await fetchContextDocument(url, this.limits);
-    this.forget(url);
-    this.documents.set(url, doc);
+  /**
+   * Fetches `url` again (DELETE ?reload=true, §5.13.5), whatever is cached or remembered of it: 503
+   * LdContextNotAvailable when it cannot be obtained. `waiter` parks at once: a reload always goes to the network.
+   */
+  async reload(url: string, waiter?: FetchWaiter): Promise<object> {
+    waiter?.park();
+    const doc = await this.fetcher.reload(url);
+    this.dropResolved(url, true);
     return doc;
   }
 
@@ -206,15 +227,15 @@ export class ContextResolver {
   /**
    * A request's @context: undefined or null (none: the default context), a URL, a context object, or an array
    * of those. Rejects with LdError: InvalidRequest (400) for a context that is not valid, LdContextNotAvailable
-   * (503) for a URL that cannot be obtained.
+   * (503) for a URL that cannot be obtained, or what `waiter.park()` threw.
    */
-  resolve(ctx: unknown): Promise<ResolvedContext> {
-    if (this.coreActive === undefined) return this.init().then(() => this.resolve(ctx));
+  resolve(ctx: unknown, waiter?: FetchWaiter): Promise<ResolvedContext> {
+    if (this.coreActive === undefined) return this.init().then(() => this.resolve(ctx, waiter));
     if (ctx === undefined || ctx === null) return Promise.resolve(this.defaultContext);
     if (typeof ctx === 'string') {
       if (this.opts.hosted !== undefined) {
         const localId = hostedLocalId(ctx);
-        if (localId !== undefined) return this.resolveHosted(ctx, localId);
+        if (localId !== undefined) return this.resolveHosted(ctx, localId, waiter);
       }
       const hit = this.resolved.get(ctx);
       if (hit !== undefined) return Promise.resolve(hit);
@@ -228,17 +249,18 @@ export class ContextResolver {
     if (user.userKey === CORE_ONLY) return Promise.resolve(this.coreCtx!);
     const hit = this.resolved.get(user.userKey);
     if (hit !== undefined) return Promise.resolve(hit);
-    let p = this.pending.get(user.userKey);
-    if (p === undefined) {
+    let b = this.pending.get(user.userKey);
+    if (b === undefined) {
       const key = user.userKey;
-      p = this.build(user).finally(() => this.pending.delete(key));
-      this.pending.set(key, p);
+      b = new SharedBuild();
+      b.start(this.build(user, b).finally(() => this.pending.delete(key)));
+      this.pending.set(key, b);
     }
-    return p;
+    return b.join(waiter);
   }
 
   /** A Link header URL naming a kept @context: resolved from the store's current version, cached while it lasts. */
-  private async resolveHosted(url: string, localId: string): Promise<ResolvedContext> {
+  private async resolveHosted(url: string, localId: string, waiter: FetchWaiter | undefined): Promise<ResolvedContext> {
     const doc = (await this.opts.hosted!.get(localId)) as KeptContext | undefined;
     if (doc === undefined) {
       this.hostedVersions.delete(url);
@@ -248,8 +270,9 @@ export class ContextResolver {
     if (hit !== undefined && this.hostedVersions.get(url) === doc.timestamp) return hit;
     this.resolved.delete(url);
     this.hostedVersions.set(url, doc.timestamp);
-    const user = this.normalize(url);
-    return this.build(user);
+    const b = new SharedBuild();
+    b.start(this.build(this.normalize(url), b));
+    return b.join(waiter);
   }
 
   private async initOnce(): Promise<void> {
@@ -265,7 +288,7 @@ export class ContextResolver {
     this.coreDoc = this.localDocs.get(this.coreUrl) ?? checkContextDocument(this.coreUrl, embeddedDocument(this.coreUrl));
     const failures: LdError[] = [];
     try {
-      this.coreActive = await processContext(await initialContext(), this.coreUrl, { documentLoader: this.loader(failures) });
+      this.coreActive = await processContext(await initialContext(), this.coreUrl, { documentLoader: this.loader(failures, undefined, undefined) });
     } catch (e) {
       throw new Error(`core context ${this.coreUrl} cannot be processed: ${failures[0]?.detail ?? describeJsonLdError(e)}`);
     }
@@ -314,15 +337,17 @@ export class ContextResolver {
     throw new LdError('InvalidRequest', '@context must be a URL, a context object, or an array of those');
   }
 
-  private async build(user: UserContext): Promise<FlatContext> {
+  /** Processes a user context; `b`, when given, hears when it waits for the network. */
+  private async build(user: UserContext, b?: SharedBuild): Promise<FlatContext> {
     const failures: LdError[] = [];
+    const early = this.loadSideBySide(user.elements, b);
     // With an all-protected core, a user context that got past the leading core redefined no core term (or
     // redefined it identically), so the trailing core would only restore the core's @vocab: set that instead of
     // processing the core a second time (most of the cost of a new context).
     const local = this.coreAllProtected ? user.elements : [...user.elements, this.coreUrl];
     let active: JsonLdActiveContext;
     try {
-      active = await processContext(this.coreActive!, local, { documentLoader: this.loader(failures) });
+      active = await processContext(this.coreActive!, local, { documentLoader: this.loader(failures, b, early) });
     } catch (e) {
       // jsonld wraps (or, in scoped contexts, replaces) the loader's error: the loader's own verdict wins.
       if (failures.length > 0) throw failures[0]!;
@@ -349,12 +374,28 @@ export class ContextResolver {
     return this.opts.brokerUrl + HOSTED_PATH + localId;
   }
 
+  /**
+   * Starts loading every URL a context names at its top level at once: jsonld loads them one after another, and a
+   * context naming n slow URLs would wait n deadlines. The loader takes them from here, in context order.
+   */
+  private loadSideBySide(elements: readonly unknown[], b: SharedBuild | undefined): Map<string, Promise<object>> | undefined {
+    let early: Map<string, Promise<object>> | undefined;
+    for (const element of elements) {
+      if (typeof element !== 'string' || early?.has(element)) continue;
+      const p = this.loadDocument(element, b);
+      // Its failure is the loader's to report, when processing reaches it (or never, if an earlier one fails).
+      p.catch(() => undefined);
+      (early ??= new Map()).set(element, p);
+    }
+    return early;
+  }
+
   /** A documentLoader for one processing run; it records its failures, which jsonld may swallow. */
-  private loader(failures: LdError[]): JsonLdDocumentLoader {
+  private loader(failures: LdError[], b: SharedBuild | undefined, early: Map<string, Promise<object>> | undefined): JsonLdDocumentLoader {
     return async (url) => {
       try {
         // A fresh copy: jsonld merges @import into the document it is given.
-        const document = structuredClone(await this.loadDocument(url));
+        const document = structuredClone(await (early?.get(url) ?? this.loadDocument(url, b)));
         return { contextUrl: null, documentUrl: url, document };
       } catch (e) {
         const err = e instanceof LdError ? e : new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': ${String(e)}`);
@@ -364,8 +405,11 @@ export class ContextResolver {
     };
   }
 
-  /** A context document by URL: the core, --contextDir, embedded files, the cache, then the network. */
-  private loadDocument(url: string): Promise<object> | object {
+  /**
+   * A context document by URL: the core, --contextDir, embedded files, the cache, a failure remembered, then the
+   * network, where the build (and every request awaiting it) is told it waits.
+   */
+  private async loadDocument(url: string, b: SharedBuild | undefined): Promise<object> {
     if (isCoreContextUrl(url)) return this.coreDoc!;
     if (this.opts.hosted !== undefined) {
       const localId = hostedLocalId(url);
@@ -375,25 +419,12 @@ export class ContextResolver {
     if (local !== undefined) return local;
     const embedded = embeddedDocument(url);
     if (embedded !== undefined) return checkContextDocument(url, embedded);
-    const cached = this.documents.get(url);
+    const cached = this.fetcher.cached(url);
     if (cached !== undefined) return cached;
-    let p = this.fetching.get(url);
-    if (p === undefined) {
-      p = fetchContextDocument(url, this.limits)
-        .then((doc) => {
-          this.documents.set(url, doc);
-          this.opts.log?.debug({ url }, '@context fetched');
-          this.recordCached(url, doc);
-          return doc;
-        })
-        .catch((e: unknown) => {
-          this.opts.log?.debug({ url, err: e instanceof LdError ? e.detail : String(e) }, '@context fetch failed');
-          throw e;
-        })
-        .finally(() => this.fetching.delete(url));
-      this.fetching.set(url, p);
-    }
-    return p;
+    const failed = this.fetcher.failure(url);
+    if (failed !== undefined) throw failed;
+    b?.goRemote();
+    return this.fetcher.load(url);
   }
 
   /** A kept @context as a context document, from the store (the broker never fetches from itself). */
