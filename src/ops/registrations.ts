@@ -4,6 +4,7 @@
 // (§4.3.6.3). Forwarding to the registered sources is a later issue.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { pathSegment } from '../ngsild/uri-encode.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import {
@@ -89,7 +90,7 @@ export const createRegistration: OpHandler = async (req, ctx) => {
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only registrations exists too.
   if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true })))
     throw new LdError('AlreadyExists', `registration '${body.id}' already exists`);
-  return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${encodeURIComponent(body.id)}`] };
+  return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${pathSegment(body.id)}`] };
 };
 
 /** The registration as GET shows it: its information names compacted with the @context of the request (names.ts). */

@@ -3,6 +3,7 @@
 // others. Counters are the notifier's (collection `subscriptionCounters`) and rendered with each subscription.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
+import { pathSegment } from '../ngsild/uri-encode.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
   SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
@@ -58,7 +59,7 @@ export const createSubscription: OpHandler = async (req, ctx) => {
     if ((await tenants.get(req.tenant)) === undefined) await tenants.put(req.tenant, { since: now });
   }
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
-  return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${encodeURIComponent(body.id)}`] };
+  return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${pathSegment(body.id)}`] };
 };
 
 export const querySubscriptions: OpHandler = async (req, ctx) => {
