@@ -22,6 +22,7 @@ import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+import { pageLinks } from './page-links.js';
 
 const QUERY_PARAMS = new Set([
   'id', 'type', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'timeproperty',
@@ -187,6 +188,7 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   }
   const headers: string[] = [];
   if (countText === 'true') headers.push('NGSILD-Results-Count', String(matched.length));
+  headers.push(...pageLinks(req, limit, offset, matched.length > offset + limit));
   return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)), headers, withContext: true };
 };
 

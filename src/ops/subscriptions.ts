@@ -18,6 +18,7 @@ import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+import { pageLinks } from './page-links.js';
 
 /** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
 export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
@@ -71,13 +72,17 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
   const sysAttrs = sysAttrsOption(req);
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
-  const page = await subs.list(offset, limit);
+  // One subscription past the page tells whether another follows (its rel="next" link).
+  const page = await subs.list(offset, limit === 0 ? 0 : limit + 1);
+  const more = page.length > limit;
+  if (more) page.length = limit;
   const now = Date.now();
   const body: Record<string, unknown>[] = [];
   const compact = req.context.compactIri.bind(req.context);
   for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs, compact));
   const headers: string[] = [];
   if (countText === 'true') headers.push('NGSILD-Results-Count', String((await subs.list()).length));
+  headers.push(...pageLinks(req, limit, offset, more));
   return { status: 200, body, headers, withContext: true };
 };
 
