@@ -133,6 +133,17 @@ async function main(): Promise<void> {
     }
   }
 
+  // The server is chosen before the threads start, so what they report (GET /version) is the server that runs.
+  let uws: ReturnType<typeof loadUws>['uws'];
+  if (config.httpServer === 'uws') {
+    const loaded = loadUws();
+    uws = loaded.uws;
+    if (uws === undefined) {
+      log.warn({ reason: loaded.reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
+      config.httpServer = 'node';
+    }
+  }
+
   const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
   let runner: PipelineRunner;
   try {
@@ -158,18 +169,9 @@ async function main(): Promise<void> {
 
   const deps: FrontDeps = { runner, auth: frontAuth, log, inFlight: { count: 0 } };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
-  let server: HttpServer;
-  if (config.httpServer === 'node') {
-    server = createNodeServer(handler, { maxBodySize: config.maxBodySize });
-  } else {
-    const { uws, reason } = loadUws();
-    if (uws !== undefined) {
-      server = createUwsServer(uws, handler, { maxBodySize: config.maxBodySize });
-    } else {
-      log.warn({ reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
-      server = createNodeServer(handler, { maxBodySize: config.maxBodySize });
-    }
-  }
+  const server: HttpServer = uws !== undefined
+    ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
+    : createNodeServer(handler, { maxBodySize: config.maxBodySize });
   let port: number;
   try {
     port = await server.listen(config.host, config.port);
