@@ -147,4 +147,14 @@ t.test('with --auth dsec a preflight is authenticated like any request: 401 with
   t.match(anonymous.headers.get('www-authenticate'), /^Bearer/);
   t.equal(anonymous.headers.get('access-control-allow-methods'), null, 'nothing of a preflight answer');
   t.equal(anonymous.headers.get('access-control-allow-origin'), DASHBOARD, 'the refusal itself is readable by the dashboard');
+
+  const open = await startBroker(['--corsOrigin', DASHBOARD, '--auth', 'dsec', '--dsecAnonymous', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
+  t.teardown(() => open.stop());
+  let q = await preflight(open, `${NGSI}/entities`, DASHBOARD, 'GET');
+  while (q.status === 503 && Date.now() < deadline + 10_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    q = await preflight(open, `${NGSI}/entities`, DASHBOARD, 'GET');
+  }
+  t.equal(q.status, 204, 'with --dsecAnonymous a preflight without a token is let in as no one and answered');
+  t.equal(q.headers.get('access-control-allow-methods'), 'POST, GET, HEAD, DELETE, OPTIONS');
 });
