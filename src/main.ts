@@ -11,6 +11,7 @@ import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';
 import type { HttpServer } from './front/http-server.js';
 import { startHealthServer, type HealthState } from './front/health.js';
+import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
 import type { WorkerInit } from './pipeline/worker-context.js';
 import type { FrontAuth } from './front/front-auth.js';
 import { FEATURES } from './features.js';
@@ -57,6 +58,13 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const config = brokerConfig(values);
+  let cors: CorsPolicy | undefined;
+  try {
+    if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
+  } catch (e) {
+    if (e instanceof OptionError) fail(e.message);
+    throw e;
+  }
   // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
   if (config.policyApiPort !== undefined) {
     if (!FEATURES.policyApi) fail('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
@@ -133,6 +141,17 @@ async function main(): Promise<void> {
     }
   }
 
+  // The server is chosen before the threads start, so what they report (GET /version) is the server that runs.
+  let uws: ReturnType<typeof loadUws>['uws'];
+  if (config.httpServer === 'uws') {
+    const loaded = loadUws();
+    uws = loaded.uws;
+    if (uws === undefined) {
+      log.warn({ reason: loaded.reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
+      config.httpServer = 'node';
+    }
+  }
+
   const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
   let runner: PipelineRunner;
   try {
@@ -156,20 +175,11 @@ async function main(): Promise<void> {
   }
   health.notifier = notifier;
 
-  const deps: FrontDeps = { runner, auth: frontAuth, log, inFlight: { count: 0 } };
+  const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
-  let server: HttpServer;
-  if (config.httpServer === 'node') {
-    server = createNodeServer(handler, { maxBodySize: config.maxBodySize });
-  } else {
-    const { uws, reason } = loadUws();
-    if (uws !== undefined) {
-      server = createUwsServer(uws, handler, { maxBodySize: config.maxBodySize });
-    } else {
-      log.warn({ reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
-      server = createNodeServer(handler, { maxBodySize: config.maxBodySize });
-    }
-  }
+  const server: HttpServer = uws !== undefined
+    ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
+    : createNodeServer(handler, { maxBodySize: config.maxBodySize });
   let port: number;
   try {
     port = await server.listen(config.host, config.port);

@@ -26,6 +26,9 @@ export const brokerOptions: OptionSpec[] = [
     help: 'pino log level' },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
+  { name: 'corsOrigin', type: 'string',
+    help: 'CORS for browsers: the origin allowed (http[s]://host[:port]), or __ALL (or *) for any; off when absent' },
+  { name: 'corsMaxAge', type: 'int', default: 86400, min: 0, help: 'CORS: seconds a browser may keep the answer to a preflight' },
   { name: 'maxBodySize', type: 'int', default: 8 * 1024 * 1024, min: 1, help: 'largest request body in bytes (413 above)' },
   { name: 'maxPendingRequests', type: 'int', default: 10_000, min: 1,
     help: 'requests the pipeline holds at once, queued or running; past it the broker answers 503 Unavailable at once' },
@@ -134,6 +137,8 @@ export interface BrokerConfig {
   logLevel: string;
   defaultUserContext?: string;
   contextDir?: string;
+  corsOrigin?: string;
+  corsMaxAge: number;
   maxBodySize: number;
   maxPendingRequests: number;
   notificationQueueBytes: number;
@@ -162,6 +167,8 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     logLevel: values.logLevel as string,
     defaultUserContext: values.defaultUserContext as string | undefined,
     contextDir: values.contextDir as string | undefined,
+    corsOrigin: values.corsOrigin as string | undefined,
+    corsMaxAge: values.corsMaxAge as number,
     maxBodySize: values.maxBodySize as number,
     maxPendingRequests: values.maxPendingRequests as number,
     notificationQueueBytes: values.notificationQueueBytes as number,

@@ -13,10 +13,13 @@ import { checkContentType } from '../pipeline/media.js';
 import type { FrontAuth } from './front-auth.js';
 import { safeHeaders } from './header-safety.js';
 import type { Logger } from '../logger.js';
+import type { CorsPolicy } from './cors.js';
 
 export interface FrontDeps {
   runner: PipelineRunner;
   auth: FrontAuth | undefined;
+  /** --corsOrigin: absent, no CORS header is written. */
+  cors: CorsPolicy | undefined;
   log: Logger;
   /** Requests currently being handled (for a clean shutdown). */
   inFlight: { count: number };
@@ -29,16 +32,16 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
   } catch (error) {
     if (error instanceof ClientGone) return;
     if (error instanceof BodyTooLarge) {
-      respond(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps.log);
+      respond(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps);
     } else if (error instanceof Overloaded) {
       const result = problemOf(error);
       result.headers.push('Retry-After', String(error.retryAfterSeconds));
-      respond(ex, result, deps.log);
+      respond(ex, result, deps);
     } else if (error instanceof LdError) {
-      respond(ex, problemOf(error), deps.log);
+      respond(ex, problemOf(error), deps);
     } else {
       deps.log.error({ err: error, path: ex.path }, 'front failed');
-      respond(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []), deps.log);
+      respond(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []), deps);
     }
   } finally {
     deps.inFlight.count--;
@@ -54,17 +57,22 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
   if (deps.auth !== undefined) {
     // seed 000 §5.1: authenticate right after route lookup, before any 404/405/415 and before the body is read.
     const outcome = await deps.auth.authenticate(ex, op, match.kind === 'op' ? match.route : '', match.kind === 'op' ? match.params : []);
-    if (outcome.refusal !== undefined) return respond(ex, outcome.refusal, deps.log);
+    if (outcome.refusal !== undefined) return respond(ex, outcome.refusal, deps);
     identity = outcome.identity;
   }
   if (match.kind === 'notFound') throw new LdError('NotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
   if (match.kind === 'badMethod') {
     const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
     result.headers.push('Allow', match.allow);
-    return respond(ex, result, deps.log);
+    return respond(ex, result, deps);
   }
-  // RFC 9110 §9.3.7: OPTIONS tells the methods of the path; no body, so 204.
-  if (match.kind === 'options') return respond(ex, { status: 204, headers: ['Allow', match.allow], body: null }, deps.log);
+  // RFC 9110 §9.3.7: OPTIONS tells the methods of the path; no body, so 204. A CORS preflight (Fetch §3.2.2) is one,
+  // reached only once authenticated like any request (seed 000 §5.5 rule 1).
+  if (match.kind === 'options') {
+    const headers = ['Allow', match.allow];
+    if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined) deps.cors.preflight(ex.header('origin'), match.allow, headers);
+    return respond(ex, { status: 204, headers, body: null }, deps);
+  }
   const hasBody = BODY_OPS.has(op);
   let body: ArrayBuffer | null = null;
   const contentType = ex.header('content-type');
@@ -91,14 +99,16 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     body,
     identity,
   };
-  respond(ex, await deps.runner.run(task), deps.log);
+  respond(ex, await deps.runner.run(task), deps);
 }
 
 function problemOf(error: LdError): PipelineResult {
   return problemResult(error.toProblem(), []);
 }
 
-/** The one way out: whatever built the headers, they are made safe to write here (header-safety.ts). */
-function respond(ex: Exchange, result: PipelineResult, log: Logger): void {
-  if (ex.open) ex.respond(result.status, safeHeaders(result.headers, log), result.body);
+/** The one way out: CORS headers added to every answer, and whatever built the headers, made safe to write here (header-safety.ts). */
+function respond(ex: Exchange, result: PipelineResult, deps: FrontDeps): void {
+  if (!ex.open) return;
+  deps.cors?.answer(ex.header('origin'), result.headers);
+  ex.respond(result.status, safeHeaders(result.headers, deps.log), result.body);
 }

@@ -15,7 +15,7 @@ export interface FrontAuth {
 }
 
 import { AuthVerdict, type AuthAnswer, type AuthDriver, type AuthIdentityOut, type AuthRequest } from '../auth/contract.js';
-import { ENTITY_HOOK_OPS, ldOpName } from './routes.js';
+import { ENTITY_HOOK_OPS, authLdOp, ldOpName } from './routes.js';
 import { problemResult } from '../pipeline/run.js';
 
 /** The AuthRequest of authenticate: no tenant, no @context, no body yet (seed 000 §5.1). */
@@ -50,7 +50,7 @@ export function createFrontAuth(driver: AuthDriver, expandDefault: (t: string) =
       const out = { identity: null as unknown };
       const answer: AuthAnswer = {};
       try {
-        const verdict = driver.authenticate(new FrontAuthRequest(ex, op, route, expandDefault), out, answer);
+        const verdict = driver.authenticate(new FrontAuthRequest(ex, authLdOp(op), route, expandDefault), out, answer);
         // a cached token is decided at once: no extra turn of the microtask queue on the front thread
         if (typeof verdict === 'number') return Promise.resolve(outcomeOf(verdict, out, answer));
         return verdict.then((v) => outcomeOf(v, out, answer));

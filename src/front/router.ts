@@ -1,6 +1,6 @@
 // Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow),
 // or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110 §9.3.2).
-import { API_PREFIX, ROUTES, type LdOp, type Method, type RouteDef } from './routes.js';
+import { API_PREFIX, ROOT_ROUTES, ROUTES, type LdOp, type Method, type RouteDef } from './routes.js';
 
 export type RouteMatch =
   | { kind: 'op'; op: LdOp; route: string; params: string[] }
@@ -28,20 +28,28 @@ function allowOf(def: RouteDef): string {
 }
 
 /** Routes grouped by segment count then by first segment, so a lookup compares only a handful. */
-const table = new Map<string, CompiledRoute[]>();
-for (const def of ROUTES) {
-  const segments = def.pattern.slice(1).split('/').map((s) => (s.startsWith(':') ? null : s));
-  const key = `${segments.length}/${segments[0]}`;
-  const list = table.get(key) ?? [];
-  list.push({ def, route: API_PREFIX + def.pattern, segments, allow: allowOf(def) });
-  table.set(key, list);
+function compileTable(defs: readonly RouteDef[], prefix: string): Map<string, CompiledRoute[]> {
+  const table = new Map<string, CompiledRoute[]>();
+  for (const def of defs) {
+    const segments = def.pattern.slice(1).split('/').map((s) => (s.startsWith(':') ? null : s));
+    const key = `${segments.length}/${segments[0]}`;
+    const list = table.get(key) ?? [];
+    list.push({ def, route: prefix + def.pattern, segments, allow: allowOf(def) });
+    table.set(key, list);
+  }
+  return table;
 }
 
+const apiTable = compileTable(ROUTES, API_PREFIX);
+const rootTable = compileTable(ROOT_ROUTES, '');
+
 export function lookupRoute(method: string, path: string): RouteMatch {
-  if (!path.startsWith(API_PREFIX + '/')) return { kind: 'notFound' };
-  let rest = path.slice(API_PREFIX.length + 1);
+  const api = path.startsWith(API_PREFIX + '/');
+  if (!api && !path.startsWith('/')) return { kind: 'notFound' };
+  let rest = path.slice(api ? API_PREFIX.length + 1 : 1);
   if (rest.endsWith('/')) rest = rest.slice(0, -1);
   const parts = rest.split('/');
+  const table = api ? apiTable : rootTable;
   const candidates = table.get(`${parts.length}/${parts[0]}`);
   if (candidates === undefined) return { kind: 'notFound' };
   for (const c of candidates) {

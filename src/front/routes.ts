@@ -17,14 +17,22 @@ export enum LdOp {
   CreateContext, ListContexts, RetrieveContext, DeleteContext,
   RetrieveEntityMap, UpdateEntityMap, DeleteEntityMap,
   SourceIdentity, Conformance,
+  // Routes of the broker that are no NGSI-LD operation (BROKER_OPS); new ordinals only ever go at the end.
+  Version,
 }
 
 export const ldOpName = (op: LdOp): string => (op === LdOp.None ? '' : LdOp[op]!);
 
+/** The broker's own routes: run by the pipeline like any other, but no NGSI-LD operation. */
+export const BROKER_OPS: ReadonlySet<LdOp> = new Set([LdOp.Version]);
+
+/** The LdOp an auth plugin is given: 0 for a route that is no NGSI-LD operation (seed 000 §2.4). */
+export const authLdOp = (op: LdOp): LdOp => (BROKER_OPS.has(op) ? LdOp.None : op);
+
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export interface RouteDef {
-  /** Path below /ngsi-ld/v1, `:name` for a parameter. */
+  /** Path below /ngsi-ld/v1 (the whole path in ROOT_ROUTES), `:name` for a parameter. */
   pattern: string;
   methods: Partial<Record<Method, LdOp>>;
 }
@@ -88,6 +96,12 @@ export const ROUTES: readonly RouteDef[] = [
   { pattern: '/entityMaps/:entityMapId', methods: { GET: LdOp.RetrieveEntityMap, PATCH: LdOp.UpdateEntityMap, DELETE: LdOp.DeleteEntityMap } },
   { pattern: '/info/sourceIdentity', methods: { GET: LdOp.SourceIdentity } },
   { pattern: '/info/conformance', methods: { GET: LdOp.Conformance } },
+  { pattern: '/version', methods: { GET: LdOp.Version } },
+];
+
+/** Routes outside the NGSI-LD prefix, `pattern` the whole path: `/version`, where Orion and Orion-LD answer it. */
+export const ROOT_ROUTES: readonly RouteDef[] = [
+  { pattern: '/version', methods: { GET: LdOp.Version } },
 ];
 
 export const API_PREFIX = '/ngsi-ld/v1';

@@ -24,6 +24,19 @@ export function uriReference(url: string): string {
   return REFERENCE.test(url) ? url : encodeBytes(url, REFERENCE_BYTE);
 }
 
+/**
+ * RFC 3986 §3.4 query characters (pchar, '/', '?') and '%' (the client's own escapes are kept): one `name=value` of a
+ * query as the client sent it, with everything else percent-encoded. Decoding gives what the raw text decoded to, so
+ * the parameter keeps its meaning; a '#' (which would start a fragment), '>' (which would end a Link's URI), '[',
+ * ']', a space, a quote, a control or non-ASCII character cannot stand in it.
+ */
+const QUERY_PART = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*$/;
+const QUERY_PART_BYTE = byteTable("-._~!$&'()*+,;=:@/?%");
+
+export function queryPart(raw: string): string {
+  return QUERY_PART.test(raw) ? raw : encodeBytes(raw, QUERY_PART_BYTE);
+}
+
 function byteTable(marks: string): Uint8Array {
   const keep = new Uint8Array(128);
   for (let c = 0; c < 128; c++) {

@@ -16,6 +16,7 @@ import {
   createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration,
 } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
+import { brokerVersion } from './version.js';
 
 import {
   temporalQuery, temporalQueryPost, temporalRetrieve, temporalCreate, temporalDelete, temporalAppendAttrs, temporalDeleteAttr,
@@ -67,4 +68,5 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveRegistration, retrieveRegistration],
   [LdOp.UpdateRegistration, updateRegistration],
   [LdOp.DeleteRegistration, deleteRegistration],
+  [LdOp.Version, brokerVersion],
 ]);

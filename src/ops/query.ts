@@ -22,6 +22,8 @@ import { paging, selectionFromBody, selectionFromParams, type Selection } from '
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
+import { pageLinks } from './page-links.js';
+import { LdOp } from '../front/routes.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
@@ -102,11 +104,16 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
-  const page = await ctx.store.queryEntities(req.tenant, { ...compile(sel, req.context, expandValues), limit, offset, count });
+  // One entity past the page tells whether another follows (its rel="next" link), with or without count.
+  const page = await ctx.store.queryEntities(req.tenant, { ...compile(sel, req.context, expandValues), limit: limit === 0 ? 0 : limit + 1, offset, count });
+  const more = page.entities.length > limit;
+  if (more) page.entities.length = limit;
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
   const headers: string[] = [];
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
+  // A POST query's next page needs its body, which no link can carry: only GET /entities has page links.
+  if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more));
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     const features = join === undefined

@@ -5,6 +5,7 @@
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
+import { pathSegment } from '../ngsild/uri-encode.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import {
@@ -22,6 +23,7 @@ import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+import { pageLinks } from './page-links.js';
 
 const QUERY_PARAMS = new Set([
   'id', 'type', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'timeproperty',
@@ -90,7 +92,7 @@ export const createRegistration: OpHandler = async (req, ctx) => {
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only registrations exists too.
   if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true })))
     throw new LdError('AlreadyExists', `registration '${body.id}' already exists`);
-  return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${encodeURIComponent(body.id)}`] };
+  return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${pathSegment(body.id)}`] };
 };
 
 /** The registration as GET shows it: its information names compacted with the @context of the request (names.ts). */
@@ -187,6 +189,7 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   }
   const headers: string[] = [];
   if (countText === 'true') headers.push('NGSILD-Results-Count', String(matched.length));
+  headers.push(...pageLinks(req, limit, offset, matched.length > offset + limit));
   return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)), headers, withContext: true };
 };
 

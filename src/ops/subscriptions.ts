@@ -4,6 +4,7 @@
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
+import { pathSegment } from '../ngsild/uri-encode.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
   SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
@@ -18,6 +19,7 @@ import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
+import { pageLinks } from './page-links.js';
 
 /** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
 export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
@@ -59,7 +61,7 @@ export const createSubscription: OpHandler = async (req, ctx) => {
     if ((await tenants.get(req.tenant)) === undefined) await tenants.put(req.tenant, { since: now });
   }
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
-  return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${encodeURIComponent(body.id)}`] };
+  return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${pathSegment(body.id)}`] };
 };
 
 export const querySubscriptions: OpHandler = async (req, ctx) => {
@@ -71,13 +73,17 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
   const sysAttrs = sysAttrsOption(req);
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
-  const page = await subs.list(offset, limit);
+  // One subscription past the page tells whether another follows (its rel="next" link).
+  const page = await subs.list(offset, limit === 0 ? 0 : limit + 1);
+  const more = page.length > limit;
+  if (more) page.length = limit;
   const now = Date.now();
   const body: Record<string, unknown>[] = [];
   const compact = req.context.compactIri.bind(req.context);
   for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs, compact));
   const headers: string[] = [];
   if (countText === 'true') headers.push('NGSILD-Results-Count', String((await subs.list()).length));
+  headers.push(...pageLinks(req, limit, offset, more));
   return { status: 200, body, headers, withContext: true };
 };
 

@@ -20,7 +20,8 @@ import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, namesMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX, LdOp } from '../front/routes.js';
+import { pageLinks } from './page-links.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 
 /**
@@ -172,9 +173,13 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
   const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
   const base = { ids, typeIris, attrs: a.attrs, filter };
+  // One entity past the page tells whether another follows (its rel="next" link).
+  const pageQuery = { limit: limit === 0 ? 0 : limit + 1, offset, count };
   const { entities: records, count: total } = judge === undefined
-    ? await h.queryTemporalEntities(req.tenant, { ...base, limit, offset, count })
-    : await filteredPage(h, req.tenant, base, judge, { limit, offset, count });
+    ? await h.queryTemporalEntities(req.tenant, { ...base, ...pageQuery })
+    : await filteredPage(h, req.tenant, base, judge, pageQuery);
+  const more = records.length > limit;
+  if (more) records.length = limit;
   const loaded: Loaded[] = [];
   for (const rec of records) {
     if (ctx.auth !== undefined) {
@@ -189,6 +194,8 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
     loaded.push(await load(h, req.tenant, rec, a));
   }
   const headers = count ? ['NGSILD-Results-Count', String(total ?? 0)] : [];
+  // A POST query's next page needs its body, which no link can carry: only GET /temporal/entities has page links.
+  if (req.op === LdOp.TemporalQuery) headers.push(...pageLinks(req, limit, offset, more));
   return respond(req, loaded, a, headers, false);
 }
 

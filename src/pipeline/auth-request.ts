@@ -1,6 +1,6 @@
 // The AuthRequest view (seed 000 §2.4) over a pipeline request: built once per request, only when a plugin is loaded.
 import type { AuthRequest } from '../auth/contract.js';
-import { ENTITY_HOOK_OPS, ldOpName } from '../front/routes.js';
+import { ENTITY_HOOK_OPS, authLdOp, ldOpName } from '../front/routes.js';
 import type { LdRequest } from './ld-request.js';
 import { tenantName } from './tenant-step.js';
 
@@ -10,8 +10,8 @@ export class PipelineAuthRequest implements AuthRequest {
   get method(): string { return this.req.method; }
   get path(): string { return this.req.path; }
   get params(): ReadonlyArray<readonly [string, string]> { return this.req.query.list; }
-  get ldOp(): number { return this.req.op; }
-  get ldOpName(): string { return ldOpName(this.req.op); }
+  get ldOp(): number { return authLdOp(this.req.op); }
+  get ldOpName(): string { return ldOpName(authLdOp(this.req.op)); }
   get route(): string { return this.req.route; }
   /** The tenant the request names (authorize runs before the tenant is looked up, so a refusal creates none). */
   get tenant(): string | null {

@@ -58,7 +58,8 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
       body = withContextMember(body, req.context.contextValue);
     } else {
       if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
-      headers.push('Link', formatLinkHeader(servedUrl(req, ctx.config, req.context.linkUrl)));
+      // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
+      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, req.context.linkUrl)));
     }
   }
   headers.push('Content-Type', contentType);

@@ -120,6 +120,28 @@ t.test('release is called once the request is over', async (t) => {
   t.ok(trace().some((l) => l === `release GET ${NGSI}/entities/urn:ngsi-ld:T:ok1`));
 });
 
+t.test('a query page the entity hook shortened still links to the next page (seed 000 §5.2)', async (t) => {
+  const first = await call(broker, 'GET', `${NGSI}/entities?type=T&limit=1`, { headers: U });
+  t.equal(first.json.length, 1);
+  t.match(first.headers.get('link'), /rel="next"/);
+  const denied = await call(broker, 'GET', `${NGSI}/entities?type=T&limit=1`, { headers: { ...U, 'x-deny-entity': first.json[0].id } });
+  t.equal(denied.status, 200);
+  t.same(denied.json, [], 'the denied entity is left out');
+  t.match(denied.headers.get('link'), `<${NGSI}/entities?type=T&limit=1&offset=1>; rel="next"`, 'more entities follow the page all the same');
+});
+
+t.test('/version, no NGSI-LD operation, is authenticated and authorized like any request, as LdOp 0 (seed 000 §2.4)', async (t) => {
+  t.equal((await call(broker, 'GET', '/version')).status, 401, 'authenticate refuses it without credentials');
+  const r = await call(broker, 'GET', '/version', { headers: U });
+  t.equal(r.status, 200, r.text);
+  t.equal(r.json.name, 'ldbroker');
+  t.ok(trace().includes('authenticate GET /version expand=null ldOp=0/'), 'authenticate sees LdOp 0 and no name');
+  t.ok(trace().includes('authorize  tenant= expand=null entities=false ldOp=0 path=/version'), 'authorize sees LdOp 0 and no name');
+  const denied = await call(broker, 'GET', `${NGSI}/version`, { headers: { ...U, 'x-deny-authorize': '1' } });
+  t.equal(denied.status, 403, 'authorize can refuse it');
+  t.ok(trace().some((l) => l.startsWith('authorize CreateEntity') && l.endsWith(`ldOp=1 path=${NGSI}/entities`)), 'an NGSI-LD operation keeps its ordinal');
+});
+
 t.test('a plugin built for an older ABI still loads; a newer one is refused', async (t) => {
   for (const abi of ['2', '3']) {
     const b = await startBroker(['--auth', PLUGIN, '--testAbi', abi]);

@@ -19,10 +19,22 @@ const sub = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
 
 const count = async (): Promise<number> => (await call(broker, 'GET', `${NGSI}/subscriptions?limit=1000`)).json.length;
 
+t.test('the Location of a subscription names its id as a path segment: only what a segment cannot hold is encoded', async (t) => {
+  const id = 'https://example.org/subs/ü?x=1#f';
+  const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id }) });
+  t.equal(r.status, 201, r.text);
+  const location = r.headers.get('location') ?? '';
+  t.equal(location, `${NGSI}/subscriptions/https:%2F%2Fexample.org%2Fsubs%2F%C3%BC%3Fx=1%23f`);
+  const g = await call(broker, 'GET', location);
+  t.equal(g.status, 200, 'the Location retrieves the subscription');
+  t.equal(g.json.id, id);
+  t.equal((await call(broker, 'DELETE', location)).status, 204);
+});
+
 t.test('POST /subscriptions keeps the subscription (201, Location) and GET shows it with status, isActive and zero counters', async (t) => {
   const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id: 'urn:ngsi-ld:Subscription:crud1', subscriptionName: 'one', description: 'first' }) });
   t.equal(r.status, 201, r.text);
-  t.equal(r.headers.get('location'), `${NGSI}/subscriptions/${encodeURIComponent('urn:ngsi-ld:Subscription:crud1')}`);
+  t.equal(r.headers.get('location'), `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`, 'a URN id is written as it is');
   const g = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`);
   t.equal(g.status, 200, g.text);
   t.match(g.headers.get('link') ?? '', /ngsi-ld-core-context/);
