@@ -66,8 +66,7 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
-  const countText = req.query.get('count');
-  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
+  const count = req.query.count();
   const sysAttrs = sysAttrsOption(req);
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
   const page = await subs.list(offset, limit);
@@ -76,7 +75,7 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   const compact = req.context.compactIri.bind(req.context);
   for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs, compact));
   const headers: string[] = [];
-  if (countText === 'true') headers.push('NGSILD-Results-Count', String((await subs.list()).length));
+  if (count) headers.push('NGSILD-Results-Count', String((await subs.list()).length));
   return { status: 200, body, headers, withContext: true };
 };
 
