@@ -6,6 +6,7 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
 import type { ChangeSink } from '../ops/changes.js';
+import type { CounterReader } from '../notify/counter-reader.js';
 
 /** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
 export interface ContextSource {
@@ -23,6 +24,8 @@ export interface WorkerContext {
   auth: PipelineAuth | undefined;
   /** Committed entity changes go here (subscriptions, bridges); undefined when nothing listens. */
   changes: ChangeSink | undefined;
+  /** Subscriptions' counters as the notifier has them now; undefined: read the store's copy. */
+  counters?: CounterReader;
 }
 
 /** Plain data handed to every pipeline thread. */
