@@ -295,8 +295,8 @@ export class EmbdbHistory implements History {
    * Every instance of an attribute in observedAt order (newest first with `reverse`), one without observedAt at its
    * createdAt (as temporal-render's instanceTime places it), until `take` says stop: the observedAt index merged
    * with the createdAt index's instances that have no observedAt. The createdAt scan passes the instances that have
-   * one only up to the time the merge has reached, so a history where every instance has observedAt costs no more
-   * than the observedAt index alone.
+   * one only up to the time the merge has reached: in step with the observedAt index when instances are recorded
+   * about when they are observed; over the whole attribute for lastN when they were recorded long after.
    */
   private scanByObservedAt(tenant: string, id: string, attrIri: string, reverse: boolean, take: (h: HistoryInstance | undefined) => boolean): void {
     const lo: Key = [tenant, id, attrIri, MIN_T];
