@@ -1,11 +1,13 @@
 // What crosses threads for subscriptions (ARCHITECTURE.md step 11): due notifications from pipeline workers to the
 // notifier, and subscription changes to every thread that keeps a subscription index. Plain data only.
-import type { SubscriptionDoc } from '../ngsild/subscription/model.js';
+import type { SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
 
 /** Pipeline workers post DueBatch messages here; the notifier thread listens. */
 export const NOTIFY_CHANNEL = 'ldbroker:notifications';
 /** Every create, update and delete of a subscription is posted here (SubscriptionChanged). */
 export const SUBSCRIPTIONS_CHANNEL = 'ldbroker:subscriptions';
+/** Pipeline threads ask the notifier for counters here (CountersAsked); it answers on the same channel. */
+export const COUNTERS_CHANNEL = 'ldbroker:counters';
 
 /** One notification to deliver: built (matched, rendered, serialized) by the pipeline worker. */
 export interface DueNotification {
@@ -33,4 +35,21 @@ export interface SubscriptionChanged {
   id: string;
   /** null: deleted. */
   doc: SubscriptionDoc | null;
+}
+
+/** Which subscriptions' counters a thread wants; `asker` and `seq` pair the answer with the question. */
+export interface CountersAsked {
+  kind: 'ask';
+  asker: number;
+  seq: number;
+  tenant: string;
+  ids: string[];
+}
+
+/** The counters of each id asked, in order; null: no notification yet. */
+export interface CountersAnswered {
+  kind: 'answer';
+  asker: number;
+  seq: number;
+  counters: Array<SubscriptionCounters | null>;
 }

@@ -1,6 +1,8 @@
 // Notification counters of every subscription (CIM 009 v1.8 §5.2.14: timesSent, timesFailed, lastNotification,
 // lastSuccess, lastFailure), kept by the notifier in memory and written to the tenant's `subscriptionCounters`
 // collection in batches (at most every FLUSH_MS, and at stop), so they survive a restart of the disk store.
+// A notification is counted as sent when its request goes out, before the receiver can see it; GET reads the
+// counters from here (counter-reader.ts), so it shows a notification as soon as it was received.
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { subscriptionTenants } from './subscription-sync.js';
@@ -25,18 +27,21 @@ export class CounterBook {
     }
   }
 
-  /** A notification attempt (sent: a request went out) and its outcome. */
-  record(tenant: string, id: string, sent: boolean, ok: boolean, at: string, reason?: string): void {
-    const key = keyOf(tenant, id);
-    let c = this.counters.get(key);
-    if (c === undefined) {
-      c = { timesSent: 0, timesFailed: 0 };
-      this.counters.set(key, c);
-    }
-    if (sent) {
-      c.timesSent++;
-      c.lastNotification = at;
-    }
+  /** The counters of a subscription; undefined before its first notification (sent or dropped). */
+  get(tenant: string, id: string): SubscriptionCounters | undefined {
+    return this.counters.get(keyOf(tenant, id));
+  }
+
+  /** A notification's request goes out now (`at`): it is sent, whatever its outcome. */
+  sending(tenant: string, id: string, at: string): void {
+    const c = this.of(tenant, id);
+    c.timesSent++;
+    c.lastNotification = at;
+  }
+
+  /** The outcome of a notification: sent at `at` and answered, or failed (sent or not: dropped by a queue limit). */
+  record(tenant: string, id: string, ok: boolean, at: string, reason?: string): void {
+    const c = this.of(tenant, id);
     if (ok) {
       c.lastSuccess = at;
     } else {
@@ -44,8 +49,19 @@ export class CounterBook {
       c.lastFailure = at;
       if (reason !== undefined) c.lastErrorReason = reason;
     }
+  }
+
+  /** A subscription's counters, made at its first notification, marked to be written. */
+  private of(tenant: string, id: string): SubscriptionCounters {
+    const key = keyOf(tenant, id);
+    let c = this.counters.get(key);
+    if (c === undefined) {
+      c = { timesSent: 0, timesFailed: 0 };
+      this.counters.set(key, c);
+    }
     this.dirty.add(key);
     this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush(); }, FLUSH_MS);
+    return c;
   }
 
   /** The subscription was deleted: its counters go (the deleting request removed the stored ones). */

@@ -75,6 +75,8 @@ export interface DeliveryOptions {
   gauge?: Float64Array;
   /** How often idle pools are closed and empty endpoints removed (POOL_IDLE_MS). */
   sweepMs?: number;
+  /** Told as a request goes out, before the receiver can see it (the counters count it sent then). */
+  sending?: (due: DueNotification, at: string) => void;
 }
 
 /** What a waiting notification counts against the budget: its body and headers in UTF-8, and its envelope. */
@@ -110,6 +112,7 @@ export class Delivery {
 
   private readonly queueMax: number;
   private readonly budget: number;
+  private readonly sending: ((due: DueNotification, at: string) => void) | undefined;
   private readonly gauge: Float64Array;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
@@ -123,6 +126,7 @@ export class Delivery {
   constructor(private readonly report: (o: DeliveryOutcome) => void, private readonly log: Logger, opts: DeliveryOptions = {}) {
     this.queueMax = opts.queueMax ?? ENDPOINT_QUEUE_MAX;
     this.budget = opts.budgetBytes ?? DEFAULT_QUEUE_BYTES;
+    this.sending = opts.sending;
     this.gauge = opts.gauge ?? gaugeOf();
     this.gauge.fill(0);
     this.gauge[GAUGE.budgetBytes] = this.budget;
@@ -205,7 +209,9 @@ export class Delivery {
         const controller = new AbortController();
         lane.sending = item;
         lane.abort = controller;
-        const outcome = await this.send(ep, item.due, controller);
+        const at = new Date().toISOString();
+        if (this.sending !== undefined) this.tellSending(item.due, at);
+        const outcome = await this.send(ep, item.due, controller, at);
         lane.sending = undefined;
         lane.abort = undefined;
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
@@ -271,6 +277,14 @@ export class Delivery {
     this.gauge[GAUGE.endpoints]--;
   }
 
+  private tellSending(due: DueNotification, at: string): void {
+    try {
+      this.sending!(due, at);
+    } catch (e) {
+      this.log.error({ err: e, subscription: due.subscriptionId }, 'notification sending cannot be recorded');
+    }
+  }
+
   /** A throwing report must not end the lane that called it. */
   private tell(outcome: DeliveryOutcome): void {
     try {
@@ -292,8 +306,7 @@ export class Delivery {
   }
 
   /** Never throws: whatever goes wrong building or sending the request is the notification's failure. */
-  private async send(ep: Endpoint, due: DueNotification, controller: AbortController): Promise<DeliveryOutcome> {
-    const at = new Date().toISOString();
+  private async send(ep: Endpoint, due: DueNotification, controller: AbortController, at: string): Promise<DeliveryOutcome> {
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timer = setTimeout(() => controller.abort(), timeout);
     try {

@@ -1,6 +1,7 @@
 // The notifier thread's life (ARCHITECTURE.md "Threads"): its own store handle and @context resolver, the
 // subscription index (for throttling, periodic timers and deletions), delivery and counters. Due notifications
-// arrive from pipeline workers on NOTIFY_CHANNEL; the main thread says stop, and the counters are flushed first.
+// arrive from pipeline workers on NOTIFY_CHANNEL, questions about counters on COUNTERS_CHANNEL; the main thread
+// says stop, and the counters are flushed first.
 import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
 import { createLogger } from '../logger.js';
 import { openStoreAndContexts } from '../pipeline/init.js';
@@ -9,7 +10,7 @@ import { SubscriptionSync } from './subscription-sync.js';
 import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
 import { PeriodicNotifications } from './periodic.js';
-import { NOTIFY_CHANNEL, type DueBatch, type DueNotification } from './channel.js';
+import { COUNTERS_CHANNEL, NOTIFY_CHANNEL, type CountersAnswered, type CountersAsked, type DueBatch, type DueNotification } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
 
 const DELETED_KEPT = 10_000;
@@ -32,8 +33,12 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   const deleted = new Set<string>();
   const delivery = new Delivery((o) => {
     if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
-    counters.record(o.due.tenant, o.due.subscriptionId, o.sent, o.ok, o.at, o.reason);
-  }, log, { budgetBytes: init.config.notificationQueueBytes, gauge: gaugeOf(init.queueGauge) });
+    counters.record(o.due.tenant, o.due.subscriptionId, o.ok, o.at, o.reason);
+  }, log, {
+    budgetBytes: init.config.notificationQueueBytes,
+    gauge: gaugeOf(init.queueGauge),
+    sending: (due, at) => { if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at); },
+  });
   let periodic: PeriodicNotifications | undefined;
   const sync = new SubscriptionSync(store, contexts, log, (tenant, id, sub) => {
     const key = `${tenant}\n${id}`;
@@ -69,11 +74,22 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     if (batch === undefined || !Array.isArray(batch.due)) return;
     for (const due of batch.due) accept(due);
   };
+  const asks = new BroadcastChannel(COUNTERS_CHANNEL);
+  asks.onmessage = (m: unknown) => {
+    const ask = (m as { data?: CountersAsked }).data;
+    if (ask?.kind !== 'ask' || !Array.isArray(ask.ids)) return;
+    // Answered after this turn's I/O, so a receiver's answer already on its socket is counted first.
+    setImmediate(() => {
+      const answer: CountersAnswered = { kind: 'answer', asker: ask.asker, seq: ask.seq, counters: ask.ids.map((id) => counters.get(ask.tenant, id) ?? null) };
+      asks.postMessage(answer);
+    });
+  };
 
   parent.on('message', (msg: { kind?: string }) => {
     if (msg.kind !== 'stop') return;
     void (async () => {
       channel.close();
+      asks.close();
       periodic?.close();
       sync.close();
       await delivery.close();

@@ -1,6 +1,7 @@
 // Periodic notifications (CIM 009 v1.8 §5.2.12 timeInterval): every timeInterval seconds the entities a live
 // subscription selects are read from the store and sent in one notification. Runs on the notifier thread.
 import type { Store } from '../store/contract.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { Logger } from '../logger.js';
 import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
 import { isLive } from '../ngsild/subscription/match.js';
@@ -36,17 +37,9 @@ export class PeriodicNotifications {
   private async tick(sub: CompiledSubscription): Promise<void> {
     if (!isLive(sub, Date.now())) return;
     try {
-      const selects = sub.selects;
-      const filter = sub.filter;
-      const page = await this.store.queryEntities(sub.tenant, {
-        typeIris: sub.typeIris,
-        filter: (e) => (selects === undefined || selects(e)) && (filter === undefined || filter(e)),
-        limit: PERIODIC_MAX_ENTITIES,
-        offset: 0,
-        count: false,
-      });
-      if (page.entities.length === 0) return;
-      const payload = buildNotification(sub, page.entities, undefined);
+      const entities = await this.selected(sub);
+      if (entities.length === 0) return;
+      const payload = buildNotification(sub, entities, undefined);
       this.enqueue({
         tenant: sub.tenant, subscriptionId: sub.id, uri: sub.endpoint.uri, headers: payload.headers, body: payload.body,
         orderKey: sub.id, seq: 0, timeoutMs: sub.endpoint.timeoutMs, throttlingMs: 0,
@@ -54,5 +47,24 @@ export class PeriodicNotifications {
     } catch (e) {
       this.log.error({ err: e, subscription: sub.id }, 'periodic notification cannot be built');
     }
+  }
+
+  /**
+   * The entities the subscription selects now, at most PERIODIC_MAX_ENTITIES. Selectors that name an id are found by
+   * id (compile.ts keeps them out of typeIris), the others by type, or by a scan when some selector is a wildcard.
+   */
+  private async selected(sub: CompiledSubscription): Promise<StoredEntity[]> {
+    const selects = sub.selects;
+    const filter = sub.filter;
+    const query = { filter: (e: StoredEntity) => (selects === undefined || selects(e)) && (filter === undefined || filter(e)), offset: 0, count: false };
+    if (sub.typeIris === undefined) return (await this.store.queryEntities(sub.tenant, { ...query, limit: PERIODIC_MAX_ENTITIES })).entities;
+    const found: StoredEntity[] = [];
+    if (sub.ids !== undefined) found.push(...(await this.store.queryEntities(sub.tenant, { ...query, ids: [...new Set(sub.ids)], limit: PERIODIC_MAX_ENTITIES })).entities);
+    if (sub.typeIris.length > 0 && found.length < PERIODIC_MAX_ENTITIES) {
+      const byId = new Set(found.map((e) => e.id));
+      const byType = await this.store.queryEntities(sub.tenant, { ...query, typeIris: sub.typeIris, limit: PERIODIC_MAX_ENTITIES });
+      for (const e of byType.entities) if (!byId.has(e.id) && found.length < PERIODIC_MAX_ENTITIES) found.push(e);
+    }
+    return found;
   }
 }

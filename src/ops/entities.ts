@@ -21,9 +21,11 @@ import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';
 import { tracked, type EntityChange } from './changes.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
+import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 
-const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via']);
+const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via', 'type']);
 const NO_PARAMS = new Set<string>(['local']);
+const DELETE_PARAMS = new Set<string>(['local', 'type']);
 
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -59,6 +61,19 @@ function updateResult(req: LdRequest, updated: readonly string[], notUpdated: re
 
 const missing = (id: string): LdError => notFound(`entity '${id}' does not exist`);
 
+/**
+ * `type` on GET and DELETE /entities/{id} (the API lists it there, "to avoid ambiguity"; Orion-LD accepts it, and
+ * clients such as FiLiP send it): the entity must have one of the types asked for, else it is not found. Undefined
+ * without the parameter.
+ */
+function typeParamTest(req: LdRequest): ((types: readonly string[]) => boolean) | undefined {
+  const text = req.query.get('type');
+  if (text === undefined) return undefined;
+  return compileTypeExpression(parseTypeExpression(text), req.context.expandTerm.bind(req.context)).matches;
+}
+
+const missingOfType = (id: string, req: LdRequest): LdError => notFound(`entity '${id}' of type '${String(req.query.get('type')).slice(0, 200)}' does not exist`);
+
 export const createEntity: OpHandler = async (req, ctx) => {
   req.query.only(NO_PARAMS);
   const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
@@ -75,8 +90,10 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   const id = entityIdParam(req);
   const opts = renderOptions(req);
   const join = joinOptions(req);
+  const ofType = typeParamTest(req);
   const stored = await ctx.store.getEntity(req.tenant, id);
   if (stored === undefined) throw missing(id);
+  if (ofType !== undefined && !ofType(stored.type)) throw missingOfType(id, req);
   const entity = await readableEntity(req, ctx, stored);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
@@ -92,11 +109,13 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
 };
 
 export const deleteEntity: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
+  req.query.only(DELETE_PARAMS);
   const id = entityIdParam(req);
+  const ofType = typeParamTest(req);
   await askStored(req, ctx, id);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
+    if (ofType !== undefined && !ofType(current.type)) throw missingOfType(id, req);
     return { next: null, result: undefined };
   });
   return { status: 204 };

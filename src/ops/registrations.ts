@@ -143,8 +143,7 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
-  const countText = q.get('count');
-  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
+  const count = q.count();
   const rctx = req.context;
   const expand = rctx.expandTerm.bind(rctx);
   const ids = q.csv('id');
@@ -188,7 +187,7 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
     matched.push(reg);
   }
   const headers: string[] = [];
-  if (countText === 'true') headers.push('NGSILD-Results-Count', String(matched.length));
+  if (count) headers.push('NGSILD-Results-Count', String(matched.length));
   headers.push(...pageLinks(req, limit, offset, matched.length > offset + limit));
   return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)), headers, withContext: true };
 };

@@ -15,7 +15,8 @@ export interface RenderOptions {
   datasetId?: ReadonlySet<string>;
 }
 
-const OPTION_WORDS = ['keyValues', 'concise', 'sysAttrs', 'normalized'] as const;
+// CIM 009 §4.5.3: `simplified` and `keyValues` name one representation, in `options` as in `format`.
+const OPTION_WORDS = ['keyValues', 'simplified', 'concise', 'sysAttrs', 'normalized'] as const;
 
 export function renderOptions(req: LdRequest): RenderOptions {
   const q = req.query;
@@ -24,10 +25,10 @@ export function renderOptions(req: LdRequest): RenderOptions {
   const formatParam = q.get('format');
   if (formatParam !== undefined) {
     if (formatParam !== 'normalized' && formatParam !== 'concise' && formatParam !== 'keyValues' && formatParam !== 'simplified')
-      throw badRequest(`format: '${formatParam}' is not one of normalized, concise, keyValues`);
+      throw badRequest(`format: '${formatParam.slice(0, 60)}' is not one of normalized, concise, keyValues, simplified`);
     format = formatParam === 'simplified' ? 'keyValues' : formatParam;
-  } else if (words.has('keyValues')) {
-    if (words.has('concise')) throw badRequest('options: keyValues and concise cannot be asked together');
+  } else if (words.has('keyValues') || words.has('simplified')) {
+    if (words.has('concise')) throw badRequest('options: keyValues (simplified) and concise cannot be asked together');
     format = 'keyValues';
   } else if (words.has('concise')) {
     format = 'concise';

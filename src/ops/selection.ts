@@ -101,10 +101,7 @@ export function paging(req: LdRequest): { limit: number; offset: number; count: 
   const limit = intParam(q.get('limit'), 'limit', DEFAULT_LIMIT);
   const offset = intParam(q.get('offset'), 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
-  const countText = q.get('count');
-  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
-  const words = q.get('options')?.split(',') ?? [];
-  const count = countText === 'true' || words.includes('count');
+  const count = q.count();
   // CIM 009 §6.3.10: limit=0 asks for the count alone, so it needs count=true.
   if (limit === 0 && !count) throw badRequest('limit=0 is only allowed with count=true');
   return { limit, offset, count };

@@ -43,8 +43,11 @@ function validateOptions(req: LdRequest): { expand: (t: string) => string; schem
   return { expand: req.context.expandTerm.bind(req.context), schemes: notificationSchemes(), now: Date.now() };
 }
 
-async function countersOf(ctx: WorkerContext, tenant: string, id: string): Promise<SubscriptionCounters | undefined> {
-  return (await ctx.store.collection(tenant, SUBSCRIPTION_COUNTERS).get(id)) as SubscriptionCounters | undefined;
+/** CIM 009 §5.2.14: the counters as the notifier has them now (counter-reader.ts), else as last written. */
+async function countersOf(ctx: WorkerContext, tenant: string, ids: readonly string[]): Promise<Array<SubscriptionCounters | undefined>> {
+  if (ctx.counters !== undefined) return ctx.counters.read(tenant, ids);
+  const stored = ctx.store.collection(tenant, SUBSCRIPTION_COUNTERS);
+  return Promise.all(ids.map(async (id) => (await stored.get(id)) as SubscriptionCounters | undefined));
 }
 
 export const createSubscription: OpHandler = async (req, ctx) => {
@@ -69,8 +72,7 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
-  const countText = req.query.get('count');
-  if (countText !== undefined && countText !== 'true' && countText !== 'false') throw badRequest(`count: '${countText}' is not true or false`);
+  const count = req.query.count();
   const sysAttrs = sysAttrsOption(req);
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
   // One subscription past the page tells whether another follows (its rel="next" link).
@@ -78,11 +80,11 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   const more = page.length > limit;
   if (more) page.length = limit;
   const now = Date.now();
-  const body: Record<string, unknown>[] = [];
   const compact = req.context.compactIri.bind(req.context);
-  for (const { id, doc } of page) body.push(renderSubscription(doc as unknown as SubscriptionDoc, await countersOf(ctx, req.tenant, id), now, sysAttrs, compact));
+  const counters = await countersOf(ctx, req.tenant, page.map((p) => p.id));
+  const body = page.map(({ doc }, i) => renderSubscription(doc as unknown as SubscriptionDoc, counters[i], now, sysAttrs, compact));
   const headers: string[] = [];
-  if (countText === 'true') headers.push('NGSILD-Results-Count', String((await subs.list()).length));
+  if (count) headers.push('NGSILD-Results-Count', String((await subs.list()).length));
   headers.push(...pageLinks(req, limit, offset, more));
   return { status: 200, body, headers, withContext: true };
 };
@@ -94,7 +96,8 @@ export const retrieveSubscription: OpHandler = async (req, ctx) => {
   const doc = (await ctx.store.collection(req.tenant, SUBSCRIPTIONS).get(id)) as SubscriptionDoc | undefined;
   if (doc === undefined) throw notFound(`subscription '${id}' does not exist`);
   const compact = req.context.compactIri.bind(req.context);
-  return { status: 200, body: renderSubscription(doc, await countersOf(ctx, req.tenant, id), Date.now(), sysAttrs, compact), withContext: true };
+  const [counters] = await countersOf(ctx, req.tenant, [id]);
+  return { status: 200, body: renderSubscription(doc, counters, Date.now(), sysAttrs, compact), withContext: true };
 };
 
 export const updateSubscription: OpHandler = async (req, ctx) => {

@@ -7,7 +7,7 @@ import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.
 import type { TemporalFormat, TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
-const OPTION_WORDS = ['temporalValues', 'aggregatedValues', 'concise', 'keyValues', 'sysAttrs', 'normalized', 'count'] as const;
+const OPTION_WORDS = ['temporalValues', 'aggregatedValues', 'concise', 'keyValues', 'simplified', 'sysAttrs', 'normalized', 'count'] as const;
 
 export interface Asked {
   tq: TemporalQuery;
@@ -32,7 +32,7 @@ function formatOf(formatParam: string | undefined, words: ReadonlySet<string>): 
     if (f === undefined) throw badRequest(`format: '${formatParam.slice(0, 60)}' is not one of ${Object.keys(FORMATS).join(', ')}`);
     return f;
   }
-  const asked = ['concise', 'temporalValues', 'keyValues', 'aggregatedValues'].filter((w) => words.has(w));
+  const asked = ['concise', 'temporalValues', 'keyValues', 'simplified', 'aggregatedValues'].filter((w) => words.has(w));
   if (asked.length > 1) throw badRequest(`options: ${asked.join(' and ')} cannot be asked together`);
   return asked.length === 0 ? 'normalized' : FORMATS[asked[0]!]!;
 }

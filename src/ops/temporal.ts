@@ -63,20 +63,28 @@ interface Loaded {
   page: InstancePage;
 }
 
+/**
+ * Without timerel, instances are still ordered and picked (lastN) by the time property when it is observedAt (the
+ * default, §6.3.x timeproperty): a write at 09:00 after writes at 10:00 and 11:00 is not the last one observed.
+ * createdAt and modifiedAt order as written; deletedAt, which few instances have, orders as written too.
+ */
+const orderedByObservedAt = (a: Asked): boolean => a.tq.window === undefined && a.tq.timeproperty === 'observedAt';
+
 async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: Asked): Promise<Loaded> {
   const page = await h.instances(tenant, rec.id, {
     attrs: a.loadAttrs,
     datasetIds: a.datasetIds,
     window: a.tq.window,
+    ...(orderedByObservedAt(a) ? { order: 'observedAt' as const } : {}),
     lastN: a.tq.lastN,
     limit: a.render.format === 'aggregatedValues' ? AGGREGATION_CAP : TEMPORAL_INSTANCE_CAP,
   });
   return { rec, page };
 }
 
-/** The time an instance was ordered by: the window's time property, createdAt when there is no window. */
+/** The time an instance was ordered by: the window's time property, or observedAt without one (load), else createdAt. */
 function orderTime(inst: HistoryInstance, a: Asked): number {
-  return Date.parse(a.tq.window === undefined ? inst.createdAt : instanceTime(inst, a.tq.timeproperty));
+  return Date.parse(a.tq.window !== undefined || orderedByObservedAt(a) ? instanceTime(inst, a.tq.timeproperty) : inst.createdAt);
 }
 
 /**

@@ -8,6 +8,7 @@ import { brokerUrlOf, keptContextStore } from '../ops/contexts.js';
 import type { Store } from '../store/contract.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
+import { CounterReader } from '../notify/counter-reader.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
 
 /** The store handle and @context resolver of a thread (pipeline workers, the notifier). */
@@ -36,5 +37,5 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
   const sync = new SubscriptionSync(store, contexts, logger);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
-  return { config: init.config, store, contexts, log: logger, auth, changes };
+  return { config: init.config, store, contexts, log: logger, auth, changes, counters: new CounterReader(store) };
 }

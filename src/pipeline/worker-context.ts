@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
 import type { ChangeSink } from '../ops/changes.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
+import type { CounterReader } from '../notify/counter-reader.js';
 
 /** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
 export interface ContextSource {
@@ -25,6 +26,8 @@ export interface WorkerContext {
   auth: PipelineAuth | undefined;
   /** Committed entity changes go here (subscriptions, bridges); undefined when nothing listens. */
   changes: ChangeSink | undefined;
+  /** Subscriptions' counters as the notifier has them now; undefined: read the store's copy. */
+  counters?: CounterReader;
 }
 
 /** Plain data handed to every pipeline thread. */

@@ -250,7 +250,12 @@ export interface InstanceSelection {
   /** Instances without a datasetId are selected by `@none`. */
   datasetIds?: ReadonlySet<string>;
   window?: TimeWindow;
-  /** The last `lastN` instances per attribute on the window's time property (returned oldest first). */
+  /**
+   * Without a window, the time property instances are ordered and picked (lastN) by: `observedAt` orders those
+   * without one at their createdAt; absent (or another property), createdAt.
+   */
+  order?: 'observedAt';
+  /** The last `lastN` instances per attribute on the window's time property (or `order`; returned oldest first). */
   lastN?: number;
   /** At most this many instances per attribute; more matching sets `truncated`. */
   limit: number;

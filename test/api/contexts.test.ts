@@ -94,7 +94,8 @@ t.test('GET /jsonldContexts lists URLs; details and kind filter; bad kind or det
   for (const q of ['kind=Bogus', 'details=banana', 'limit=3']) {
     const r = await call(broker, 'GET', `${NGSI}/jsonldContexts?${q}`);
     t.equal(r.status, 400, q);
-    t.equal(r.json.type, `${ERR}BadRequestData`, q);
+    // CIM 009 v1.8.1 §6.3.20: a parameter the operation does not take is InvalidRequest.
+    t.equal(r.json.type, `${ERR}${q === 'limit=3' ? 'InvalidRequest' : 'BadRequestData'}`, q);
   }
 });
 

@@ -1,6 +1,6 @@
 // Bad input to the query API (issue 3, "Bad input"): each case is a 400 ProblemDetails of the precise NGSI-LD
-// error type (CIM 009 v1.8 table 5.5.2-1: BadRequestData for a value out of range or an unknown parameter,
-// InvalidRequest for a q, scopeQ, type or geo expression that does not parse), for GET /entities and for POST
+// error type (CIM 009 v1.8 table 5.5.2-1: BadRequestData for a value out of range, InvalidRequest for an unknown
+// parameter or options word (v1.8.1 §6.3.20) and for a q, scopeQ, type or geo expression that does not parse), for GET /entities and for POST
 // /entityOperations/query, and the broker answers the next request as before.
 import t, { type Test } from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
@@ -39,11 +39,12 @@ function problem(t: Test, r: { status: number; json: any; text: string; headers:
   t.match(r.headers.get('content-type'), /application\/json/, `${what}: a JSON ProblemDetails`);
 }
 
-t.test('unknown options and unknown parameters are 400 BadRequestData', async (t) => {
-  problem(t, await get('type=Car&options=bogus'), 400, 'BadRequestData', 'options=bogus');
-  problem(t, await get('type=Car&options=keyValues,bogus'), 400, 'BadRequestData', 'one bad word among good ones');
-  problem(t, await get('type=Car&colour=red'), 400, 'BadRequestData', 'unknown parameter');
-  problem(t, await post({ type: 'Query', entities: [{ type: 'Car' }] }, '?options=bogus'), 400, 'BadRequestData', 'POST options=bogus');
+t.test('unknown options and unknown parameters are 400 InvalidRequest (CIM 009 v1.8.1 §6.3.20)', async (t) => {
+  problem(t, await get('type=Car&options=bogus'), 400, 'InvalidRequest', 'options=bogus');
+  problem(t, await get('type=Car&options=keyValues,bogus'), 400, 'InvalidRequest', 'one bad word among good ones');
+  problem(t, await get('type=Car&colour=red'), 400, 'InvalidRequest', 'unknown parameter');
+  problem(t, await post({ type: 'Query', entities: [{ type: 'Car' }] }, '?options=bogus'), 400, 'InvalidRequest', 'POST options=bogus');
+  problem(t, await post({ type: 'Query', entities: [{ type: 'Car' }] }, '?colour=red'), 400, 'InvalidRequest', 'POST unknown parameter');
   await stillServing(t);
 });
 

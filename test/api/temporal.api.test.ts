@@ -62,6 +62,19 @@ t.test('lastN gives the most recent N instances, oldest first', async (t) => {
   t.same(noWindow.power.map((i: any) => i.value), [3, 4, 5]);
 });
 
+t.test('without timerel, instances are ordered and lastN picked by observedAt, not by the order they were written', async (t) => {
+  const id = newId();
+  const at = (hour: string): Record<string, unknown> => ({ type: 'Property', value: hour, observedAt: `2024-03-01T${hour}:00:00.000Z` });
+  t.equal((await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power: [at('10'), at('11')] } })).status, 201);
+  t.equal((await call(broker, 'POST', `${NGSI}/temporal/entities/${id}/attrs`, { body: { power: at('09') } })).status, 204, 'a late reading of 09:00');
+  t.same((await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value), ['09', '10', '11']);
+  t.same((await get(`/temporal/entities/${id}?lastN=1`)).json.power.map((i: any) => i.value), ['11'], 'the last one observed');
+  t.same((await get(`/temporal/entities/${id}?lastN=2&options=temporalValues`)).json.power.values.map((v: unknown[]) => v[0]), ['10', '11']);
+  t.same((await get(`/temporal/entities?type=Meter&id=${id}&lastN=1`)).json[0].power.map((i: any) => i.value), ['11'], 'the query route too');
+  const byCreation = (await get(`/temporal/entities/${id}?timeproperty=createdAt&lastN=1`)).json;
+  t.same(byCreation.power.map((i: any) => i.value), ['09'], 'timeproperty=createdAt orders as written');
+});
+
 t.test('temporalValues gives [value, time] pairs; format=temporalValues is the same', async (t) => {
   const id = await seeded([10, 11]);
   const a = (await get(`/temporal/entities/${id}?options=temporalValues`)).json;

@@ -162,7 +162,10 @@ t.test('drops are counted as failures of their subscription: timesFailed, lastFa
   } as unknown as Store;
   const counters = new CounterBook(store, log);
   // As the notifier thread wires them (notifier-thread.ts).
-  const d = new Delivery((o) => counters.record(o.due.tenant, o.due.subscriptionId, o.sent, o.ok, o.at, o.reason), log, { budgetBytes: 4 * SIZE });
+  const d = new Delivery((o) => counters.record(o.due.tenant, o.due.subscriptionId, o.ok, o.at, o.reason), log, {
+    budgetBytes: 4 * SIZE,
+    sending: (o, at) => counters.sending(o.tenant, o.subscriptionId, at),
+  });
   for (let i = 0; i < 10; i++) d.enqueue(due(`${dead.url}/x`, 10_000 + i, { subscriptionId: 'urn:ngsi-ld:Subscription:dead' }));
   await counters.close();
   const c = written.get('urn:ngsi-ld:Subscription:dead');

@@ -167,7 +167,9 @@ t.test('unparsable expressions answer InvalidRequest naming the position and wha
     ['a==2021-02-30', 3, 'invalid date'],
     ['a==2021-01-01T25:00:00Z', 3, 'invalid dateTime'],
     ['a==24:00:00Z', 3, 'invalid time'],
-    ['a==1 ', 4, "expected ',', '..', ';', '|', ')' or the end"],
+    ['a == 1 2', 6, "or the end after a value"],
+    ['a b', 2, 'expected an operator'],
+    ['a == "x" y', 9, "expected ',', '..', ';', '|', ')' or the end"],
     ['a>1"', 3, "or the end after a value"],
     ['!a==1', 2, 'after a non-existence term'],
     ['a~=', 3, 'expected a regular expression'],
@@ -176,7 +178,8 @@ t.test('unparsable expressions answer InvalidRequest naming the position and wha
     ['a~=(a)\\1', 3, 'invalid regular expression'],
     ['a~=[x', 3, "unterminated '['"],
     ['a~="x"y', 6, "expected ';', '|', ')' or the end"],
-    [' a', 0, 'expected an attribute name'],
+    [' ', 1, 'expected an attribute name'],
+    ['a\n==1', 1, 'expected an operator'],
   ];
   for (const [q, pos, what] of cases) {
     const err = errorOf(q);
@@ -185,6 +188,18 @@ t.test('unparsable expressions answer InvalidRequest naming the position and wha
     t.match(err.detail, what, q);
     t.match(err.detail, new RegExp(`^q: .* at position ${pos}$`), q);
   }
+});
+
+t.test('blanks around operators, values, ; | , .. and parentheses are skipped, as Orion-LD does; strings keep theirs', async (t) => {
+  t.same(parseQ(' temperature > 0 '), parseQ('temperature>0'));
+  t.same(parseQ('a == 1 ; ( b != "x y" | ! c )'), parseQ('a==1;(b!="x y"|!c)'));
+  t.same(parseQ('a == 1 , 2 ,3'), parseQ('a==1,2,3'));
+  t.same(parseQ('a == 1 .. 5'), parseQ('a==1..5'));
+  t.same(parseQ('a\t>=\t2020-01-01T00:00:00Z\t'), parseQ('a>=2020-01-01T00:00:00Z'));
+  t.same(parseQ('a == urn:x:y | b'), parseQ('a==urn:x:y|b'));
+  t.same(parseQ('n ~= ^a b$ ; c'), parseQ('n~=^a b$;c'), 'a bare pattern keeps its inner blanks, not those around it');
+  t.same((parseQ('a == " x "') as Extract<QNode, { kind: 'compare' }>).value, { kind: 'string', value: ' x ' });
+  t.same((parseQ('n ~= " y "') as Extract<QNode, { kind: 'match' }>).pattern, ' y ', 'a quoted pattern keeps them');
 });
 
 t.test('an empty q is refused', async (t) => {

@@ -147,3 +147,30 @@ t.test('a lane gives up the items of a deleted subscription and keeps the others
   t.same([lane.shift(), lane.shift(), lane.shift()].map((w) => `${w?.due.subscriptionId}${w?.due.seq}`), ['kept1', 'kept2', 'gone1'],
     'the removed key starts afresh after the others');
 });
+
+t.test('a notification is counted sent before its receiver can see it, and its outcome once answered', async (t) => {
+  const { CounterBook } = await import('../../src/notify/counters.js');
+  const store = { collection: () => ({ put: async () => undefined }) } as unknown as import('../../src/store/contract.js').Store;
+  const counters = new CounterBook(store, log);
+  const seenByReceiver: Array<number | undefined> = [];
+  const rx = await listen((_n, res) => {
+    // What a GET of the subscription would show while the receiver holds the notification.
+    seenByReceiver.push(counters.get('', 'urn:s')?.timesSent);
+    res.writeHead(204).end();
+  });
+  t.teardown(() => { for (const s of sockets) s.destroy(); rx.server.close(); });
+  t.equal(counters.get('', 'urn:s'), undefined, 'no counters before the first notification');
+  const outcomes: DeliveryOutcome[] = [];
+  const d = new Delivery((o) => { counters.record(o.due.tenant, o.due.subscriptionId, o.ok, o.at, o.reason); outcomes.push(o); }, log, {
+    sending: (o, at) => counters.sending(o.tenant, o.subscriptionId, at),
+  });
+  d.enqueue(due(`${rx.url}/n`, 1));
+  t.ok(await until(() => outcomes.length === 1), 'answered');
+  t.same(seenByReceiver, [1], 'timesSent was 1 while the receiver had it');
+  const c = counters.get('', 'urn:s')!;
+  t.match(c, { timesSent: 1, timesFailed: 0 });
+  t.equal(c.lastNotification, outcomes[0]!.at, 'lastNotification is when it was sent');
+  t.equal(c.lastSuccess, outcomes[0]!.at);
+  await d.close();
+  await counters.close();
+});

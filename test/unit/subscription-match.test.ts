@@ -4,6 +4,7 @@
 import t from 'tap';
 import { compileSubscription, type CompiledSubscription } from '../../src/ngsild/subscription/compile.js';
 import { SubscriptionIndex, matchChange, changedAttrs } from '../../src/ngsild/subscription/match.js';
+import { buildNotification } from '../../src/ngsild/subscription/payload.js';
 import type { SubscriptionBody, SubscriptionDoc } from '../../src/ngsild/subscription/model.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { mapContext, DEFAULT_VOCAB } from './helpers/map-context.js';
@@ -120,4 +121,61 @@ t.test('datasetId limits which instances count as changes', async (t) => {
   t.same(changedAttrs(before, after, undefined, new Set(['@none'])).updated, []);
   t.same(changedAttrs(before, after, undefined, new Set(['urn:ds:1'])).updated, [V('speed')]);
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], datasetId: ['@none'] }), before, after, NOW), undefined);
+});
+
+t.test('deleting one datasetId instance is attributeDeleted: the kept instances, then the deleted one as NGSI-LD null', async (t) => {
+  const fr = { type: 'Property', value: 'Tour Eiffel', datasetId: 'urn:ngsi-ld:Dataset:fr' };
+  const de = { type: 'Property', value: 'Eiffelturm', datasetId: 'urn:ngsi-ld:Dataset:de' };
+  const before = car({ [V('name')]: [{ type: 'Property', value: 'Eiffel Tower' }, de, fr] });
+  const after = car({ [V('name')]: [{ type: 'Property', value: 'Eiffel Tower' }, de] });
+  t.same(changedAttrs(before, after, undefined), { created: [], updated: [], deleted: [V('name')] });
+  const m = matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }), before, after, NOW);
+  t.equal(m?.trigger, 'attributeDeleted');
+  t.same(m?.entity[V('name')], [
+    { type: 'Property', value: 'Eiffel Tower' }, de,
+    { type: 'Property', value: 'urn:ngsi-ld:null', deletedAt: new Date(NOW).toISOString(), datasetId: 'urn:ngsi-ld:Dataset:fr' },
+  ]);
+  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeUpdated'] }), before, after, NOW), undefined, 'no longer an update');
+  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }] }), before, after, NOW), undefined, 'nor a default trigger');
+  const changedToo = car({ [V('name')]: [{ type: 'Property', value: 'Tower' }, de] });
+  t.same(changedAttrs(before, changedToo, undefined), { created: [], updated: [V('name')], deleted: [V('name')] }, 'one instance gone, another changed');
+  t.same(changedAttrs(before, after, undefined, new Set(['urn:ngsi-ld:Dataset:de'])).deleted, [], 'a datasetId the subscription does not select');
+});
+
+t.test('deleting an entity notifies attributeDeleted of the watched attributes it had, unless entityDeleted is asked', async (t) => {
+  const before = car({ [V('name')]: p('Eiffel Tower'), [V('speed')]: p(3) });
+  const deletedAt = new Date(NOW).toISOString();
+  const both = compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeUpdated', 'attributeDeleted'] });
+  const m = matchChange(both, before, undefined, NOW);
+  t.equal(m?.trigger, 'attributeDeleted');
+  t.equal(m?.entity.deletedAt, deletedAt);
+  t.same(m?.entity[V('name')], [{ type: 'Property', value: 'urn:ngsi-ld:null', deletedAt }]);
+  t.same(m?.entity[V('speed')], [{ type: 'Property', value: 'urn:ngsi-ld:null', deletedAt }]);
+  const watched = matchChange(compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['name'], notificationTrigger: ['attributeDeleted'] }), before, undefined, NOW);
+  t.same(Object.keys(watched!.entity).filter((k) => k.startsWith(DEFAULT_VOCAB)), [V('name')], 'only the watched attribute');
+  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['fuel'], notificationTrigger: ['attributeDeleted'] }), before, undefined, NOW), undefined, 'an entity without the watched attribute');
+  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted', 'entityDeleted'] }), before, undefined, NOW)?.trigger, 'entityDeleted', 'entityDeleted wins: one notification per change');
+  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }), car({}), undefined, NOW), undefined, 'an entity without attributes');
+});
+
+t.test('a notification of a tenant subscription carries NGSILD-Tenant; deletions render as the triggers say', async (t) => {
+  const header = (h: string[], name: string): string | undefined => { const i = h.indexOf(name); return i < 0 ? undefined : h[i + 1]; };
+  const before = car({ [V('name')]: p('x') });
+  const tenantSub = compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }, 'city');
+  const m = matchChange(tenantSub, before, undefined, NOW)!;
+  const n = buildNotification(tenantSub, [m.entity], m.trigger);
+  t.equal(header(n.headers, 'NGSILD-Tenant'), 'city');
+  t.same(JSON.parse(n.body).data, [{ id: 'urn:ngsi-ld:Car:1', type: 'Car', name: { type: 'Property', value: 'urn:ngsi-ld:null' }, deletedAt: new Date(NOW).toISOString() }]);
+  const defaultSub = compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['entityDeleted'], notification: { format: 'keyValues', sysAttrs: true, endpoint: { uri: 'http://r/n' } } });
+  const gone = matchChange(defaultSub, before, undefined, NOW)!;
+  const d = buildNotification(defaultSub, [gone.entity], gone.trigger);
+  t.equal(header(d.headers, 'NGSILD-Tenant'), undefined, 'none for the default tenant');
+  t.same(JSON.parse(d.body).data, [{ id: 'urn:ngsi-ld:Car:1', type: 'Car', deletedAt: new Date(NOW).toISOString(), createdAt: '2025-01-01T00:00:00Z', modifiedAt: new Date(NOW).toISOString() }], 'entityDeleted with sysAttrs has the entity times');
+});
+
+t.test('showChanges on a VocabProperty: previousVocab is compacted like vocab', async (t) => {
+  const s = compiled({ entities: [{ type: 'Car' }], notification: { showChanges: true, endpoint: { uri: 'http://r/n' } } });
+  const vocab = (v: string): unknown[] => [{ type: 'VocabProperty', vocab: V(v) }];
+  const m = matchChange(s, car({ [V('category')]: vocab('monument') }), car({ [V('category')]: vocab('tower') }), NOW)!;
+  t.same(JSON.parse(buildNotification(s, [m.entity], m.trigger).body).data[0].category, { type: 'VocabProperty', vocab: 'tower', previousVocab: 'monument' });
 });

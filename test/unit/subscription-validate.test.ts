@@ -40,10 +40,23 @@ t.test('status is computed: expired, paused, active; the notification status fol
   t.equal(subscriptionStatus(b, NOW), 'active');
   t.equal(subscriptionStatus(b, Date.parse('2025-06-03T00:00:00Z')), 'expired');
   t.equal(subscriptionStatus({ ...b, isActive: false }, NOW), 'paused');
-  t.equal(notificationStatus(undefined), 'ok');
+  t.equal(notificationStatus(undefined), undefined, 'no attempt yet, no status');
   t.equal(notificationStatus({ timesSent: 2, timesFailed: 1, lastSuccess: '2025-01-01T00:00:01Z', lastFailure: '2025-01-01T00:00:00Z' }), 'ok');
   t.equal(notificationStatus({ timesSent: 2, timesFailed: 1, lastSuccess: '2025-01-01T00:00:00Z', lastFailure: '2025-01-01T00:00:01Z' }), 'failed');
   const shown = renderSubscription({ body: b, context: null, createdAt: 'c', modifiedAt: 'm' }, { timesSent: 3, timesFailed: 0, lastSuccess: 'x', lastNotification: 'x' }, NOW, false);
   t.match(shown, { status: 'active', isActive: true, notification: { timesSent: 3, timesFailed: 0, status: 'ok', lastSuccess: 'x', format: 'normalized' } });
   t.notOk('lastErrorReason' in (shown.notification as object), 'the failure reason is not a member of NotificationParams');
+});
+
+t.test('before its first notification a subscription shows no counters and no notification status; the default triggers are shown', async (t) => {
+  const b = validateSubscription(base, opts);
+  const fresh = renderSubscription({ body: b, context: null, createdAt: 'c', modifiedAt: 'm' }, undefined, NOW, false);
+  const n = fresh.notification as Record<string, unknown>;
+  for (const member of ['timesSent', 'timesFailed', 'status', 'lastNotification', 'lastSuccess', 'lastFailure']) t.notOk(member in n, member);
+  t.same(fresh.notificationTrigger, ['attributeCreated', 'attributeUpdated'], 'CIM 009 §5.2.12 default');
+  t.equal(fresh.isActive, true);
+  const dropped = renderSubscription({ body: b, context: null, createdAt: 'c', modifiedAt: 'm' }, { timesSent: 0, timesFailed: 1, lastFailure: 'f' }, NOW, false);
+  t.match(dropped.notification, { timesSent: 0, timesFailed: 1, status: 'failed', lastFailure: 'f' }, 'a dropped notification is an attempt');
+  const own = renderSubscription({ body: { ...b, notificationTrigger: ['entityDeleted'] }, context: null, createdAt: 'c', modifiedAt: 'm' }, undefined, NOW, false);
+  t.same(own.notificationTrigger, ['entityDeleted'], 'a subscription\'s own triggers as they are');
 });

@@ -23,6 +23,13 @@ t.test('a date-time without zone is UTC, a date alone its midnight, an offset is
   t.equal(parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01T02:00:00+02:00' }).from, Date.parse(A));
 });
 
+t.test("an offset whose '+' an unencoded URL turned into a blank is read as the offset", async (t) => {
+  t.equal(parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01T02:00:00 02:00' }).from, Date.parse(A));
+  t.equal(parseTemporalQuery({ timerel: 'between', timeAt: '2024-01-01T02:00:00.000 02:00', endTimeAt: '2024-01-02T01:00:00 01:00' }).to, Date.parse(B));
+  t.throws(() => parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01 02:00' }), { kind: 'BadRequestData' }, 'a blank anywhere else is still refused');
+  t.throws(() => parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01T02:00:00  02:00' }), { kind: 'BadRequestData' });
+});
+
 t.test('lastN is a positive integer, from text or number', async (t) => {
   t.equal(parseTemporalQuery({ lastN: '5' }).lastN, 5);
   t.equal(parseTemporalQuery({ lastN: 7 }).lastN, 7);

@@ -149,7 +149,8 @@ function copyMembers(inst: AttrInstance, o: Record<string, unknown>, env: Env, s
       if (env.sysAttrs) o[key] = v;
       continue;
     }
-    if (key === 'vocab' || key === 'objectType') o[key] = compactOne(v as string | string[], env.ctx);
+    // showChanges' previousVocab (CIM 009 §5.2.12) is a vocab like the one it was, so compacted the same way.
+    if (key === 'vocab' || key === 'previousVocab' || key === 'objectType') o[key] = compactOne(v as string | string[], env.ctx);
     else if (key === 'languageMap' && skipLanguageMap) continue;
     else o[key] = v;
   }

@@ -1,5 +1,7 @@
 // Parser of the NGSI-LD query language `q` (CIM 009 v1.8 §4.9) into the tree of q-ast.ts.
 // Any unparsable text is a 400 InvalidRequest whose detail names the character offset and what was expected.
+// Blanks (space, tab) around operators, values, ';', '|' and parentheses are skipped, as Orion-LD does, since
+// clients write `temperature > 20; humidity < 80` (README "Tolerances for real clients"); the grammar has none.
 
 import { LdError, invalidRequest } from '../problem.js';
 import {
@@ -42,6 +44,7 @@ export function parseQ(text: string): QNode {
   if (text.length > Q_MAX_LENGTH) throw invalidRequest(`q: longer than ${Q_MAX_LENGTH} characters`);
   const parser = new QParser(text);
   const node = parser.parseOr(0);
+  parser.blanks();
   if (parser.pos < text.length) parser.fail(parser.peek() === ')' ? "unbalanced ')'" : "expected ';', '|' or the end");
   return node;
 }
@@ -56,6 +59,11 @@ class QParser {
 
   fail(what: string, at: number = this.pos): never {
     throw invalidRequest(`q: ${what} at position ${at}`);
+  }
+
+  /** Skips blanks: the tolerance of the module comment. */
+  blanks(): void {
+    while (isBlank(this.text.charCodeAt(this.pos))) this.pos++;
   }
 
   parseOr(depth: number): QNode {
@@ -81,33 +89,45 @@ class QParser {
     return { kind: 'and', terms };
   }
 
+  /** A term or a parenthesized expression, and the blanks around it. */
   parseUnit(depth: number): QNode {
-    if (this.peek() !== '(') return this.parseTerm();
+    this.blanks();
+    if (this.peek() !== '(') {
+      const term = this.parseTerm();
+      this.blanks();
+      return term;
+    }
     if (depth >= Q_MAX_DEPTH) this.fail(`parentheses nested deeper than ${Q_MAX_DEPTH}`);
     this.pos++;
     const inner = this.parseOr(depth + 1);
     if (this.peek() !== ')') this.fail("expected ')'");
     this.pos++;
+    this.blanks();
     return inner;
   }
 
   parseTerm(): QNode {
     if (this.peek() === '!') {
       this.pos++;
+      this.blanks();
       const path = this.parsePath();
+      this.blanks();
       if (!this.atTermEnd()) this.fail("expected ';', '|', ')' or the end after a non-existence term");
       return { kind: 'notExists', path };
     }
     const path = this.parsePath();
+    this.blanks();
     if (this.atTermEnd()) return { kind: 'exists', path };
     const op = OPERATORS.find((o) => this.text.startsWith(o, this.pos));
     if (op === undefined) this.fail("expected an operator (==, !=, >, >=, <, <=, ~=, !~=), ';', '|', ')' or the end");
     this.pos += op.length;
+    this.blanks();
     if (op === '~=' || op === '!~=') {
       const pattern = this.parsePattern();
       return { kind: 'match', path, negated: op === '!~=', pattern };
     }
     const value = op === '==' || op === '!=' ? this.parseEqualityValue() : this.parseComparable(true);
+    this.blanks();
     if (!this.atTermEnd()) {
       const single = (op === '==' || op === '!=') && value.kind !== 'list' && value.kind !== 'range';
       this.fail(single ? "expected ',', '..', ';', '|', ')' or the end" : "expected ';', '|', ')' or the end");
@@ -155,9 +175,11 @@ class QParser {
   parseEqualityValue(): QValue {
     const start = this.pos;
     const first = this.parseValue();
+    this.blanks();
     if (this.text.startsWith('..', this.pos)) {
       if (first.kind === 'boolean' || first.kind === 'uri') this.fail(`a range bound must be a number, string, date, time or dateTime`, start);
       this.pos += 2;
+      this.blanks();
       const maxAt = this.pos;
       const max = this.parseComparable(false);
       if (max.kind !== first.kind) this.fail(`expected a ${first.kind} as the upper bound of the range`, maxAt);
@@ -168,7 +190,9 @@ class QParser {
     const list: QList = { kind: 'list', items: [first] };
     while (this.peek() === ',') {
       this.pos++;
+      this.blanks();
       list.items.push(this.parseValue());
+      this.blanks();
       if (this.text.startsWith('..', this.pos)) this.fail('a value list cannot hold a range');
     }
     return list;
@@ -181,6 +205,7 @@ class QParser {
     if (v.kind === 'boolean' || v.kind === 'uri') {
       this.fail('expected a number, string, date, time or dateTime (true, false and URIs only go with == and !=)', start);
     }
+    this.blanks();
     if (alone && this.text.startsWith('..', this.pos)) this.fail('a range only goes with == and !=');
     if (alone && this.peek() === ',') this.fail('a value list only goes with == and !=');
     return v;
@@ -231,7 +256,9 @@ class QParser {
     return { kind: 'uri', value: token };
   }
 
-  isValueEnd(at: number): boolean {
+  isValueEnd(from: number): boolean {
+    let at = from;
+    while (isBlank(this.text.charCodeAt(at))) at++;
     const c = this.text.charAt(at);
     if (c === '' || c === ';' || c === '|' || c === ')' || c === ',') return true;
     return this.text.startsWith('..', at);
@@ -302,18 +329,24 @@ class QParser {
         }
         i++;
       }
-      pattern = this.text.slice(start, Math.min(i, this.text.length));
+      // Blanks before the ';', '|' or ')' that ends a bare pattern are the tolerance's; a quoted pattern keeps them.
+      let end = Math.min(i, this.text.length);
+      while (end > start && isBlank(this.text.charCodeAt(end - 1))) end--;
+      pattern = this.text.slice(start, end);
       this.pos = Math.min(i, this.text.length);
     }
     if (pattern.length === 0) this.fail('expected a regular expression', start);
     const re = compileRe2(pattern);
     if (typeof re === 'string') this.fail(`invalid regular expression (${re})`, start);
+    this.blanks();
     if (!this.atTermEnd()) this.fail("expected ';', '|', ')' or the end", this.pos);
     return pattern;
   }
 }
 
-const VALUE_STOP: ReadonlySet<string> = new Set([';', '|', ')', ',']);
+const VALUE_STOP: ReadonlySet<string> = new Set([';', '|', ')', ',', ' ', '\t']);
+
+const isBlank = (c: number): boolean => c === 0x20 || c === 0x09;
 
 const LITERAL_LEXERS: readonly [RegExp, 'dateTime' | 'date' | 'time' | 'number' | 'boolean'][] = [
   [DATE_TIME_LEX, 'dateTime'],

@@ -110,11 +110,23 @@ export function matchChange(sub: CompiledSubscription, before: StoredEntity | un
   if (sub.filter !== undefined && !sub.filter(subject)) return undefined;
   const triggers = sub.triggers;
   const nowIso = new Date(now).toISOString();
-  if (after === undefined) {
-    if (!triggers.has('entityDeleted')) return undefined;
-    return { trigger: 'entityDeleted', entity: { id: subject.id, type: subject.type, createdAt: subject.createdAt, modifiedAt: nowIso, deletedAt: nowIso } };
-  }
   const datasetIds = sub.render.datasetId;
+  if (after === undefined) {
+    const gone: StoredEntity = { id: subject.id, type: subject.type, createdAt: subject.createdAt, modifiedAt: nowIso, deletedAt: nowIso };
+    if (triggers.has('entityDeleted')) return { trigger: 'entityDeleted', entity: gone };
+    if (!triggers.has('attributeDeleted')) return undefined;
+    // CIM 009 §5.8.6: deleting an entity deletes its attributes, so a subscription to attributeDeleted (and not to
+    // entityDeleted) hears of the watched ones the entity had, each as NGSI-LD null, with the entity's deletedAt.
+    let any = false;
+    for (const attrIri in subject) {
+      if (ENTITY_CORE_MEMBERS.has(attrIri) || (sub.watched !== undefined && !sub.watched.has(attrIri))) continue;
+      const lost = instancesIn(subject, attrIri, datasetIds);
+      if (lost === undefined) continue;
+      gone[attrIri] = lost.map((inst) => nulled(inst, nowIso));
+      any = true;
+    }
+    return any ? { trigger: 'attributeDeleted', entity: gone } : undefined;
+  }
   if (before === undefined) {
     const created = changedAttrs(undefined, after, sub.watched, datasetIds);
     if (triggers.has('entityCreated') && (sub.watched === undefined || created.created.length > 0)) return { trigger: 'entityCreated', entity: after };
@@ -133,14 +145,38 @@ export function matchChange(sub: CompiledSubscription, before: StoredEntity | un
   if (!sub.showChanges && !notifyDeleted) return { trigger, entity: after };
   const entity: StoredEntity = { ...after };
   if (sub.showChanges) for (const attrIri of diff.updated) entity[attrIri] = withPrevious(after[attrIri] as AttrInstance[], before[attrIri] as AttrInstance[]);
-  // CIM 009 §5.8.6: a deleted attribute is notified with the NGSI-LD null as its value.
-  if (notifyDeleted) for (const attrIri of diff.deleted) entity[attrIri] = [{ type: 'Property', value: NGSI_LD_NULL, deletedAt: nowIso }];
+  // CIM 009 §5.8.6: a deleted attribute, or a deleted datasetId instance of one (§5.6.5), is notified with the
+  // NGSI-LD null as its value, after the instances the attribute keeps.
+  if (notifyDeleted) {
+    for (const attrIri of diff.deleted) {
+      const kept = (entity[attrIri] as AttrInstance[] | undefined) ?? [];
+      const lost = lostInstances(instancesIn(before, attrIri, datasetIds)!, instancesIn(after, attrIri, datasetIds));
+      entity[attrIri] = [...kept, ...lost.map((inst) => nulled(inst, nowIso))];
+    }
+  }
   return { trigger, entity };
+}
+
+/** A deleted instance as notified: the NGSI-LD null in its place, its datasetId kept. */
+function nulled(inst: AttrInstance, deletedAt: string): AttrInstance {
+  const out: AttrInstance = { type: 'Property', value: NGSI_LD_NULL, deletedAt };
+  if (inst.datasetId !== undefined) out.datasetId = inst.datasetId;
+  return out;
+}
+
+const datasetKey = (inst: AttrInstance): string => inst.datasetId ?? '@none';
+
+/** The instances of `was` whose datasetId `now` no longer has. */
+function lostInstances(was: readonly AttrInstance[], now: readonly AttrInstance[] | undefined): AttrInstance[] {
+  if (now === undefined) return was.slice();
+  const kept = new Set(now.map(datasetKey));
+  return was.filter((inst) => !kept.has(datasetKey(inst)));
 }
 
 interface AttrDiff {
   created: string[];
   updated: string[];
+  /** Attributes deleted, or that lost some of their datasetId instances (those are in `updated` too when others changed). */
   deleted: string[];
 }
 
@@ -159,8 +195,20 @@ export function changedAttrs(before: StoredEntity | undefined, after: StoredEnti
     const now = instancesIn(after, attrIri, datasetIds);
     if (now === undefined) continue;
     const was = instancesIn(before, attrIri, datasetIds);
-    if (was === undefined) diff.created.push(attrIri);
-    else if (was !== now && JSON.stringify(was) !== JSON.stringify(now)) diff.updated.push(attrIri);
+    if (was === undefined) {
+      diff.created.push(attrIri);
+      continue;
+    }
+    if (was === now || JSON.stringify(was) === JSON.stringify(now)) continue;
+    const lost = lostInstances(was, now);
+    if (lost.length === 0) {
+      diff.updated.push(attrIri);
+      continue;
+    }
+    // One datasetId instance deleted (§5.6.5 with datasetId) is an attribute deletion; what else changed, an update.
+    diff.deleted.push(attrIri);
+    const rest = was.filter((inst) => !lost.includes(inst));
+    if (JSON.stringify(rest) !== JSON.stringify(now)) diff.updated.push(attrIri);
   }
   if (before !== undefined) {
     for (const attrIri in before) {

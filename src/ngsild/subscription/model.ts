@@ -106,28 +106,34 @@ export function subscriptionStatus(body: SubscriptionBody, now: number): Subscri
   return body.isActive === false ? 'paused' : 'active';
 }
 
-/** The notification status: `failed` while the last attempt failed (§5.2.14). */
-export function notificationStatus(c: SubscriptionCounters | undefined): 'ok' | 'failed' {
-  if (c?.lastFailure === undefined) return 'ok';
+/** The notification status: `failed` while the last attempt failed (§5.2.14); undefined before the first one. */
+export function notificationStatus(c: SubscriptionCounters | undefined): 'ok' | 'failed' | undefined {
+  if (c === undefined) return undefined;
+  if (c.lastFailure === undefined) return 'ok';
   return c.lastSuccess === undefined || Date.parse(c.lastFailure) >= Date.parse(c.lastSuccess) ? 'failed' : 'ok';
 }
 
 /**
  * The subscription as GET shows it: the body (its names compacted with `compact`, the @context of the request:
- * names.ts), the computed status and the counters.
+ * names.ts), the default notificationTrigger when it has none, the computed status and the counters. The
+ * counters and notification status come with the first notification (sent or dropped): before it there is no
+ * attempt to report (§5.2.14; Orion-LD leaves them out too).
  */
 export function renderSubscription(doc: SubscriptionDoc, counters: SubscriptionCounters | undefined, now: number, sysAttrs: boolean,
   compact?: (iri: string) => string): Record<string, unknown> {
   const b = compact === undefined ? doc.body : mapSubscriptionNames(doc.body, compact);
   const out: Record<string, unknown> = { ...b };
+  out.notificationTrigger ??= [...DEFAULT_TRIGGERS];
   out.isActive = b.isActive !== false;
   out.status = subscriptionStatus(b, now);
   const n: Record<string, unknown> = { ...b.notification };
   n.format ??= 'normalized';
   n.endpoint = { accept: 'application/json', ...b.notification.endpoint };
-  n.status = notificationStatus(counters);
-  n.timesSent = counters?.timesSent ?? 0;
-  n.timesFailed = counters?.timesFailed ?? 0;
+  if (counters !== undefined) {
+    n.status = notificationStatus(counters);
+    n.timesSent = counters.timesSent;
+    n.timesFailed = counters.timesFailed;
+  }
   if (counters?.lastNotification !== undefined) n.lastNotification = counters.lastNotification;
   if (counters?.lastSuccess !== undefined) n.lastSuccess = counters.lastSuccess;
   if (counters?.lastFailure !== undefined) n.lastFailure = counters.lastFailure;

@@ -12,7 +12,7 @@ import type { NotificationTrigger } from './model.js';
 export interface NotificationPayload {
   /** JSON text of the Notification without `notifiedAt`: an object, so it starts with '{'. */
   body: string;
-  /** Content-Type, Link, and receiverInfo headers, flat name/value list. */
+  /** Content-Type, Link, NGSILD-Tenant and receiverInfo headers, flat name/value list. */
   headers: string[];
 }
 
@@ -27,13 +27,23 @@ export function buildNotification(sub: CompiledSubscription, entities: readonly 
   const headers: string[] = ['Content-Type', accept];
   if (accept === 'application/ld+json') n['@context'] = ctx.contextValue;
   else headers.push('Link', formatLinkHeader(ctx.linkUrl));
+  // The notification of a tenant's subscription names its tenant (CIM 009 §4.14 tenants; Orion-LD sends it; tenant
+  // names are checked on the request that created it: lower-case letters, digits, '_' and '-'). receiverInfo,
+  // pushed after, may still set the header to what the receiver wants.
+  if (sub.tenant !== '') headers.push('NGSILD-Tenant', sub.tenant);
   headers.push(...sub.endpoint.headers);
   return { body: JSON.stringify(n), headers };
 
   function renderDeleted(e: StoredEntity): Record<string, unknown> | undefined {
     if (e.deletedAt === undefined) return undefined;
-    // CIM 009 §5.8.6 entityDeleted: the entity's id, type and when it was deleted.
     const type = e.type.map((t) => ctx.compactIri(t));
-    return { id: e.id, type: type.length === 1 ? type[0] : type, deletedAt: e.deletedAt };
+    // CIM 009 §5.8.6 entityDeleted: the entity's id, type and when it was deleted; with sysAttrs, its other times too.
+    const out: Record<string, unknown> = { id: e.id, type: type.length === 1 ? type[0] : type, deletedAt: e.deletedAt };
+    if (sub.render.sysAttrs === true) {
+      out.createdAt = e.createdAt;
+      out.modifiedAt = e.modifiedAt;
+    }
+    // attributeDeleted by the entity's deletion (match.ts): the deleted attributes follow, as NGSI-LD null.
+    return trigger === 'attributeDeleted' ? { ...renderEntity(e, ctx, sub.render), ...out } : out;
   }
 }

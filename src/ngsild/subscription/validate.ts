@@ -29,7 +29,7 @@ const NOTIFICATION_COMPUTED: ReadonlySet<string> = new Set([
 ]);
 const ENDPOINT_MEMBERS: ReadonlySet<string> = new Set(['uri', 'accept', 'timeout', 'cooldown', 'receiverInfo', 'notifierInfo']);
 const ACCEPTS: ReadonlySet<string> = new Set(['application/json', 'application/ld+json', 'application/geo+json']);
-const FORMATS: ReadonlySet<string> = new Set(['normalized', 'keyValues', 'concise']);
+const FORMATS: ReadonlySet<string> = new Set(['normalized', 'keyValues', 'simplified', 'concise']);
 /** HTTP header names (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Upper bounds that keep one subscription's work bounded. */
@@ -238,8 +238,9 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
   if (v.omit !== undefined) out.omit = nameList(v.omit, 'notification.omit');
   if (out.pick !== undefined && out.omit !== undefined) throw badRequest('notification.pick: cannot be given together with notification.omit');
   if (v.format !== undefined) {
-    if (typeof v.format !== 'string' || !FORMATS.has(v.format)) throw badRequest(`notification.format: ${show(v.format)} is not one of normalized, keyValues, concise`);
-    out.format = v.format as NotificationParamsBody['format'];
+    if (typeof v.format !== 'string' || !FORMATS.has(v.format)) throw badRequest(`notification.format: ${show(v.format)} is not one of normalized, keyValues, simplified, concise`);
+    // CIM 009 §4.5.3: simplified is the other name of keyValues; the subscription keeps the one name.
+    out.format = (v.format === 'simplified' ? 'keyValues' : v.format) as NotificationParamsBody['format'];
   }
   for (const k of ['sysAttrs', 'showChanges'] as const) {
     if (v[k] === undefined) continue;

@@ -24,7 +24,12 @@ export interface TemporalQuery {
   to?: number;
 }
 
-function instant(name: string, text: string): number {
+/** A zone offset whose `+` a URL query turned into a blank (`timeAt=2024-01-31T10:00:00+01:00` sent unencoded). */
+const BLANKED_OFFSET = /T[\d:.]+ \d{2}:\d{2}$/;
+
+function instant(name: string, rawText: string): number {
+  // A date-time never holds a blank, so one before a trailing hh:mm can only be the offset's decoded `+`.
+  const text = BLANKED_OFFSET.test(rawText) ? `${rawText.slice(0, -6)}+${rawText.slice(-5)}` : rawText;
   // A date alone (2024-01-31) is accepted as its midnight UTC; anything else must be a full date-time.
   const full = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text;
   if (!isDateTime(full)) throw badRequest(`${name}: '${text.slice(0, 60)}' is not an ISO 8601 date-time`);

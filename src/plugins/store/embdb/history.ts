@@ -279,7 +279,9 @@ export class EmbdbHistory implements History {
       list.push(h);
       return true;
     };
-    if (byObserved) {
+    if (w === undefined && sel.order === 'observedAt') {
+      this.scanByObservedAt(tenant, id, attrIri, reverse, take);
+    } else if (byObserved) {
       for (const { key, value: createdMs } of this.observed.getRange({ start, end, reverse }))
         if (!take(this.inst.get([tenant, id, attrIri, createdMs, key[4] as string]))) break;
     } else {
@@ -287,6 +289,37 @@ export class EmbdbHistory implements History {
     }
     if (reverse) list.reverse();
     return { list, truncated };
+  }
+
+  /**
+   * Every instance of an attribute in observedAt order (newest first with `reverse`), one without observedAt at its
+   * createdAt (as temporal-render's instanceTime places it), until `take` says stop: the observedAt index merged
+   * with the createdAt index's instances that have no observedAt. The createdAt scan passes the instances that have
+   * one only up to the time the merge has reached: in step with the observedAt index when instances are recorded
+   * about when they are observed; over the whole attribute for lastN when they were recorded long after.
+   */
+  private scanByObservedAt(tenant: string, id: string, attrIri: string, reverse: boolean, take: (h: HistoryInstance | undefined) => boolean): void {
+    const lo: Key = [tenant, id, attrIri, MIN_T];
+    const hi: Key = [tenant, id, attrIri, MAX_T];
+    const range = reverse ? { start: hi, end: lo, reverse: true } : { start: lo, end: hi };
+    const observed = this.observed.getRange(range)[Symbol.iterator]();
+    const created = this.inst.getRange(range)[Symbol.iterator]();
+    const comesFirst = (a: number, b: number): boolean => (reverse ? a > b : a < b);
+    let o = observed.next();
+    let c = created.next();
+    for (;;) {
+      const oMs = o.done ? undefined : (o.value.key[3] as number);
+      while (!c.done && typeof c.value.value.observedAt === 'string' && (oMs === undefined || !comesFirst(oMs, c.value.key[3] as number))) c = created.next();
+      const cUnobserved = !c.done && typeof c.value.value.observedAt !== 'string';
+      if (oMs === undefined && !cUnobserved) return;
+      if (cUnobserved && (oMs === undefined || comesFirst(c.value!.key[3] as number, oMs))) {
+        if (!take(c.value!.value)) return;
+        c = created.next();
+      } else {
+        if (!take(this.inst.get([tenant, id, attrIri, o.value!.value, o.value!.key[4] as string]))) return;
+        o = observed.next();
+      }
+    }
   }
 
   // ---- temporal API writes --------------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+// Reading subscriptions' counters for GET (CIM 009 v1.8 §5.2.14) from the notifier thread, which counts each
+// notification as its request goes out (counters.ts): a GET right after a notification was received shows it,
+// where the store's copy lags by up to a second. When the notifier does not answer in time, the store's copy is read.
+import { BroadcastChannel, threadId } from 'node:worker_threads';
+import type { Store } from '../store/contract.js';
+import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
+import { COUNTERS_CHANNEL, type CountersAnswered, type CountersAsked } from './channel.js';
+
+/** How long a GET waits for the notifier (busy with a flood of deliveries) before it reads the store instead. */
+const ASK_TIMEOUT_MS = 250;
+
+type Waiting = (counters: Array<SubscriptionCounters | null> | undefined) => void;
+
+export class CounterReader {
+  private readonly channel = new BroadcastChannel(COUNTERS_CHANNEL);
+  private readonly waiting = new Map<number, Waiting>();
+  private seq = 0;
+
+  constructor(private readonly store: Store) {
+    this.channel.unref();
+    this.channel.onmessage = (m: unknown) => {
+      const answer = (m as { data?: CountersAnswered }).data;
+      if (answer?.kind !== 'answer' || answer.asker !== threadId) return;
+      const done = this.waiting.get(answer.seq);
+      if (done !== undefined) done(answer.counters);
+    };
+  }
+
+  /** The counters of each subscription id (undefined: no notification yet), in order. */
+  async read(tenant: string, ids: readonly string[]): Promise<Array<SubscriptionCounters | undefined>> {
+    if (ids.length === 0) return [];
+    const fromNotifier = await this.ask(tenant, ids);
+    if (fromNotifier !== undefined) return fromNotifier.map((c) => c ?? undefined);
+    const stored = this.store.collection(tenant, SUBSCRIPTION_COUNTERS);
+    return Promise.all(ids.map(async (id) => (await stored.get(id)) as SubscriptionCounters | undefined));
+  }
+
+  close(): void {
+    this.channel.close();
+    for (const done of this.waiting.values()) done(undefined);
+    this.waiting.clear();
+  }
+
+  private ask(tenant: string, ids: readonly string[]): Promise<Array<SubscriptionCounters | null> | undefined> {
+    const seq = ++this.seq;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish(undefined), ASK_TIMEOUT_MS);
+      const finish: Waiting = (counters) => {
+        clearTimeout(timer);
+        this.waiting.delete(seq);
+        resolve(counters !== undefined && counters.length === ids.length ? counters : undefined);
+      };
+      this.waiting.set(seq, finish);
+      const question: CountersAsked = { kind: 'ask', asker: threadId, seq, tenant, ids: [...ids] };
+      this.channel.postMessage(question);
+    });
+  }
+}
