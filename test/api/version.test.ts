@@ -46,7 +46,7 @@ t.test('HEAD and OPTIONS answer on /version as on every GET route; other methods
 t.test('/version takes no parameter, and nothing else outside /ngsi-ld/v1 is served', async (t) => {
   const bad = await call(broker, 'GET', '/version?verbose=true');
   t.equal(bad.status, 400);
-  t.equal(bad.json.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
+  t.equal(bad.json.type, 'https://uri.etsi.org/ngsi-ld/errors/InvalidRequest', 'CIM 009 §6.3.20: a parameter the operation does not take');
   t.match(bad.json.detail, /verbose/);
   for (const path of ['/versions', '/version/x', '/', '/ngsi-ld/v1', '/ngsi-ld/version', `${NGSI}/version/x`]) {
     t.equal((await call(broker, 'GET', path)).status, 404, path);
