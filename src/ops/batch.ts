@@ -74,10 +74,7 @@ async function prepareEntities(req: LdRequest, ctx: WorkerContext, now: string, 
       if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw badRequest('a batch entry must be a JSON object');
       const context = await entryContext(req, ctx, entry as Record<string, unknown>);
       const body = stripContext(entry as Record<string, unknown>);
-      const entity = allowNull
-        ? expandEntity({ ...body, type: body.type ?? 'urn:ngsi-ld:placeholder' }, context, { now, allowNull: true })
-        : expandEntity(body, context, { now });
-      if (allowNull && body.type === undefined) entity.type = [];
+      const entity = expandEntity(body, context, { now, allowNull });
       prepared.push({ id: entity.id, value: entity });
     } catch (error) {
       errors.push(errorEntry(id, error));

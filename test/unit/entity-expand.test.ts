@@ -217,3 +217,14 @@ t.test('deletion markers: JSON null and urn:ngsi-ld:null become the value member
   t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: null }, ctx, { now })).detail, 'a: null is not an attribute value', 'not on create');
   t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: 'urn:ngsi-ld:null' }, ctx, { now })).detail, 'location: must be a GeoProperty', 'not on create');
 });
+
+t.test('a merge-patch may leave out the entity type, and cannot delete it', async (t) => {
+  t.strictSame(expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now, allowNull: true }).type, [], 'no type: none to add');
+  for (const type of [null, 'urn:ngsi-ld:null']) {
+    const err = ldErrorOf(() => expandEntity({ id: 'urn:x:1', type, a: 1 }, ctx, { now, allowNull: true }));
+    t.equal(err.status, 400, `${String(type)}: refused`);
+    t.equal(err.detail, 'type: the entity type cannot be deleted (null in a merge-patch)');
+  }
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: [null], a: 1 }, ctx, { now, allowNull: true })).detail, 'type: null is not a string');
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now })).detail, 'type: the entity type is missing', 'a create needs it');
+});
