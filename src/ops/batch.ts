@@ -50,7 +50,9 @@ async function entryContext(req: LdRequest, ctx: WorkerContext, entry: Record<st
   }
   const given = entry['@context'];
   if (given === undefined) throw badRequest('an application/ld+json batch entry must carry @context');
-  return ctx.contexts.resolve(given);
+  const resolved = await ctx.contexts.resolve(given);
+  if (!req.otherContexts.includes(resolved)) req.otherContexts.push(resolved);
+  return resolved;
 }
 
 function stripContext(entry: Record<string, unknown>): Record<string, unknown> {

@@ -18,6 +18,8 @@ export class LdRequest {
   readonly task: PipelineTask;
   /** Set by the context step. */
   context!: ResolvedContext;
+  /** Other @contexts the operation resolved (those of batch entries): kept with `context` when it succeeds. */
+  readonly otherContexts: ResolvedContext[] = [];
   /** Set by the tenant step: '' is the default tenant. */
   tenant = '';
   /** Set by negotiation. */

@@ -11,7 +11,8 @@ import { resolveRequestContext } from './context-step.js';
 import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
 import type { AuthRefusal } from './auth-step.js';
-import { servedUrl } from '../ops/contexts.js';
+import { keepUsedContexts, servedUrl } from '../ops/contexts.js';
+import { linkUrlIn } from '../ngsild/context/resolved.js';
 
 const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
 const encoder = new TextEncoder();
@@ -35,7 +36,13 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
     const handler = handlers.get(req.op);
     if (handler === undefined)
       throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);
-    const result = render(req, ctx, await handler(req, ctx));
+    const opResult = await handler(req, ctx);
+    // CIM 009 §5.13.1: what the request used is kept in its tenant before the answer links it.
+    if (opResult.status < 400) {
+      await keepUsedContexts(req, ctx, req.context);
+      for (const other of req.otherContexts) await keepUsedContexts(req, ctx, other);
+    }
+    const result = render(req, ctx, opResult);
     if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ op: ldOpName(req.op), path: req.path, status: result.status }, 'request');
     return result;
   } catch (error) {
@@ -56,7 +63,7 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
       body = withContextMember(body, req.context.contextValue);
     } else {
       if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
-      headers.push('Link', formatLinkHeader(servedUrl(req, ctx.config, req.context.linkUrl)));
+      headers.push('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.tenant))));
     }
   }
   headers.push('Content-Type', contentType);

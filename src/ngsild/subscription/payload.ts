@@ -6,6 +6,7 @@ import type { StoredEntity } from '../entity/model.js';
 import { renderEntity } from '../entity/render.js';
 import { renderGeoJson, featureCollection } from '../entity/geojson.js';
 import { formatLinkHeader } from '../context/link-header.js';
+import { linkUrlIn } from '../context/resolved.js';
 import type { CompiledSubscription } from './compile.js';
 import type { NotificationTrigger } from './model.js';
 
@@ -26,7 +27,7 @@ export function buildNotification(sub: CompiledSubscription, entities: readonly 
   if (trigger !== undefined) n.triggerReason = trigger;
   const headers: string[] = ['Content-Type', accept];
   if (accept === 'application/ld+json') n['@context'] = ctx.contextValue;
-  else headers.push('Link', formatLinkHeader(ctx.linkUrl));
+  else headers.push('Link', formatLinkHeader(linkUrlIn(ctx, sub.tenant)));
   headers.push(...sub.endpoint.headers);
   return { body: JSON.stringify(n), headers };
 
