@@ -5,6 +5,7 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import { QueryParams } from './query-params.js';
 import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
+import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
 import type { LdOp } from '../front/routes.js';
 
 const NO_BODY = Symbol('no body');
@@ -59,12 +60,18 @@ export class LdRequest {
     } catch {
       throw invalidRequest('the body is not valid UTF-8');
     }
+    let parsed: unknown;
     try {
-      this.parsedBody = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch (e) {
       throw invalidRequest(`the body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return this.parsedBody;
+    // JSON.parse takes any depth; the walks after it (expansion, @context processing and digests, rendering,
+    // serialization) may recurse: bounded once here, before any of them.
+    const deep = tooDeepAt(parsed, MAX_BODY_NESTING);
+    if (deep !== undefined) throw badRequest(`${deep}: the body is nested deeper than ${MAX_BODY_NESTING} levels`);
+    this.parsedBody = parsed;
+    return parsed;
   }
 
   /** The body as a JSON object (400 otherwise). */

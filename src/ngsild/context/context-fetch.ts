@@ -1,6 +1,7 @@
 // Fetches a remote @context document over http(s) with a deadline and a size cap enforced while streaming,
 // so a slow or huge context costs the broker at most `timeoutMs` and `maxBytes` (CIM 009 v1.8 §5.5.7).
 import { LdError } from '../problem.js';
+import { MAX_NESTING, tooDeepAt } from '../entity/depth.js';
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -77,6 +78,9 @@ export function parseContextDocument(url: string, text: string): object {
   } catch (e) {
     throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not valid JSON: ${describe(e)}`);
   }
+  // JSON-LD context processing recurses into scoped contexts: a document is bounded as a request body is.
+  if (tooDeepAt(doc, MAX_NESTING) !== undefined)
+    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is nested deeper than ${MAX_NESTING} levels`);
   return checkContextDocument(url, doc);
 }
 
