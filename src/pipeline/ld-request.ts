@@ -6,6 +6,7 @@ import { QueryParams } from './query-params.js';
 import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
 import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
+import { illFormedString } from '../ngsild/entity/well-formed.js';
 import type { LdOp } from '../front/routes.js';
 
 const NO_BODY = Symbol('no body');
@@ -70,6 +71,11 @@ export class LdRequest {
     // serialization) may recurse: bounded once here, before any of them.
     const deep = tooDeepAt(parsed, MAX_BODY_NESTING);
     if (deep !== undefined) throw badRequest(`${deep}: the body is nested deeper than ${MAX_BODY_NESTING} levels`);
+    // The bytes are valid UTF-8, so only a \u escape can make a lone surrogate.
+    if (text.includes('\\u')) {
+      const bad = illFormedString(parsed);
+      if (bad !== undefined) throw badRequest(`${JSON.stringify(bad.slice(0, 80))}: not well-formed Unicode (a lone surrogate escape)`);
+    }
     this.parsedBody = parsed;
     return parsed;
   }
