@@ -228,3 +228,13 @@ t.test('a merge-patch may leave out the entity type, and cannot delete it', asyn
   t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: [null], a: 1 }, ctx, { now, allowNull: true })).detail, 'type: null is not a string');
   t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now })).detail, 'type: the entity type is missing', 'a create needs it');
 });
+
+t.test('sub-attributes named like JavaScript\'s own members (constructor, toString, __proto__) are sub-attributes', async (t) => {
+  const body = JSON.parse('{"id":"urn:x:1","type":"T","a":{"type":"Property","value":1,"constructor":{"type":"Property","value":2},"toString":3,"__proto__":{"type":"Property","value":4}}}') as unknown;
+  const a = (expandEntity(body, ctx, { now })[dc('a')] as AttrInstance[])[0]!;
+  t.equal((a[dc('constructor')] as AttrInstance).value, 2);
+  t.equal((a[dc('toString')] as AttrInstance).value, 3);
+  t.equal((a[dc('__proto__')] as AttrInstance).value, 4);
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property', value: 1, object: 'urn:x:2' } }, ctx, { now })).detail,
+    'a.object: not a member of a Property', 'a value member of another type is still refused');
+});

@@ -332,7 +332,8 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
     const v = raw[key];
     const memberAt = `${at}.${key}`;
     if (key === 'type') continue;
-    if (key in VALUE_MEMBERS || key === 'object' || key === 'value') {
+    // hasOwn: `in` would take inherited names (`constructor`, `__proto__`) for value members.
+    if (Object.hasOwn(VALUE_MEMBERS, key)) {
       if (key !== valueMember) throw badRequest(`${memberAt}: not a member of ${type === undefined ? 'this attribute' : 'a ' + type}`);
       setValue(inst, type!, v, memberAt, env.ctx, env.nullable);
       continue;
