@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import {
-  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type HostedContexts, type KeptContext,
+  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type ContextToKeep, type HostedContexts, type KeptContext,
 } from '../ngsild/context/context-resolver.js';
 import { isCoreContextUrl } from '../ngsild/context/core-contexts.js';
 import { TENANT_SEPARATOR, tenantLocalId, type ResolvedContext } from '../ngsild/context/resolved.js';
@@ -85,11 +85,16 @@ function resolver(ctx: WorkerContext): ContextResolver | undefined {
  * as ImplicitlyCreated (unless `implicit` is false), the URLs fetched for it as Cached. Once per thread, tenant and
  * context; a tenant that does not exist (a create that created nothing) keeps nothing. Never throws.
  */
-export async function keepUsedContexts(req: LdRequest, ctx: WorkerContext, used: ResolvedContext, implicit = true): Promise<void> {
+export function keepUsedContexts(req: LdRequest, ctx: WorkerContext, used: ResolvedContext, implicit = true): Promise<void> | undefined {
   const contexts = resolver(ctx);
-  if (contexts === undefined) return;
+  if (contexts === undefined) return undefined;
   const toKeep = contexts.keptFor(req.tenant, used, implicit);
-  if (toKeep.length === 0) return;
+  // The hot path: the core context, or one this thread has kept in this tenant already; nothing to wait for.
+  if (toKeep.length === 0) return undefined;
+  return keep(req, ctx, contexts, toKeep);
+}
+
+async function keep(req: LdRequest, ctx: WorkerContext, contexts: ContextResolver, toKeep: readonly ContextToKeep[]): Promise<void> {
   try {
     if (req.tenant !== '' && !(await ctx.store.hasTenant(req.tenant))) return;
     const collection = keptContexts(ctx, req.tenant);

@@ -39,7 +39,8 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
     const opResult = await handler(req, ctx);
     // CIM 009 §5.13.1: what the request used is kept in its tenant before the answer links it.
     if (opResult.status < 400) {
-      await keepUsedContexts(req, ctx, req.context);
+      const keeping = keepUsedContexts(req, ctx, req.context);
+      if (keeping !== undefined) await keeping;
       for (const other of req.otherContexts) await keepUsedContexts(req, ctx, other);
     }
     const result = render(req, ctx, opResult);

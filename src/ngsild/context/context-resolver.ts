@@ -102,6 +102,8 @@ export function cachedLocalId(url: string): string {
 /** Channel on which threads tell each other to drop what they cached of a kept @context. */
 const FORGET_CHANNEL = 'ldbroker:jsonldContexts';
 
+const NOTHING_TO_KEEP: readonly ContextToKeep[] = [];
+
 /** A @context to keep in a tenant's collection: its local id there and the document. */
 export interface ContextToKeep {
   localId: string;
@@ -211,9 +213,9 @@ export class ContextResolver {
    * its own records, listed and deleted there only. Leaves out what this thread has already kept; call kept() once
    * the store has them.
    */
-  keptFor(tenant: string, ctx: ResolvedContext, implicit = true): ContextToKeep[] {
+  keptFor(tenant: string, ctx: ResolvedContext, implicit = true): readonly ContextToKeep[] {
     const keeps = ctx instanceof FlatContext ? ctx.keeps : undefined;
-    if (keeps === undefined) return [];
+    if (keeps === undefined) return NOTHING_TO_KEEP;
     const out: ContextToKeep[] = [];
     if (implicit && keeps.implicitId !== undefined) {
       const localId = tenantLocalId(tenant, keeps.implicitId);
