@@ -51,7 +51,9 @@ async function entryContext(req: LdRequest, ctx: WorkerContext, entry: Record<st
   }
   const given = entry['@context'];
   if (given === undefined) throw badRequest('an application/ld+json batch entry must carry @context');
-  return ctx.contexts.resolve(given, req.wait);
+  const resolved = await ctx.contexts.resolve(given, req.wait);
+  if (!req.otherContexts.includes(resolved)) req.otherContexts.push(resolved);
+  return resolved;
 }
 
 function isEntryObject(entry: unknown): entry is Record<string, unknown> {
@@ -86,10 +88,7 @@ async function prepareEntities(req: LdRequest, ctx: WorkerContext, now: string, 
       if (settled.status === 'rejected') throw settled.reason;
       const context = settled.value!;
       const body = stripContext(entry);
-      const entity = allowNull
-        ? expandEntity({ ...body, type: body.type ?? 'urn:ngsi-ld:placeholder' }, context, { now, allowNull: true })
-        : expandEntity(body, context, { now });
-      if (allowNull && body.type === undefined) entity.type = [];
+      const entity = expandEntity(body, context, { now, allowNull });
       prepared.push({ id: entity.id, value: entity });
     } catch (error) {
       errors.push(errorEntry(id, error));

@@ -1,13 +1,14 @@
 // @context management (CIM 009 v1.8 §5.13, §6.30, §6.31): add a Hosted @context, list the kept ones (Hosted,
-// Cached, ImplicitlyCreated), serve one, delete one or reload a Cached one. Kept @contexts live in the store:
-// Hosted ones in the collection `jsonldContexts` of the tenant they were added in, Cached and ImplicitlyCreated
-// ones (the broker's own, made for every tenant alike) in that of the default tenant.
+// Cached, ImplicitlyCreated), serve one, delete one or reload a Cached one. Kept @contexts live in the store, in the
+// collection `jsonldContexts` of the tenant they belong to: a Hosted one to the tenant of its POST, a Cached or
+// ImplicitlyCreated one to the tenant whose request fetched or used it (each tenant has its own record).
 import { randomUUID } from 'node:crypto';
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import {
-  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type HostedContexts, type KeptContext,
+  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type ContextToKeep, type HostedContexts, type KeptContext,
 } from '../ngsild/context/context-resolver.js';
 import { isCoreContextUrl } from '../ngsild/context/core-contexts.js';
+import { TENANT_SEPARATOR, tenantLocalId, type ResolvedContext } from '../ngsild/context/resolved.js';
 import type { BrokerConfig } from '../options.js';
 import type { DocCollection, Store } from '../store/contract.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -47,8 +48,6 @@ export function servedUrl(req: LdRequest, config: BrokerConfig, url: string): st
   return url.startsWith(configured + HOSTED_PATH) ? requestBrokerUrl(req, config) + url.slice(configured.length) : url;
 }
 
-/** Separates the tenant from the id in the local id of a Hosted @context added in a tenant other than the default. */
-const TENANT_SEPARATOR = '~';
 /** A tenant name as the tenant step accepts it (CIM 009 §4.14; lower-case, see tenant-step.ts). */
 const TENANT_NAME = /^[a-z0-9_-]{1,50}$/;
 
@@ -81,6 +80,32 @@ function resolver(ctx: WorkerContext): ContextResolver | undefined {
   return ctx.contexts instanceof ContextResolver ? ctx.contexts : undefined;
 }
 
+/**
+ * CIM 009 v1.8 §5.13.1: keeps, in the tenant of a request that succeeded, the @contexts it used: its inline context
+ * as ImplicitlyCreated (unless `implicit` is false), the URLs fetched for it as Cached. Once per thread, tenant and
+ * context; a tenant that does not exist (a create that created nothing) keeps nothing. Never throws.
+ */
+export function keepUsedContexts(req: LdRequest, ctx: WorkerContext, used: ResolvedContext, implicit = true): Promise<void> | undefined {
+  const contexts = resolver(ctx);
+  if (contexts === undefined) return undefined;
+  const toKeep = contexts.keptFor(req.tenant, used, implicit);
+  // The hot path: the core context, or one this thread has kept in this tenant already; nothing to wait for.
+  if (toKeep.length === 0) return undefined;
+  return keep(req, ctx, contexts, toKeep);
+}
+
+async function keep(req: LdRequest, ctx: WorkerContext, contexts: ContextResolver, toKeep: readonly ContextToKeep[]): Promise<void> {
+  try {
+    if (req.tenant !== '' && !(await ctx.store.hasTenant(req.tenant))) return;
+    const collection = keptContexts(ctx, req.tenant);
+    for (const { localId, doc } of toKeep) await collection.insert(localId, doc as unknown as Record<string, unknown>);
+    contexts.kept(toKeep.map((k) => k.localId));
+  } catch (e) {
+    // The request itself succeeded; a later one keeps them.
+    ctx.log.warn({ err: e, tenant: req.tenant }, '@contexts used by a request not kept');
+  }
+}
+
 interface Entry {
   localId: string;
   url: string;
@@ -99,13 +124,20 @@ function coreEntry(ctx: WorkerContext): Entry {
   return { localId: cachedLocalId(url), url, kept: { kind: 'Cached', url, context: url, timestamp: CORE_TIMESTAMP }, core: true };
 }
 
-/** The kept @context a path parameter names: its local id, or its URL (percent-encoded in the path). */
+/**
+ * The kept @context a path parameter names (its local id, or its URL percent-encoded in the path) as the request's
+ * tenant sees it: a Cached one is its tenant's only (its URL names the tenant's own record); a Hosted or
+ * ImplicitlyCreated one is found from any tenant, since its URL, naming its tenant, serves it to JSON-LD processors.
+ */
 async function findEntry(req: LdRequest, ctx: WorkerContext, contextId: string): Promise<Entry | undefined> {
   const core = coreEntry(ctx);
   if (contextId === core.localId || isCoreContextUrl(contextId)) return core;
-  const localId = hostedLocalId(contextId) ?? (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(contextId) ? cachedLocalId(contextId) : contextId);
-  const kept = (await keptContexts(ctx, tenantOfLocalId(localId)).get(localId)) as KeptContext | undefined;
-  return kept === undefined ? undefined : entryOf(requestBrokerUrl(req, ctx.config), localId, kept);
+  const localId = hostedLocalId(contextId)
+    ?? (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(contextId) ? tenantLocalId(req.tenant, cachedLocalId(contextId)) : contextId);
+  const tenant = tenantOfLocalId(localId);
+  const kept = (await keptContexts(ctx, tenant).get(localId)) as KeptContext | undefined;
+  if (kept === undefined || (kept.kind === 'Cached' && tenant !== req.tenant)) return undefined;
+  return entryOf(requestBrokerUrl(req, ctx.config), localId, kept);
 }
 
 function details(e: Entry): Record<string, unknown> {
@@ -120,16 +152,19 @@ export const createContext: OpHandler = async (req, ctx) => {
   if (context === undefined) throw badRequest('the body must be a JSON object with an @context member');
   if (!(typeof context === 'string' || Array.isArray(context) || (typeof context === 'object' && context !== null)))
     throw badRequest('@context must be a URL, a context object, or an array of those');
+  let resolved: ResolvedContext;
   try {
-    await ctx.contexts.resolve(context, req.wait);
+    resolved = await ctx.contexts.resolve(context, req.wait);
   } catch (e) {
     if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(e.detail);
     throw e;
   }
   // Kept in the tenant of the request; its local id names the tenant, so that the URL finds it from anywhere.
-  const localId = req.tenant === '' ? randomUUID() : req.tenant + TENANT_SEPARATOR + randomUUID();
+  const localId = tenantLocalId(req.tenant, randomUUID());
   const kept: KeptContext = { kind: 'Hosted', context, timestamp: new Date().toISOString() };
   await keptContexts(ctx, req.tenant).insert(localId, kept as unknown as Record<string, unknown>);
+  // The URLs it names were fetched for this tenant: Cached there. It is Hosted, not also ImplicitlyCreated.
+  await keepUsedContexts(req, ctx, resolved, false);
   return { status: 201, headers: ['Location', HOSTED_PATH + localId] };
 };
 
@@ -143,13 +178,9 @@ export const listContexts: OpHandler = async (req, ctx) => {
     if (kind === undefined) throw badRequest(`kind: '${kindText.slice(0, 80)}' is not one of ${KINDS.join(', ')}`);
   }
   const baseUrl = requestBrokerUrl(req, ctx.config);
+  // The core, shared, then the request's tenant's own @contexts only.
   const entries: Entry[] = [coreEntry(ctx)];
-  // The shared kinds from the default tenant's collection, then the Hosted ones of the request's tenant only.
-  for (const { id, doc } of await keptContexts(ctx, '').list()) {
-    const kept = doc as unknown as KeptContext;
-    if (kept.kind !== 'Hosted' || req.tenant === '') entries.push(entryOf(baseUrl, id, kept));
-  }
-  if (req.tenant !== '') for (const { id, doc } of await keptContexts(ctx, req.tenant).list()) entries.push(entryOf(baseUrl, id, doc as unknown as KeptContext));
+  for (const { id, doc } of await keptContexts(ctx, req.tenant).list()) entries.push(entryOf(baseUrl, id, doc as unknown as KeptContext));
   const chosen = kind === undefined ? entries : entries.filter((e) => e.kept.kind === kind);
   return { status: 200, body: withDetails ? chosen.map(details) : chosen.map((e) => e.url) };
 };
@@ -173,8 +204,8 @@ export const deleteContext: OpHandler = async (req, ctx) => {
   const reload = boolParam(req, 'reload');
   const contextId = req.params[0]!;
   let entry = await findEntry(req, ctx, contextId);
-  // A Hosted @context is managed from its own tenant only; in any other it does not exist.
-  if (entry?.kept.kind === 'Hosted' && tenantOfLocalId(entry.localId) !== req.tenant) entry = undefined;
+  // A kept @context is managed from its own tenant only; in any other it does not exist.
+  if (entry !== undefined && !entry.core && tenantOfLocalId(entry.localId) !== req.tenant) entry = undefined;
   if (entry === undefined) {
     // CIM 009 §5.13.5: a reload applies to Cached @contexts only; an unknown one is not Cached.
     if (reload) throw badRequest(`reload: the broker caches no @context '${contextId.slice(0, 300)}'`);
@@ -191,6 +222,7 @@ export const deleteContext: OpHandler = async (req, ctx) => {
     return { status: 204 };
   }
   await keptContexts(ctx, tenantOfLocalId(entry.localId)).delete(entry.localId);
+  // Every thread drops its copy; another tenant using it keeps its own record and fetches it again when it needs it.
   contexts?.forget(entry.url);
   return { status: 204 };
 };

@@ -142,9 +142,8 @@ export const mergeEntityOp: OpHandler = async (req, ctx) => {
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
   const { id: _id, ...patch } = body;
   const now = nowIso();
-  const fragment = expandEntity({ ...patch, id, type: patch.type ?? 'urn:ngsi-ld:placeholder' }, req.context, { now, allowNull: true });
-  const types = patch.type === undefined ? undefined : fragment.type;
-  if (patch.type === undefined) fragment.type = [];
+  const fragment = expandEntity({ ...patch, id }, req.context, { now, allowNull: true });
+  const types = fragment.type.length === 0 ? undefined : fragment.type;
   await askStored(req, ctx, id, attrNames(fragment), types);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);

@@ -6,6 +6,8 @@ import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { QueryParams } from './query-params.js';
 import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
+import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
+import { illFormedString } from '../ngsild/entity/well-formed.js';
 import type { LdOp } from '../front/routes.js';
 
 const NO_BODY = Symbol('no body');
@@ -21,6 +23,8 @@ export class LdRequest {
   readonly wait: FetchWaiter | undefined;
   /** Set by the context step. */
   context!: ResolvedContext;
+  /** Other @contexts the operation resolved (those of batch entries): kept with `context` when it succeeds. */
+  readonly otherContexts: ResolvedContext[] = [];
   /** Set by the tenant step: '' is the default tenant. */
   tenant = '';
   /** Set by negotiation. */
@@ -61,12 +65,23 @@ export class LdRequest {
     } catch {
       throw invalidRequest('the body is not valid UTF-8');
     }
+    let parsed: unknown;
     try {
-      this.parsedBody = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch (e) {
       throw invalidRequest(`the body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return this.parsedBody;
+    // JSON.parse takes any depth; the walks after it (expansion, @context processing and digests, rendering,
+    // serialization) may recurse: bounded once here, before any of them.
+    const deep = tooDeepAt(parsed, MAX_BODY_NESTING);
+    if (deep !== undefined) throw badRequest(`${deep}: the body is nested deeper than ${MAX_BODY_NESTING} levels`);
+    // The bytes are valid UTF-8, so only a \u escape can make a lone surrogate.
+    if (text.includes('\\u')) {
+      const bad = illFormedString(parsed);
+      if (bad !== undefined) throw badRequest(`${JSON.stringify(bad.slice(0, 80))}: not well-formed Unicode (a lone surrogate escape)`);
+    }
+    this.parsedBody = parsed;
+    return parsed;
   }
 
   /** The body as a JSON object (400 otherwise). */

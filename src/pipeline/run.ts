@@ -12,7 +12,8 @@ import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
 import type { AuthRefusal } from './auth-step.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
-import { servedUrl } from '../ops/contexts.js';
+import { keepUsedContexts, servedUrl } from '../ops/contexts.js';
+import { linkUrlIn } from '../ngsild/context/resolved.js';
 
 const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
 const encoder = new TextEncoder();
@@ -37,7 +38,14 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
     const handler = handlers.get(req.op);
     if (handler === undefined)
       throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);
-    const result = render(req, ctx, await handler(req, ctx));
+    const opResult = await handler(req, ctx);
+    // CIM 009 §5.13.1: what the request used is kept in its tenant before the answer links it.
+    if (opResult.status < 400) {
+      const keeping = keepUsedContexts(req, ctx, req.context);
+      if (keeping !== undefined) await keeping;
+      for (const other of req.otherContexts) await keepUsedContexts(req, ctx, other);
+    }
+    const result = render(req, ctx, opResult);
     if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ op: ldOpName(req.op), path: req.path, status: result.status }, 'request');
     return result;
   } catch (error) {
@@ -59,7 +67,7 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
     } else {
       if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
       // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
-      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, req.context.linkUrl)));
+      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.tenant))));
     }
   }
   headers.push('Content-Type', contentType);

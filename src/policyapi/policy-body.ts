@@ -1,6 +1,7 @@
 // What the policy API accepts as a policy (seed 000 §2.9, §4.1 rules 2 and 3): a JSON object with a non-empty
 // string `odrl:uid` whose left operands carry the argument they need. The text is kept exactly as sent.
 import { badRequest } from './problem.js';
+import { MAX_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
 
 export interface PolicyBody {
   uid: string;
@@ -39,6 +40,8 @@ export function parsePolicyBody(bytes: Uint8Array | null): PolicyBody {
     throw badRequest(`the body is not JSON: ${(e as Error).message}`);
   }
   if (!isObject(policy)) throw badRequest('the body must be a JSON object (an ODRL policy), not ' + kindOf(policy));
+  // dsec compiles policies recursively and skips one nested deeper than this: refused here rather than kept unused.
+  if (tooDeepAt(policy, MAX_NESTING) !== undefined) throw badRequest(`the policy is nested deeper than ${MAX_NESTING} levels`);
   if (!Object.hasOwn(policy, 'odrl:uid')) throw badRequest('the policy has no odrl:uid');
   const uid = policy['odrl:uid'];
   if (typeof uid !== 'string') throw badRequest(`the policy's odrl:uid must be a string, not ${kindOf(uid)}`);

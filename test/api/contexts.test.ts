@@ -253,7 +253,7 @@ t.test('the URLs listed are built from the request\'s Host (behind a proxy or a 
   t.equal((await call(broker, 'GET', new URL(url).pathname)).status, 200, 'a listed URL serves the context');
 });
 
-t.test('Hosted @contexts belong to the tenant they were added in; Cached, ImplicitlyCreated and core ones are shared', async (t) => {
+t.test('Hosted @contexts belong to the tenant they were added in; the core is shared', async (t) => {
   const tenantHeaders = (tenant: string) => ({ 'NGSILD-Tenant': tenant });
   for (const tenant of ['alpha', 'beta']) {
     const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: `urn:ngsi-ld:Seed:${tenant}`, type: 'Seed' }, headers: tenantHeaders(tenant) });
@@ -273,9 +273,6 @@ t.test('Hosted @contexts belong to the tenant they were added in; Cached, Implic
   t.notOk(hostedIds(dflt).includes(loc.split('/').pop()), 'the default tenant does not list alpha\'s');
   t.ok(hostedIds(dflt).includes(defaultLoc.split('/').pop()), 'the default tenant lists its own');
   for (const l of [alpha, beta, dflt]) t.ok(l.some((e) => e.URL === 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld'), 'the core is listed in every tenant');
-  const shared = (l: any[]) => l.filter((e) => e.kind !== 'Hosted').map((e) => e.localId).sort();
-  t.same(shared(alpha), shared(dflt), 'Cached and ImplicitlyCreated are the same list in every tenant');
-  t.same(shared(beta), shared(dflt));
 
   // Creating and reading entities in alpha with its Hosted @context in the Link header.
   const link = linkTo(broker.url + loc);
@@ -313,4 +310,98 @@ t.test('POST /jsonldContexts of a context naming a URL the broker cannot obtain 
   t.equal(r.status, 503, r.text);
   t.equal(r.json.type, `${ERR}LdContextNotAvailable`);
   t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length, before);
+});
+
+t.test('ImplicitlyCreated and Cached @contexts are kept per tenant: listed, read and deleted in their tenant only', async (t) => {
+  const h = (tenant?: string): Record<string, string> => (tenant === undefined ? {} : { 'NGSILD-Tenant': tenant });
+  for (const tenant of ['gamma', 'delta']) {
+    const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: `urn:ngsi-ld:Seed:${tenant}`, type: 'Seed' }, headers: h(tenant) });
+    t.equal(c.status, 201, c.text);
+  }
+  const list = async (tenant?: string): Promise<any[]> => (await call(broker, 'GET', `${NGSI}/jsonldContexts?details=true`, { headers: h(tenant) })).json;
+  const ids = (l: any[], kind: string): string[] => l.filter((e) => e.kind === kind).map((e) => e.localId);
+  const inline = { Canoe: 'https://example.org/Canoe' };
+  const query = async (tenant: string | undefined, context: unknown): Promise<string> => {
+    const r = await call(broker, 'POST', `${NGSI}/entityOperations/query`, {
+      raw: JSON.stringify({ type: 'Query', entities: [{ type: 'Canoe' }], '@context': context }),
+      headers: { ...h(tenant), 'content-type': 'application/ld+json', accept: 'application/json' },
+    });
+    t.equal(r.status, 200, r.text);
+    return new URL(/<([^>]+)>/.exec(r.headers.get('link') ?? '')![1]!).pathname;
+  };
+  const dfltBefore = await list();
+
+  // An inline @context used in gamma is kept in gamma, under an id naming gamma.
+  const gammaPath = await query('gamma', inline);
+  const gammaId = decodeURIComponent(gammaPath.split('/').pop()!);
+  t.match(gammaId, /^gamma~implicit-/, 'the Link names gamma\'s own copy');
+  t.same(ids(await list('gamma'), 'ImplicitlyCreated'), [gammaId], 'gamma lists it');
+  t.same(ids(await list('delta'), 'ImplicitlyCreated'), [], 'delta does not');
+  t.notOk(ids(await list(), 'ImplicitlyCreated').includes(gammaId), 'nor does the default tenant');
+  const served = await call(broker, 'GET', gammaPath);
+  t.equal(served.status, 200, 'its URL serves it to a JSON-LD processor, which sends no tenant (at once: kept before the answer)');
+  t.same(served.json, { '@context': inline });
+
+  // The same inline @context in delta: delta's own copy.
+  const deltaPath = await query('delta', inline);
+  const deltaId = decodeURIComponent(deltaPath.split('/').pop()!);
+  t.match(deltaId, /^delta~implicit-/);
+  t.same(ids(await list('delta'), 'ImplicitlyCreated'), [deltaId]);
+  t.same(ids(await list('gamma'), 'ImplicitlyCreated'), [gammaId], 'gamma still lists its own only');
+
+  t.equal((await call(broker, 'DELETE', gammaPath, { headers: h('delta') })).status, 404, 'delta cannot delete gamma\'s');
+  t.equal((await call(broker, 'DELETE', gammaPath)).status, 404, 'nor can the default tenant');
+  t.equal((await call(broker, 'DELETE', gammaPath, { headers: h('gamma') })).status, 204, 'gamma deletes its own');
+  t.same(ids(await list('gamma'), 'ImplicitlyCreated'), []);
+  t.equal((await call(broker, 'GET', deltaPath)).status, 200, 'delta\'s copy is untouched');
+  t.same(ids(await list('delta'), 'ImplicitlyCreated'), [deltaId]);
+  t.equal(await query('gamma', inline), gammaPath, 'using it again keeps it again');
+  t.same(ids(await list('gamma'), 'ImplicitlyCreated'), [gammaId]);
+
+  // A fetched @context is Cached in each tenant that used it; deleting it in one leaves the other's.
+  for (const tenant of ['gamma', 'delta']) {
+    const q = await call(broker, 'GET', `${NGSI}/entities?type=remoteTerm`, { headers: { ...h(tenant), Link: linkTo(originUrl) } });
+    t.equal(q.status, 200, q.text);
+  }
+  const cachedIn = async (tenant?: string): Promise<string[]> => (await list(tenant)).filter((e) => e.kind === 'Cached' && e.URL === originUrl).map((e) => e.localId);
+  const gammaCached = await cachedIn('gamma');
+  t.equal(gammaCached.length, 1, 'gamma lists the URL as Cached');
+  t.match(gammaCached[0], /^gamma~cached-/);
+  t.match((await cachedIn('delta'))[0], /^delta~cached-/, 'delta has its own record');
+  const byUrl = `${NGSI}/jsonldContexts/${encodeURIComponent(originUrl)}`;
+  t.equal((await call(broker, 'GET', `${byUrl}?details=true`, { headers: h('gamma') })).json.localId, gammaCached[0], 'the URL names the tenant\'s own record');
+  t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts/${encodeURIComponent(gammaCached[0]!)}?details=true`, { headers: h('delta') })).status, 404,
+    'another tenant cannot read gamma\'s Cached record');
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${encodeURIComponent(gammaCached[0]!)}`, { headers: h('delta') })).status, 404,
+    'nor delete it by its id');
+  t.equal((await call(broker, 'DELETE', byUrl, { headers: h('delta') })).status, 204, 'delta deletes its own use of the URL');
+  t.same(await cachedIn('delta'), []);
+  t.same(await cachedIn('gamma'), gammaCached, 'gamma does not lose it');
+  t.equal((await call(broker, 'GET', `${byUrl}?details=true`, { headers: h('gamma') })).status, 200);
+  t.equal((await call(broker, 'DELETE', `${byUrl}?reload=true`, { headers: h('gamma') })).status, 204, 'gamma can still reload it');
+  t.notOk((await cachedIn()).some((id) => id.includes('~')), 'the default tenant lists no tenant\'s record');
+
+  // A refused request keeps nothing; nor does a request in a tenant that does not exist.
+  const refused = await call(broker, 'POST', `${NGSI}/entities`, {
+    raw: JSON.stringify({ type: 'Canoe', '@context': { Refused: 'https://example.org/Refused' } }),
+    headers: { ...h('gamma'), 'content-type': 'application/ld+json' },
+  });
+  t.equal(refused.status, 400, refused.text);
+  t.same(ids(await list('gamma'), 'ImplicitlyCreated'), [gammaId], 'the refused request kept nothing');
+  const nowhere = await call(broker, 'POST', `${NGSI}/entityOperations/query`, {
+    raw: JSON.stringify({ type: 'Query', entities: [{ type: 'Canoe' }], '@context': { Nowhere: 'https://example.org/Nowhere' } }),
+    headers: { ...h('nosuchtenant'), 'content-type': 'application/ld+json' },
+  });
+  t.equal(nowhere.status, 404, nowhere.text);
+  t.same(ids(await list(), 'ImplicitlyCreated').sort(), ids(dfltBefore, 'ImplicitlyCreated').sort(), 'the default tenant gained nothing from the others');
+
+  // The @contexts of application/ld+json batch entries, in a tenant the batch creates.
+  const batch = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
+    raw: JSON.stringify([{ id: 'urn:ngsi-ld:Kayak:1', type: 'Kayak', '@context': { Kayak: 'https://example.org/Kayak' } }]),
+    headers: { ...h('epsilon'), 'content-type': 'application/ld+json' },
+  });
+  t.equal(batch.status, 201, batch.text);
+  const epsilon = ids(await list('epsilon'), 'ImplicitlyCreated');
+  t.equal(epsilon.length, 1, 'the entry\'s inline @context is kept in the new tenant');
+  t.match(epsilon[0], /^epsilon~implicit-/);
 });

@@ -116,6 +116,36 @@ t.test('merge-patch updates, adds and deletes with urn:ngsi-ld:null', async (t) 
   t.equal((await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Room:none`, { body: { a: 1 } })).status, 404);
 });
 
+t.test('a merge-patch cannot delete the entity type: "type": null is 400 and no placeholder type is stored or listed', async (t) => {
+  const broker2 = await startBroker();
+  t.teardown(() => broker2.stop());
+  const id = 'urn:ngsi-ld:Room:typeless';
+  t.equal((await call(broker2, 'POST', `${NGSI}/entities`, { body: { id, type: 'Room', a: { type: 'Property', value: 1 } } })).status, 201);
+  for (const type of [null, 'urn:ngsi-ld:null']) {
+    const r = await call(broker2, 'PATCH', `${NGSI}/entities/${id}`, { body: { type, a: { type: 'Property', value: 2 } } });
+    t.equal(r.status, 400, `${String(type)}: ${r.text}`);
+    t.equal(r.json.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
+    t.equal(r.json.detail, 'type: the entity type cannot be deleted (null in a merge-patch)');
+  }
+  const batch = await call(broker2, 'POST', `${NGSI}/entityOperations/merge`, { body: [{ id, type: null, a: { type: 'Property', value: 3 } }] });
+  t.equal(batch.status, 207, batch.text);
+  t.match(batch.json.errors[0].error.detail, 'type: the entity type cannot be deleted');
+  const e = (await call(broker2, 'GET', `${NGSI}/entities/${id}`)).json;
+  t.equal(e.type, 'Room', 'the type is untouched');
+  t.equal(e.a.value, 1, 'nothing of the refused merges was written');
+  const untyped = await call(broker2, 'PATCH', `${NGSI}/entities/${id}`, { body: { a: { type: 'Property', value: 4 } } });
+  t.equal(untyped.status, 204, 'a merge without type is still fine');
+  const batchUntyped = await call(broker2, 'POST', `${NGSI}/entityOperations/merge`, { body: [{ id, a: { type: 'Property', value: 5 } }] });
+  t.equal(batchUntyped.status, 204, batchUntyped.text);
+  t.same((await call(broker2, 'GET', `${NGSI}/types`)).json.typeList, ['Room'], '/types lists the real type only');
+  const placeholder = encodeURIComponent('urn:ngsi-ld:placeholder');
+  t.equal((await call(broker2, 'GET', `${NGSI}/types/${placeholder}`)).status, 404, '/types/{type} knows no placeholder');
+  t.same((await call(broker2, 'GET', `${NGSI}/entities?type=${placeholder}`)).json, [], 'a query by it finds nothing');
+  const e2 = (await call(broker2, 'GET', `${NGSI}/entities/${id}`)).json;
+  t.equal(e2.type, 'Room');
+  t.equal(e2.a.value, 5);
+});
+
 t.test('delete entity: 204 then 404', async (t) => {
   const id = await fresh();
   t.equal((await call(broker, 'DELETE', `${NGSI}/entities/${id}`)).status, 204);

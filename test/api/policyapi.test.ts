@@ -234,6 +234,20 @@ t.test('a body that is no JSON object, or has no string odrl:uid, answers 400 an
   t.same(await listAll(), []);
 });
 
+t.test('a policy nested deeper than 64 levels answers 400 and is not stored (dsec could not compile it)', async (t) => {
+  await clearAll();
+  const deep = (levels: number): string => '{"odrl:uid":"urn:p:deep","x:junk":' + '{"a":'.repeat(levels) + '1' + '}'.repeat(levels) + '}';
+  for (const levels of [64, 100_000]) {
+    const r = await call(pap, 'POST', '/policy', { raw: deep(levels), headers: { 'content-type': 'application/json' } });
+    isProblem(t, r, 400);
+    t.equal(r.json.detail, 'the policy is nested deeper than 64 levels', `${levels} levels`);
+  }
+  t.same(await listAll(), []);
+  const atBound = await call(pap, 'POST', '/policy', { raw: deep(63), headers: { 'content-type': 'application/json' } });
+  t.equal(atBound.status, 200, `64 levels are kept: ${atBound.text}`);
+  await clearAll();
+});
+
 t.test('a left operand without its argument answers 400 naming the missing parameter and is not stored', async (t) => {
   await clearAll();
   const missing: Array<[string, Record<string, unknown>, string]> = [

@@ -15,6 +15,7 @@ let broker: Broker;
 let server: Server;
 let base = '';
 const notified: unknown[] = [];
+const notifiedLinks: Array<string | undefined> = [];
 
 t.before(async () => {
   server = createServer((req, res) => {
@@ -25,7 +26,7 @@ t.before(async () => {
     }
     let text = '';
     req.on('data', (d) => { text += String(d); });
-    req.on('end', () => { notified.push(JSON.parse(text)); res.writeHead(204).end(); });
+    req.on('end', () => { notified.push(JSON.parse(text)); notifiedLinks.push(req.headers.link); res.writeHead(204).end(); });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -88,4 +89,31 @@ t.test('a registration made with one @context reads with the terms of another', 
   t.same(none.json.information, [{ entities: [{ type: `${A}Car` }], propertyNames: [`${A}speed`], relationshipNames: [`${A}plate`] }]);
   const found = await call(broker, 'GET', `${NGSI}/csourceRegistrations?type=Auto&attrs=velocity`, { headers: link('/b.jsonld') });
   t.same(found.json.map((r: { id: string }) => r.id), [id], 'discovery by the other @context\'s terms finds it');
+});
+
+t.test('a notification of a subscription made with an inline @context in a tenant links that tenant\'s ImplicitlyCreated copy', async (t) => {
+  const tenant = { 'NGSILD-Tenant': 'subt' };
+  const ctx = { Yacht: 'https://example.org/Yacht', mast: 'https://example.org/mast' };
+  const seed = await call(broker, 'POST', `${NGSI}/entities`, { headers: tenant, body: { id: 'urn:ngsi-ld:Seed:subt', type: 'Seed' } });
+  t.equal(seed.status, 201, seed.text);
+  const id = 'urn:ngsi-ld:Subscription:implicit1';
+  const c = await call(broker, 'POST', `${NGSI}/subscriptions`, {
+    headers: { ...tenant, 'content-type': 'application/ld+json' },
+    raw: JSON.stringify({ id, type: 'Subscription', entities: [{ type: 'Yacht' }], notification: { endpoint: { uri: `${base}/notify`, accept: 'application/json' } }, '@context': ctx }),
+  });
+  t.equal(c.status, 201, c.text);
+  const before = notified.length;
+  const e = await call(broker, 'POST', `${NGSI}/entities`, { headers: { ...tenant, 'content-type': 'application/ld+json' },
+    raw: JSON.stringify({ id: 'urn:ngsi-ld:Yacht:1', type: 'Yacht', mast: { type: 'Property', value: 2 }, '@context': ctx }) });
+  t.equal(e.status, 201, e.text);
+  const deadline = Date.now() + 10_000;
+  while (notified.length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.match(notified[before], { subscriptionId: id, data: [{ type: 'Yacht', mast: { value: 2 } }] });
+  const url = /<([^>]+)>/.exec(notifiedLinks[before] ?? '')?.[1] ?? '';
+  t.match(new URL(url).pathname, /^\/ngsi-ld\/v1\/jsonldContexts\/subt~implicit-/, `the Link names the tenant's copy (${url})`);
+  const served = await call(broker, 'GET', new URL(url).pathname);
+  t.equal(served.status, 200, served.text);
+  t.same(served.json, { '@context': ctx });
+  const listed = await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=ImplicitlyCreated`, { headers: tenant });
+  t.ok((listed.json as string[]).some((u) => new URL(u).pathname === new URL(url).pathname), 'listed in the tenant');
 });

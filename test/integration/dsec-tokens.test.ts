@@ -85,6 +85,8 @@ t.test('refused tokens are 401 invalid_token with a description', async (t) => {
     ['nbf ahead beyond the leeway', await signToken(rsa, { nbf: now + 120 }), /not valid yet/],
     ['no kid', await new SignJWT({ iss: ISSUER, exp: now + 300 }).setProtectedHeader({ alg: 'RS256' }).sign(rsa.privateKey), /names no key/],
     ['not a JWS', 'abc.def', /not a compact JWS/],
+    ['the valid token with its signature padded', `${valid}${'='.repeat((4 - (s!.length % 4)) % 4)}`, /canonical base64url/],
+    ['the valid token with a space inside', `${h}.${p!.slice(0, 8)} ${p!.slice(8)}.${s}`, /canonical base64url/],
     ['a JWE-shaped token', `${header({ alg: 'RSA-OAEP', enc: 'A256GCM', kid: rsa.kid })}.a.b.c.d`, /not a compact JWS|not accepted/],
   ];
   for (const [what, token, reason] of cases) {

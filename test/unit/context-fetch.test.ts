@@ -80,6 +80,10 @@ const server: Server = createServer((req, res) => {
       return;
     case '/array':
       return json(res, [{ '@context': {} }]);
+    case '/deep':
+      res.writeHead(200, { 'content-type': 'application/ld+json' });
+      res.end('{"@context":' + '{"a":'.repeat(100_000) + '"x"' + '}'.repeat(100_000) + '}');
+      return;
     case '/no-context':
       return json(res, { brand: 'https://ex.org/brand' });
     case '/protected':
@@ -198,6 +202,7 @@ t.test('a document that is not a valid context is InvalidRequest (400)', async (
   const r = await fresh();
   await rejectsLd(t, r.resolve(`${base}/invalid`), 'InvalidRequest', 'is not valid JSON');
   await rejectsLd(t, r.resolve(`${base}/array`), 'InvalidRequest', 'a JSON object with an @context member');
+  await rejectsLd(t, r.resolve(`${base}/deep`), 'InvalidRequest', 'is nested deeper than 64 levels');
   await rejectsLd(t, r.resolve(`${base}/no-context`), 'InvalidRequest', 'a JSON object with an @context member');
   await rejectsLd(t, r.resolve(`${base}/protected`), 'InvalidRequest', "protected core term 'location'");
   await rejectsLd(t, r.resolve(`${base}/cycle-a`), 'InvalidRequest', /Cyclical @context URLs/);

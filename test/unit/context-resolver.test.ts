@@ -2,6 +2,7 @@ import t from 'tap';
 import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
 import { CORE_URLS, CORE_URL_UNVERSIONED, EMBEDDED_URLS } from '../../src/ngsild/context/core-contexts.js';
 import { rejectsLd } from './helpers/errors.js';
+import { linkUrlIn } from '../../src/ngsild/context/resolved.js';
 
 const NGSI = 'https://uri.etsi.org/ngsi-ld/';
 const DEFAULT = 'https://uri.etsi.org/ngsi-ld/default-context/';
@@ -246,4 +247,29 @@ t.test('--defaultUserContext is the context of requests that carry none', async 
 t.test('defaultContext before init() throws a clear error', async (t) => {
   const r = new ContextResolver();
   t.throws(() => r.defaultContext, /init\(\)/);
+});
+
+t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy once, again after a forget', async (t) => {
+  const docs = new Map<string, Record<string, unknown>>();
+  const r = new ContextResolver({
+    hosted: { get: async (id) => docs.get(id), insert: async (id, doc) => { docs.set(id, doc); return true; } },
+    brokerUrl: 'http://broker.example:1026',
+  });
+  await r.init();
+  const ctx = await r.resolve({ Ship: 'https://example.org/Ship' });
+  t.match(ctx.linkUrl, /^http:\/\/broker\.example:1026\/ngsi-ld\/v1\/jsonldContexts\/implicit-[A-Za-z0-9_-]{22}$/);
+  t.equal(linkUrlIn(ctx, ''), ctx.linkUrl, 'the default tenant links the plain id');
+  t.equal(linkUrlIn(ctx, 'fleet'), ctx.linkUrl.replace('/implicit-', '/fleet~implicit-'), 'a tenant links its own copy');
+  t.equal(linkUrlIn(core, 'fleet'), core.linkUrl, 'the core is the same URL in every tenant');
+  const first = r.keptFor('fleet', ctx);
+  t.same(first.map((k) => k.localId), [`fleet~${ctx.implicitId}`]);
+  t.same(first[0]!.doc.context, { Ship: 'https://example.org/Ship' });
+  t.equal(first[0]!.doc.kind, 'ImplicitlyCreated');
+  t.same(r.keptFor('fleet', ctx, false), [], 'not when the caller keeps no implicit copy');
+  r.kept(first.map((k) => k.localId));
+  t.same(r.keptFor('fleet', ctx), [], 'kept once per thread and tenant');
+  t.same(r.keptFor('', ctx).map((k) => k.localId), [ctx.implicitId], 'another tenant keeps its own');
+  r.forget('http://nothing.example/');
+  t.equal(r.keptFor('fleet', ctx).length, 1, 'after a delete anywhere, the next use keeps it again');
+  t.same(r.keptFor('fleet', core), [], 'the core keeps nothing');
 });

@@ -217,3 +217,24 @@ t.test('deletion markers: JSON null and urn:ngsi-ld:null become the value member
   t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: null }, ctx, { now })).detail, 'a: null is not an attribute value', 'not on create');
   t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: 'urn:ngsi-ld:null' }, ctx, { now })).detail, 'location: must be a GeoProperty', 'not on create');
 });
+
+t.test('a merge-patch may leave out the entity type, and cannot delete it', async (t) => {
+  t.strictSame(expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now, allowNull: true }).type, [], 'no type: none to add');
+  for (const type of [null, 'urn:ngsi-ld:null']) {
+    const err = ldErrorOf(() => expandEntity({ id: 'urn:x:1', type, a: 1 }, ctx, { now, allowNull: true }));
+    t.equal(err.status, 400, `${String(type)}: refused`);
+    t.equal(err.detail, 'type: the entity type cannot be deleted (null in a merge-patch)');
+  }
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: [null], a: 1 }, ctx, { now, allowNull: true })).detail, 'type: null is not a string');
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now })).detail, 'type: the entity type is missing', 'a create needs it');
+});
+
+t.test('sub-attributes named like JavaScript\'s own members (constructor, toString, __proto__) are sub-attributes', async (t) => {
+  const body = JSON.parse('{"id":"urn:x:1","type":"T","a":{"type":"Property","value":1,"constructor":{"type":"Property","value":2},"toString":3,"__proto__":{"type":"Property","value":4}}}') as unknown;
+  const a = (expandEntity(body, ctx, { now })[dc('a')] as AttrInstance[])[0]!;
+  t.equal((a[dc('constructor')] as AttrInstance).value, 2);
+  t.equal((a[dc('toString')] as AttrInstance).value, 3);
+  t.equal((a[dc('__proto__')] as AttrInstance).value, 4);
+  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property', value: 1, object: 'urn:x:2' } }, ctx, { now })).detail,
+    'a.object: not a member of a Property', 'a value member of another type is still refused');
+});

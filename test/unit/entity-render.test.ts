@@ -126,3 +126,21 @@ t.test('GeoJSON: featureCollection wraps the features', async (t) => {
   t.strictSame(featureCollection([feature]), { type: 'FeatureCollection', features: [feature] });
   t.strictSame(featureCollection([]), { type: 'FeatureCollection', features: [] });
 });
+
+t.test('an attribute or sub-attribute named __proto__ is rendered as a member in every format, never as the prototype', async (t) => {
+  const body = JSON.parse('{"id":"urn:x:p","type":"T","__proto__":{"type":"Property","value":1,"__proto__":{"type":"Property","value":2}},"constructor":{"type":"Property","value":3}}') as unknown;
+  const e = expandEntity(body, ctx, { now: t0 });
+  for (const format of ['normalized', 'concise', 'keyValues'] as const) {
+    const out = renderEntity(e, ctx, { format });
+    t.equal(Object.getPrototypeOf(out), Object.prototype, `${format}: the prototype is untouched`);
+    t.ok(Object.hasOwn(out, '__proto__'), `${format}: __proto__ is an own member`);
+    const text = JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
+    t.ok(Object.hasOwn(text, '__proto__'), `${format}: and it is serialized`);
+    t.equal(Object.hasOwn(text, 'constructor'), true, `${format}: constructor too`);
+  }
+  const normalized = JSON.parse(JSON.stringify(renderEntity(e, ctx, { format: 'normalized' }))) as Record<string, any>;
+  t.equal(Object.getOwnPropertyDescriptor(normalized, '__proto__')!.value.value, 1);
+  t.equal(Object.getOwnPropertyDescriptor(Object.getOwnPropertyDescriptor(normalized, '__proto__')!.value, '__proto__')!.value.value, 2, 'the sub-attribute too');
+  const geo = JSON.parse(JSON.stringify(renderGeoJson(e, ctx, { format: 'normalized' }))) as { properties: Record<string, unknown> };
+  t.ok(Object.hasOwn(geo.properties, '__proto__'), 'GeoJSON properties too');
+});

@@ -2,6 +2,7 @@
 // so a slow or huge context costs the broker at most `timeoutMs` and `maxBytes` (CIM 009 v1.8 §5.5.7).
 import { fetch, type Dispatcher, type Response } from 'undici';
 import { LdError } from '../problem.js';
+import { MAX_NESTING, tooDeepAt } from '../entity/depth.js';
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -80,6 +81,9 @@ export function parseContextDocument(url: string, text: string): object {
   } catch (e) {
     throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not valid JSON: ${describe(e)}`);
   }
+  // JSON-LD context processing recurses into scoped contexts: a document is bounded as a request body is.
+  if (tooDeepAt(doc, MAX_NESTING) !== undefined)
+    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is nested deeper than ${MAX_NESTING} levels`);
   return checkContextDocument(url, doc);
 }
 

@@ -14,9 +14,9 @@ import { createHash } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { LdError } from '../problem.js';
-import type { ResolvedContext } from './resolved.js';
+import { tenantLocalId, type ResolvedContext } from './resolved.js';
 import { CORE_URLS, embeddedDocument, isCoreContextUrl, type CoreVersion } from './core-contexts.js';
-import { FlatContext } from './flat-context.js';
+import { FlatContext, type ContextKeeps } from './flat-context.js';
 import { checkContextDocument } from './context-fetch.js';
 import { ContextFetcher, type FetcherOptions } from './context-fetcher.js';
 import { SharedBuild, type FetchWaiter } from './shared-build.js';
@@ -62,9 +62,9 @@ export interface ContextResolverOptions {
    */
   inlineContextUrl?: (key: string, contextValue: unknown) => string | undefined;
   /**
-   * The store's collection of @contexts the broker keeps (CIM 009 v1.8 §5.13): Hosted ones are served from it
-   * (never fetched from the broker itself), inline request contexts are kept there as ImplicitlyCreated, and
-   * fetched ones are recorded as Cached. Shared by every thread through the store.
+   * The store's collections of @contexts the broker keeps (CIM 009 v1.8 §5.13), found by local id: Hosted ones are
+   * served from it (never fetched from the broker itself). With it, inline request contexts get an
+   * ImplicitlyCreated id and fetched ones are noted, for keptFor(). Shared by every thread through the store.
    */
   hosted?: HostedContexts;
   /** Scheme, host and port under which clients reach the broker, for the URLs of the @contexts it serves. */
@@ -109,6 +109,14 @@ export function cachedLocalId(url: string): string {
 /** Channel on which threads tell each other to drop what they cached of a kept @context. */
 const FORGET_CHANNEL = 'ldbroker:jsonldContexts';
 
+const NOTHING_TO_KEEP: readonly ContextToKeep[] = [];
+
+/** A @context to keep in a tenant's collection: its local id there and the document. */
+export interface ContextToKeep {
+  localId: string;
+  doc: KeptContext;
+}
+
 /** The normalized user part of a request's @context. */
 interface UserContext {
   /** '' for none; the URL for a single URL; '#' + digest of the JSON otherwise. */
@@ -140,6 +148,8 @@ export class ContextResolver {
   /** URL of a kept @context → the timestamp of the version its resolved entry was built from. */
   private readonly hostedVersions = new Map<string, string>();
   private forgetChannel: BroadcastChannel | undefined;
+  /** Local ids (tenant's included) this thread has kept: a request finding its @contexts here writes nothing. */
+  private readonly keptIds = new LRUCache<string, true>({ max: 10_000 });
 
   constructor(opts: ContextResolverOptions = {}) {
     this.opts = opts;
@@ -151,10 +161,7 @@ export class ContextResolver {
       ...(opts.fetchTimeoutMs !== undefined ? { timeoutMs: opts.fetchTimeoutMs } : {}),
       ...(opts.maxContextBytes !== undefined ? { maxBytes: opts.maxContextBytes } : {}),
       ...(opts.documentCacheSize !== undefined ? { documents: opts.documentCacheSize } : {}),
-      onFetched: (url, doc) => {
-        this.opts.log?.debug({ url }, '@context fetched');
-        this.recordCached(url, doc);
-      },
+      onFetched: (url) => this.opts.log?.debug({ url }, '@context fetched'),
       onFailed: (url, e) => this.opts.log?.debug({ url, err: e.detail }, '@context fetch failed'),
     });
     this.resolved = new LRUCache({ max: opts.cacheSize ?? 1000 });
@@ -202,6 +209,8 @@ export class ContextResolver {
   private dropResolved(url: string, tellOthers: boolean): void {
     this.resolved.clear();
     this.hostedVersions.delete(url);
+    // A kept @context of some tenant was deleted: the next request using it keeps it again.
+    this.keptIds.clear();
     if (tellOthers) this.forgetChannel?.postMessage(url);
   }
 
@@ -214,6 +223,34 @@ export class ContextResolver {
     const doc = await this.fetcher.reload(url);
     this.dropResolved(url, true);
     return doc;
+  }
+
+  /**
+   * What a request of `tenant` that used `ctx` makes the broker keep in that tenant (CIM 009 v1.8 §5.13.1): the
+   * inline context as ImplicitlyCreated (unless `implicit` is false), the URLs fetched as Cached; each tenant has
+   * its own records, listed and deleted there only. Leaves out what this thread has already kept; call kept() once
+   * the store has them.
+   */
+  keptFor(tenant: string, ctx: ResolvedContext, implicit = true): readonly ContextToKeep[] {
+    const keeps = ctx instanceof FlatContext ? ctx.keeps : undefined;
+    if (keeps === undefined) return NOTHING_TO_KEEP;
+    const out: ContextToKeep[] = [];
+    if (implicit && keeps.implicitId !== undefined) {
+      const localId = tenantLocalId(tenant, keeps.implicitId);
+      if (!this.keptIds.has(localId)) out.push({ localId, doc: { kind: 'ImplicitlyCreated', context: keeps.implicitContext, timestamp: new Date().toISOString() } });
+    }
+    for (const { url, cachedId } of keeps.fetched) {
+      const localId = tenantLocalId(tenant, cachedId);
+      if (this.keptIds.has(localId)) continue;
+      const doc = this.fetcher.cached(url) as Record<string, unknown> | undefined;
+      out.push({ localId, doc: { kind: 'Cached', url, context: doc?.['@context'], timestamp: new Date().toISOString() } });
+    }
+    return out;
+  }
+
+  /** Notes that the store keeps these (see keptFor). */
+  kept(localIds: readonly string[]): void {
+    for (const id of localIds) this.keptIds.set(id, true);
   }
 
   /** A context resolved earlier, by its ResolvedContext.key, while it is cached. */
@@ -340,23 +377,31 @@ export class ContextResolver {
   /** Processes a user context; `b`, when given, hears when it waits for the network. */
   private async build(user: UserContext, b?: SharedBuild): Promise<FlatContext> {
     const failures: LdError[] = [];
-    const early = this.loadSideBySide(user.elements, b);
+    const fetched: string[] = [];
+    const early = this.loadSideBySide(user.elements, b, fetched);
     // With an all-protected core, a user context that got past the leading core redefined no core term (or
     // redefined it identically), so the trailing core would only restore the core's @vocab: set that instead of
     // processing the core a second time (most of the cost of a new context).
     const local = this.coreAllProtected ? user.elements : [...user.elements, this.coreUrl];
     let active: JsonLdActiveContext;
     try {
-      active = await processContext(this.coreActive!, local, { documentLoader: this.loader(failures, b, early) });
+      active = await processContext(this.coreActive!, local, { documentLoader: this.loader(failures, b, early, fetched) });
     } catch (e) {
       // jsonld wraps (or, in scoped contexts, replaces) the loader's error: the loader's own verdict wins.
       if (failures.length > 0) throw failures[0]!;
       throw new LdError('InvalidRequest', describeJsonLdError(e));
     }
     const key = this.keyOf(user.userKey);
-    const linkUrl = user.url ?? this.opts.inlineContextUrl?.(key, user.contextValue) ?? this.keepInline(user) ?? this.coreUrl;
+    let linkUrl = user.url ?? this.opts.inlineContextUrl?.(key, user.contextValue);
+    const fetchedIds = fetched.map((url) => ({ url, cachedId: cachedLocalId(url) }));
+    let keeps: ContextKeeps | undefined = fetched.length > 0 ? { fetched: fetchedIds } : undefined;
+    const implicitId = linkUrl === undefined ? this.implicitIdOf(user) : undefined;
+    if (implicitId !== undefined) {
+      linkUrl = this.opts.brokerUrl! + HOSTED_PATH + implicitId;
+      keeps = { implicitId, implicitContext: user.elements.length === 1 ? user.elements[0] : user.elements, fetched: fetchedIds };
+    }
     const vocab = this.coreAllProtected ? this.coreActive!['@vocab'] : active['@vocab'];
-    const flat = new FlatContext({ key, contextValue: user.contextValue, linkUrl, vocab }, active, this.coreActive);
+    const flat = new FlatContext({ key, contextValue: user.contextValue, linkUrl: linkUrl ?? this.coreUrl, vocab, keeps }, active, this.coreActive);
     this.resolved.set(user.userKey, flat);
     return flat;
   }
@@ -365,24 +410,20 @@ export class ContextResolver {
    * CIM 009 v1.8 §5.13.1: an inline request context is kept as ImplicitlyCreated, so that application/json answers
    * can link it. The id derives from the context itself: every thread names it alike, and a second insert is a no-op.
    */
-  private keepInline(user: UserContext): string | undefined {
-    const hosted = this.opts.hosted;
-    if (hosted === undefined || this.opts.brokerUrl === undefined) return undefined;
-    const localId = 'implicit-' + user.userKey.slice(1, 23);
-    const doc: KeptContext = { kind: 'ImplicitlyCreated', context: user.elements.length === 1 ? user.elements[0] : user.elements, timestamp: new Date().toISOString() };
-    hosted.insert(localId, doc as unknown as Record<string, unknown>).catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'implicit @context not kept'));
-    return this.opts.brokerUrl + HOSTED_PATH + localId;
+  private implicitIdOf(user: UserContext): string | undefined {
+    if (this.opts.hosted === undefined || this.opts.brokerUrl === undefined) return undefined;
+    return 'implicit-' + user.userKey.slice(1, 23);
   }
 
   /**
    * Starts loading every URL a context names at its top level at once: jsonld loads them one after another, and a
    * context naming n slow URLs would wait n deadlines. The loader takes them from here, in context order.
    */
-  private loadSideBySide(elements: readonly unknown[], b: SharedBuild | undefined): Map<string, Promise<object>> | undefined {
+  private loadSideBySide(elements: readonly unknown[], b: SharedBuild | undefined, fetched: string[]): Map<string, Promise<object>> | undefined {
     let early: Map<string, Promise<object>> | undefined;
     for (const element of elements) {
       if (typeof element !== 'string' || early?.has(element)) continue;
-      const p = this.loadDocument(element, b);
+      const p = this.loadDocument(element, b, fetched);
       // Its failure is the loader's to report, when processing reaches it (or never, if an earlier one fails).
       p.catch(() => undefined);
       (early ??= new Map()).set(element, p);
@@ -390,12 +431,15 @@ export class ContextResolver {
     return early;
   }
 
-  /** A documentLoader for one processing run; it records its failures, which jsonld may swallow. */
-  private loader(failures: LdError[], b: SharedBuild | undefined, early: Map<string, Promise<object>> | undefined): JsonLdDocumentLoader {
+  /**
+   * A documentLoader for one processing run; it records its failures, which jsonld may swallow, and the URLs it
+   * took from the network or the fetch cache (`fetched`).
+   */
+  private loader(failures: LdError[], b: SharedBuild | undefined, early: Map<string, Promise<object>> | undefined, fetched?: string[]): JsonLdDocumentLoader {
     return async (url) => {
       try {
         // A fresh copy: jsonld merges @import into the document it is given.
-        const document = structuredClone(await (early?.get(url) ?? this.loadDocument(url, b)));
+        const document = structuredClone(await (early?.get(url) ?? this.loadDocument(url, b, fetched)));
         return { contextUrl: null, documentUrl: url, document };
       } catch (e) {
         const err = e instanceof LdError ? e : new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': ${String(e)}`);
@@ -407,9 +451,10 @@ export class ContextResolver {
 
   /**
    * A context document by URL: the core, --contextDir, embedded files, the cache, a failure remembered, then the
-   * network, where the build (and every request awaiting it) is told it waits.
+   * network, where the build (and every request awaiting it) is told it waits. URLs taken from the cache or the
+   * network are noted in `fetched` (they are kept as Cached for the request's tenant).
    */
-  private async loadDocument(url: string, b: SharedBuild | undefined): Promise<object> {
+  private async loadDocument(url: string, b: SharedBuild | undefined, fetched?: string[]): Promise<object> {
     if (isCoreContextUrl(url)) return this.coreDoc!;
     if (this.opts.hosted !== undefined) {
       const localId = hostedLocalId(url);
@@ -419,6 +464,7 @@ export class ContextResolver {
     if (local !== undefined) return local;
     const embedded = embeddedDocument(url);
     if (embedded !== undefined) return checkContextDocument(url, embedded);
+    if (fetched !== undefined && !fetched.includes(url)) fetched.push(url);
     const cached = this.fetcher.cached(url);
     if (cached !== undefined) return cached;
     const failed = this.fetcher.failure(url);
@@ -432,14 +478,6 @@ export class ContextResolver {
     const doc = (await this.opts.hosted!.get(localId)) as KeptContext | undefined;
     if (doc === undefined) throw new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': the broker keeps no @context '${localId}'`);
     return { '@context': doc.context };
-  }
-
-  /** Records a fetched document as a Cached @context (§5.13.1), once per URL across threads. */
-  private recordCached(url: string, doc: object): void {
-    const hosted = this.opts.hosted;
-    if (hosted === undefined) return;
-    const kept: KeptContext = { kind: 'Cached', url, context: (doc as Record<string, unknown>)['@context'], timestamp: new Date().toISOString() };
-    hosted.insert(cachedLocalId(url), kept as unknown as Record<string, unknown>).catch((e: unknown) => this.opts.log?.warn({ err: String(e) }, 'cached @context not recorded'));
   }
 }
 

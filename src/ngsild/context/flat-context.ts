@@ -16,6 +16,17 @@ export interface FlatContextInfo {
   linkUrl: string;
   /** The @vocab in force (the core's: it comes last). */
   vocab: string | undefined;
+  /** What a request using it makes the broker keep in its tenant (CIM 009 v1.8 §5.13.1); absent: nothing. */
+  keeps?: ContextKeeps;
+}
+
+/** The @contexts the broker keeps for the tenant of a request that uses a resolved context. */
+export interface ContextKeeps {
+  /** The inline context, kept as ImplicitlyCreated under `implicitId` (the Link of application/json answers). */
+  implicitId?: string;
+  implicitContext?: unknown;
+  /** The URLs fetched (or taken from the fetch cache) to resolve it, kept as Cached, with their local ids. */
+  fetched: ReadonlyArray<{ url: string; cachedId: string }>;
 }
 
 interface Candidate {
@@ -29,6 +40,8 @@ export class FlatContext implements ResolvedContext {
   readonly key: string;
   readonly contextValue: unknown;
   readonly linkUrl: string;
+  readonly implicitId: string | undefined;
+  readonly keeps: ContextKeeps | undefined;
   /** term → IRI (or keyword) for every term with a non-null @id. */
   private readonly termIri = new Map<string, string>();
   /** term → IRI for terms usable as a compact-IRI prefix (`_prefix` in jsonld). */
@@ -49,6 +62,8 @@ export class FlatContext implements ResolvedContext {
     this.key = info.key;
     this.contextValue = info.contextValue;
     this.linkUrl = info.linkUrl;
+    this.implicitId = info.keeps?.implicitId;
+    this.keeps = info.keeps;
     this.vocab = info.vocab;
     const best = new Map<string, Candidate>();
     for (const [term, mapping] of active.mappings) {

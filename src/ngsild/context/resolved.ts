@@ -16,6 +16,26 @@ export interface ResolvedContext {
   termType(term: string): string | undefined;
   /** What an application/ld+json response carries as `@context` (the request's context, core last). */
   readonly contextValue: unknown;
-  /** The URL for a `Link` header on application/json responses. */
+  /** The URL for a `Link` header on application/json responses (of the default tenant: see linkUrlIn). */
   readonly linkUrl: string;
+  /**
+   * The local id (in the default tenant) of the ImplicitlyCreated @context `linkUrl` names, when the context is an
+   * inline one the broker keeps (CIM 009 v1.8 §5.13.1); each tenant keeps its own copy under its own local id.
+   */
+  readonly implicitId?: string;
+}
+
+/** Separates the tenant from the id in the local id of a @context kept in a tenant other than the default. */
+export const TENANT_SEPARATOR = '~';
+
+/** The local id of a kept @context in `tenant`, from its local id in the default tenant. */
+export function tenantLocalId(tenant: string, localId: string): string {
+  return tenant === '' ? localId : tenant + TENANT_SEPARATOR + localId;
+}
+
+/** The URL for a `Link` header on application/json answers to a request (or notifications) of `tenant`. */
+export function linkUrlIn(ctx: ResolvedContext, tenant: string): string {
+  const id = ctx.implicitId;
+  if (id === undefined || tenant === '') return ctx.linkUrl;
+  return ctx.linkUrl.slice(0, ctx.linkUrl.length - id.length) + tenantLocalId(tenant, id);
 }

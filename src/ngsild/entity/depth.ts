@@ -5,6 +5,12 @@
 export const MAX_NESTING = 64;
 
 /**
+ * The bound of any request body: a batch holds its entities one level down, and an entity one level deeper than
+ * MAX_NESTING in it is that entry's error (CIM 009 §5.6.8), not the whole batch's.
+ */
+export const MAX_BODY_NESTING = MAX_NESTING + 2;
+
+/**
  * The top-level member holding the first value nested deeper than `max` levels (the body itself is level 1),
  * `(body)` when it is the body's own array items, or undefined when nothing is that deep.
  */

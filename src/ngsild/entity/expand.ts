@@ -26,7 +26,8 @@ export interface ExpandEntityOptions {
    * Merge-patch input (§5.6.17): JSON null and `urn:ngsi-ld:null` are deletion markers, stored as the value member
    * `urn:ngsi-ld:null` (also allowed on location etc.). Always on for expandFragment, expandAttributes and
    * expandAttributeFragment, whose operations delete what is marked so. Also lets a typed instance leave out its
-   * value member, which the merge keeps from the stored instance (mergeEntity refuses it on a new attribute).
+   * value member, which the merge keeps from the stored instance (mergeEntity refuses it on a new attribute), and
+   * the entity leave out `type` (the result's `type` is then empty: no type to add).
    */
   allowNull?: boolean;
 }
@@ -85,10 +86,18 @@ export function expandEntity(input: unknown, ctx: ResolvedContext, opts: ExpandE
   if (!('id' in body)) throw badRequest('id: the entity id is missing');
   if (!isUri(body.id)) throw badRequest(`id: ${show(body.id)} is not a URI`);
   checkIdSize(body.id, 'id');
-  if (!('type' in body)) throw badRequest('type: the entity type is missing');
-  const types = expandTypes(body.type, 'type', ctx);
+  const merge = opts.allowNull === true;
+  let types: string[];
+  if (!('type' in body)) {
+    if (!merge) throw badRequest('type: the entity type is missing');
+    types = [];
+  } else {
+    // CIM 009 §5.6.17: null in a merge-patch deletes, but an entity always has a type (§4.5.1): nothing can delete it.
+    if (merge && (body.type === null || body.type === NGSI_LD_NULL)) throw badRequest('type: the entity type cannot be deleted (null in a merge-patch)');
+    types = expandTypes(body.type, 'type', ctx);
+  }
   const entity: StoredEntity = { id: body.id, type: types, createdAt: opts.now, modifiedAt: opts.now };
-  const env: Env = { ctx, now: opts.now, keyValues: opts.keyValues === true, partial: false, nullable: opts.allowNull === true, merge: opts.allowNull === true };
+  const env: Env = { ctx, now: opts.now, keyValues: opts.keyValues === true, partial: false, nullable: merge, merge };
   for (const key in body) {
     const raw = body[key];
     switch (key) {
@@ -325,7 +334,8 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
     const v = raw[key];
     const memberAt = `${at}.${key}`;
     if (key === 'type') continue;
-    if (key in VALUE_MEMBERS || key === 'object' || key === 'value') {
+    // hasOwn: `in` would take inherited names (`constructor`, `__proto__`) for value members.
+    if (Object.hasOwn(VALUE_MEMBERS, key)) {
       if (key !== valueMember) throw badRequest(`${memberAt}: not a member of ${type === undefined ? 'this attribute' : 'a ' + type}`);
       setValue(inst, type!, v, memberAt, env.ctx, env.nullable);
       continue;

@@ -59,8 +59,17 @@ export function renderEntityMembers(entity: StoredEntity, ctx: ResolvedContext, 
     const name = ctx.compactIri(attrIri);
     if (!included(name, pick, omit)) continue;
     const rendered = renderAttributeWith(entity[attrIri] as AttrInstance[], opts.format, env, opts.datasetId);
-    if (rendered !== undefined) out[name] = rendered;
+    if (rendered !== undefined) setMember(out, name, rendered);
   }
+}
+
+/**
+ * `o[name] = v` for a name a client chose (an attribute or sub-attribute, compacted): `__proto__` is a member like
+ * any other, not the object's prototype, which JSON.stringify would leave out.
+ */
+function setMember(o: Record<string, unknown>, name: string, v: unknown): void {
+  if (name === '__proto__') Object.defineProperty(o, name, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[name] = v;
 }
 
 function included(name: string, pick: ReadonlySet<string> | undefined, omit: ReadonlySet<string> | undefined): boolean {
@@ -142,7 +151,7 @@ function copyMembers(inst: AttrInstance, o: Record<string, unknown>, env: Env, s
     const v = inst[key];
     if (v === undefined) continue;
     if (key.indexOf(':') >= 0) {
-      o[env.ctx.compactIri(key)] = concise ? conciseOf(v as AttrInstance, env, false) : normalizedOf(v as AttrInstance, env);
+      setMember(o, env.ctx.compactIri(key), concise ? conciseOf(v as AttrInstance, env, false) : normalizedOf(v as AttrInstance, env));
       continue;
     }
     if (SYS_MEMBERS.has(key)) {

@@ -106,13 +106,13 @@ export class TokenVerifier {
   async verify(token: string, rules: ClaimRules, nowSeconds: number): Promise<TokenResult> {
     const keySet = this.keySet;
     if (keySet === null) return refused('no keys');
+    if (!isCanonicalCompactJws(token)) return refused('the token is not a compact JWS of canonical base64url');
     let header;
     try {
       header = decodeProtectedHeader(token);
     } catch {
       return refused('the token is not a compact JWS');
     }
-    if (token.split('.').length !== 3) return refused('the token is not a compact JWS');
     const alg = header.alg;
     if (alg !== 'RS256' && alg !== 'ES256') return refused(`the algorithm ${shown(alg)} is not accepted`);
     if (typeof header.kid !== 'string') return refused('the token names no key (kid)');
@@ -132,6 +132,46 @@ export class TokenVerifier {
     if (generation === this.generation) this.cache.set(cacheKey(token), { token, payload: claims, accepted: accepted(claims) });
     return checkClaims(claims, rules, nowSeconds);
   }
+}
+
+/**
+ * Three segments of canonical base64url (RFC 7515 §2, RFC 4648 §5 without padding): only [A-Za-z0-9_-], no '='
+ * and no whitespace, no length of 1 modulo 4, and zero bits unused by the last character. The decoder under jose
+ * skips other characters and ignores unused bits, so several spellings would otherwise verify as one token (and be
+ * cached as different ones); only the one spelling the signer produced is accepted.
+ */
+export function isCanonicalCompactJws(token: string): boolean {
+  let segments = 1;
+  let start = 0;
+  for (let i = 0; i <= token.length; i++) {
+    if (i < token.length) {
+      const c = token.charCodeAt(i);
+      if (c === 46 /* . */) segments++;
+      else if (base64urlValue(c) < 0) return false;
+      else continue;
+    }
+    if (!canonicalEnd(token, start, i)) return false;
+    start = i + 1;
+  }
+  return segments === 3;
+}
+
+/** The segment token[start, end) ends as canonical base64url does. */
+function canonicalEnd(token: string, start: number, end: number): boolean {
+  const rest = (end - start) % 4;
+  if (rest === 0) return true;
+  if (rest === 1) return false;
+  // 2 characters carry 1 byte (4 bits unused), 3 carry 2 bytes (2 bits unused).
+  return (base64urlValue(token.charCodeAt(end - 1)) & (rest === 2 ? 0x0f : 0x03)) === 0;
+}
+
+function base64urlValue(c: number): number {
+  if (c >= 65 && c <= 90) return c - 65;
+  if (c >= 97 && c <= 122) return c - 71;
+  if (c >= 48 && c <= 57) return c + 4;
+  if (c === 45) return 62;
+  if (c === 95) return 63;
+  return -1;
 }
 
 /** §5.5 rule 2 and 3: iss always; exp and nbf with the leeway; aud when configured. */

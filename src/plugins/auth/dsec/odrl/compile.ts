@@ -8,6 +8,7 @@ import {
 import { Fact } from './input.js';
 import { F, T, U, isOperator, operatorFor, type Tri } from './operators.js';
 import { NO_PREFIXES, canonicalNode, canonicalTerm, prefixesOf, type PrefixMap } from './terms.js';
+import { MAX_NESTING, nestedDeeperThan } from './depth.js';
 
 export type Rule = (x: DecisionInput) => Tri;
 
@@ -412,6 +413,8 @@ class PolicyCompiler {
 /** Compiles one policy; `outerPrefixes` are those of an enclosing `@graph` document. */
 export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes: PrefixMap = NO_PREFIXES): CompiledPolicy | SkippedPolicy {
   if (!isObj(raw)) return { kind: 'skipped', uid: null, reason: 'it is not a JSON object' };
+  // Compiling recurses through the policy (canonical terms, logical constraints): a deeper one is skipped, not a crash.
+  if (nestedDeeperThan(raw)) return { kind: 'skipped', uid: typeof raw['odrl:uid'] === 'string' ? raw['odrl:uid'] : null, reason: `it is nested deeper than ${MAX_NESTING} levels` };
   const prefixes = prefixesOf(raw['@context'], new Map(outerPrefixes));
   const node = canonicalNode(raw, prefixes) as Obj;
   const uid = node['odrl:uid'];

@@ -12,10 +12,13 @@ export type PrefixMap = ReadonlyMap<string, string>;
 
 export const NO_PREFIXES: PrefixMap = new Map();
 
-/** The prefixes a policy's @context defines (objects of the @context; remote contexts are not fetched). */
+/**
+ * The prefixes a policy's @context defines (objects of the @context, or of its array: JSON-LD 1.1 §9.15 allows no
+ * array in the array, and none is walked; remote contexts are not fetched).
+ */
 export function prefixesOf(context: unknown, into: Map<string, string> = new Map()): Map<string, string> {
   if (Array.isArray(context)) {
-    for (const c of context) prefixesOf(c, into);
+    for (const c of context) if (!Array.isArray(c)) prefixesOf(c, into);
   } else if (context !== null && typeof context === 'object') {
     for (const [k, v] of Object.entries(context as Record<string, unknown>)) {
       if (k.startsWith('@')) continue;
