@@ -1,230 +1,30 @@
 #!/usr/bin/env node
-// Start-up: options → plugins → store → pool → servers; clean shutdown on SIGTERM/SIGINT
-// (stop accepting, finish in-flight requests, flush the store, exit 0).
-import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError } from './options.js';
-import type { OptionSpec, OptionValues } from './plugin/contract.js';
-import { createLogger, type Logger } from './logger.js';
-import { loadStorePlugin } from './store/loader.js';
-import { createRunner, type PipelineRunner } from './front/pool.js';
-import { dispatch, type FrontDeps } from './front/dispatch.js';
-import { createUwsServer, loadUws } from './front/server-uws.js';
-import { createNodeServer } from './front/server-node.js';
-import type { HttpServer } from './front/http-server.js';
-import { startHealthServer, type HealthState } from './front/health.js';
-import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
-import type { WorkerInit } from './pipeline/worker-context.js';
-import type { FrontAuth } from './front/front-auth.js';
-import { FEATURES } from './features.js';
-import { ContextResolver } from './ngsild/context/context-resolver.js';
-import type { Store, StorePluginModule } from './store/contract.js';
-import { startNotifier, type NotifierHandle } from './notify/notifier.js';
-import type { PolicyApiServer } from './policyapi/server.js';
+// The ldbroker command: argv → createBroker (src/broker.ts) → listening; clean shutdown on SIGTERM/SIGINT
+// (stop accepting, finish in-flight requests, flush the store, exit 0). A start-up refusal exits 1.
+import { createBroker, readArgs, StartError } from './broker.js';
 
-function fail(message: string): never {
-  process.stderr.write(`ldbroker: ${message}\n`);
+function fail(error: unknown): never {
+  if (!(error instanceof StartError)) throw error;
+  if (!error.logged) process.stderr.write(`ldbroker: ${error.message}\n`);
   process.exit(1);
 }
 
 async function main(): Promise<void> {
-  let raw;
-  try {
-    raw = splitArgs(process.argv.slice(2));
-  } catch (e) {
-    fail(e instanceof Error ? e.message : String(e));
-  }
-  // The auth plugin's options exist only when it is loaded (seed 000 §5.1 rule 4): load it before parsing.
-  const authName = (raw.given.get('auth') as string | undefined) ?? process.env.BROKER_AUTH;
-  let authModule;
-  if (typeof authName === 'string' && authName !== '') {
-    if (!FEATURES.auth) fail('--auth: this broker was built without authorization (FEATURES=noauth)');
-    const { loadAuthModule } = await import('./auth/loader.js');
-    try {
-      authModule = await loadAuthModule(authName, (raw.given.get('pluginDir') as string | undefined) ?? process.env.BROKER_PLUGINDIR);
-    } catch (e) {
-      fail(e instanceof Error ? e.message : String(e));
-    }
-  }
-  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
-  const tables = [...brokerOptions, ...pluginOptions];
-  let values: OptionValues;
-  try {
-    values = parseOptions(raw, tables);
-  } catch (e) {
-    if (e instanceof OptionError) fail(e.message);
-    throw e;
-  }
-  if (values.u === true) {
-    process.stdout.write(usage(tables));
+  const args = await readArgs(process.argv.slice(2)).catch(fail);
+  if (args.values.u === true) {
+    process.stdout.write(args.usage);
     process.exit(0);
   }
-  const config = brokerConfig(values);
-  let cors: CorsPolicy | undefined;
-  try {
-    if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
-  } catch (e) {
-    if (e instanceof OptionError) fail(e.message);
-    throw e;
-  }
-  // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
-  if (config.policyApiPort !== undefined) {
-    if (!FEATURES.policyApi) fail('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
-    if (config.httpServer === 'node') fail('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
-    const { reason } = loadUws();
-    if (reason !== undefined) fail(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
-  }
-  const log = createLogger(config.logLevel, 'front');
-  const authOptions: Record<string, unknown> = {};
-  for (const spec of pluginOptions) authOptions[spec.name] = values[spec.name];
-
-  const health: HealthState = { ready: false, startedAt: Date.now() };
-  let healthServer: import('node:http').Server | undefined;
-  if (config.healthPort !== undefined) {
-    const started = await startHealthServer(health, config.host, config.healthPort);
-    healthServer = started.server;
-    log.info({ port: started.port }, 'health port listening');
-  }
-
-  let storePlugin: StorePluginModule;
-  try {
-    storePlugin = await loadStorePlugin(config.database, config.pluginDir);
-  } catch (e) {
-    fail(e instanceof Error ? e.message : String(e));
-  }
-  const storeParams = {
-    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer, troe: config.troe } as Record<string, unknown>,
-    primary: true,
-    log,
-  };
-  const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
-  storeParams.options = { ...storeParams.options, ...prepared };
-  const store = await storePlugin.storeOpen(storeParams);
-  health.store = store;
-  // From here a start-up failure also closes the store and removes a RAM store's directory (it would stay on tmpfs).
-  const failWithStore = async (message: string): Promise<never> => {
-    await store.close();
-    await storePlugin.storeDispose?.(storeParams);
-    fail(message);
-  };
-
-  let policyApi: PolicyApiServer | undefined;
-  if (config.policyApiPort !== undefined) {
-    const { startPolicyApi } = await import('./policyapi/server.js');
-    try {
-      policyApi = await startPolicyApi(loadUws().uws!, store, { host: config.policyApiHost, port: config.policyApiPort, maxBodySize: config.maxBodySize, log });
-    } catch (e) {
-      log.error({ err: e }, 'the policy API cannot start');
-      await store.close();
-      await storePlugin.storeDispose?.(storeParams);
-      process.exit(1);
-    }
-  }
-
-  const contexts = new ContextResolver({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
-  try {
-    await contexts.init();
-  } catch (e) {
-    await failWithStore(e instanceof Error ? e.message : String(e));
-  }
-
-  let frontAuth: FrontAuth | undefined;
-  if (authModule !== undefined) {
-    const expandDefault = (term: string): string => contexts.defaultContext.expandTerm(term);
-    const { registerAuth } = await import('./auth/loader.js');
-    const { createFrontAuth } = await import('./front/front-auth.js');
-    try {
-      const driver = await registerAuth(authModule, { options: authOptions as OptionValues, primary: true, log, expandDefault });
-      const shutdown = (authModule as { authShutdown?: () => Promise<void> | void }).authShutdown;
-      frontAuth = createFrontAuth(driver, expandDefault, async () => { await shutdown?.(); });
-      log.info({ plugin: driver.name, abi: driver.abiVersion }, 'auth plugin loaded');
-    } catch (e) {
-      await failWithStore(e instanceof Error ? e.message : String(e));
-    }
-  }
-
-  // The server is chosen before the threads start, so what they report (GET /version) is the server that runs.
-  let uws: ReturnType<typeof loadUws>['uws'];
-  if (config.httpServer === 'uws') {
-    const loaded = loadUws();
-    uws = loaded.uws;
-    if (uws === undefined) {
-      log.warn({ reason: loaded.reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
-      config.httpServer = 'node';
-    }
-  }
-
-  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
-  let runner: PipelineRunner;
-  try {
-    runner = await createRunner(init, log);
-  } catch (e) {
-    log.error({ err: e }, 'the pipeline cannot start');
-    await store.close();
-    await storePlugin.storeDispose?.(storeParams);
-    process.exit(1);
-  }
-  health.runner = runner;
-  let notifier: NotifierHandle;
-  try {
-    notifier = await startNotifier(init, log);
-  } catch (e) {
-    log.error({ err: e }, 'the notifier cannot start');
-    await runner.close();
-    await store.close();
-    await storePlugin.storeDispose?.(storeParams);
-    process.exit(1);
-  }
-  health.notifier = notifier;
-
-  const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
-  const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
-  const server: HttpServer = uws !== undefined
-    ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
-    : createNodeServer(handler, { maxBodySize: config.maxBodySize });
-  let port: number;
-  try {
-    port = await server.listen(config.host, config.port);
-  } catch (e) {
-    log.error({ err: e }, 'cannot listen');
-    await runner.close();
-    await store.close();
-    await storePlugin.storeDispose?.(storeParams);
-    process.exit(1);
-  }
-  health.ready = true;
-  log.info({ port, host: config.host, server: server.kind, pool: runner.stats(), store: store.status() }, 'listening');
-
+  const broker = await createBroker(args, { listen: true }).catch(fail);
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
-    health.ready = false;
-    server.close();
-    await policyApi?.close();
-    const deadline = Date.now() + 10_000;
-    while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
-    await notifier.stop();
-    await shutdownAll(log, runner, store, frontAuth);
-    await storePlugin.storeDispose?.(storeParams);
-    healthServer?.close();
-    server.closeAll();
-    log.info('stopped');
+    await broker.close(signal);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-}
-
-async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined): Promise<void> {
-  try {
-    await runner.close();
-    await auth?.close();
-    await store.flush();
-    await store.close();
-  } catch (e) {
-    log.error({ err: e }, 'error during shutdown');
-  }
 }
 
 void main();

@@ -145,6 +145,13 @@ export interface BrokerConfig {
   pluginDir?: string;
   auth?: string;
   coreContext: '1.6' | '1.7' | '1.8' | '1.9';
+  /**
+   * Set by createBroker (src/broker.ts): names this broker's BroadcastChannels, so brokers sharing a process (the
+   * API tests run several) never hear each other.
+   */
+  instance?: string;
+  /** Set by createBroker when the log goes elsewhere than standard output: the channel other threads send lines on. */
+  logChannel?: string;
 }
 
 export function brokerConfig(values: OptionValues): BrokerConfig {

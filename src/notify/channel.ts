@@ -9,6 +9,11 @@ export const SUBSCRIPTIONS_CHANNEL = 'ldbroker:subscriptions';
 /** Pipeline threads ask the notifier for counters here (CountersAsked); it answers on the same channel. */
 export const COUNTERS_CHANNEL = 'ldbroker:counters';
 
+/** A channel of one broker (BrokerConfig.instance): brokers sharing a process never hear each other. */
+export function channelName(channel: string, instance: string | undefined): string {
+  return instance === undefined ? channel : `${channel}:${instance}`;
+}
+
 /** One notification to deliver: built (matched, rendered, serialized) by the pipeline worker. */
 export interface DueNotification {
   tenant: string;

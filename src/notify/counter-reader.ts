@@ -4,7 +4,7 @@
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import type { Store } from '../store/contract.js';
 import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
-import { COUNTERS_CHANNEL, type CountersAnswered, type CountersAsked } from './channel.js';
+import { COUNTERS_CHANNEL, channelName, type CountersAnswered, type CountersAsked } from './channel.js';
 
 /** How long a GET waits for the notifier (busy with a flood of deliveries) before it reads the store instead. */
 const ASK_TIMEOUT_MS = 250;
@@ -12,11 +12,13 @@ const ASK_TIMEOUT_MS = 250;
 type Waiting = (counters: Array<SubscriptionCounters | null> | undefined) => void;
 
 export class CounterReader {
-  private readonly channel = new BroadcastChannel(COUNTERS_CHANNEL);
+  private readonly channel: BroadcastChannel;
   private readonly waiting = new Map<number, Waiting>();
   private seq = 0;
 
-  constructor(private readonly store: Store) {
+  /** `instance`: the broker's (BrokerConfig.instance), whose notifier answers. */
+  constructor(private readonly store: Store, instance: string | undefined) {
+    this.channel = new BroadcastChannel(channelName(COUNTERS_CHANNEL, instance));
     this.channel.unref();
     this.channel.onmessage = (m: unknown) => {
       const answer = (m as { data?: CountersAnswered }).data;

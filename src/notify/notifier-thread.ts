@@ -3,14 +3,14 @@
 // arrive from pipeline workers on NOTIFY_CHANNEL, questions about counters on COUNTERS_CHANNEL; the main thread
 // says stop, and the counters are flushed first.
 import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
-import { createLogger } from '../logger.js';
+import { threadLogger } from '../logger.js';
 import { openStoreAndContexts } from '../pipeline/init.js';
 import type { WorkerInit } from '../pipeline/worker-context.js';
 import { SubscriptionSync } from './subscription-sync.js';
 import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
 import { PeriodicNotifications } from './periodic.js';
-import { COUNTERS_CHANNEL, NOTIFY_CHANNEL, type CountersAnswered, type CountersAsked, type DueBatch, type DueNotification } from './channel.js';
+import { COUNTERS_CHANNEL, NOTIFY_CHANNEL, channelName, type CountersAnswered, type CountersAsked, type DueBatch, type DueNotification } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
 
 const DELETED_KEPT = 10_000;
@@ -23,7 +23,7 @@ export interface NotifierData extends WorkerInit {
 }
 
 export async function runNotifier(init: NotifierData, parent: MessagePort): Promise<void> {
-  const log = createLogger(init.config.logLevel, 'notifier');
+  const log = threadLogger(init.config, 'notifier');
   const { store, contexts } = await openStoreAndContexts(init, log);
   const counters = new CounterBook(store, log);
   await counters.load();
@@ -40,7 +40,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     sending: (due, at) => { if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at); },
   });
   let periodic: PeriodicNotifications | undefined;
-  const sync = new SubscriptionSync(store, contexts, log, (tenant, id, sub) => {
+  const sync = new SubscriptionSync(store, contexts, log, init.config.instance, (tenant, id, sub) => {
     const key = `${tenant}\n${id}`;
     if (sub === undefined) {
       counters.forget(tenant, id);
@@ -68,13 +68,13 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   await sync.start();
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 
-  const channel = new BroadcastChannel(NOTIFY_CHANNEL);
+  const channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, init.config.instance));
   channel.onmessage = (m: unknown) => {
     const batch = (m as { data?: DueBatch }).data;
     if (batch === undefined || !Array.isArray(batch.due)) return;
     for (const due of batch.due) accept(due);
   };
-  const asks = new BroadcastChannel(COUNTERS_CHANNEL);
+  const asks = new BroadcastChannel(channelName(COUNTERS_CHANNEL, init.config.instance));
   asks.onmessage = (m: unknown) => {
     const ask = (m as { data?: CountersAsked }).data;
     if (ask?.kind !== 'ask' || !Array.isArray(ask.ids)) return;

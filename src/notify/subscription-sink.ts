@@ -8,7 +8,7 @@ import { matchChange } from '../ngsild/subscription/match.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';
 import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import { NOTIFY_CHANNEL, type DueNotification } from './channel.js';
+import { NOTIFY_CHANNEL, channelName, type DueNotification } from './channel.js';
 import type { SubscriptionSync } from './subscription-sync.js';
 
 /**
@@ -18,10 +18,11 @@ import type { SubscriptionSync } from './subscription-sync.js';
 export type NotificationEntityFilter = (sub: CompiledSubscription, entity: StoredEntity) => boolean;
 
 export class SubscriptionSink implements ChangeSink {
-  private readonly channel = new BroadcastChannel(NOTIFY_CHANNEL);
+  private readonly channel: BroadcastChannel;
   entityFilter: NotificationEntityFilter | undefined;
 
   constructor(readonly sync: SubscriptionSync, private readonly log: Logger) {
+    this.channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, sync.instance));
     this.channel.unref();
   }
 

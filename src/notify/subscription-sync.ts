@@ -8,7 +8,7 @@ import type { ContextSource } from '../pipeline/worker-context.js';
 import { compileSubscription, type CompiledSubscription } from '../ngsild/subscription/compile.js';
 import { SubscriptionIndex } from '../ngsild/subscription/match.js';
 import { SUBSCRIPTIONS, SUBSCRIPTION_TENANTS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
-import { SUBSCRIPTIONS_CHANNEL, type SubscriptionChanged } from './channel.js';
+import { SUBSCRIPTIONS_CHANNEL, channelName, type SubscriptionChanged } from './channel.js';
 
 export class SubscriptionSync {
   readonly index = new SubscriptionIndex();
@@ -20,12 +20,14 @@ export class SubscriptionSync {
     private readonly store: Store,
     private readonly contexts: ContextSource,
     private readonly log: Logger,
+    /** The broker instance (BrokerConfig.instance) whose threads this one hears. */
+    readonly instance: string | undefined,
     /** Told after each change is applied (the notifier's periodic timers). */
     private readonly onChange?: (tenant: string, id: string, sub: CompiledSubscription | undefined) => void,
   ) {}
 
   async start(): Promise<void> {
-    this.channel = new BroadcastChannel(SUBSCRIPTIONS_CHANNEL);
+    this.channel = new BroadcastChannel(channelName(SUBSCRIPTIONS_CHANNEL, this.instance));
     this.channel.unref();
     this.channel.onmessage = (m: unknown) => {
       const msg = (m as { data?: SubscriptionChanged }).data;
@@ -80,8 +82,8 @@ export class SubscriptionSync {
 }
 
 /** Tells every thread about a change when this thread keeps no index itself (nothing to apply here). */
-export function broadcastSubscriptionChange(change: SubscriptionChanged): void {
-  const channel = new BroadcastChannel(SUBSCRIPTIONS_CHANNEL);
+export function broadcastSubscriptionChange(change: SubscriptionChanged, instance: string | undefined): void {
+  const channel = new BroadcastChannel(channelName(SUBSCRIPTIONS_CHANNEL, instance));
   channel.postMessage(change);
   channel.close();
 }

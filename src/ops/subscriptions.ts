@@ -36,7 +36,7 @@ function sysAttrsOption(req: LdRequest): boolean {
 
 async function announce(ctx: WorkerContext, change: SubscriptionChanged): Promise<void> {
   if (ctx.changes instanceof SubscriptionSink) await ctx.changes.sync.announce(change);
-  else broadcastSubscriptionChange(change);
+  else broadcastSubscriptionChange(change, ctx.config.instance);
 }
 
 function validateOptions(req: LdRequest): { expand: (t: string) => string; schemes: ReadonlySet<string>; now: number } {

@@ -58,20 +58,27 @@ async function lmdbVersion(): Promise<string | null> {
   }
 }
 
-/** Read once per thread: nothing in it changes while the broker runs. */
-let info: Promise<VersionInfo> | undefined;
+/**
+ * Read once per thread and server kind: nothing in it changes while the broker runs, and brokers sharing a thread
+ * (createBroker in tests) may run different servers.
+ */
+const infos = new Map<string, Promise<VersionInfo>>();
 
 export function versionInfo(httpServer: string): Promise<VersionInfo> {
-  info ??= lmdbVersion().then((lmdb) => ({
-    name: 'ldbroker',
-    version: packageVersion(dirname(fileURLToPath(import.meta.url)), 'ldbroker') ?? 'unknown',
-    ngsiLdSpec: NGSI_LD_SPEC_VERSION,
-    node: process.versions.node,
-    httpServer,
-    uws: dependencyVersion('@trufflesuite/uws-js-unofficial'),
-    lmdbJs: dependencyVersion('lmdb'),
-    lmdb,
-  }));
+  let info = infos.get(httpServer);
+  if (info === undefined) {
+    info = lmdbVersion().then((lmdb) => ({
+      name: 'ldbroker',
+      version: packageVersion(dirname(fileURLToPath(import.meta.url)), 'ldbroker') ?? 'unknown',
+      ngsiLdSpec: NGSI_LD_SPEC_VERSION,
+      node: process.versions.node,
+      httpServer,
+      uws: dependencyVersion('@trufflesuite/uws-js-unofficial'),
+      lmdbJs: dependencyVersion('lmdb'),
+      lmdb,
+    }));
+    infos.set(httpServer, info);
+  }
   return info;
 }
 

@@ -3,7 +3,7 @@
 // Used by each pipeline worker, and by the front when it runs inline.
 import { loadStorePlugin } from '../store/loader.js';
 import { ContextResolver } from '../ngsild/context/context-resolver.js';
-import { createLogger, type Logger } from '../logger.js';
+import { threadLogger, type Logger } from '../logger.js';
 import { brokerUrlOf, keptContextStore } from '../ops/contexts.js';
 import type { Store } from '../store/contract.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
@@ -23,19 +23,20 @@ export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Pr
     // CIM 009 v1.8 §5.13: kept @contexts live in the store, so every thread serves what any thread added.
     hosted: keptContextStore(store),
     brokerUrl: brokerUrlOf(init.config),
+    instance: init.config.instance,
   });
   await contexts.init();
   return { store, contexts };
 }
 
 export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
-  const logger = log ?? createLogger(init.config.logLevel, thread);
+  const logger = log ?? threadLogger(init.config, thread);
   const { store, contexts } = await openStoreAndContexts(init, logger);
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
-  const sync = new SubscriptionSync(store, contexts, logger);
+  const sync = new SubscriptionSync(store, contexts, logger, init.config.instance);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
-  return { config: init.config, store, contexts, log: logger, auth, changes, counters: new CounterReader(store) };
+  return { config: init.config, store, contexts, log: logger, auth, changes, counters: new CounterReader(store, init.config.instance) };
 }

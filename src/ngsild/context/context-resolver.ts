@@ -69,6 +69,8 @@ export interface ContextResolverOptions {
   hosted?: HostedContexts;
   /** Scheme, host and port under which clients reach the broker, for the URLs of the @contexts it serves. */
   brokerUrl?: string;
+  /** The broker instance (BrokerConfig.instance): only its own threads hear what this resolver forgets. */
+  instance?: string;
 }
 
 /** The store collection the resolver keeps @contexts in (a DocCollection of the store contract). */
@@ -314,7 +316,7 @@ export class ContextResolver {
 
   private async initOnce(): Promise<void> {
     if (this.opts.hosted !== undefined) {
-      this.forgetChannel = new BroadcastChannel(FORGET_CHANNEL);
+      this.forgetChannel = new BroadcastChannel(this.opts.instance === undefined ? FORGET_CHANNEL : `${FORGET_CHANNEL}:${this.opts.instance}`);
       this.forgetChannel.unref();
       this.forgetChannel.onmessage = (m: unknown) => {
         const url = (m as { data?: unknown }).data;

@@ -1,0 +1,329 @@
+// A broker as a value: options → plugins → store → pipeline runner → notifier → servers, with inject() (a request
+// through the real dispatcher without a socket), listen() and close(). main.ts adds argv, signals and the exit
+// status; a program may run several in one process (the API tests do), each with channels of its own.
+import { BroadcastChannel } from 'node:worker_threads';
+import type { Server } from 'node:http';
+import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
+import type { OptionSpec, OptionValues } from './plugin/contract.js';
+import type { AuthPluginModule } from './auth/contract.js';
+import { createLogger, type LogDestination, type Logger } from './logger.js';
+import { loadStorePlugin } from './store/loader.js';
+import { createRunner, type PipelineRunner } from './front/pool.js';
+import { dispatch, type FrontDeps } from './front/dispatch.js';
+import { createUwsServer, loadUws } from './front/server-uws.js';
+import { createNodeServer } from './front/server-node.js';
+import type { HttpServer } from './front/http-server.js';
+import { startHealthServer, type HealthState } from './front/health.js';
+import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
+import { InjectExchange, type InjectReply, type InjectRequest } from './front/inject.js';
+import type { WorkerInit } from './pipeline/worker-context.js';
+import type { FrontAuth } from './front/front-auth.js';
+import { FEATURES } from './features.js';
+import { ContextResolver } from './ngsild/context/context-resolver.js';
+import type { Store, StorePluginModule } from './store/contract.js';
+import { startNotifier, type NotifierHandle } from './notify/notifier.js';
+import type { PolicyApiServer } from './policyapi/server.js';
+
+export type { InjectReply, InjectRequest } from './front/inject.js';
+
+/** A start-up refusal. main.ts prints `ldbroker: <message>` (unless the reason is logged already) and exits 1. */
+export class StartError extends Error {
+  constructor(message: string, readonly logged = false) {
+    super(message);
+  }
+}
+
+/** The command line read: the option values against the broker's table and the auth plugin's (loaded to know it). */
+export interface BrokerArgs {
+  values: OptionValues;
+  /** The text of -u for these tables. */
+  usage: string;
+  pluginOptions: OptionSpec[];
+  authModule: AuthPluginModule | undefined;
+}
+
+export interface CreateOptions {
+  /** Where BROKER_* options are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Start the servers as the broker starts (main.ts): the health port first, so /live answers while the store opens.
+   * Otherwise nothing listens until listen().
+   */
+  listen?: boolean;
+  /** Where the log lines of every thread go; default standard output. */
+  logDestination?: LogDestination;
+}
+
+export interface Ports {
+  port: number;
+  healthPort: number | undefined;
+  policyApiPort: number | undefined;
+}
+
+export interface Broker {
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  /** A request through the dispatcher and pipeline, as a server would hand it over; answered as it would write it. */
+  inject(request: InjectRequest): Promise<InjectReply>;
+  /** Starts the servers not yet listening (NGSI-LD API, --healthPort, --policyApiPort); resolves with their ports. */
+  listen(): Promise<Ports>;
+  /** Stops accepting, waits for requests in flight (10 s at most), stops the notifier and threads, flushes the store. */
+  close(reason?: string): Promise<void>;
+}
+
+let brokersStarted = 0;
+
+/** Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options. */
+export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BrokerArgs> {
+  let raw;
+  try {
+    raw = splitArgs(argv);
+  } catch (e) {
+    throw new StartError(e instanceof Error ? e.message : String(e));
+  }
+  // The auth plugin's options exist only when it is loaded (seed 000 §5.1 rule 4): load it before parsing.
+  const authName = (raw.given.get('auth') as string | undefined) ?? env.BROKER_AUTH;
+  let authModule: AuthPluginModule | undefined;
+  if (typeof authName === 'string' && authName !== '') {
+    if (!FEATURES.auth) throw new StartError('--auth: this broker was built without authorization (FEATURES=noauth)');
+    const { loadAuthModule } = await import('./auth/loader.js');
+    try {
+      authModule = await loadAuthModule(authName, (raw.given.get('pluginDir') as string | undefined) ?? env.BROKER_PLUGINDIR);
+    } catch (e) {
+      throw new StartError(e instanceof Error ? e.message : String(e));
+    }
+  }
+  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
+  const tables = [...brokerOptions, ...pluginOptions];
+  try {
+    return { values: parseOptions(raw, tables, env), usage: usage(tables), pluginOptions, authModule };
+  } catch (e) {
+    if (e instanceof OptionError) throw new StartError(e.message);
+    throw e;
+  }
+}
+
+export async function createBroker(argv: readonly string[] | BrokerArgs, opts: CreateOptions = {}): Promise<Broker> {
+  const { values, pluginOptions, authModule } = Array.isArray(argv) ? await readArgs(argv as readonly string[], opts.env) : argv as BrokerArgs;
+  const config = brokerConfig(values);
+  config.instance = `${process.pid}.${++brokersStarted}`;
+  let cors: CorsPolicy | undefined;
+  try {
+    if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
+  } catch (e) {
+    if (e instanceof OptionError) throw new StartError(e.message);
+    throw e;
+  }
+  // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
+  if (config.policyApiPort !== undefined) {
+    if (!FEATURES.policyApi) throw new StartError('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
+    if (config.httpServer === 'node') throw new StartError('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
+    const { reason } = loadUws();
+    if (reason !== undefined) throw new StartError(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
+  }
+  const relay = opts.logDestination === undefined ? undefined : new LogRelay(config, opts.logDestination);
+  const log = createLogger(config.logLevel, 'front', opts.logDestination);
+  const authOptions: Record<string, unknown> = {};
+  for (const spec of pluginOptions) authOptions[spec.name] = values[spec.name];
+
+  const health: HealthState = { ready: false, startedAt: Date.now() };
+  let healthServer: Server | undefined;
+  let healthPort: number | undefined;
+  const listenHealth = async (): Promise<void> => {
+    if (config.healthPort === undefined || healthServer !== undefined) return;
+    const started = await startHealthServer(health, config.host, config.healthPort);
+    healthServer = started.server;
+    healthPort = started.port;
+    log.info({ port: started.port }, 'health port listening');
+  };
+  try {
+    if (opts.listen === true) await listenHealth();
+  } catch (e) {
+    relay?.close();
+    throw e;
+  }
+
+  // From here a start-up failure also closes what is open, and removes a RAM store's directory (it would stay on tmpfs).
+  const undo: Array<() => Promise<void> | void> = [() => relay?.close(), () => { healthServer?.close(); }];
+  const failed = async (error: unknown, logAs?: string): Promise<never> => {
+    if (logAs !== undefined) log.error({ err: error }, logAs);
+    for (const step of undo.reverse()) await step();
+    if (error instanceof StartError) throw error;
+    throw logAs !== undefined ? new StartError(`${logAs}: ${error instanceof Error ? error.message : String(error)}`, true)
+      : new StartError(error instanceof Error ? error.message : String(error));
+  };
+
+  let storePlugin: StorePluginModule;
+  try {
+    storePlugin = await loadStorePlugin(config.database, config.pluginDir);
+  } catch (e) {
+    return failed(e);
+  }
+  const storeParams = {
+    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer, troe: config.troe } as Record<string, unknown>,
+    primary: true,
+    log,
+  };
+  const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
+  storeParams.options = { ...storeParams.options, ...prepared };
+  const store = await storePlugin.storeOpen(storeParams);
+  health.store = store;
+  undo.push(async () => { await store.close(); await storePlugin.storeDispose?.(storeParams); });
+
+  let policyApi: PolicyApiServer | undefined;
+  const listenPolicyApi = async (): Promise<void> => {
+    if (config.policyApiPort === undefined || policyApi !== undefined) return;
+    const { startPolicyApi } = await import('./policyapi/server.js');
+    policyApi = await startPolicyApi(loadUws().uws!, store, { host: config.policyApiHost, port: config.policyApiPort, maxBodySize: config.maxBodySize, log });
+    undo.push(() => policyApi?.close());
+  };
+  if (opts.listen === true) {
+    try {
+      await listenPolicyApi();
+    } catch (e) {
+      return failed(e, 'the policy API cannot start');
+    }
+  }
+
+  const contexts = new ContextResolver({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
+  try {
+    await contexts.init();
+  } catch (e) {
+    return failed(e);
+  }
+
+  let frontAuth: FrontAuth | undefined;
+  if (authModule !== undefined) {
+    const expandDefault = (term: string): string => contexts.defaultContext.expandTerm(term);
+    const { registerAuth } = await import('./auth/loader.js');
+    const { createFrontAuth } = await import('./front/front-auth.js');
+    try {
+      const driver = await registerAuth(authModule, { options: authOptions as OptionValues, primary: true, log, expandDefault });
+      const shutdown = (authModule as { authShutdown?: () => Promise<void> | void }).authShutdown;
+      frontAuth = createFrontAuth(driver, expandDefault, async () => { await shutdown?.(); });
+      log.info({ plugin: driver.name, abi: driver.abiVersion }, 'auth plugin loaded');
+    } catch (e) {
+      return failed(e);
+    }
+  }
+
+  // The server is chosen before the threads start, so what they report (GET /version) is the server that runs.
+  let uws: ReturnType<typeof loadUws>['uws'];
+  if (config.httpServer === 'uws') {
+    const loaded = loadUws();
+    uws = loaded.uws;
+    if (uws === undefined) {
+      log.warn({ reason: loaded.reason }, 'uWebSockets.js cannot be loaded on this platform: serving with node:http');
+      config.httpServer = 'node';
+    }
+  }
+
+  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
+  let runner: PipelineRunner;
+  try {
+    runner = await createRunner(init, log);
+  } catch (e) {
+    return failed(e, 'the pipeline cannot start');
+  }
+  health.runner = runner;
+  undo.push(() => runner.close());
+  let notifier: NotifierHandle;
+  try {
+    notifier = await startNotifier(init, log);
+  } catch (e) {
+    return failed(e, 'the notifier cannot start');
+  }
+  health.notifier = notifier;
+  undo.push(() => notifier.stop());
+
+  const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
+  const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
+  let server: HttpServer | undefined;
+  let port: number | undefined;
+  const listen = async (): Promise<Ports> => {
+    await listenHealth();
+    await listenPolicyApi();
+    if (server === undefined) {
+      const created = uws !== undefined
+        ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
+        : createNodeServer(handler, { maxBodySize: config.maxBodySize });
+      port = await created.listen(config.host, config.port);
+      server = created;
+      health.ready = true;
+      log.info({ port, host: config.host, server: created.kind, pool: runner.stats(), store: store.status() }, 'listening');
+    }
+    return { port: port!, healthPort, policyApiPort: policyApi?.port };
+  };
+  if (opts.listen === true) {
+    try {
+      await listen();
+    } catch (e) {
+      return failed(e, 'cannot listen');
+    }
+  } else {
+    health.ready = true;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = async (reason = 'close'): Promise<void> => {
+    log.info({ signal: reason }, 'shutting down');
+    health.ready = false;
+    server?.close();
+    await policyApi?.close();
+    const deadline = Date.now() + 10_000;
+    while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
+    await notifier.stop();
+    await shutdownAll(log, runner, store, frontAuth);
+    await storePlugin.storeDispose?.(storeParams);
+    healthServer?.close();
+    server?.closeAll();
+    log.info('stopped');
+    await relay?.drain();
+  };
+
+  return {
+    config,
+    log,
+    inject: (request) => InjectExchange.run(request, config.maxBodySize, handler),
+    listen,
+    close: (reason) => (closing ??= close(reason)),
+  };
+}
+
+async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined): Promise<void> {
+  try {
+    await runner.close();
+    await auth?.close();
+    await store.flush();
+    await store.close();
+  } catch (e) {
+    log.error({ err: e }, 'error during shutdown');
+  }
+}
+
+/** The log lines of the broker's other threads (config.logChannel), written to the destination the front writes to. */
+class LogRelay {
+  private readonly channel: BroadcastChannel;
+
+  constructor(config: BrokerConfig, private readonly destination: LogDestination) {
+    config.logChannel = `ldbroker:log:${config.instance}`;
+    this.channel = new BroadcastChannel(config.logChannel);
+    this.channel.unref();
+    this.channel.onmessage = (m: unknown) => {
+      const line = (m as { data?: unknown }).data;
+      if (typeof line === 'string') this.destination.write(line);
+    };
+  }
+
+  /** Lines the threads sent before they ended are delivered in the turns after: they are written, then the channel closes. */
+  async drain(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 0));
+    this.close();
+  }
+
+  close(): void {
+    this.channel.close();
+  }
+}
