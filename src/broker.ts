@@ -278,6 +278,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     await storePlugin.storeDispose?.(storeParams);
     healthServer?.close();
     server?.closeAll();
+    policyApi?.closeAll();
     log.info('stopped');
     await relay?.drain();
   };

@@ -26,6 +26,8 @@ export interface PolicyApiServer {
   readonly port: number;
   /** Stops listening and waits for the writes under way. */
   close(): Promise<void>;
+  /** Closes every connection, at the end of the shutdown. */
+  closeAll(): void;
 }
 
 type Route =
@@ -200,6 +202,11 @@ export async function startPolicyApi(uws: UwsModule, store: Store, opts: PolicyA
     async close(): Promise<void> {
       uws.us_listen_socket_close(token as never);
       await book.drain();
+    },
+    closeAll(): void {
+      // Kept-alive connections too (App.close, uWS 20.30, not in its typings): a broker in a program that goes on
+      // (createBroker) leaves none open.
+      (app as unknown as { close?: () => void }).close?.();
     },
   };
 }

@@ -28,7 +28,7 @@ t.before(async () => {
   await new Promise<void>((r) => contextServer.listen(0, '127.0.0.1', () => r()));
   const addr = contextServer.address() as { port: number };
   contextUrl = `http://127.0.0.1:${addr.port}/ctx.jsonld`;
-  broker = await startBroker(['--auth', PLUGIN, '--testTrace', TRACE]);
+  broker = await startBroker(['--auth', PLUGIN, '--testTrace', TRACE], {}, { pool: true });
 });
 t.teardown(async () => {
   await broker.stop();
@@ -144,7 +144,7 @@ t.test('/version, no NGSI-LD operation, is authenticated and authorized like any
 
 t.test('a plugin built for an older ABI still loads; a newer one is refused', async (t) => {
   for (const abi of ['2', '3']) {
-    const b = await startBroker(['--auth', PLUGIN, '--testAbi', abi]);
+    const b = await startBroker(['--auth', PLUGIN, '--testAbi', abi], {}, { pool: true });
     t.equal((await call(b, 'GET', `${NGSI}/entities/urn:x:none`, { headers: U })).status, 404, `ABI ${abi} serves`);
     t.equal(await b.stop(), 0);
   }

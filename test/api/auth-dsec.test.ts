@@ -47,7 +47,7 @@ t.before(async () => {
     .setIssuer(ISSUER).setIssuedAt().setExpirationTime('10m').sign(privateKey);
   expired = await new SignJWT({ verifiableCredential: vc }).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
     .setIssuer(ISSUER).setIssuedAt(Math.floor(Date.now() / 1000) - 7200).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(privateKey);
-  broker = await startBroker(['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
+  broker = await startBroker(['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')], {}, { pool: true });
   // The plugin's refreshers read the files in the background: wait until the front decides a token.
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {

@@ -24,7 +24,7 @@ t.before(async () => {
   silent.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   silentBase = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
-  broker = await startBroker();
+  broker = await startBroker([], {}, { pool: true });
 });
 t.teardown(async () => {
   await broker.stop();

@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, spawnBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let broker: Broker;
@@ -22,7 +22,7 @@ t.before(async () => {
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
   originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}/remote.jsonld`;
-  broker = await startBroker();
+  broker = await startBroker([], {}, { pool: true });
 });
 t.teardown(async () => { await broker.stop(); origin.close(); });
 
@@ -189,7 +189,7 @@ t.test('an inline request @context is kept as ImplicitlyCreated and linked from 
 t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldb-ctx-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  let b = await startBroker(['--dbDir', dir]);
+  let b = await spawnBroker(['--dbDir', dir]);
   const r = await call(b, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Kept: 'https://example.org/Kept' } } });
   t.equal(r.status, 201, r.text);
   const loc = r.headers.get('location')!;
@@ -199,7 +199,7 @@ t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   t.equal(inTenant.status, 201, inTenant.text);
   const tenantLoc = inTenant.headers.get('location')!;
   await b.stop();
-  b = await startBroker(['--dbDir', dir]);
+  b = await spawnBroker(['--dbDir', dir]);
   t.teardown(() => b.stop());
   const listed = await call(b, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`, { headers: tenant });
   t.same(listed.json.map((u: string) => new URL(u).pathname), [tenantLoc], 'a tenant\'s Hosted @context survives in its tenant');

@@ -3,12 +3,12 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, call, NGSI } from './helpers/broker.js';
+import { spawnBroker, call, NGSI } from './helpers/broker.js';
 
 t.test('kill -9 with --dbSync request loses no acknowledged write', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-dur-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const broker = await startBroker(['--dbDir', dir, '--dbSync', 'request']);
+  const broker = await spawnBroker(['--dbDir', dir, '--dbSync', 'request']);
   const acknowledged: string[] = [];
   // Writes keep going while the process is killed: every one answered 201 before the kill must survive.
   const writer = (async () => {
@@ -26,7 +26,7 @@ t.test('kill -9 with --dbSync request loses no acknowledged write', async (t) =>
   broker.proc.kill('SIGKILL');
   await writer;
   t.ok(acknowledged.length > 10, `${acknowledged.length} writes acknowledged before the kill`);
-  const again = await startBroker(['--dbDir', dir, '--dbSync', 'request']);
+  const again = await spawnBroker(['--dbDir', dir, '--dbSync', 'request']);
   try {
     let lost = 0;
     for (const id of acknowledged) if ((await call(again, 'GET', `${NGSI}/entities/${id}`)).status !== 200) lost++;
@@ -40,10 +40,10 @@ t.test('a clean restart on --dbDir keeps entities and tenants; --dbCompress roun
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-dur-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const big = 'x'.repeat(5000);
-  let broker = await startBroker(['--dbDir', dir, '--dbCompress']);
+  let broker = await spawnBroker(['--dbDir', dir, '--dbCompress']);
   await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Doc:1', type: 'Doc', text: { type: 'Property', value: big } }, headers: { 'NGSILD-Tenant': 'archive' } });
   t.equal(await broker.stop(), 0);
-  broker = await startBroker(['--dbDir', dir, '--dbCompress']);
+  broker = await spawnBroker(['--dbDir', dir, '--dbCompress']);
   try {
     const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Doc:1`, { headers: { 'NGSILD-Tenant': 'archive' } });
     t.equal(r.status, 200);

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
+t.before(async () => { broker = await startBroker([], {}, { http: true }); });
 t.teardown(async () => { await broker.stop(); });
 
 t.test('an unknown path answers 404 with a ProblemDetails', async (t) => {

@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import fc from 'fast-check';
 import { connect } from 'node:net';
-import { startBroker, NGSI, type Broker } from './helpers/broker.js';
+import { spawnBroker, NGSI, type Broker } from './helpers/broker.js';
 import { ENTITY_TYPE, apply, emptyModel, opArb, requestOf, type Model, type Op } from './helpers/fuzz-model.js';
 import { headersArb, junkRequestArb, queryPathArb, rawHttpArb, type JunkRequest, type RawRequest } from './helpers/fuzz-inputs.js';
 
@@ -24,7 +24,7 @@ const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 
 let broker: Broker;
 t.before(async () => {
-  broker = await startBroker(['--connectionPoolSize', '2', '--troe', 'embdb']);
+  broker = await spawnBroker(['--connectionPoolSize', '2', '--troe', 'embdb']);
   // The hostile requests' tenant holds entities of each kind of attribute, so queries reach the parsers and
   // judge something instead of answering NonexistentTenant.
   const seeds = [

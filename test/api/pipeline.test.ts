@@ -27,7 +27,7 @@ t.test('two pipeline workers serve requests concurrently on one LMDB store', asy
 
 for (const [name, args] of [['inline (--connectionPoolSize 0)', ['--connectionPoolSize', '0']], ['node:http (--httpServer node)', ['--httpServer', 'node']]] as const) {
   t.test(`${name} serves the same API`, async (t) => {
-    const broker = await startBroker([...args]);
+    const broker = await startBroker([...args], {}, { pool: true, http: true });
     try {
       const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:X:1', type: 'X', a: { type: 'Property', value: 1 } } });
       t.equal(c.status, 201);
@@ -76,7 +76,7 @@ async function until(cond: () => boolean, what: string, poll?: () => Promise<voi
 
 t.test('requests handed to a thread together: a slow one (remote @context) delays none of the others', async (t) => {
   const ctxServer = await heldContextServer();
-  const broker = await startBroker([]);
+  const broker = await startBroker([], {}, { pool: true });
   try {
     t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Fast:1', type: 'Fast', a: { type: 'Property', value: 1 } } })).status, 201);
     let slowDone = false;
@@ -98,7 +98,7 @@ t.test('requests handed to a thread together: a slow one (remote @context) delay
 for (const [mode, args] of [['pool', []], ['inline', ['--connectionPoolSize', '0']]] as const) {
   t.test(`--maxPendingRequests (${mode}): past the limit a request is answered 503 at once, and the broker recovers`, async (t) => {
     const ctxServer = await heldContextServer();
-    const broker = await startBroker(['--maxPendingRequests', '3', ...args]);
+    const broker = await startBroker(['--maxPendingRequests', '3', ...args], {}, { pool: true });
     try {
       const held = Array.from({ length: 3 }, () => call(broker, 'GET', `${NGSI}/types`, { headers: { link: linkTo(ctxServer.url) } }));
       // The health port counts the requests the pipeline holds.

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { spawnBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
 
 const DSEC = fileURLToPath(new URL('../../dist/src/plugins/auth/dsec/index.js', import.meta.url));
 const ISSUER = 'did:web:verifier.example';
@@ -69,7 +69,7 @@ t.test('the dsec plugin reads its policies from the broker\'s own policy API', {
   const entity = `${NGSI}/entities/urn:ngsi-ld:Building:1`;
   const readEntity = (b: Broker): (() => Promise<Reply>) => () => call(b, 'GET', entity, { headers: bearer });
 
-  let broker = await startBroker(args);
+  let broker = await spawnBroker(args);
   t.teardown(() => broker.stop());
   // An empty listing is a complete read: once read, requests are decided (403) instead of 503.
   const before = await until(10, readEntity(broker), (r) => r.status !== 503);
@@ -95,7 +95,7 @@ t.test('the dsec plugin reads its policies from the broker\'s own policy API', {
   t.equal(refused.status, 403, 'refused again within --dsecRefresh of the DELETE');
 
   t.equal(await broker.stop(), 0, 'a clean shutdown');
-  broker = await startBroker(args);
+  broker = await spawnBroker(args);
   const kept = await call(pap, 'GET', '/policy');
   t.equal(kept.status, 200);
   t.same(kept.json.map((e: { 'odrl:uid': string }) => e['odrl:uid']), ['urn:p:create-building'], 'the policy survived the restart, the deleted one did not');

@@ -30,7 +30,7 @@ t.before(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  broker = await startBroker();
+  broker = await startBroker([], {}, { pool: true });
 });
 t.teardown(async () => { await broker.stop(); server.close(); });
 

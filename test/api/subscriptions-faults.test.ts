@@ -27,7 +27,7 @@ t.before(async () => {
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  broker = await startBroker();
+  broker = await startBroker([], {}, { pool: true });
 });
 t.teardown(async () => {
   await broker.stop();

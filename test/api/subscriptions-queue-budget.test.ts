@@ -33,7 +33,7 @@ t.before(async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     deadServers.push(server);
   }
-  broker = await startBroker(['--notificationQueueBytes', String(BUDGET)]);
+  broker = await startBroker(['--notificationQueueBytes', String(BUDGET)], {}, { pool: true });
 });
 t.teardown(async () => {
   await broker.stop();

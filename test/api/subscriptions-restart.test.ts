@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, call, NGSI } from './helpers/broker.js';
+import { spawnBroker, call, NGSI } from './helpers/broker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-subs-'));
 const values: Array<[string, number]> = [];
@@ -32,7 +32,7 @@ async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promis
 
 t.test('a subscription keeps its members and counters across a restart and notifies after it', async (t) => {
   const tenants: Array<Record<string, string>> = [{}, { 'NGSILD-Tenant': 'restarted' }];
-  let broker = await startBroker(['--dbDir', dir]);
+  let broker = await spawnBroker(['--dbDir', dir]);
   for (const [i, headers] of tenants.entries()) {
     const r = await call(broker, 'POST', `${NGSI}/subscriptions`, {
       headers,
@@ -45,7 +45,7 @@ t.test('a subscription keeps its members and counters across a restart and notif
   }
   t.equal(await broker.stop(), 0);
 
-  broker = await startBroker(['--dbDir', dir]);
+  broker = await spawnBroker(['--dbDir', dir]);
   try {
     for (const [i, headers] of tenants.entries()) {
       const before = (await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:r1`, { headers })).json;

@@ -6,7 +6,7 @@ import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
+t.before(async () => { broker = await startBroker([], {}, { pool: true }); });
 t.teardown(async () => { await broker.stop(); });
 
 const sub = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({

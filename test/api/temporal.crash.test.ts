@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { spawnBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 const ENTITIES = 12;
 const WRITERS = 8;
@@ -50,7 +50,7 @@ t.test('SIGKILL during concurrent writes leaves history and current state in ste
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-troe-crash-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const args = ['--dbDir', dir, '--troe', 'embdb'];
-  const broker = await startBroker(args);
+  const broker = await spawnBroker(args);
   const seed = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
     body: Array.from({ length: ENTITIES }, (_, i) => ({ id: idOf(i), type: 'Crash', a: { type: 'Property', value: -1 }, b: { type: 'Property', value: -1 } })),
   });
@@ -67,7 +67,7 @@ t.test('SIGKILL during concurrent writes leaves history and current state in ste
   const writes = (await Promise.all(writers)).reduce((x, y) => x + y, 0);
   t.ok(writes > 20, `${writes} writes answered before the kill`);
 
-  const again = await startBroker(args);
+  const again = await spawnBroker(args);
   t.teardown(() => again.stop());
   let checkedAttrs = 0;
   for (let i = 0; i < ENTITIES; i++) {

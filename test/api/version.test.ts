@@ -8,7 +8,7 @@ const root = new URL('../../', import.meta.url);
 const versionOf = (path: string): string => (JSON.parse(readFileSync(new URL(path, root), 'utf8')) as { version: string }).version;
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
+t.before(async () => { broker = await startBroker([], {}, { http: true }); });
 t.teardown(async () => { await broker.stop(); });
 
 for (const path of ['/version', `${NGSI}/version`]) {

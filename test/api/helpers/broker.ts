@@ -1,21 +1,32 @@
-// Starts the built broker (dist/) as a child process on ephemeral ports and talks to it over real HTTP.
+// Brokers for the API tests. startBroker: one in this process (src/broker.ts, built in dist/), listening on ephemeral
+// ports, its log lines captured; `call` hands requests to its dispatcher as its server would (Broker.inject) or, for a
+// URL or a broker started with { http: true }, sends them over HTTP. spawnBroker: the built broker as a child
+// process, for what needs one (signals, kill -9, restarts on a --dbDir, exit codes, stderr).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type * as BrokerModule from '../../../src/broker.js';
 
-const MAIN = fileURLToPath(new URL('../../../dist/src/main.js', import.meta.url));
+const DIST = new URL('../../../dist/src/', import.meta.url);
+const MAIN = fileURLToPath(new URL('main.js', DIST));
 
 export interface Broker {
   port: number;
   healthPort?: number;
   url: string;
-  proc: ChildProcess;
+  /** The child process of a spawned broker; undefined in this process. */
+  proc?: ChildProcess;
+  /** Log lines (pino JSON) so far, of every thread of the broker. */
   logs: string[];
-  /** SIGTERM and wait; resolves with the exit code. */
+  /** A broker in this process: requests through its dispatcher without a socket. */
+  inject?: (request: BrokerModule.InjectRequest) => Promise<BrokerModule.InjectReply>;
+  /** `call` uses HTTP even though `inject` is there. */
+  http?: boolean;
+  /** Stops the broker: SIGTERM (or `signal`) to a child and its exit code; close() in this process, 0 once done. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-// Brokers of this test process still running: killed when the process ends, however it ends (a tap timeout
+// Spawned brokers of this test process still running: killed when the process ends, however it ends (a tap timeout
 // included), so no broker outlives its test and loads the machine for the tests after it.
 const live = new Set<ChildProcess>();
 const killLive = (): void => { for (const p of live) p.kill('SIGKILL'); };
@@ -27,7 +38,63 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   });
 }
 
-export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Broker> {
+let brokerModule: Promise<typeof BrokerModule> | undefined;
+
+export interface StartOptions {
+  /**
+   * Requests over HTTP (the server's own reading and framing), not injected; implied by --httpServer. Where a
+   * test is about the server (body caps, HEAD and 204 framing), or reads its answers byte for byte.
+   */
+  http?: boolean;
+  /**
+   * The broker's default pipeline runner (a pool of threads), not the inline one the helper otherwise asks for with
+   * --connectionPoolSize 0; implied by --connectionPoolSize. Where the subject crosses threads: subscription
+   * changes, kept @contexts, auth plugin state, batching to threads.
+   */
+  pool?: boolean;
+}
+
+/**
+ * A broker in this process with `args` (and BROKER_* from `env` over this process's environment), on ephemeral ports
+ * of 127.0.0.1 with a health port. Rejects with the start-up refusal (StartError) where the command would exit 1.
+ */
+export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}, opts: StartOptions = {}): Promise<Broker> {
+  brokerModule ??= import(new URL('broker.js', DIST).href) as Promise<typeof BrokerModule>;
+  const { createBroker } = await brokerModule;
+  const logs: string[] = [];
+  let partial = '';
+  const logDestination = {
+    write(text: string): void {
+      partial += text;
+      let nl: number;
+      while ((nl = partial.indexOf('\n')) >= 0) {
+        logs.push(partial.slice(0, nl));
+        partial = partial.slice(nl + 1);
+      }
+    },
+  };
+  const pool = opts.pool === true || args.includes('--connectionPoolSize') ? [] : ['--connectionPoolSize', '0'];
+  const broker = await createBroker(['--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...pool, ...args], { env: { ...process.env, ...env }, logDestination });
+  let ports: BrokerModule.Ports;
+  try {
+    ports = await broker.listen();
+  } catch (e) {
+    await broker.close();
+    throw e;
+  }
+  let stopped: Promise<number> | undefined;
+  return {
+    port: ports.port,
+    healthPort: ports.healthPort,
+    url: `http://127.0.0.1:${ports.port}`,
+    logs,
+    inject: (request) => broker.inject(request),
+    http: opts.http === true || args.includes('--httpServer'),
+    stop: () => (stopped ??= broker.close('SIGTERM').then(() => 0)),
+  };
+}
+
+export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Broker> {
   const proc = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,7 +153,13 @@ export interface Reply {
   json: any;
 }
 
-export async function call(broker: Broker | string, method: string, path: string, opts: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<Reply> {
+export interface CallOptions {
+  body?: unknown;
+  raw?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export async function call(broker: Broker | string, method: string, path: string, opts: CallOptions = {}): Promise<Reply> {
   const base = typeof broker === 'string' ? broker : broker.url;
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   let body: string | Uint8Array | undefined = opts.raw;
@@ -94,11 +167,43 @@ export async function call(broker: Broker | string, method: string, path: string
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
+  if (typeof broker !== 'string' && broker.inject !== undefined && broker.http !== true) return injected(broker, base, method, path, headers, body);
   const res = await fetch(base + path, { method, headers, body });
   const text = await res.text();
-  let json: unknown;
-  try { json = text === '' ? undefined : JSON.parse(text); } catch { json = undefined; }
-  return { status: res.status, headers: res.headers, text, json };
+  return { status: res.status, headers: res.headers, text, json: parse(text) };
+}
+
+/**
+ * The request fetch() would send, handed to the broker's dispatcher: the URL normalized and encoded as fetch does,
+ * the same default headers (Accept, Host, User-Agent...; text/plain for a string body without a type), header values
+ * trimmed; the answer read as fetch would (the headers of one name joined, no body after HEAD).
+ */
+async function injected(broker: Broker, base: string, method: string, path: string, given: Record<string, string>, body: string | Uint8Array | undefined): Promise<Reply> {
+  const url = new URL(base + path);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) headers[name.toLowerCase()] = value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+  if (typeof body === 'string' && headers['content-type'] === undefined) headers['content-type'] = 'text/plain;charset=UTF-8';
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+  const sent: Record<string, string> = {
+    host: url.host,
+    connection: 'keep-alive',
+    ...headers,
+  };
+  sent.accept ??= '*/*';
+  sent['accept-language'] ??= '*';
+  sent['sec-fetch-mode'] ??= 'cors';
+  sent['user-agent'] ??= 'node';
+  sent['accept-encoding'] ??= 'gzip, deflate';
+  if (bytes !== undefined) sent['content-length'] = String(bytes.byteLength);
+  const reply = await broker.inject!({ method, url: url.pathname + url.search, headers: sent, body: bytes ?? null });
+  const replyHeaders = new Headers();
+  for (const [name, value] of reply.headers) replyHeaders.append(name, value);
+  const text = new TextDecoder().decode(reply.body);
+  return { status: reply.status, headers: replyHeaders, text, json: parse(text) };
+}
+
+function parse(text: string): unknown {
+  try { return text === '' ? undefined : JSON.parse(text); } catch { return undefined; }
 }
 
 export const NGSI = '/ngsi-ld/v1';
