@@ -144,7 +144,7 @@ t.test('/version, no NGSI-LD operation, is authenticated and authorized like any
 
 t.test('a plugin built for an older ABI still loads; a newer one is refused', async (t) => {
   for (const abi of ['2', '3']) {
-    const b = await startBroker(['--auth', PLUGIN, '--testAbi', abi], {}, { pool: true });
+    const b = await startBroker(['--auth', PLUGIN, '--testAbi', abi]);
     t.equal((await call(b, 'GET', `${NGSI}/entities/urn:x:none`, { headers: U })).status, 404, `ABI ${abi} serves`);
     t.equal(await b.stop(), 0);
   }

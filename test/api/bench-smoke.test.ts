@@ -1,5 +1,6 @@
-// The benchmark harness in CI: `node dist/bench/run.js --smoke` runs every scenario for 3 s against the bare
-// server and the default broker, and every request must succeed. No timing is asserted.
+// The benchmark harness in CI: `node dist/bench/run.js --smoke --duration 1` runs every scenario for a
+// second against the bare server and the default broker (the wiring of each, not its speed), and every request must
+// succeed. No timing is asserted.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +19,7 @@ interface SmokeRow {
 
 function runSmoke(jsonPath: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [RUN, '--smoke', '--json', jsonPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [RUN, '--smoke', '--duration', '1', '--json', jsonPath], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     proc.stdout.on('data', (d) => { output += String(d); });
     proc.stderr.on('data', (d) => { output += String(d); });
