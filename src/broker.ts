@@ -3,9 +3,9 @@
 // status; a program may run several in one process (the API tests do), each with channels of its own.
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Server } from 'node:http';
-import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
-import type { OptionSpec, OptionValues } from './plugin/contract.js';
-import type { AuthPluginModule } from './auth/contract.js';
+import type { BrokerConfig } from './options.js';
+import type { OptionValues } from './plugin/contract.js';
+import { readArgs, readConfig, StartError, type BrokerArgs } from './command-line.js';
 import { createLogger, type LogDestination, type Logger } from './logger.js';
 import { loadStorePlugin } from './store/loader.js';
 import { createRunner, type PipelineRunner } from './front/pool.js';
@@ -14,33 +14,16 @@ import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';
 import type { HttpServer } from './front/http-server.js';
 import { startHealthServer, type HealthState } from './front/health.js';
-import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
 import { InjectExchange, type InjectReply, type InjectRequest } from './front/inject.js';
 import type { WorkerInit } from './pipeline/worker-context.js';
 import type { FrontAuth } from './front/front-auth.js';
-import { FEATURES } from './features.js';
 import { ContextResolver } from './ngsild/context/context-resolver.js';
 import type { Store, StorePluginModule } from './store/contract.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 import type { PolicyApiServer } from './policyapi/server.js';
 
 export type { InjectReply, InjectRequest } from './front/inject.js';
-
-/** A start-up refusal. main.ts prints `ldbroker: <message>` (unless the reason is logged already) and exits 1. */
-export class StartError extends Error {
-  constructor(message: string, readonly logged = false) {
-    super(message);
-  }
-}
-
-/** The command line read: the option values against the broker's table and the auth plugin's (loaded to know it). */
-export interface BrokerArgs {
-  values: OptionValues;
-  /** The text of -u for these tables. */
-  usage: string;
-  pluginOptions: OptionSpec[];
-  authModule: AuthPluginModule | undefined;
-}
+export { readArgs, readConfig, StartError, type BrokerArgs } from './command-line.js';
 
 export interface CreateOptions {
   /** Where BROKER_* options are read (default process.env). */
@@ -73,54 +56,10 @@ export interface Broker {
 
 let brokersStarted = 0;
 
-/** Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options. */
-export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BrokerArgs> {
-  let raw;
-  try {
-    raw = splitArgs(argv);
-  } catch (e) {
-    throw new StartError(e instanceof Error ? e.message : String(e));
-  }
-  // The auth plugin's options exist only when it is loaded (seed 000 §5.1 rule 4): load it before parsing.
-  const authName = (raw.given.get('auth') as string | undefined) ?? env.BROKER_AUTH;
-  let authModule: AuthPluginModule | undefined;
-  if (typeof authName === 'string' && authName !== '') {
-    if (!FEATURES.auth) throw new StartError('--auth: this broker was built without authorization (FEATURES=noauth)');
-    const { loadAuthModule } = await import('./auth/loader.js');
-    try {
-      authModule = await loadAuthModule(authName, (raw.given.get('pluginDir') as string | undefined) ?? env.BROKER_PLUGINDIR);
-    } catch (e) {
-      throw new StartError(e instanceof Error ? e.message : String(e));
-    }
-  }
-  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
-  const tables = [...brokerOptions, ...pluginOptions];
-  try {
-    return { values: parseOptions(raw, tables, env), usage: usage(tables), pluginOptions, authModule };
-  } catch (e) {
-    if (e instanceof OptionError) throw new StartError(e.message);
-    throw e;
-  }
-}
-
 export async function createBroker(argv: readonly string[] | BrokerArgs, opts: CreateOptions = {}): Promise<Broker> {
   const { values, pluginOptions, authModule } = Array.isArray(argv) ? await readArgs(argv as readonly string[], opts.env) : argv as BrokerArgs;
-  const config = brokerConfig(values);
+  const { config, cors } = readConfig(values);
   config.instance = `${process.pid}.${++brokersStarted}`;
-  let cors: CorsPolicy | undefined;
-  try {
-    if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
-  } catch (e) {
-    if (e instanceof OptionError) throw new StartError(e.message);
-    throw e;
-  }
-  // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
-  if (config.policyApiPort !== undefined) {
-    if (!FEATURES.policyApi) throw new StartError('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
-    if (config.httpServer === 'node') throw new StartError('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
-    const { reason } = loadUws();
-    if (reason !== undefined) throw new StartError(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
-  }
   const relay = opts.logDestination === undefined ? undefined : new LogRelay(config, opts.logDestination);
   const log = createLogger(config.logLevel, 'front', opts.logDestination);
   const authOptions: Record<string, unknown> = {};

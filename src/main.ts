@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The ldbroker command: argv → createBroker (src/broker.ts) → listening; clean shutdown on SIGTERM/SIGINT
 // (stop accepting, finish in-flight requests, flush the store, exit 0). A start-up refusal exits 1.
-import { createBroker, readArgs, StartError } from './broker.js';
+import { readArgs, readConfig, StartError } from './command-line.js';
 
 function fail(error: unknown): never {
   if (!(error instanceof StartError)) throw error;
@@ -15,6 +15,13 @@ async function main(): Promise<void> {
     process.stdout.write(args.usage);
     process.exit(0);
   }
+  // Refused before the broker's modules load: a bad command line answers at once.
+  try {
+    readConfig(args.values);
+  } catch (e) {
+    fail(e);
+  }
+  const { createBroker } = await import('./broker.js');
   const broker = await createBroker(args, { listen: true }).catch(fail);
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

@@ -1,0 +1,74 @@
+// The command line read: argv and BROKER_* against the broker's option table and the auth plugin's (loaded to know
+// them). Light on purpose: main.ts answers -u and refuses bad options without loading the broker.
+import { brokerConfig, brokerOptions, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
+import type { OptionSpec, OptionValues } from './plugin/contract.js';
+import type { AuthPluginModule } from './auth/contract.js';
+import { FEATURES } from './features.js';
+import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
+import { loadUws } from './front/server-uws.js';
+
+/** A start-up refusal. main.ts prints `ldbroker: <message>` (unless the reason is logged already) and exits 1. */
+export class StartError extends Error {
+  constructor(message: string, readonly logged = false) {
+    super(message);
+  }
+}
+
+/** The command line read: the option values against the broker's table and the auth plugin's (loaded to know it). */
+export interface BrokerArgs {
+  values: OptionValues;
+  /** The text of -u for these tables. */
+  usage: string;
+  pluginOptions: OptionSpec[];
+  authModule: AuthPluginModule | undefined;
+}
+
+/** Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options. */
+export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BrokerArgs> {
+  let raw;
+  try {
+    raw = splitArgs(argv);
+  } catch (e) {
+    throw new StartError(e instanceof Error ? e.message : String(e));
+  }
+  // The auth plugin's options exist only when it is loaded (seed 000 §5.1 rule 4): load it before parsing.
+  const authName = (raw.given.get('auth') as string | undefined) ?? env.BROKER_AUTH;
+  let authModule: AuthPluginModule | undefined;
+  if (typeof authName === 'string' && authName !== '') {
+    if (!FEATURES.auth) throw new StartError('--auth: this broker was built without authorization (FEATURES=noauth)');
+    const { loadAuthModule } = await import('./auth/loader.js');
+    try {
+      authModule = await loadAuthModule(authName, (raw.given.get('pluginDir') as string | undefined) ?? env.BROKER_PLUGINDIR);
+    } catch (e) {
+      throw new StartError(e instanceof Error ? e.message : String(e));
+    }
+  }
+  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
+  const tables = [...brokerOptions, ...pluginOptions];
+  try {
+    return { values: parseOptions(raw, tables, env), usage: usage(tables), pluginOptions, authModule };
+  } catch (e) {
+    if (e instanceof OptionError) throw new StartError(e.message);
+    throw e;
+  }
+}
+
+/** The configuration of the option values, and the refusals that need more than one option (or the platform). */
+export function readConfig(values: OptionValues): { config: BrokerConfig; cors: CorsPolicy | undefined } {
+  const config = brokerConfig(values);
+  let cors: CorsPolicy | undefined;
+  try {
+    if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
+  } catch (e) {
+    if (e instanceof OptionError) throw new StartError(e.message);
+    throw e;
+  }
+  // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
+  if (config.policyApiPort !== undefined) {
+    if (!FEATURES.policyApi) throw new StartError('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
+    if (config.httpServer === 'node') throw new StartError('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
+    const { reason } = loadUws();
+    if (reason !== undefined) throw new StartError(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
+  }
+  return { config, cors };
+}
