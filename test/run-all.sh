@@ -5,7 +5,15 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 passed=0 failed=0 status=0
 
-# tap: unit, api (brokers on ephemeral ports), integration (real servers).
+# The Orion-LD exporter (Python) against PostgreSQL and FerretDB, started first: it mostly waits on its servers, so
+# it runs beside tap; its output is shown after tap's.
+exporter=""
+if [ -x test/integration/exporter/run.sh ]; then
+  bash test/integration/exporter/run.sh >"$out/pytest.txt" 2>&1 &
+  exporter=$!
+fi
+
+# tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
 npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 # Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces).
@@ -13,10 +21,9 @@ p=$(grep -cE '^ {4}ok [0-9]+ ' "$out/tap.txt" || true)
 f=$(grep -cE '^ {4}not ok [0-9]+ ' "$out/tap.txt" || true)
 passed=$((passed + p)); failed=$((failed + f))
 
-# The Orion-LD exporter (Python) against PostgreSQL and FerretDB.
-if [ -x test/integration/exporter/run.sh ]; then
-  bash test/integration/exporter/run.sh 2>&1 | tee "$out/pytest.txt"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+if [ -n "$exporter" ]; then
+  wait "$exporter" || status=1
+  cat "$out/pytest.txt"
   line=$(grep -E '^=+ .*(passed|failed).* in [0-9.]+s' "$out/pytest.txt" | tail -n 1)
   p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
   f=0

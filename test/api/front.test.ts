@@ -1,7 +1,7 @@
 // The front end: route table, 404/405/415/413/406/501, health port, options and start-up errors.
 import t from 'tap';
 import { connect } from 'node:net';
-import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, spawnBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
 t.before(async () => { broker = await startBroker([], {}, { http: true }); });
@@ -108,6 +108,6 @@ t.test('options read BROKER_<OPTION> from the environment and the command line w
 });
 
 t.test('-fg is accepted', async (t) => {
-  const b = await startBroker(['-fg']);
+  const b = await spawnBroker(['-fg']);
   t.equal(await b.stop(), 0, 'SIGTERM ends it with status 0');
 });
