@@ -10,7 +10,10 @@ export interface InjectRequest {
   method: string;
   /** The request target as it would stand in the request line: path, then `?` and the query string. */
   url: string;
-  /** Header names in any case; a value is sent as it is (a list is joined with ', ', as servers do). */
+  /**
+   * Header names in any case; a value is taken as it is. (uWS, unlike this, trims bytes from 0x80 up at both ends of
+   * a value before the broker sees it: front/request-head.ts.)
+   */
   headers?: Record<string, string>;
   body?: string | Uint8Array | null;
 }
