@@ -35,6 +35,11 @@ export interface CreateOptions {
   listen?: boolean;
   /** Where the log lines of every thread go; default standard output. */
   logDestination?: LogDestination;
+  /**
+   * The Node options the broker's threads start with; default this process's, as node:worker_threads has it. A
+   * program whose own preloads the threads do not need (a test runner's TypeScript loader) passes [].
+   */
+  threadExecArgv?: string[];
 }
 
 export interface Ports {
@@ -160,7 +165,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
   let runner: PipelineRunner;
   try {
-    runner = await createRunner(init, log);
+    runner = await createRunner(init, log, opts.threadExecArgv);
   } catch (e) {
     return failed(e, 'the pipeline cannot start');
   }
@@ -168,7 +173,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   undo.push(() => runner.close());
   let notifier: NotifierHandle;
   try {
-    notifier = await startNotifier(init, log);
+    notifier = await startNotifier(init, log, opts.threadExecArgv);
   } catch (e) {
     return failed(e, 'the notifier cannot start');
   }

@@ -38,7 +38,8 @@ export const TASKS_PER_THREAD = 16;
 /** Requests one batch (one Piscina task) carries at most. */
 export const MAX_BATCH = 64;
 
-export async function createRunner(init: WorkerInit, log: Logger): Promise<PipelineRunner> {
+/** `execArgv`: the Node options of the pool's threads (default: this thread's, as node:worker_threads has it). */
+export async function createRunner(init: WorkerInit, log: Logger, execArgv?: string[]): Promise<PipelineRunner> {
   const size = init.config.connectionPoolSize;
   const admission = new Admission(init.config.maxPendingRequests);
   if (size === 0) return new InlineRunner(await createWorkerContext(init, 'front', log), admission);
@@ -52,6 +53,7 @@ export async function createRunner(init: WorkerInit, log: Logger): Promise<Pipel
     concurrentTasksPerWorker: TASKS_PER_THREAD,
     idleTimeout: Number.MAX_SAFE_INTEGER,
     workerData: init,
+    execArgv,
     recordTiming: false,
     // Workers must keep their event loop turning between tasks: plugin state, subscription changes and other
     // BroadcastChannel mail arrive there. Piscina's default ('sync') blocks an idle worker in Atomics.wait.

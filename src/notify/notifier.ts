@@ -15,11 +15,12 @@ export interface NotifierHandle {
 
 const STOP_WAIT_MS = 5000;
 
-export async function startNotifier(init: WorkerInit, log: Logger): Promise<NotifierHandle> {
+/** `execArgv`: the Node options of the thread (default: this thread's, as node:worker_threads has it). */
+export async function startNotifier(init: WorkerInit, log: Logger, execArgv?: string[]): Promise<NotifierHandle> {
   const queueGauge = sharedGauge();
   const gauge = gaugeOf(queueGauge);
   const workerData: NotifierData = { ...init, queueGauge };
-  const worker = new Worker(new URL('../../workers/notifier.js', import.meta.url), { workerData });
+  const worker = new Worker(new URL('../../workers/notifier.js', import.meta.url), { workerData, execArgv });
   await new Promise<void>((resolve, reject) => {
     const onMessage = (m: NotifierMessage): void => {
       if (m.kind === 'ready') { cleanup(); resolve(); }

@@ -40,6 +40,15 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
 
 let brokerModule: Promise<typeof BrokerModule> | undefined;
 
+/**
+ * The environment of a broker process: this one's and `env`, without the preload tap puts in NODE_OPTIONS for its
+ * coverage (off here), which every thread of the child would load.
+ */
+function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const options = (process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((o) => o !== '' && !o.includes('@tapjs/processinfo'));
+  return { ...process.env, NODE_OPTIONS: options.join(' '), ...env };
+}
+
 export interface StartOptions {
   /**
    * Requests over HTTP (the server's own reading and framing), not injected; implied by --httpServer. Where a
@@ -74,7 +83,10 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
     },
   };
   const pool = opts.pool === true || args.includes('--connectionPoolSize') ? [] : ['--connectionPoolSize', '0'];
-  const broker = await createBroker(['--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...pool, ...args], { env: { ...process.env, ...env }, logDestination });
+  // The broker's threads load built JavaScript: they start without tap's preloads (its TypeScript loader and hooks),
+  // which would cost each thread most of its start-up.
+  const broker = await createBroker(['--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...pool, ...args],
+    { env: { ...process.env, ...env }, logDestination, threadExecArgv: [] });
   let ports: BrokerModule.Ports;
   try {
     ports = await broker.listen();
@@ -96,7 +108,7 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
 
 export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Broker> {
   const proc = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...args], {
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -136,7 +148,7 @@ export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
 /** Runs the broker binary to completion (for option errors, -u). */
 export function runBroker(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [MAIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (d) => { stdout += String(d); });
