@@ -39,12 +39,16 @@ export class InjectExchange implements Exchange {
   private readonly bodyPromise: Promise<ArrayBuffer | null>;
   private answered: ((reply: InjectReply) => void) | undefined;
 
-  /** Runs one request through `handler` and resolves with its answer. */
+  /**
+   * Runs one request through `handler` and resolves with its answer. The handler runs in a turn of the event loop of
+   * its own, as a request read from a socket does: never inside the caller's turn, where the store's read snapshot
+   * of that turn could still be the one from before the caller's last write.
+   */
   static run(request: InjectRequest, maxBodySize: number, handler: RequestHandler): Promise<InjectReply> {
     return new Promise((resolve) => {
       const ex = new InjectExchange(request, maxBodySize);
       ex.answered = resolve;
-      handler(ex);
+      setImmediate(handler, ex);
     });
   }
 
