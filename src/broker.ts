@@ -204,8 +204,6 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     } catch (e) {
       return failed(e, 'cannot listen');
     }
-  } else {
-    health.ready = true;
   }
 
   let closing: Promise<void> | undefined;
