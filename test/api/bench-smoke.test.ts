@@ -1,4 +1,4 @@
-// The benchmark harness in CI: `node dist/bench/run.js --smoke --duration 1` runs every scenario for a
+// The benchmark harness in CI: `node dist/bench/run.js --smoke --duration 0.5` runs every scenario for half a
 // second against the bare server and the default broker (the wiring of each, not its speed), and every request must
 // succeed. No timing is asserted.
 import t from 'tap';
@@ -19,7 +19,7 @@ interface SmokeRow {
 
 function runSmoke(jsonPath: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [RUN, '--smoke', '--duration', '1', '--json', jsonPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [RUN, '--smoke', '--duration', '0.5', '--json', jsonPath], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     proc.stdout.on('data', (d) => { output += String(d); });
     proc.stderr.on('data', (d) => { output += String(d); });
