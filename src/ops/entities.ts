@@ -6,13 +6,13 @@ import { expandEntity, expandAttributes, expandAttributeFragment, expandFragment
 import {
   appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
 } from '../ngsild/entity/merge.js';
-import { renderEntity } from '../ngsild/entity/render.js';
+import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
 import type { OpHandler, OpResult } from './op.js';
-import { renderOptions } from './render-options.js';
+import { renderOptions, type RenderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
@@ -78,6 +78,7 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   const stored = await ctx.store.getEntity(req.tenant, id);
   if (stored === undefined) throw missing(id);
   const entity = await readableEntity(req, ctx, stored);
+  noneMatched(entity, req, opts);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     if (join === undefined) return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
@@ -90,6 +91,22 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   if (join?.mode === 'inline') return { status: 200, body: await renderInline(req, ctx, entity, join, opts), withContext: true };
   return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
 };
+
+/**
+ * A retrieval that selects nothing of the entity is not found (ResourceNotFound): attrs naming none of its
+ * attributes (a rule of ETSI ISG CIM, CIM 009 §6.5.3.1 "attributes to be matched"), or pick and omit leaving no
+ * member (v1.8.1 §4.21).
+ */
+function noneMatched(entity: StoredEntity, req: LdRequest, opts: RenderOptions): void {
+  const id = entity.id;
+  if (opts.attrs !== undefined) {
+    let any = false;
+    for (const attrIri of opts.attrs) if (entity[attrIri] !== undefined) { any = true; break; }
+    if (!any) throw notFound(`entity '${id}' has none of the attributes in attrs`);
+  }
+  if ((opts.pick !== undefined || opts.omit !== undefined) && !rendersAnything(entity, req.context, opts))
+    throw notFound(`pick and omit leave no member of entity '${id}'`);
+}
 
 export const deleteEntity: OpHandler = async (req, ctx) => {
   req.query.only(NO_PARAMS);

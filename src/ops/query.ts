@@ -4,7 +4,8 @@
 import { RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { EntityQuery } from '../store/contract.js';
-import { renderEntity } from '../ngsild/entity/render.js';
+import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
+import { parseProjectionList } from '../ngsild/query/projection.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
@@ -17,7 +18,7 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
-import { renderOptions, type RenderOptions } from './render-options.js';
+import { renderOptions, setProjection, type RenderOptions } from './render-options.js';
 import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
@@ -34,8 +35,11 @@ const GET_PARAMS = new Set([
 ]);
 const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
 
-/** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
-function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
+/**
+ * Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest.
+ * With pick or omit, an entity they would leave empty does not match (CIM 009 v1.8.1 §4.21), so pages stay full.
+ */
+export function compileSelection(sel: Selection, ctx: ResolvedContext, opts?: RenderOptions, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
   const preds: Array<(e: StoredEntity) => boolean> = [];
   const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
   let typeIris: string[] | undefined;
@@ -84,6 +88,7 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
     const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
     preds.push((e) => scope(e.scope));
   }
+  if (opts !== undefined && (opts.pick !== undefined || opts.omit !== undefined)) preds.push((e) => rendersAnything(e, ctx, opts));
   let geo: EntityQuery['geo'];
   if (sel.geo !== undefined) {
     preds.push(compileGeoQuery(sel.geo));
@@ -102,7 +107,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
-  const page = await ctx.store.queryEntities(req.tenant, { ...compile(sel, req.context, expandValues), limit, offset, count });
+  const page = await ctx.store.queryEntities(req.tenant, { ...compileSelection(sel, req.context, opts, expandValues), limit, offset, count });
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
   const headers: string[] = [];
@@ -138,16 +143,15 @@ export const queryPost: OpHandler = async (req, ctx) => {
   req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
-  const attrs = sel.attrs;
   const opts = renderOptions(req);
-  if (attrs !== undefined && opts.attrs === undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
+  const urlProjection = opts.projection;
+  opts.pick = opts.omit = opts.projection = undefined;
+  if (sel.attrs !== undefined) opts.attrs = new Set(sel.attrs.map((a) => req.context.expandTerm(a)));
   if (typeof body.lang === 'string' && opts.lang === undefined) opts.lang = body.lang;
-  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win.
-  const pick = nameList(body, 'pick');
-  const omit = nameList(body, 'omit');
-  if ((pick ?? opts.pick) !== undefined && (omit ?? opts.omit) !== undefined) throw badRequest('pick and omit cannot be given together');
-  if (pick !== undefined && opts.pick === undefined) opts.pick = new Set(pick);
-  if (omit !== undefined && opts.omit === undefined) opts.omit = new Set(omit);
+  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win. With attrs, neither (§4.21).
+  const pick = urlProjection?.pick ?? (body.pick === undefined ? undefined : parseProjectionList(body.pick, 'pick'));
+  const omit = urlProjection?.omit ?? (body.omit === undefined ? undefined : parseProjectionList(body.omit, 'omit'));
+  setProjection(opts, pick, omit);
   const datasetId = nameList(body, 'datasetId');
   if (datasetId !== undefined && opts.datasetId === undefined) opts.datasetId = new Set(datasetId);
   return runQuery(req, ctx, sel, opts, joinOptions(req, body));

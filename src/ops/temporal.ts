@@ -17,7 +17,7 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
 import { checkEntity } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
-import { asked, namesMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
+import { asked, projectionMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
 import { API_PREFIX } from '../front/routes.js';
@@ -118,7 +118,9 @@ function pageRange(loaded: readonly Loaded[], a: Asked): string[] {
 
 function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], single: boolean): OpResult {
   const range = pageRange(loaded, a);
-  const bodies = loaded.map(({ rec, page }) => renderTemporalEntity(rec, page.attrs, req.context, a.render));
+  let bodies = loaded.map(({ rec, page }) => renderTemporalEntity(rec, page.attrs, req.context, a.render));
+  // CIM 009 v1.8.1 §4.21: a query leaves out the entities that pick and omit leave empty (the page may be shorter).
+  if (!single && projected(a)) bodies = bodies.filter((b) => Object.keys(b).length > 0);
   return {
     status: range.length > 0 ? 206 : 200,
     body: single ? bodies[0] : bodies,
@@ -135,8 +137,16 @@ export const temporalRetrieve: OpHandler = async (req, ctx) => {
   const rec = await h.getTemporalEntity(req.tenant, id);
   if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
   await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: true });
-  return respond(req, [await load(h, req.tenant, rec, a)], a, [], true);
+  // The rules of a retrieval (ops/entities.ts noneMatched): attrs naming none of the attributes the history holds
+  // (in any time), or pick and omit leaving no member, is ResourceNotFound (CIM 009 v1.8.1 §4.21).
+  if (a.attrs !== undefined && Object.keys((await h.instances(req.tenant, id, { attrs: a.attrs, limit: 1 })).attrs).length === 0)
+    throw notFound(`entity '${id}' has no instance of any attribute in attrs`);
+  const result = respond(req, [await load(h, req.tenant, rec, a)], a, [], true);
+  if (projected(a) && Object.keys(result.body as object).length === 0) throw notFound(`pick and omit leave no member of entity '${id}'`);
+  return result;
 };
+
+const projected = (a: Asked): boolean => a.render.pick !== undefined || a.render.omit !== undefined;
 
 // ---- queries ------------------------------------------------------------------------------------------------
 
@@ -214,8 +224,9 @@ export const temporalQueryPost: OpHandler = async (req, ctx) => {
     timerel: str(tqBody, 'timerel', 'temporalQ.'), timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
     endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'), timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'), lastN: lastN as string | number | undefined,
   };
+  const url = projectionParams(req);
   return runQuery(req, ctx, sel, asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang'), {
-    pick: namesMember(body, 'pick') ?? req.query.csv('pick'), omit: namesMember(body, 'omit') ?? req.query.csv('omit'),
+    pick: projectionMember(body, 'pick') ?? url.pick, omit: projectionMember(body, 'omit') ?? url.omit,
   }));
 };
 

@@ -4,6 +4,7 @@ import type { StoredEntity } from '../entity/model.js';
 import type { ResolvedContext } from '../context/resolved.js';
 import type { RenderEntityOptions } from '../entity/render.js';
 import { parseQ } from '../query/q-parser.js';
+import { parseProjectionList } from '../query/projection.js';
 import { compileQ } from '../query/q-eval.js';
 import { parseGeoQueryObject, compileGeoQuery } from '../query/geoq.js';
 import { parseScopeQ, compileScopeQ } from '../query/scopeq.js';
@@ -84,8 +85,8 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
   const n = b.notification;
   const render: RenderEntityOptions = { format: n.format ?? 'normalized', sysAttrs: n.sysAttrs === true };
   if (n.attributes !== undefined) render.attrs = new Set(n.attributes.map(expand));
-  if (n.pick !== undefined) render.pick = new Set(n.pick);
-  if (n.omit !== undefined) render.omit = new Set(n.omit);
+  if (n.pick !== undefined) render.pick = parseProjectionList(n.pick, 'notification.pick').names;
+  if (n.omit !== undefined) render.omit = parseProjectionList(n.omit, 'notification.omit').plain;
   if (b.lang !== undefined) render.lang = b.lang;
   if (b.datasetId !== undefined) render.datasetId = new Set(b.datasetId);
   const headers: string[] = [];
