@@ -1,11 +1,12 @@
 // Query entities (CIM 009 v1.8 §5.7.2, §6.4.3.2, §6.23): GET /entities and POST /entityOperations/query compile
 // their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into an index lookup plus one
-// predicate, page with limit/offset, count on request, and render every entity in the chosen format.
-import { RefusalError, badRequest } from '../ngsild/problem.js';
+// predicate, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
+import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { EntityQuery } from '../store/contract.js';
 import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
 import { parseProjectionList } from '../ngsild/query/projection.js';
+import { parseOrderBy } from '../ngsild/query/order-by.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
@@ -31,9 +32,9 @@ export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
 const GET_PARAMS = new Set([
   'id', 'type', 'idPattern', 'attrs', 'pick', 'omit', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty',
   'geometryProperty', 'lang', 'scopeQ', 'options', 'format', 'limit', 'offset', 'count', 'local', 'datasetId',
-  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via',
+  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via', 'orderBy',
 ]);
-const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
+const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via', 'orderBy']);
 
 /**
  * Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest.
@@ -107,7 +108,10 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
-  const page = await ctx.store.queryEntities(req.tenant, { ...compileSelection(sel, req.context, opts, expandValues), limit, offset, count });
+  const orderText = req.query.get('orderBy');
+  const orderBy = orderText === undefined ? undefined : parseOrderBy(orderText, req.context.expandTerm.bind(req.context));
+  const page = await ctx.store.queryEntities(req.tenant, { ...compileSelection(sel, req.context, opts, expandValues), orderBy, limit, offset, count });
+  if (page.sortCap !== undefined) throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
   const headers: string[] = [];

@@ -11,7 +11,8 @@ import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
-import type { History, HistoryInstance, InstancePage, TemporalEntityRecord } from '../store/contract.js';
+import type { EntityOrder, History, HistoryInstance, InstancePage, SortKey, TemporalEntityQuery, TemporalEntityRecord } from '../store/contract.js';
+import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
@@ -29,11 +30,13 @@ import { pathSegment } from '../ngsild/uri-encode.js';
  */
 export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
+/** Most matching temporal entities an orderBy sorts (README "orderBy"); more is 403 TooManyResults. */
+export const TEMPORAL_ORDERED_CAP = 20_000;
 
 const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'pick', 'omit', 'datasetId', 'local'];
 const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
-const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count']);
-const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit']);
+const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count', 'orderBy']);
+const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit', 'orderBy']);
 
 const nowIso = (): string => new Date().toISOString();
 
@@ -182,9 +185,12 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
   const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
   const base = { ids, typeIris, attrs: a.attrs, filter };
-  const { entities: records, count: total } = judge === undefined
-    ? await h.queryTemporalEntities(req.tenant, { ...base, limit, offset, count })
-    : await filteredPage(h, req.tenant, base, judge, { limit, offset, count });
+  const orderText = req.query.get('orderBy');
+  const { entities: records, count: total } = orderText !== undefined
+    ? await orderedPage(req, ctx, h, parseOrderBy(orderText, expand), base, judge, { limit, offset, count })
+    : judge === undefined
+      ? await h.queryTemporalEntities(req.tenant, { ...base, limit, offset, count })
+      : await filteredPage(h, req.tenant, base, judge, { limit, offset, count });
   const loaded: Loaded[] = [];
   for (const rec of records) {
     if (ctx.auth !== undefined) {
@@ -200,6 +206,29 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   }
   const headers = count ? ['NGSILD-Results-Count', String(total ?? 0)] : [];
   return respond(req, loaded, a, headers, false);
+}
+
+/**
+ * orderBy on a temporal query (CIM 009 v1.9.1 §4.23): every matching temporal entity is sorted before the page is
+ * cut. Keys are read from the entity's current state (its latest values), or from what the history keeps of a
+ * deleted one (id, type, scope, createdAt, modifiedAt); at most TEMPORAL_ORDERED_CAP matches are sorted, more is
+ * 403 TooManyResults.
+ */
+async function orderedPage(req: LdRequest, ctx: WorkerContext, h: History, order: EntityOrder,
+  base: Omit<TemporalEntityQuery, 'limit' | 'offset' | 'count' | 'afterId'>,
+  judge: Parameters<typeof filteredPage>[3] | undefined, paging: { limit: number; offset: number; count: boolean }): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+  const all = { limit: TEMPORAL_ORDERED_CAP + 1, offset: 0, count: false };
+  const { entities } = judge === undefined ? await h.queryTemporalEntities(req.tenant, { ...base, ...all }) : await filteredPage(h, req.tenant, base, judge, all);
+  if (entities.length > TEMPORAL_ORDERED_CAP)
+    throw new LdError('TooManyResults', `orderBy sorts at most ${TEMPORAL_ORDERED_CAP} matching temporal entities: narrow the query`);
+  const keyed: Array<{ rec: TemporalEntityRecord; key: SortKey }> = [];
+  for (const rec of entities) {
+    const current = await ctx.store.getEntity(req.tenant, rec.id);
+    keyed.push({ rec, key: order.keyOf(current ?? { ...rec }) });
+  }
+  keyed.sort((x, y) => order.compare(x.key, y.key) || (x.rec.id < y.rec.id ? -1 : x.rec.id > y.rec.id ? 1 : 0));
+  const page = keyed.slice(paging.offset, paging.offset + paging.limit).map((k) => k.rec);
+  return paging.count ? { entities: page, count: keyed.length } : { entities: page };
 }
 
 export const temporalQuery: OpHandler = async (req, ctx) => {
