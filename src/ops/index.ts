@@ -16,6 +16,7 @@ import {
   createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration,
 } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
+import { purgeEntities } from './purge.js';
 
 import {
   temporalQuery, temporalQueryPost, temporalRetrieve, temporalCreate, temporalDelete, temporalAppendAttrs, temporalDeleteAttr,
@@ -48,6 +49,7 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.BatchDelete, batchDelete],
   [LdOp.BatchMerge, batchMerge],
   [LdOp.QueryEntities, queryEntities],
+  [LdOp.PurgeEntities, purgeEntities],
   [LdOp.QueryPost, queryPost],
   [LdOp.ListTypes, listTypes],
   [LdOp.RetrieveType, retrieveType],
