@@ -4,8 +4,11 @@ import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { expandEntity, expandAttributes, expandAttributeFragment, expandFragment } from '../ngsild/entity/expand.js';
 import {
-  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
+  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, deleteScope, replaceEntity, replaceAttribute, mergeEntity,
 } from '../ngsild/entity/merge.js';
+
+/** The core @context's IRI of `scope` (CIM 009 §4.18). */
+const SCOPE_IRI = 'https://uri.etsi.org/ngsi-ld/scope';
 import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
@@ -162,7 +165,7 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types });
+    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types, scope: fragment.scope });
     return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
@@ -172,11 +175,14 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
   req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const now = nowIso();
-  const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
-  await askStored(req, ctx, id, Object.keys(attrs));
+  // CIM 009 v1.8 §5.6.2 with §4.16 and §4.18: the fragment's `type` adds types, its `scope` updates the scope.
+  const fragment = expandFragment(withoutContext(req.jsonObject()), req.context, { now });
+  if (fragment.id !== undefined && fragment.id !== id) throw badRequest(`the body's id '${fragment.id}' differs from the path's '${id}'`);
+  const attrs = fragment.attrs;
+  await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = updateAttributes(current, attrs, { now });
+    const r = updateAttributes(current, attrs, { now, types: fragment.types, scope: fragment.scope });
     return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
@@ -213,9 +219,11 @@ export const deleteAttr: OpHandler = async (req, ctx) => {
   const attrIri = attrParam(req);
   const { datasetId, deleteAll } = deleteAttrParams(req);
   await askStored(req, ctx, id, [attrIri]);
+  // §4.18: the scope is deleted through the attribute route, by its name.
+  const isScope = attrIri === SCOPE_IRI || req.params[1] === 'scope';
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
+    const r = isScope ? deleteScope(current, nowIso()) : deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
     return { next: r.entity, result: undefined };
   });
