@@ -121,3 +121,13 @@ t.test('datasetId limits which instances count as changes', async (t) => {
   t.same(changedAttrs(before, after, undefined, new Set(['urn:ds:1'])).updated, [V('speed')]);
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], datasetId: ['@none'] }), before, after, NOW), undefined);
 });
+
+t.test('pick and omit are compiled as projections: braces project, names as stored before the parser are kept', async (t) => {
+  const endpoint = { uri: 'http://127.0.0.1:9/n' };
+  const pick = compiled({ notification: { endpoint, pick: ['id', 'locatedAt{name}'] } });
+  t.same([...pick.render.pick!], ['id', 'locatedAt']);
+  const omit = compiled({ notification: { endpoint, omit: ['a', 'locatedAt{name}'] } });
+  t.same([...omit.render.omit!], ['a'], 'omit rel{...} does not omit rel');
+  const old = compiled({ notification: { endpoint, pick: ['a!', 'b'] } });
+  t.same([...old.render.pick!], ['a!', 'b'], 'a name the parser refuses, stored by an older build, still compiles');
+});
