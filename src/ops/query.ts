@@ -89,7 +89,7 @@ export function compileSelection(sel: Selection, ctx: ResolvedContext, opts?: Re
     const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
     preds.push((e) => scope(e.scope));
   }
-  if (opts !== undefined && (opts.pick !== undefined || opts.omit !== undefined)) preds.push((e) => rendersAnything(e, ctx, opts));
+  if (opts !== undefined && mayRenderEmpty(opts)) preds.push((e) => rendersAnything(e, ctx, opts));
   let geo: EntityQuery['geo'];
   if (sel.geo !== undefined) {
     preds.push(compileGeoQuery(sel.geo));
@@ -98,6 +98,17 @@ export function compileSelection(sel: Selection, ctx: ResolvedContext, opts?: Re
   }
   const filter = preds.length === 0 ? undefined : preds.length === 1 ? preds[0] : (e: StoredEntity) => preds.every((p) => p(e));
   return { typeIris, ids, filter, geo };
+}
+
+/**
+ * Whether pick/omit can leave an entity with no member. Every entity has an id and a type, so a projection keeping
+ * either never can; the predicate (which reads every candidate, and takes a query off the type index's page) is
+ * then not needed.
+ */
+function mayRenderEmpty(opts: RenderOptions): boolean {
+  if (opts.sysAttrs) return false;
+  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
+  return (opts.pick !== undefined || opts.omit !== undefined) && !shown('id') && !shown('type');
 }
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
