@@ -184,16 +184,28 @@ export const batchUpdate: OpHandler = async (req, ctx) => {
     if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
     return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
   });
+  // What an entry could not apply (with noOverwrite: the attributes it kept), by entity id.
+  const kept = new Map<string, string[]>();
   const done = await run(req, ctx, prepared, errors, (p) => (current) => {
     if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
     const attrs: Record<string, unknown> = {};
     for (const name of attrNames(p.value)) attrs[name] = p.value[name];
-    const r = appendAttributes(current, attrs as never, { noOverwrite, now });
+    // §4.16, §4.18: the entry's types are added and its scope applied, as Append Entity Attributes does.
+    const r = appendAttributes(current, attrs as never, { noOverwrite, now, types: p.value.type, scope: p.value.scope });
+    if (r.notUpdated.length > 0) kept.set(p.id, r.notUpdated.map((n) => req.context.compactIri(n.attrName)));
+    else kept.delete(p.id);
     if (r.notUpdated.length > 0 && r.updated.length === 0 && noOverwrite)
       return { next: undefined, result: 'updated' };
     return { next: r.entity, result: 'updated' };
   }, false);
-  return answer(done, errors, { status: 204 });
+  // §5.6.9: an entry whose attributes were not all applied is reported in the 207 as the one-entity append reports
+  // them (§5.6.3); what it could apply is written.
+  const applied = done.filter((d) => !kept.has(d.id));
+  for (const d of done) {
+    const names = kept.get(d.id);
+    if (names !== undefined) errors.push({ entityId: d.id, error: badRequest(`not updated: ${names.join(', ')}${noOverwrite ? ' (they exist and noOverwrite was asked)' : ''}`).toProblem() });
+  }
+  return answer(applied, errors, { status: 204 });
 };
 
 export const batchDelete: OpHandler = async (req, ctx) => {

@@ -4,15 +4,18 @@ import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { expandEntity, expandAttributes, expandAttributeFragment, expandFragment } from '../ngsild/entity/expand.js';
 import {
-  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
+  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, deleteScope, replaceEntity, replaceAttribute, mergeEntity,
 } from '../ngsild/entity/merge.js';
-import { renderEntity } from '../ngsild/entity/render.js';
+
+/** The core @context's IRI of `scope` (CIM 009 §4.18). */
+const SCOPE_IRI = 'https://uri.etsi.org/ngsi-ld/scope';
+import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
 import type { OpHandler, OpResult } from './op.js';
-import { renderOptions } from './render-options.js';
+import { renderOptions, type RenderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { API_PREFIX } from '../front/routes.js';
@@ -95,6 +98,7 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   if (stored === undefined) throw missing(id);
   if (ofType !== undefined && !ofType(stored.type)) throw missingOfType(id, req);
   const entity = await readableEntity(req, ctx, stored);
+  noneMatched(entity, req, opts);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     if (join === undefined) return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
@@ -107,6 +111,22 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   if (join?.mode === 'inline') return { status: 200, body: await renderInline(req, ctx, entity, join, opts), withContext: true };
   return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
 };
+
+/**
+ * A retrieval that selects nothing of the entity is not found (ResourceNotFound): attrs naming none of its
+ * attributes (a rule of ETSI ISG CIM, CIM 009 §6.5.3.1 "attributes to be matched"), or pick and omit leaving no
+ * member (v1.8.1 §4.21).
+ */
+function noneMatched(entity: StoredEntity, req: LdRequest, opts: RenderOptions): void {
+  const id = entity.id;
+  if (opts.attrs !== undefined) {
+    let any = false;
+    for (const attrIri of opts.attrs) if (entity[attrIri] !== undefined) { any = true; break; }
+    if (!any) throw notFound(`entity '${id}' has none of the attributes in attrs`);
+  }
+  if ((opts.pick !== undefined || opts.omit !== undefined) && !rendersAnything(entity, req.context, opts))
+    throw notFound(`pick and omit leave no member of entity '${id}'`);
+}
 
 export const deleteEntity: OpHandler = async (req, ctx) => {
   req.query.only(DELETE_PARAMS);
@@ -163,7 +183,7 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types });
+    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types, scope: fragment.scope });
     return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
@@ -173,11 +193,14 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
   req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const now = nowIso();
-  const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
-  await askStored(req, ctx, id, Object.keys(attrs));
+  // CIM 009 v1.8 §5.6.2 with §4.16 and §4.18: the fragment's `type` adds types, its `scope` updates the scope.
+  const fragment = expandFragment(withoutContext(req.jsonObject()), req.context, { now });
+  if (fragment.id !== undefined && fragment.id !== id) throw badRequest(`the body's id '${fragment.id}' differs from the path's '${id}'`);
+  const attrs = fragment.attrs;
+  await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = updateAttributes(current, attrs, { now });
+    const r = updateAttributes(current, attrs, { now, types: fragment.types, scope: fragment.scope });
     return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
@@ -214,9 +237,11 @@ export const deleteAttr: OpHandler = async (req, ctx) => {
   const attrIri = attrParam(req);
   const { datasetId, deleteAll } = deleteAttrParams(req);
   await askStored(req, ctx, id, [attrIri]);
+  // §4.18: the scope is deleted through the attribute route, by its name.
+  const isScope = attrIri === SCOPE_IRI || req.params[1] === 'scope';
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
+    const r = isScope ? deleteScope(current, nowIso()) : deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
     return { next: r.entity, result: undefined };
   });

@@ -17,6 +17,7 @@ import {
 } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import { purgeEntities } from './purge.js';
 
 import {
   temporalQuery, temporalQueryPost, temporalRetrieve, temporalCreate, temporalDelete, temporalAppendAttrs, temporalDeleteAttr,
@@ -49,6 +50,7 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.BatchDelete, batchDelete],
   [LdOp.BatchMerge, batchMerge],
   [LdOp.QueryEntities, queryEntities],
+  [LdOp.PurgeEntities, purgeEntities],
   [LdOp.QueryPost, queryPost],
   [LdOp.ListTypes, listTypes],
   [LdOp.RetrieveType, retrieveType],

@@ -10,7 +10,7 @@ import { featureOf, renderGeoJson, type GeoJsonFeature } from '../ngsild/entity/
 import { isUri } from '../ngsild/entity/syntax.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { RenderOptions } from './render-options.js';
+import { linkedRenderOptions, type RenderOptions } from './render-options.js';
 import { readableEntity } from './entity-auth.js';
 
 /** Deepest joinLevel accepted: each level can multiply the entities read. */
@@ -74,17 +74,19 @@ function listText(body: Record<string, unknown> | undefined, name: string): stri
 
 /**
  * The ids a stored entity's Relationships and ListRelationships point to, per attribute IRI, in order: every
- * instance of a multi-attribute (§4.5.5, one per datasetId) and every element of an objectList.
+ * instance of a multi-attribute (§4.5.5, one per datasetId) and every element of an objectList. Only the
+ * attributes the entity's answer shows (attrs, pick, omit of `opts`) are followed, and with `byDataset` only the
+ * instances of its datasetIds (a primary's; a linked entity's instances are followed whole).
  */
-function relationshipTargets(entity: StoredEntity, shown?: Projection): Map<string, string[]> {
+function relationshipTargets(entity: StoredEntity, opts: RenderOptions, compact: (iri: string) => string, byDataset: boolean): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const key in entity) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
     const instances = entity[key];
     if (!Array.isArray(instances)) continue;
-    if (shown !== undefined && !attributeShown(key, shown)) continue;
+    if (!attributeShown(key, opts, compact)) continue;
     for (const inst of instances as AttrInstance[]) {
-      if (shown?.opts.datasetId !== undefined && !shown.opts.datasetId.has(inst.datasetId ?? '@none')) continue;
+      if (byDataset && opts.datasetId !== undefined && !opts.datasetId.has(inst.datasetId ?? '@none')) continue;
       let objects: unknown[];
       if (inst.type === 'Relationship') objects = Array.isArray(inst.object) ? inst.object : inst.object === undefined ? [] : [inst.object];
       else if (inst.type === 'ListRelationship') objects = (inst.objectList ?? []).map(listObject);
@@ -97,18 +99,12 @@ function relationshipTargets(entity: StoredEntity, shown?: Projection): Map<stri
   return out;
 }
 
-/** The projections of the answer (attrs, pick, omit, datasetId): join=flat follows only what the answer shows. */
-interface Projection {
-  opts: RenderOptions;
-  compact: (iri: string) => string;
-}
-
-function attributeShown(attrIri: string, p: Projection): boolean {
-  const { attrs, pick, omit } = p.opts;
+function attributeShown(attrIri: string, opts: RenderOptions, compact: (iri: string) => string): boolean {
+  const { attrs, pick, omit } = opts;
   if (attrs !== undefined && !attrs.has(attrIri)) return false;
   if (pick === undefined && omit === undefined) return true;
-  const name = p.compact(attrIri);
-  return pick !== undefined ? pick.has(name) : !omit!.has(name);
+  const name = compact(attrIri);
+  return (pick === undefined || pick.has(name)) && (omit === undefined || !omit.has(name));
 }
 
 /** An objectList element as stored ({object}) or as rendered in keyValues (the id itself). */
@@ -143,42 +139,45 @@ class LinkedReader {
 
 /**
  * join=flat: the entities linked from `primaries`, up to `level` hops, each once, none of the primaries or of
- * containedBy, rendered like the primaries (without the projections, which select the primaries' attributes).
+ * containedBy, each rendered with the projection of the Relationship it was reached through (CIM 009 v1.8.1 §4.21
+ * `rel{...}`; none when the Relationship has no braces): the primaries' own projections select their attributes.
  */
 export async function flatLinked(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<Record<string, unknown>[]> {
-  const linkedOpts = unprojected(opts);
-  return (await linkedEntities(req, ctx, primaries, join, opts)).map((e) => renderEntity(e, req.context, linkedOpts));
+  return (await linkedEntities(req, ctx, primaries, join, opts)).map(({ entity, opts: linkedOpts }) => renderEntity(entity, req.context, linkedOpts));
 }
 
-/** The entities join=flat adds, in the order they are met (breadth first). */
-async function linkedEntities(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<StoredEntity[]> {
+interface Reached {
+  entity: StoredEntity;
+  opts: RenderOptions;
+}
+
+/** The entities join=flat adds, in the order they are met (breadth first), with the options each is rendered with. */
+async function linkedEntities(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<Reached[]> {
   const reader = new LinkedReader(req, ctx);
-  // The primaries are rendered with the request's projections, the linked entities without.
-  const shown: Projection = { opts, compact: (iri) => req.context.compactIri(iri) };
+  const compact = (iri: string): string => req.context.compactIri(iri);
   const included = new Set<string>([...join.containedBy, ...primaries.map((e) => e.id)]);
-  const out: StoredEntity[] = [];
-  let frontier: readonly StoredEntity[] = primaries;
+  const out: Reached[] = [];
+  let frontier: readonly Reached[] = primaries.map((entity) => ({ entity, opts }));
   for (let hop = 0; hop < join.level && frontier.length > 0; hop++) {
-    const next: StoredEntity[] = [];
-    for (const e of frontier) {
-      for (const ids of relationshipTargets(e, hop === 0 ? shown : undefined).values()) {
+    const next: Reached[] = [];
+    for (const from of frontier) {
+      for (const [attrIri, ids] of relationshipTargets(from.entity, from.opts, compact, hop === 0)) {
+        let linkedOpts: RenderOptions | undefined;
         for (const id of ids) {
           if (included.has(id)) continue;
           included.add(id);
           const linked = await reader.get(id);
           if (linked === undefined) continue;
-          out.push(linked);
-          next.push(linked);
+          linkedOpts ??= linkedRenderOptions(from.opts, compact(attrIri));
+          const reached = { entity: linked, opts: linkedOpts };
+          out.push(reached);
+          next.push(reached);
         }
       }
     }
     frontier = next;
   }
   return out;
-}
-
-function unprojected(opts: RenderOptions): RenderOptions {
-  return { ...opts, attrs: undefined, pick: undefined, omit: undefined };
 }
 
 /**
@@ -190,8 +189,8 @@ export async function joinedFeatures(req: LdRequest, ctx: WorkerContext, primari
   const features: GeoJsonFeature[] = [];
   if (join.mode === 'flat') {
     for (const e of primaries) features.push(renderGeoJson(e, req.context, opts));
-    const linkedOpts = { ...unprojected(opts), geometryProperty: opts.geometryProperty };
-    for (const e of await linkedEntities(req, ctx, primaries, join, opts)) features.push(renderGeoJson(e, req.context, linkedOpts));
+    for (const { entity, opts: linkedOpts } of await linkedEntities(req, ctx, primaries, join, opts))
+      features.push(renderGeoJson(entity, req.context, { ...linkedOpts, geometryProperty: opts.geometryProperty }));
     return features;
   }
   for (const e of primaries) {
@@ -211,11 +210,13 @@ export async function renderInline(req: LdRequest, ctx: WorkerContext, entity: S
 async function inline(req: LdRequest, reader: LinkedReader, entity: StoredEntity, opts: RenderOptions, level: number, chain: ReadonlySet<string>): Promise<Record<string, unknown>> {
   const out = renderEntity(entity, req.context, opts);
   if (level <= 0) return out;
-  const linkedOpts = unprojected(opts);
-  for (const [attrIri, ids] of relationshipTargets(entity)) {
-    const name = req.context.compactIri(attrIri);
+  const compact = (iri: string): string => req.context.compactIri(iri);
+  for (const [attrIri, ids] of relationshipTargets(entity, opts, compact, false)) {
+    const name = compact(attrIri);
     const rendered = out[name];
     if (rendered === undefined) continue;
+    // CIM 009 v1.8.1 §4.21: `rel{...}` in pick or omit projects the entities `rel` links to; none without braces.
+    const linkedOpts = linkedRenderOptions(opts, name);
     const targets = new Map<string, Record<string, unknown>>();
     for (const id of ids) {
       if (chain.has(id) || targets.has(id)) continue;

@@ -1,10 +1,12 @@
 // Query entities (CIM 009 v1.8 §5.7.2, §6.4.3.2, §6.23): GET /entities and POST /entityOperations/query compile
 // their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into an index lookup plus one
-// predicate, page with limit/offset, count on request, and render every entity in the chosen format.
-import { RefusalError, badRequest } from '../ngsild/problem.js';
+// predicate, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
+import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { EntityQuery } from '../store/contract.js';
-import { renderEntity } from '../ngsild/entity/render.js';
+import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
+import { parseProjectionList } from '../ngsild/query/projection.js';
+import { parseOrderBy } from '../ngsild/query/order-by.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
@@ -17,7 +19,7 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
-import { renderOptions, type RenderOptions } from './render-options.js';
+import { renderOptions, setProjection, type RenderOptions } from './render-options.js';
 import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
@@ -32,12 +34,15 @@ export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
 const GET_PARAMS = new Set([
   'id', 'type', 'idPattern', 'attrs', 'pick', 'omit', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty',
   'geometryProperty', 'lang', 'scopeQ', 'options', 'format', 'limit', 'offset', 'count', 'local', 'datasetId',
-  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via',
+  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via', 'orderBy',
 ]);
-const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
+const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via', 'orderBy']);
 
-/** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
-function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
+/**
+ * Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest.
+ * With pick or omit, an entity they would leave empty does not match (CIM 009 v1.8.1 §4.21), so pages stay full.
+ */
+export function compileSelection(sel: Selection, ctx: ResolvedContext, opts?: RenderOptions, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
   const preds: Array<(e: StoredEntity) => boolean> = [];
   const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
   let typeIris: string[] | undefined;
@@ -86,6 +91,7 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
     const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
     preds.push((e) => scope(e.scope));
   }
+  if (opts !== undefined && mayRenderEmpty(opts)) preds.push((e) => rendersAnything(e, ctx, opts));
   let geo: EntityQuery['geo'];
   if (sel.geo !== undefined) {
     preds.push(compileGeoQuery(sel.geo));
@@ -96,6 +102,17 @@ function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySe
   return { typeIris, ids, filter, geo };
 }
 
+/**
+ * Whether pick/omit can leave an entity with no member. Every entity has an id and a type, so a projection keeping
+ * either never can; the predicate (which reads every candidate, and takes a query off the type index's page) is
+ * then not needed.
+ */
+function mayRenderEmpty(opts: RenderOptions): boolean {
+  if (opts.sysAttrs) return false;
+  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
+  return (opts.pick !== undefined || opts.omit !== undefined) && !shown('id') && !shown('type');
+}
+
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
   // CIM 009 §6.4.3.2: local=true (no distributed operation) asks for the local entities, a selection on its own.
   const local = boolParam(req, 'local');
@@ -104,8 +121,11 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
+  const orderText = req.query.get('orderBy');
+  const orderBy = orderText === undefined ? undefined : parseOrderBy(orderText, req.context.expandTerm.bind(req.context));
   // One entity past the page tells whether another follows (its rel="next" link), with or without count.
-  const page = await ctx.store.queryEntities(req.tenant, { ...compile(sel, req.context, expandValues), limit: limit === 0 ? 0 : limit + 1, offset, count });
+  const page = await ctx.store.queryEntities(req.tenant, { ...compileSelection(sel, req.context, opts, expandValues), orderBy, limit: limit === 0 ? 0 : limit + 1, offset, count });
+  if (page.sortCap !== undefined) throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
   const more = page.entities.length > limit;
   if (more) page.entities.length = limit;
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
@@ -145,16 +165,15 @@ export const queryPost: OpHandler = async (req, ctx) => {
   req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
-  const attrs = sel.attrs;
   const opts = renderOptions(req);
-  if (attrs !== undefined && opts.attrs === undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
+  const urlProjection = opts.projection;
+  opts.pick = opts.omit = opts.projection = undefined;
+  if (sel.attrs !== undefined) opts.attrs = new Set(sel.attrs.map((a) => req.context.expandTerm(a)));
   if (typeof body.lang === 'string' && opts.lang === undefined) opts.lang = body.lang;
-  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win.
-  const pick = nameList(body, 'pick');
-  const omit = nameList(body, 'omit');
-  if ((pick ?? opts.pick) !== undefined && (omit ?? opts.omit) !== undefined) throw badRequest('pick and omit cannot be given together');
-  if (pick !== undefined && opts.pick === undefined) opts.pick = new Set(pick);
-  if (omit !== undefined && opts.omit === undefined) opts.omit = new Set(omit);
+  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win. With attrs, neither (§4.21).
+  const pick = urlProjection?.pick ?? (body.pick === undefined ? undefined : parseProjectionList(body.pick, 'pick'));
+  const omit = urlProjection?.omit ?? (body.omit === undefined ? undefined : parseProjectionList(body.omit, 'omit'));
+  setProjection(opts, pick, omit);
   const datasetId = nameList(body, 'datasetId');
   if (datasetId !== undefined && opts.datasetId === undefined) opts.datasetId = new Set(datasetId);
   return runQuery(req, ctx, sel, opts, joinOptions(req, body));

@@ -1,6 +1,7 @@
 // URL parameters that choose how entities are rendered (CIM 009 v1.8 §6.3.x): format/options, attrs, pick, omit,
 // lang, datasetId, sysAttrs; parsed once per request into the renderer's options.
 import { badRequest } from '../ngsild/problem.js';
+import { checkDisjoint, parseProjection, type Projection } from '../ngsild/query/projection.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
 export type Format = 'normalized' | 'concise' | 'keyValues';
@@ -9,8 +10,11 @@ export interface RenderOptions {
   format: Format;
   sysAttrs: boolean;
   attrs?: ReadonlySet<string>;
+  /** The members this level keeps (pick's names) and leaves out (omit's plain names), for the renderer. */
   pick?: ReadonlySet<string>;
   omit?: ReadonlySet<string>;
+  /** The parsed projections (§4.21), whose braces project the entities a join adds (linked.ts). */
+  projection?: { pick?: Projection; omit?: Projection };
   lang?: string;
   datasetId?: ReadonlySet<string>;
 }
@@ -36,11 +40,9 @@ export function renderOptions(req: LdRequest): RenderOptions {
   const opts: RenderOptions = { format, sysAttrs: words.has('sysAttrs') };
   const attrs = q.csv('attrs');
   if (attrs !== undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
-  const pick = q.csv('pick');
-  const omit = q.csv('omit');
-  if (pick !== undefined && omit !== undefined) throw badRequest('pick and omit cannot be given together');
-  if (pick !== undefined) opts.pick = new Set(pick);
-  if (omit !== undefined) opts.omit = new Set(omit);
+  const pickText = q.get('pick');
+  const omitText = q.get('omit');
+  setProjection(opts, pickText === undefined ? undefined : parseProjection(pickText, 'pick'), omitText === undefined ? undefined : parseProjection(omitText, 'omit'));
   const lang = q.get('lang');
   if (lang !== undefined) {
     if (lang === '' || !/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?)*$/.test(lang.replace(/;q=[01](\.\d{1,3})?/g, '')))
@@ -50,4 +52,30 @@ export function renderOptions(req: LdRequest): RenderOptions {
   const datasetId = q.csv('datasetId');
   if (datasetId !== undefined) opts.datasetId = new Set(datasetId);
   return opts;
+}
+
+/**
+ * Sets pick and omit (either may be undefined), after the rules of CIM 009 v1.8.1 §4.21: neither goes with attrs
+ * (attrs is the older projection of attributes alone), and no member is both picked and omitted (BadRequestData).
+ */
+export function setProjection(opts: RenderOptions, pick: Projection | undefined, omit: Projection | undefined): void {
+  if (pick === undefined && omit === undefined) return;
+  if (opts.attrs !== undefined) throw badRequest(`${pick !== undefined ? 'pick' : 'omit'} cannot be combined with attrs: name the attributes in pick`);
+  if (pick !== undefined && omit !== undefined) checkDisjoint(pick, omit);
+  opts.pick = pick?.names;
+  opts.omit = omit?.plain;
+  opts.projection = { pick, omit };
+}
+
+/**
+ * The options of the entities a Relationship `relName` of an entity rendered with `opts` links to (join, §4.5.23):
+ * the braces given for it in pick and omit (`rel{a,b}`), or no projection at all when it has none; attrs never
+ * applies to them (it selects the primary entities' attributes).
+ */
+export function linkedRenderOptions(opts: RenderOptions, relName: string): RenderOptions {
+  const pick = opts.projection?.pick?.linked.get(relName);
+  const omit = opts.projection?.omit?.linked.get(relName);
+  const out: RenderOptions = { ...opts, attrs: undefined, pick: pick?.names, omit: omit?.plain, projection: undefined };
+  if (pick !== undefined || omit !== undefined) out.projection = { pick, omit };
+  return out;
 }

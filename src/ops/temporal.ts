@@ -11,13 +11,14 @@ import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
-import type { History, HistoryInstance, InstancePage, TemporalEntityRecord } from '../store/contract.js';
+import type { EntityOrder, History, HistoryInstance, InstancePage, SortKey, TemporalEntityQuery, TemporalEntityRecord } from '../store/contract.js';
+import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from './op.js';
 import { checkEntity } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
-import { asked, namesMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
+import { asked, projectionMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
 import { API_PREFIX, LdOp } from '../front/routes.js';
@@ -30,11 +31,13 @@ import { pathSegment } from '../ngsild/uri-encode.js';
  */
 export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
+/** Most matching temporal entities an orderBy sorts (README "orderBy"); more is 403 TooManyResults. */
+export const TEMPORAL_ORDERED_CAP = 20_000;
 
 const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'pick', 'omit', 'datasetId', 'local'];
 const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
-const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count']);
-const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit']);
+const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count', 'orderBy']);
+const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit', 'orderBy']);
 
 const nowIso = (): string => new Date().toISOString();
 
@@ -127,7 +130,9 @@ function pageRange(loaded: readonly Loaded[], a: Asked): string[] {
 
 function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], single: boolean): OpResult {
   const range = pageRange(loaded, a);
-  const bodies = loaded.map(({ rec, page }) => renderTemporalEntity(rec, page.attrs, req.context, a.render));
+  let bodies = loaded.map(({ rec, page }) => renderTemporalEntity(rec, page.attrs, req.context, a.render));
+  // CIM 009 v1.8.1 §4.21: a query leaves out the entities that pick and omit leave empty (the page may be shorter).
+  if (!single && projected(a)) bodies = bodies.filter((b) => Object.keys(b).length > 0);
   return {
     status: range.length > 0 ? 206 : 200,
     body: single ? bodies[0] : bodies,
@@ -144,8 +149,16 @@ export const temporalRetrieve: OpHandler = async (req, ctx) => {
   const rec = await h.getTemporalEntity(req.tenant, id);
   if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
   await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: true });
-  return respond(req, [await load(h, req.tenant, rec, a)], a, [], true);
+  // The rules of a retrieval (ops/entities.ts noneMatched): attrs naming none of the attributes the history holds
+  // (in any time), or pick and omit leaving no member, is ResourceNotFound (CIM 009 v1.8.1 §4.21).
+  if (a.attrs !== undefined && Object.keys((await h.instances(req.tenant, id, { attrs: a.attrs, limit: 1 })).attrs).length === 0)
+    throw notFound(`entity '${id}' has no instance of any attribute in attrs`);
+  const result = respond(req, [await load(h, req.tenant, rec, a)], a, [], true);
+  if (projected(a) && Object.keys(result.body as object).length === 0) throw notFound(`pick and omit leave no member of entity '${id}'`);
+  return result;
 };
+
+const projected = (a: Asked): boolean => a.render.pick !== undefined || a.render.omit !== undefined;
 
 // ---- queries ------------------------------------------------------------------------------------------------
 
@@ -181,11 +194,14 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
   const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
   const base = { ids, typeIris, attrs: a.attrs, filter };
+  const orderText = req.query.get('orderBy');
   // One entity past the page tells whether another follows (its rel="next" link).
   const pageQuery = { limit: limit === 0 ? 0 : limit + 1, offset, count };
-  const { entities: records, count: total } = judge === undefined
-    ? await h.queryTemporalEntities(req.tenant, { ...base, ...pageQuery })
-    : await filteredPage(h, req.tenant, base, judge, pageQuery);
+  const { entities: records, count: total } = orderText !== undefined
+    ? await orderedPage(req, ctx, h, parseOrderBy(orderText, expand), base, judge, pageQuery)
+    : judge === undefined
+      ? await h.queryTemporalEntities(req.tenant, { ...base, ...pageQuery })
+      : await filteredPage(h, req.tenant, base, judge, pageQuery);
   const more = records.length > limit;
   if (more) records.length = limit;
   const loaded: Loaded[] = [];
@@ -205,6 +221,29 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   // A POST query's next page needs its body, which no link can carry: only GET /temporal/entities has page links.
   if (req.op === LdOp.TemporalQuery) headers.push(...pageLinks(req, limit, offset, more));
   return respond(req, loaded, a, headers, false);
+}
+
+/**
+ * orderBy on a temporal query (CIM 009 v1.9.1 §4.23): every matching temporal entity is sorted before the page is
+ * cut. Keys are read from the entity's current state (its latest values), or from what the history keeps of a
+ * deleted one (id, type, scope, createdAt, modifiedAt); at most TEMPORAL_ORDERED_CAP matches are sorted, more is
+ * 403 TooManyResults.
+ */
+async function orderedPage(req: LdRequest, ctx: WorkerContext, h: History, order: EntityOrder,
+  base: Omit<TemporalEntityQuery, 'limit' | 'offset' | 'count' | 'afterId'>,
+  judge: Parameters<typeof filteredPage>[3] | undefined, paging: { limit: number; offset: number; count: boolean }): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+  const all = { limit: TEMPORAL_ORDERED_CAP + 1, offset: 0, count: false };
+  const { entities } = judge === undefined ? await h.queryTemporalEntities(req.tenant, { ...base, ...all }) : await filteredPage(h, req.tenant, base, judge, all);
+  if (entities.length > TEMPORAL_ORDERED_CAP)
+    throw new LdError('TooManyResults', `orderBy sorts at most ${TEMPORAL_ORDERED_CAP} matching temporal entities: narrow the query`);
+  const keyed: Array<{ rec: TemporalEntityRecord; key: SortKey }> = [];
+  for (const rec of entities) {
+    const current = await ctx.store.getEntity(req.tenant, rec.id);
+    keyed.push({ rec, key: order.keyOf(current ?? { ...rec }) });
+  }
+  keyed.sort((x, y) => order.compare(x.key, y.key) || (x.rec.id < y.rec.id ? -1 : x.rec.id > y.rec.id ? 1 : 0));
+  const page = keyed.slice(paging.offset, paging.offset + paging.limit).map((k) => k.rec);
+  return paging.count ? { entities: page, count: keyed.length } : { entities: page };
 }
 
 export const temporalQuery: OpHandler = async (req, ctx) => {
@@ -229,8 +268,9 @@ export const temporalQueryPost: OpHandler = async (req, ctx) => {
     timerel: str(tqBody, 'timerel', 'temporalQ.'), timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
     endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'), timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'), lastN: lastN as string | number | undefined,
   };
+  const url = projectionParams(req);
   return runQuery(req, ctx, sel, asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang'), {
-    pick: namesMember(body, 'pick') ?? req.query.csv('pick'), omit: namesMember(body, 'omit') ?? req.query.csv('omit'),
+    pick: projectionMember(body, 'pick') ?? url.pick, omit: projectionMember(body, 'omit') ?? url.omit,
   }));
 };
 

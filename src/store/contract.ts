@@ -44,15 +44,37 @@ export interface EntityQuery {
    * ([west, south, east, north]). A hint for a spatial index; `filter` still holds the exact relation.
    */
   geo?: { attrIri: string; box: [number, number, number, number] };
+  /**
+   * CIM 009 v1.9.1 §4.23 orderBy: the matches are sorted before they are paged (ties, and entities equal on every
+   * key, in id order), so that pages of one query do not overlap. Without it a store pages in its own stable order.
+   */
+  orderBy?: EntityOrder;
   limit: number;
   offset: number;
   count: boolean;
 }
 
+/**
+ * The order of an orderBy (ngsild/query/order-by.ts): the keys as asked, for a store that sorts natively, and the
+ * compiled form for one that sorts what it matched: a sort key per entity and their comparison.
+ */
+export interface EntityOrder {
+  keys: ReadonlyArray<{ path: string; descending: boolean }>;
+  keyOf(entity: StoredEntity): SortKey;
+  compare(a: SortKey, b: SortKey): number;
+}
+
+export type SortKey = readonly unknown[];
+
 export interface EntityPage {
   entities: StoredEntity[];
   /** Total matches, when asked for. */
   count?: number;
+  /**
+   * Set, to the store's bound, when an orderBy query matched more entities than the store sorts in one request
+   * (entities is then empty): the caller answers 403 TooManyResults.
+   */
+  sortCap?: number;
 }
 
 /**

@@ -110,7 +110,10 @@ const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['isActive that is no boolean', sub({ isActive: 'yes' }), /isActive/],
   ['watchedAttributes that are no names', sub({ watchedAttributes: ['a b'] }), /watchedAttributes/],
   ['an id that is no URI', sub({ id: 'sub 1' }), /^id/],
-  ['pick together with omit', sub({ notification: { pick: ['a'], omit: ['b'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /pick/],
+  ['a member both in pick and omit', sub({ notification: { pick: ['id', 'a'], omit: ['a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /'notification\.a' is both in pick and in omit/],
+  ['pick with attributes', sub({ notification: { pick: ['id'], attributes: ['id'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.pick: cannot be combined with notification\.attributes/],
+  ['omit with attributes', sub({ notification: { omit: ['a'], attributes: ['b'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.omit: cannot be combined/],
+  ['a malformed pick', sub({ notification: { pick: ['id', 'rel{a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.pick: expected ',' or '}'/],
   ['a jsonldContext that is no URL', sub({ jsonldContext: 'context' }), /jsonldContext/],
   ['a lang that is no language list', sub({ lang: 'e n' }), /lang/],
 ];

@@ -179,3 +179,13 @@ t.test('showChanges on a VocabProperty: previousVocab is compacted like vocab', 
   const m = matchChange(s, car({ [V('category')]: vocab('monument') }), car({ [V('category')]: vocab('tower') }), NOW)!;
   t.same(JSON.parse(buildNotification(s, [m.entity], m.trigger).body).data[0].category, { type: 'VocabProperty', vocab: 'tower', previousVocab: 'monument' });
 });
+
+t.test('pick and omit are compiled as projections: braces project, names as stored before the parser are kept', async (t) => {
+  const endpoint = { uri: 'http://127.0.0.1:9/n' };
+  const pick = compiled({ notification: { endpoint, pick: ['id', 'locatedAt{name}'] } });
+  t.same([...pick.render.pick!], ['id', 'locatedAt']);
+  const omit = compiled({ notification: { endpoint, omit: ['a', 'locatedAt{name}'] } });
+  t.same([...omit.render.omit!], ['a'], 'omit rel{...} does not omit rel');
+  const old = compiled({ notification: { endpoint, pick: ['a!', 'b'] } });
+  t.same([...old.render.pick!], ['a!', 'b'], 'a name the parser refuses, stored by an older build, still compiles');
+});

@@ -86,6 +86,20 @@ function addTypes(entity: StoredEntity, types: readonly string[] | undefined): b
   return true;
 }
 
+/**
+ * The scope a fragment's `scope` gives an entity (CIM 009 v1.8 §4.18): the given scopes replace the entity's, or with
+ * `merge` (append with noOverwrite) are added to them; undefined when that changes nothing.
+ */
+function nextScope(current: readonly string[] | undefined, given: readonly string[], merge: boolean): string[] | undefined {
+  const next = merge && current !== undefined ? [...current, ...given.filter((s) => !current.includes(s))] : [...new Set(given)];
+  if (current !== undefined && current.length === next.length && current.every((s, i) => s === next[i])) return undefined;
+  return next;
+}
+
+/** Entity members that operations on attributes also change, named as in an UpdateResult (§5.2.18). */
+export const TYPE_MEMBER = 'type';
+export const SCOPE_MEMBER = 'scope';
+
 function noteChanged(c: AttrChanges, attrIri: string, before: AttrInstance[] | undefined, after: AttrInstance[] | undefined): void {
   if (before === undefined) {
     if (after !== undefined) c.created.push(attrIri);
@@ -111,10 +125,21 @@ function setAttr(entity: StoredEntity, attrIri: string, instances: AttrInstance[
  * An instance whose value member is `urn:ngsi-ld:null` deletes the matching instance. `types` are added to the entity's.
  */
 export function appendAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
-  opts: { noOverwrite: boolean; now: string; types?: readonly string[] }): UpdateResult {
+  opts: { noOverwrite: boolean; now: string; types?: readonly string[]; scope?: readonly string[] }): UpdateResult {
   const next: StoredEntity = { ...entity };
   const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...changes() };
+  // §4.16: a type in the fragment is added to the entity's types; §4.18: a scope replaces the entity's, or with
+  // noOverwrite is added to it (an append never refuses a scope).
   let touched = addTypes(next, opts.types);
+  if (touched) result.updated.push(TYPE_MEMBER);
+  if (opts.scope !== undefined) {
+    const scope = nextScope(entity.scope, opts.scope, opts.noOverwrite);
+    if (scope !== undefined) {
+      next.scope = scope;
+      result.updated.push(SCOPE_MEMBER);
+      touched = true;
+    }
+  }
   for (const attrIri in attrs) {
     const given = attrs[attrIri]!;
     const before = entity[attrIri] as AttrInstance[] | undefined;
@@ -158,9 +183,21 @@ function datasetReason(inst: AttrInstance | AttrFragment, what: string): string 
  * Update Entity Attributes (§5.6.2): only existing instances (matched by datasetId) are replaced, keeping their
  * createdAt; others are reported in notUpdated. `urn:ngsi-ld:null` deletes the matching instance.
  */
-export function updateAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>, opts: { now: string }): UpdateResult {
+export function updateAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
+  opts: { now: string; types?: readonly string[]; scope?: readonly string[] }): UpdateResult {
   const next: StoredEntity = { ...entity };
   const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...changes() };
+  // §4.16: a type in the fragment is added to the entity's types. §4.18: a scope replaces the entity's scope as an
+  // update replaces an attribute: only when the entity has one, else it is not updated.
+  if (addTypes(next, opts.types)) result.updated.push(TYPE_MEMBER);
+  if (opts.scope !== undefined) {
+    if (entity.scope === undefined) result.notUpdated.push({ attrName: SCOPE_MEMBER, reason: 'the entity has no scope' });
+    else {
+      const scope = nextScope(entity.scope, opts.scope, false);
+      if (scope !== undefined) next.scope = scope;
+      result.updated.push(SCOPE_MEMBER);
+    }
+  }
   for (const attrIri in attrs) {
     const before = entity[attrIri] as AttrInstance[] | undefined;
     if (before === undefined) {
@@ -272,6 +309,18 @@ export function deleteAttribute(entity: StoredEntity, attrIri: string,
   }
   const next: StoredEntity = { ...entity, modifiedAt: opts.now };
   noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  return { found: true, entity: next, ...c };
+}
+
+/**
+ * Delete of the entity's scope through the attribute route (DELETE /entities/{id}/attrs/scope, §4.18, §5.6.5):
+ * `found` false when the entity has none.
+ */
+export function deleteScope(entity: StoredEntity, now: string): AttrResult {
+  const c = changes();
+  if (entity.scope === undefined) return { found: false, entity, ...c };
+  const next: StoredEntity = { ...entity, modifiedAt: now };
+  delete next.scope;
   return { found: true, entity: next, ...c };
 }
 

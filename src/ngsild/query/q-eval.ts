@@ -111,6 +111,22 @@ export function attributesOf(ast: QNode): string[] {
 
 const found: Visit = () => true;
 
+/**
+ * The first target of `path` in an entity (in stored instance order), undefined when it has none: what orderBy
+ * sorts on (CIM 009 v1.9.1 §4.23 names its keys with the attribute paths of §4.9).
+ */
+export function compilePathValue(path: QPath, expand: Expand): (entity: StoredEntity) => unknown {
+  const resolve = compilePath(path, expand);
+  return (entity) => {
+    let first: unknown;
+    resolve(entity, (target) => {
+      first = target;
+      return true;
+    });
+    return first;
+  };
+}
+
 // ---- paths ---------------------------------------------------------------------------------------------------
 
 interface Step {

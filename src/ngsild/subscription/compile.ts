@@ -4,6 +4,7 @@ import type { StoredEntity } from '../entity/model.js';
 import type { ResolvedContext } from '../context/resolved.js';
 import type { RenderEntityOptions } from '../entity/render.js';
 import { parseQ } from '../query/q-parser.js';
+import { parseProjectionList } from '../query/projection.js';
 import { compileQ } from '../query/q-eval.js';
 import { parseGeoQueryObject, compileGeoQuery } from '../query/geoq.js';
 import { parseScopeQ, compileScopeQ } from '../query/scopeq.js';
@@ -46,6 +47,19 @@ export interface CompiledSubscription {
   notifyContext: ResolvedContext;
 }
 
+/**
+ * The member names a stored pick (all) or omit (those without braces) projects (CIM 009 v1.8.1 §4.21). A
+ * subscription stored before projections were parsed may hold names the parser refuses: those are taken as written.
+ */
+function projected(list: string[], omit: boolean): ReadonlySet<string> {
+  try {
+    const p = parseProjectionList(list, 'notification.pick');
+    return omit ? p.plain : p.names;
+  } catch {
+    return new Set(list);
+  }
+}
+
 export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchContext: ResolvedContext, notifyContext: ResolvedContext): CompiledSubscription {
   const b = doc.body;
   const expand = matchContext.expandTerm.bind(matchContext);
@@ -84,8 +98,8 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
   const n = b.notification;
   const render: RenderEntityOptions = { format: n.format ?? 'normalized', sysAttrs: n.sysAttrs === true };
   if (n.attributes !== undefined) render.attrs = new Set(n.attributes.map(expand));
-  if (n.pick !== undefined) render.pick = new Set(n.pick);
-  if (n.omit !== undefined) render.omit = new Set(n.omit);
+  if (n.pick !== undefined) render.pick = projected(n.pick, false);
+  if (n.omit !== undefined) render.omit = projected(n.omit, true);
   if (b.lang !== undefined) render.lang = b.lang;
   if (b.datasetId !== undefined) render.datasetId = new Set(b.datasetId);
   const headers: string[] = [];

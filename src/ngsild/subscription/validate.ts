@@ -5,6 +5,7 @@ import { badRequest } from '../problem.js';
 import { isDateTime, isPlainObject, isUri, show } from '../entity/syntax.js';
 import { checkIdSize } from '../entity/limits.js';
 import { parseQ } from '../query/q-parser.js';
+import { checkDisjoint, parseProjectionList } from '../query/projection.js';
 import { parseGeoQueryObject } from '../query/geoq.js';
 import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
@@ -234,9 +235,15 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
   if (v.endpoint === undefined) throw badRequest('notification.endpoint: notification parameters need an endpoint');
   const out: NotificationParamsBody = { endpoint: endpoint(v.endpoint, opts) };
   if (v.attributes !== undefined) out.attributes = nameList(v.attributes, 'notification.attributes');
+  // CIM 009 v1.8.1 §4.21: pick and omit are projections (parsed for their syntax), neither goes with attributes,
+  // and no member is both picked and omitted.
+  const pick = v.pick === undefined ? undefined : parseProjectionList(v.pick, 'notification.pick');
+  const omit = v.omit === undefined ? undefined : parseProjectionList(v.omit, 'notification.omit');
+  if ((pick !== undefined || omit !== undefined) && out.attributes !== undefined)
+    throw badRequest(`notification.${pick !== undefined ? 'pick' : 'omit'}: cannot be combined with notification.attributes`);
+  if (pick !== undefined && omit !== undefined) checkDisjoint(pick, omit, 'notification.');
   if (v.pick !== undefined) out.pick = nameList(v.pick, 'notification.pick');
   if (v.omit !== undefined) out.omit = nameList(v.omit, 'notification.omit');
-  if (out.pick !== undefined && out.omit !== undefined) throw badRequest('notification.pick: cannot be given together with notification.omit');
   if (v.format !== undefined) {
     if (typeof v.format !== 'string' || !FORMATS.has(v.format)) throw badRequest(`notification.format: ${show(v.format)} is not one of normalized, keyValues, simplified, concise`);
     // CIM 009 §4.5.3: simplified is the other name of keyValues; the subscription keeps the one name.

@@ -14,7 +14,7 @@ export interface TemporalRenderOptions {
   sysAttrs: boolean;
   timeproperty: TimeProperty;
   lang?: string;
-  /** Compact member names to keep (id, type, scope and attributes), or to leave out (§4.5.23). */
+  /** Compact member names to keep (id, type, scope and attributes), and to leave out (§4.21). */
   pick?: ReadonlySet<string>;
   omit?: ReadonlySet<string>;
   aggrMethods?: readonly AggrMethod[];
@@ -45,7 +45,8 @@ export function instanceTime(inst: HistoryInstance, prop: TimeProperty): string 
 export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<string, HistoryInstance[]>, ctx: ResolvedContext,
   opts: TemporalRenderOptions): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const shown = (name: string): boolean => (opts.pick !== undefined ? opts.pick.has(name) : opts.omit === undefined || !opts.omit.has(name));
+  // CIM 009 v1.8.1 §4.21: pick keeps, omit leaves out; given together (on different members), both apply.
+  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
   if (shown('id')) out.id = rec.id;
   if (shown('type')) out.type = rec.type.length === 1 ? ctx.compactIri(rec.type[0]!) : rec.type.map((t) => ctx.compactIri(t));
   if (rec.scope !== undefined && shown('scope')) out.scope = rec.scope.length === 1 ? rec.scope[0] : rec.scope;

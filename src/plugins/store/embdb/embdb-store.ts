@@ -3,8 +3,8 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import {
   entitySignature,
-  type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityPage, type EntityQuery,
-  type MutateOptions, type Mutation, type MutationOutcome, type Store, type StoreStatus, type TypeStat,
+  type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityOrder, type EntityPage, type EntityQuery,
+  type MutateOptions, type Mutation, type MutationOutcome, type SortKey, type Store, type StoreStatus, type TypeStat,
 } from '../../../store/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
@@ -12,6 +12,12 @@ import { EmbdbHistory } from './history.js';
 import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
 import { StatsBatch } from './stats-batch.js';
+
+/**
+ * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
+ * so the bound is on memory and time per request; a query matching more is answered `sortCap`.
+ */
+export const ORDERED_QUERY_CAP = 20_000;
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -27,6 +33,8 @@ export interface EmbdbSettings {
   ram: boolean;
   /** `--troe embdb`: record the history of every write in the same transaction. */
   troe?: 'none' | 'embdb';
+  /** Most matches an orderBy query sorts; ORDERED_QUERY_CAP unless given (tests give less). */
+  orderedQueryCap?: number;
 }
 
 interface DocRecord {
@@ -214,17 +222,26 @@ export class EmbdbStore implements Store {
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
+    if (query.orderBy !== undefined) return this.orderedPage(tenant, query, query.orderBy);
+    if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
     const page: StoredEntity[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
-    const consider = (entity: StoredEntity | undefined): boolean => {
-      if (entity === undefined) return true;
+    this.scan(tenant, query, (entity) => {
       if (query.filter !== undefined && !query.filter(entity)) return true;
       if (matched >= query.offset && matched < end) page.push(entity);
       matched++;
       return query.count || matched < end;
-    };
-    if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
+    });
+    return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  /**
+   * The candidates of a query, each once, in a stable order (the ids as given, else id order per index), until
+   * `visit` answers false. Candidates come from the spatial index, the ids, the type index or the whole tenant;
+   * types are checked here where the index read did not; the filter is the caller's.
+   */
+  private scan(tenant: string, query: EntityQuery, visit: (entity: StoredEntity) => boolean): void {
     const geo = query.ids === undefined ? query.geo : undefined;
     const geoIds = geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
     if (geoIds !== undefined) {
@@ -232,24 +249,55 @@ export class EmbdbStore implements Store {
       const typeIris = query.typeIris;
       for (const id of geoIds) {
         const entity = this.entities.get(entityKey(tenant, id));
-        if (entity !== undefined && typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t))) continue;
-        if (!consider(entity)) break;
+        if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) continue;
+        if (!visit(entity)) return;
       }
     } else if (query.ids !== undefined) {
-      for (const id of query.ids) if (!consider(this.entityOf(tenant, id))) break;
+      for (const id of query.ids) {
+        const entity = this.entityOf(tenant, id);
+        if (entity !== undefined && !visit(entity)) return;
+      }
     } else if (query.typeIris !== undefined) {
       const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
-      outer: for (const typeIri of query.typeIris) {
+      for (const typeIri of query.typeIris) {
         if (!storablePart(typeIri)) continue;
         for (const id of this.typeMembers.getValues([tenant, typeIri])) {
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
-          if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
+          const entity = this.entities.get(entityKey(tenant, id));
+          if (entity !== undefined && !visit(entity)) return;
         }
       }
     } else {
-      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!consider(value)) break;
+      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!visit(value)) return;
     }
-    return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  /**
+   * orderBy (CIM 009 v1.9.1 §4.23): every match is found and sorted before the page is cut, so pages do not overlap.
+   * Only the sort keys and ids of the matches are held, at most ORDERED_QUERY_CAP of them: a query matching more is
+   * answered `sortCap` (the caller refuses it, 403 TooManyResults) rather than sorted, as no index serves any key.
+   */
+  private orderedPage(tenant: string, query: EntityQuery, order: EntityOrder): EntityPage {
+    const cap = this.settings.orderedQueryCap ?? ORDERED_QUERY_CAP;
+    const matches: Array<{ id: string; key: SortKey }> = [];
+    let over = false;
+    this.scan(tenant, query, (entity) => {
+      if (query.filter !== undefined && !query.filter(entity)) return true;
+      if (matches.length >= cap) {
+        over = true;
+        return false;
+      }
+      matches.push({ id: entity.id, key: order.keyOf(entity) });
+      return true;
+    });
+    if (over) return { entities: [], sortCap: cap };
+    matches.sort((a, b) => order.compare(a.key, b.key) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const page: StoredEntity[] = [];
+    for (const { id } of matches.slice(query.offset, query.offset + query.limit)) {
+      const entity = this.entityOf(tenant, id);
+      if (entity !== undefined) page.push(entity);
+    }
+    return query.count ? { entities: page, count: matches.length } : { entities: page };
   }
 
   /**
