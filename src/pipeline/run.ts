@@ -64,8 +64,11 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
     if (req.media === LD_JSON) {
       contentType = LD_JSON;
       body = withContextMember(body, req.context.contextValue);
+    } else if (req.media === GEO_JSON && result.geoJson) {
+      // CIM 009 §6.3.15: a GeoJSON answer (a Feature or a FeatureCollection) carries @context as a member of its own.
+      contentType = GEO_JSON;
+      body = { ...(body as Record<string, unknown>), '@context': req.context.contextValue as object };
     } else {
-      if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
       // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
       headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.tenant))));
     }

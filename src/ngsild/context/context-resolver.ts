@@ -349,11 +349,26 @@ export class ContextResolver {
     return userKey === CORE_ONLY ? `core-${this.coreVersion}` : `core-${this.coreVersion} ${userKey}`;
   }
 
+  /**
+   * The user context of a request's @context. `contextValue` is the @context as the request gave it (the core alone
+   * when it gave only the core): answers echo it (ETSI's suite pins the response @context to the request's; the core
+   * applies anyway, CIM 009 §5.5.7). Two spellings of one context (`X`, `[X]`, `[X, core]`) are processed alike but
+   * echo differently, so the spelling is part of the key.
+   */
   private normalize(ctx: unknown): UserContext {
+    const user = this.normalizeElements(ctx);
+    if (user.userKey === CORE_ONLY || typeof ctx === 'string' || (!Array.isArray(ctx) && user.elements.length === 1)) return user;
+    const canonical = user.elements.length === 1 ? user.elements[0] : user.elements;
+    const spelling = JSON.stringify(ctx);
+    if (spelling === JSON.stringify(canonical)) return user;
+    return { ...user, userKey: `${user.userKey} as ${digestKey(ctx)}`, contextValue: ctx };
+  }
+
+  private normalizeElements(ctx: unknown): UserContext {
     if (typeof ctx === 'string') {
       if (isCoreContextUrl(ctx)) return { userKey: CORE_ONLY, elements: [], contextValue: this.coreUrl, url: undefined };
       checkUrl(ctx);
-      return { userKey: ctx, elements: [ctx], contextValue: [ctx, this.coreUrl], url: ctx };
+      return { userKey: ctx, elements: [ctx], contextValue: ctx, url: ctx };
     }
     if (Array.isArray(ctx)) {
       const elements: unknown[] = [];
@@ -367,10 +382,10 @@ export class ContextResolver {
         elements.push(item);
       }
       if (elements.length === 0) return { userKey: CORE_ONLY, elements, contextValue: this.coreUrl, url: undefined };
-      if (elements.length === 1 && typeof elements[0] === 'string') return this.normalize(elements[0]);
-      return { userKey: digestKey(elements.length === 1 ? elements[0] : elements), elements, contextValue: [...elements, this.coreUrl], url: undefined };
+      if (elements.length === 1 && typeof elements[0] === 'string') return this.normalizeElements(elements[0]);
+      return { userKey: digestKey(elements.length === 1 ? elements[0] : elements), elements, contextValue: elements.length === 1 ? elements[0] : elements, url: undefined };
     }
-    if (typeof ctx === 'object' && ctx !== null) return { userKey: digestKey(ctx), elements: [ctx], contextValue: [ctx, this.coreUrl], url: undefined };
+    if (typeof ctx === 'object' && ctx !== null) return { userKey: digestKey(ctx), elements: [ctx], contextValue: ctx, url: undefined };
     throw new LdError('InvalidRequest', '@context must be a URL, a context object, or an array of those');
   }
 
