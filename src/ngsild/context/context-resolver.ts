@@ -18,6 +18,7 @@ import { tenantLocalId, type ResolvedContext } from './resolved.js';
 import { CORE_URLS, embeddedDocument, isCoreContextUrl, type CoreVersion } from './core-contexts.js';
 import { FlatContext, type ContextKeeps } from './flat-context.js';
 import { checkContextDocument } from './context-fetch.js';
+import { checkNoProtoMember } from '../entity/proto-member.js';
 import { ContextFetcher, type FetcherOptions } from './context-fetcher.js';
 import { SharedBuild, type FetchWaiter } from './shared-build.js';
 import { loadContextDir } from './context-dir.js';
@@ -350,6 +351,8 @@ export class ContextResolver {
   }
 
   private normalize(ctx: unknown): UserContext {
+    // jsonld drops a term named __proto__ (its clone assigns it as a prototype) and the store could not keep it.
+    checkNoProtoMember(ctx, '@context');
     if (typeof ctx === 'string') {
       if (isCoreContextUrl(ctx)) return { userKey: CORE_ONLY, elements: [], contextValue: this.coreUrl, url: undefined };
       checkUrl(ctx);
