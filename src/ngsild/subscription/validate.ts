@@ -11,7 +11,7 @@ import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression } from '../query/type-expression.js';
 import {
-  NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
+  MIN_TIME_INTERVAL_S, NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
   type NotificationTrigger, type SubscriptionBody,
 } from './model.js';
 
@@ -74,7 +74,8 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
   if (input.notificationTrigger !== undefined) body.notificationTrigger = triggers(input.notificationTrigger);
   if (input.timeInterval !== undefined) {
     const ti = input.timeInterval;
-    if (typeof ti !== 'number' || !Number.isFinite(ti) || ti <= 0) throw badRequest(`timeInterval: must be a number of seconds above 0, not ${show(ti)}`);
+    if (typeof ti !== 'number' || !Number.isFinite(ti) || ti < MIN_TIME_INTERVAL_S)
+      throw badRequest(`timeInterval: must be a number of seconds, at least ${MIN_TIME_INTERVAL_S}, not ${show(ti)}`);
     body.timeInterval = ti;
   }
   // CIM 009 §5.2.12: at least one of entities and watchedAttributes; a periodic subscription watches no attributes.
