@@ -90,6 +90,12 @@ export interface SubscriptionDoc {
   body: SubscriptionBody;
   /** The @context of the request that created (or last updated) the subscription, as it carried it. */
   context: unknown;
+  /**
+   * The broker's address as the latest request that created or updated the subscription reached it (`http://` and
+   * its Host, validated as host[:port]): where its notifications' Link names the @contexts the broker serves, unless
+   * --brokerUrl is set. Absent when no such request had a usable Host.
+   */
+  brokerUrl?: string;
   createdAt: string;
   modifiedAt: string;
 }
