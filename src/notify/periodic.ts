@@ -20,7 +20,7 @@ interface Periodic {
   sub: CompiledSubscription;
   periodMs: number;
   dueAt: number;
-  timer: NodeJS.Timeout;
+  timer?: NodeJS.Timeout;
 }
 
 export class PeriodicNotifications {
@@ -39,7 +39,7 @@ export class PeriodicNotifications {
     if (sub?.periodMs === undefined) return;
     // The bound is checked when a subscription is written; one stored by an older build may be shorter.
     const periodMs = Math.max(sub.periodMs, MIN_TIME_INTERVAL_S * 1000);
-    const p: Periodic = { sub, periodMs, dueAt: Date.now() + periodMs, timer: undefined as unknown as NodeJS.Timeout };
+    const p: Periodic = { sub, periodMs, dueAt: Date.now() + periodMs };
     this.timers.set(key, p);
     this.arm(key, p);
   }
