@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Start-up: options → plugins → store → pool → servers; clean shutdown on SIGTERM/SIGINT
 // (stop accepting, finish in-flight requests, flush the store, exit 0).
-import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError } from './options.js';
+import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadStorePlugin } from './store/loader.js';
@@ -57,9 +57,10 @@ async function main(): Promise<void> {
     process.stdout.write(usage(tables));
     process.exit(0);
   }
-  const config = brokerConfig(values);
+  let config: BrokerConfig;
   let cors: CorsPolicy | undefined;
   try {
+    config = brokerConfig(values);
     if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
   } catch (e) {
     if (e instanceof OptionError) fail(e.message);

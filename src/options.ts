@@ -26,6 +26,8 @@ export const brokerOptions: OptionSpec[] = [
     help: 'pino log level' },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
+  { name: 'brokerUrl', type: 'string',
+    help: "the broker's public address (http[s]://host[:port]): the URLs it gives of the @contexts it serves, notifications included; absent: the address each request reached (its Host)" },
   { name: 'corsOrigin', type: 'string',
     help: 'CORS for browsers: the origin allowed (http[s]://host[:port]), or __ALL (or *) for any; off when absent' },
   { name: 'corsMaxAge', type: 'int', default: 86400, min: 0, help: 'CORS: seconds a browser may keep the answer to a preflight' },
@@ -137,6 +139,8 @@ export interface BrokerConfig {
   logLevel: string;
   defaultUserContext?: string;
   contextDir?: string;
+  /** --brokerUrl, as parseBrokerUrl gives it (no trailing slash, no default port). */
+  brokerUrl?: string;
   corsOrigin?: string;
   corsMaxAge: number;
   maxBodySize: number;
@@ -145,6 +149,22 @@ export interface BrokerConfig {
   pluginDir?: string;
   auth?: string;
   coreContext: '1.6' | '1.7' | '1.8' | '1.9';
+}
+
+/** An origin (RFC 6454): scheme, host (a name, IPv4 or [IPv6]) and a port; a trailing slash is allowed. */
+const ORIGIN = /^(https?):\/\/([a-z0-9](?:[a-z0-9.-]{0,252})|\[[0-9a-f:.]{2,45}\])(?::(\d{1,5}))?\/?$/;
+const DEFAULT_PORT: Record<string, string> = { http: '80', https: '443' };
+
+/**
+ * --brokerUrl as the broker writes it into URLs: lower case, without the scheme's default port or a trailing slash.
+ * Only an origin: the broker recognises the URLs of the @contexts it serves by their path, /ngsi-ld/v1/jsonldContexts/.
+ */
+export function parseBrokerUrl(text: string): string {
+  const m = ORIGIN.exec(text.toLowerCase());
+  const port = m?.[3];
+  if (m === null || (port !== undefined && Number(port) > 65535))
+    throw new OptionError(`--brokerUrl: '${text.slice(0, 100)}' is not http[s]://host[:port] (no path, query or fragment)`);
+  return `${m[1]}://${m[2]}${port === undefined || port === DEFAULT_PORT[m[1]!] ? '' : ':' + port}`;
 }
 
 export function brokerConfig(values: OptionValues): BrokerConfig {
@@ -167,6 +187,7 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     logLevel: values.logLevel as string,
     defaultUserContext: values.defaultUserContext as string | undefined,
     contextDir: values.contextDir as string | undefined,
+    brokerUrl: values.brokerUrl === undefined ? undefined : parseBrokerUrl(values.brokerUrl as string),
     corsOrigin: values.corsOrigin as string | undefined,
     corsMaxAge: values.corsMaxAge as number,
     maxBodySize: values.maxBodySize as number,

@@ -52,7 +52,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
       deleted.delete(key);
     }
     periodic?.update(tenant, id, sub);
-  });
+  }, init.config.brokerUrl);
   const accept = (due: DueNotification): void => {
     if (due.throttlingMs > 0) {
       // CIM 009 §5.2.12 throttling: notifications closer than this to the last one sent are dropped.

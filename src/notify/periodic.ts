@@ -4,6 +4,7 @@ import type { Store } from '../store/contract.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { Logger } from '../logger.js';
 import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
+import { MIN_TIME_INTERVAL_S } from '../ngsild/subscription/model.js';
 import { isLive } from '../ngsild/subscription/match.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';
 import type { DueNotification } from './channel.js';
@@ -11,8 +12,19 @@ import type { DueNotification } from './channel.js';
 /** Entities in one periodic notification at most. */
 const PERIODIC_MAX_ENTITIES = 1000;
 
+/** The longest delay a Node.js timer keeps; a longer one fires after 1 ms (a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The timer of one periodic subscription: when its next notification is due, and the leg now waiting for it. */
+interface Periodic {
+  sub: CompiledSubscription;
+  periodMs: number;
+  dueAt: number;
+  timer?: NodeJS.Timeout;
+}
+
 export class PeriodicNotifications {
-  private readonly timers = new Map<string, { sub: CompiledSubscription; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, Periodic>();
 
   constructor(private readonly store: Store, private readonly enqueue: (due: DueNotification) => void, private readonly log: Logger) {}
 
@@ -21,17 +33,38 @@ export class PeriodicNotifications {
     const key = `${tenant}\n${id}`;
     const old = this.timers.get(key);
     if (old !== undefined) {
-      clearInterval(old.timer);
+      clearTimeout(old.timer);
       this.timers.delete(key);
     }
     if (sub?.periodMs === undefined) return;
-    const timer = setInterval(() => void this.tick(sub), sub.periodMs);
-    this.timers.set(key, { sub, timer });
+    // The bound is checked when a subscription is written; one stored by an older build may be shorter.
+    const periodMs = Math.max(sub.periodMs, MIN_TIME_INTERVAL_S * 1000);
+    const p: Periodic = { sub, periodMs, dueAt: Date.now() + periodMs };
+    this.timers.set(key, p);
+    this.arm(key, p);
   }
 
   close(): void {
-    for (const { timer } of this.timers.values()) clearInterval(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+  }
+
+  /**
+   * Waits for `p.dueAt` in legs a timer can hold (a timeInterval past 24.8 days takes several), notifies, and
+   * waits for the next one; a notification late by more than a period is not caught up.
+   */
+  private arm(key: string, p: Periodic): void {
+    const wait = p.dueAt - Date.now();
+    const last = wait <= MAX_TIMER_MS;
+    p.timer = setTimeout(() => {
+      if (this.timers.get(key) !== p) return;
+      if (last) {
+        void this.tick(p.sub);
+        const now = Date.now();
+        p.dueAt = p.dueAt + p.periodMs > now ? p.dueAt + p.periodMs : now + p.periodMs;
+      }
+      this.arm(key, p);
+    }, last ? Math.max(0, wait) : MAX_TIMER_MS);
   }
 
   private async tick(sub: CompiledSubscription): Promise<void> {

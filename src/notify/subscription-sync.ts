@@ -22,6 +22,8 @@ export class SubscriptionSync {
     private readonly log: Logger,
     /** Told after each change is applied (the notifier's periodic timers). */
     private readonly onChange?: (tenant: string, id: string, sub: CompiledSubscription | undefined) => void,
+    /** --brokerUrl, when given: the address notifications name the @contexts the broker serves with. */
+    private readonly brokerUrl?: string,
   ) {}
 
   async start(): Promise<void> {
@@ -69,7 +71,7 @@ export class SubscriptionSync {
           this.log.warn({ err: e, subscription: id, jsonldContext: doc.body.jsonldContext }, 'jsonldContext cannot be resolved: notifying with the subscription\'s own @context');
         }
       }
-      const sub = compileSubscription(tenant, doc, matchContext, notifyContext);
+      const sub = compileSubscription(tenant, doc, matchContext, notifyContext, this.brokerUrl);
       this.index.upsert(sub);
       this.onChange?.(tenant, id, sub);
     } catch (e) {

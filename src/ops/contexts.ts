@@ -19,8 +19,12 @@ import { boolParam } from './types.js';
 const KINDS: readonly ContextKind[] = ['Hosted', 'Cached', 'ImplicitlyCreated'];
 const CORE_TIMESTAMP = new Date().toISOString();
 
-/** Scheme, host and port of the URLs of the @contexts the broker serves, from its configured address. */
+/**
+ * Scheme, host and port of the URLs of the @contexts the broker serves, as the resolver names them: --brokerUrl,
+ * else the address the broker listens on (a guess: `--host 0.0.0.0` and `--port 0` name no address a client can use).
+ */
 export function brokerUrlOf(config: BrokerConfig): string {
+  if (config.brokerUrl !== undefined) return config.brokerUrl;
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
 }
@@ -28,13 +32,18 @@ export function brokerUrlOf(config: BrokerConfig): string {
 // A Host header (RFC 9110 §7.2): a name or IPv4 address, or a bracketed IPv6 address, and an optional port.
 const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
+/** The broker's address as the request reached it (`http://` and its Host), or undefined when its Host is no host[:port]. */
+export function hostBrokerUrl(req: LdRequest): string | undefined {
+  const host = req.header('host');
+  return host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : undefined;
+}
+
 /**
- * The broker's address as the client reached it: the request's Host, so that the URLs listed work behind a proxy
- * or a port mapping; the configured address when the request has no usable Host.
+ * The broker's address for the URLs it gives a client: --brokerUrl, else the request's Host, so that the URLs work
+ * behind a proxy or a port mapping that keeps it; the configured address when the request has no usable Host.
  */
 export function requestBrokerUrl(req: LdRequest, config: BrokerConfig): string {
-  const host = req.header('host');
-  return host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : brokerUrlOf(config);
+  return config.brokerUrl ?? hostBrokerUrl(req) ?? brokerUrlOf(config);
 }
 
 /**

@@ -20,6 +20,7 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
+import { hostBrokerUrl } from './contexts.js';
 
 /** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
 export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
@@ -56,6 +57,10 @@ export const createSubscription: OpHandler = async (req, ctx) => {
   const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
   const now = new Date().toISOString();
   const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
+  // Where its notifications' Link names the @contexts the broker serves (without --brokerUrl): the address the
+  // client reached, not the configured one (`--host 0.0.0.0`, `--port 0`, a proxy's).
+  const brokerUrl = hostBrokerUrl(req);
+  if (brokerUrl !== undefined) doc.brokerUrl = brokerUrl;
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only subscriptions exists too.
   const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
@@ -113,6 +118,8 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   // An update that carries its own @context gives the subscription that @context; one without keeps the former.
   const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
   const doc: SubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };
+  const brokerUrl = hostBrokerUrl(req) ?? current.brokerUrl;
+  if (brokerUrl !== undefined) doc.brokerUrl = brokerUrl;
   await subs.put(id, doc as unknown as Record<string, unknown>);
   await announce(ctx, { tenant: req.tenant, id, doc });
   return { status: 204 };

@@ -34,7 +34,7 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
-  const sync = new SubscriptionSync(store, contexts, logger);
+  const sync = new SubscriptionSync(store, contexts, logger, undefined, init.config.brokerUrl);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
   return { config: init.config, store, contexts, log: logger, auth, changes, counters: new CounterReader(store) };

@@ -90,6 +90,7 @@ const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['a throttling that is no number', sub({ throttling: '5' }), /throttling/],
   ['timeInterval together with watchedAttributes', sub({ timeInterval: 10 }), /timeInterval/],
   ['a timeInterval of 0', sub({ watchedAttributes: undefined, timeInterval: 0 }), /timeInterval/],
+  ['a timeInterval under the 1 s bound', sub({ watchedAttributes: undefined, timeInterval: 0.001 }), /^timeInterval: must be a number of seconds, at least 1, not 0.001/],
   ['a q that does not parse', sub({ q: 'speed>>' }), /^q: /],
   ['a geoQ that does not parse', sub({ geoQ: { georel: 'near;maxDistance==10', geometry: 'Point', coordinates: [1] } }), /geoQ/],
   ['a geoQ with an unknown georel', sub({ geoQ: { georel: 'around', geometry: 'Point', coordinates: [1, 2] } }), /geoQ/],

@@ -84,6 +84,11 @@ const server: Server = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/ld+json' });
       res.end('{"@context":' + '{"a":'.repeat(100_000) + '"x"' + '}'.repeat(100_000) + '}');
       return;
+    case '/proto':
+      // Raw text: in an object literal, __proto__ would be the prototype, not a member.
+      res.writeHead(200, { 'content-type': 'application/ld+json' });
+      res.end('{"@context": {"a": "https://ex.org/a", "s": {"@id": "https://ex.org/s", "@context": {"__proto__": "https://ex.org/p"}}}}');
+      return;
     case '/no-context':
       return json(res, { brand: 'https://ex.org/brand' });
     case '/protected':
@@ -207,4 +212,10 @@ t.test('a document that is not a valid context is InvalidRequest (400)', async (
   await rejectsLd(t, r.resolve(`${base}/protected`), 'InvalidRequest', "protected core term 'location'");
   await rejectsLd(t, r.resolve(`${base}/cycle-a`), 'InvalidRequest', /Cyclical @context URLs/);
   await rejectsLd(t, r.resolve({ '@import': `${base}/invalid` }), 'InvalidRequest', 'is not valid JSON');
+});
+
+t.test('a fetched context defining a term __proto__ is refused (jsonld would drop the term)', async (t) => {
+  const r = await fresh();
+  await rejectsLd(t, r.resolve(`${base}/proto`), 'InvalidRequest', /holds a member named "__proto__" \(at @context\.s\.@context\.__proto__\)/);
+  t.equal(r.cachedUrls().includes(`${base}/proto`), false, 'not cached, so never kept as Cached');
 });

@@ -265,6 +265,10 @@ t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy o
   t.equal(linkUrlIn(ctx, ''), ctx.linkUrl, 'the default tenant links the plain id');
   t.equal(linkUrlIn(ctx, 'fleet'), ctx.linkUrl.replace('/implicit-', '/fleet~implicit-'), 'a tenant links its own copy');
   t.equal(linkUrlIn(core, 'fleet'), core.linkUrl, 'the core is the same URL in every tenant');
+  const path = new URL(ctx.linkUrl).pathname;
+  t.equal(linkUrlIn(ctx, '', 'https://public.example'), `https://public.example${path}`, 'at the address given (--brokerUrl, a request\'s Host)');
+  t.equal(linkUrlIn(ctx, 'fleet', 'http://[::1]:8080'), `http://[::1]:8080${path.replace('/implicit-', '/fleet~implicit-')}`, 'in a tenant too');
+  t.equal(linkUrlIn(core, '', 'https://public.example'), core.linkUrl, 'the core keeps its own URL');
   const first = r.keptFor('fleet', ctx);
   t.same(first.map((k) => k.localId), [`fleet~${ctx.implicitId}`]);
   t.same(first[0]!.doc.context, { Ship: 'https://example.org/Ship' });

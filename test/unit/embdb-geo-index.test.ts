@@ -11,6 +11,7 @@ import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { compileGeoQuery, geoQuerySearchBox, parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
 import { geoCandidates, geoCellsOf, WIDE } from '../../src/plugins/store/embdb/geo-index.js';
+import { compareIds } from '../../src/plugins/store/embdb/keys.js';
 import { rng } from './helpers/rng.js';
 
 const NS = 'https://example.org/ns/';
@@ -149,5 +150,42 @@ t.test('a store from before the spatial index gets it at open', async (t) => {
   await store.close();
   store = await open();
   t.same(geoCandidates(store.indexedDbs().geoCells, '', LOC, [2.3, 48.8, 2.4, 48.9]), [here.id]);
+  await store.close();
+});
+
+t.test('compareIds orders ids as their UTF-8 keys do, not as UTF-16 units', async (t) => {
+  const r = rng(20261124);
+  const units = ['a', 'z', '\u00e9', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uff21', '\ufffd', '\uffff', '\u{10000}', '\u{1f600}', '\u{10ffff}'];
+  const ids = Array.from({ length: 400 }, () => 'urn:x:' + Array.from({ length: 1 + Math.floor(r() * 4) }, () => units[Math.floor(r() * units.length)]).join(''));
+  const byBytes = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  t.same([...ids].sort(compareIds), byBytes);
+  t.equal(compareIds('urn:x:a', 'urn:x:a'), 0);
+  t.ok(compareIds('urn:x:\u{1f600}', 'urn:x:\ue000') > 0, 'U+1F600 after U+E000, as in UTF-8 (UTF-16 puts its surrogate D83D first)');
+  t.ok(compareIds('urn:x:', 'urn:x:a') < 0, 'a prefix first');
+});
+
+t.test('the spatial index answers in the order of the scan and the type index: ids above U+FFFF and in U+E000-U+FFFF', async (t) => {
+  const store = await openStore(t);
+  const ids = ['urn:x:a', 'urn:x:\ue000', 'urn:x:\u{1f600}', 'urn:x:\uff21', 'urn:x:\u{10000}', 'urn:x:\ufffd', 'urn:x:\uffffz', 'urn:x:\u{10ffff}'];
+  const here = { type: 'Point', coordinates: [2.35, 48.85] };
+  await store.mutateEntities('', ids.map((id) => ({
+    id, mutation: () => ({ next: { id, type: [NS + 'A'], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: here }] }, result: undefined }),
+  })));
+  const q = parseGeoQueryObject({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: [2.35, 48.85] }, expand);
+  const box = geoQuerySearchBox(q)!;
+  const filter = compileGeoQuery(q);
+  const order = (p: { entities: StoredEntity[] }): string[] => p.entities.map((e) => e.id);
+  const base = { filter, limit: 100, offset: 0 };
+  const scan = order(await store.queryEntities('', { ...base, count: false }));
+  const byType = order(await store.queryEntities('', { ...base, typeIris: [NS + 'A'], count: false }));
+  const indexed = order(await store.queryEntities('', { ...base, geo: { attrIri: LOC, box }, count: false }));
+  t.same(scan, [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))), 'the scan is in UTF-8 byte order');
+  t.same(byType, scan, 'the type index too');
+  t.same(indexed, scan, 'and the spatial index (before: UTF-16 order, U+10000 before U+E000)');
+  // A page is the same slice whichever way the query is answered, so paging never skips or repeats an entity.
+  for (let offset = 0; offset < ids.length; offset += 3) {
+    const page = order(await store.queryEntities('', { ...base, geo: { attrIri: LOC, box }, offset, limit: 3, count: false }));
+    t.same(page, scan.slice(offset, offset + 3), `page at ${offset}`);
+  }
   await store.close();
 });

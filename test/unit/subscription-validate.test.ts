@@ -60,3 +60,16 @@ t.test('before its first notification a subscription shows no counters and no no
   const own = renderSubscription({ body: { ...b, notificationTrigger: ['entityDeleted'] }, context: null, createdAt: 'c', modifiedAt: 'm' }, undefined, NOW, false);
   t.same(own.notificationTrigger, ['entityDeleted'], 'a subscription\'s own triggers as they are');
 });
+
+t.test('timeInterval is at least 1 second (each period reads the store on the notifier thread); throttling has no lower bound', async (t) => {
+  const periodic = (timeInterval: unknown): Record<string, unknown> => ({ ...base, timeInterval });
+  for (const bad of [0.001, 0.5, 0.999, 0, -1]) {
+    t.throws(() => validateSubscription(periodic(bad), opts), { kind: 'BadRequestData', detail: /^timeInterval: must be a number of seconds, at least 1, not / }, String(bad));
+  }
+  t.equal(validateSubscription(periodic(1), opts).timeInterval, 1, 'the bound itself is accepted');
+  t.equal(validateSubscription(periodic(2_592_000), opts).timeInterval, 2_592_000, 'thirty days');
+  const current = validateSubscription(periodic(60), opts);
+  t.throws(() => patchSubscription(current, { timeInterval: 0.01 }, opts), { detail: /at least 1/ }, 'a PATCH too');
+  // throttling only drops notifications closer than it to the last one: no timer, however small.
+  t.equal(validateSubscription({ ...base, watchedAttributes: ['a'], throttling: 0.001 }, opts).throttling, 0.001);
+});

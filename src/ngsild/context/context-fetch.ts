@@ -3,6 +3,7 @@
 import { fetch, type Dispatcher, type Response } from 'undici';
 import { LdError } from '../problem.js';
 import { MAX_NESTING, tooDeepAt } from '../entity/depth.js';
+import { protoMemberPath } from '../entity/proto-member.js';
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -84,6 +85,9 @@ export function parseContextDocument(url: string, text: string): object {
   // JSON-LD context processing recurses into scoped contexts: a document is bounded as a request body is.
   if (tooDeepAt(doc, MAX_NESTING) !== undefined)
     throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is nested deeper than ${MAX_NESTING} levels`);
+  // jsonld would drop a term named __proto__, and the store could not keep the document as Cached.
+  const proto = protoMemberPath(doc);
+  if (proto !== undefined) throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' holds a member named "__proto__" (at ${proto.slice(1, 200)}), which this broker cannot process`);
   return checkContextDocument(url, doc);
 }
 

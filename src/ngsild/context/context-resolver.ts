@@ -18,6 +18,7 @@ import { tenantLocalId, type ResolvedContext } from './resolved.js';
 import { CORE_URLS, embeddedDocument, isCoreContextUrl, type CoreVersion } from './core-contexts.js';
 import { FlatContext, type ContextKeeps } from './flat-context.js';
 import { checkContextDocument } from './context-fetch.js';
+import { checkNoProtoMember } from '../entity/proto-member.js';
 import { ContextFetcher, type FetcherOptions } from './context-fetcher.js';
 import { SharedBuild, type FetchWaiter } from './shared-build.js';
 import { loadContextDir } from './context-dir.js';
@@ -356,6 +357,8 @@ export class ContextResolver {
    * echo differently, so the spelling is part of the key.
    */
   private normalize(ctx: unknown): UserContext {
+    // jsonld drops a term named __proto__ (its clone assigns it as a prototype) and the store could not keep it.
+    checkNoProtoMember(ctx, '@context');
     const user = this.normalizeElements(ctx);
     if (user.userKey === CORE_ONLY || typeof ctx === 'string' || (!Array.isArray(ctx) && user.elements.length === 1)) return user;
     const canonical = user.elements.length === 1 ? user.elements[0] : user.elements;

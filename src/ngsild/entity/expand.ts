@@ -8,6 +8,7 @@ import { MAX_NESTING, tooDeepAt } from './depth.js';
 import { geometryProblem, looksLikeGeometry } from './geometry.js';
 import { NGSI_LD_NULL, forbiddenNameChar, isDateTime, isPlainObject, isScope, isUri, show } from './syntax.js';
 import { isNullMarker, setValue } from './value-members.js';
+import { checkNoProtoMember } from './proto-member.js';
 import { checkIdSize, checkNameSize } from './limits.js';
 
 const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
@@ -318,10 +319,10 @@ function fromBareValue(raw: unknown, at: string, attrIri: string, env: Env): Att
   } else if (looksLikeGeometry(raw)) {
     const p = geometryProblem(raw);
     if (p !== undefined) throw badRequest(`${at}: the GeoJSON value ${p}`);
-    inst = { type: 'GeoProperty', value: raw };
+    inst = { type: 'GeoProperty', value: checkNoProtoMember(raw, at) };
   } else {
     if (RESERVED_GEO_IRIS.has(attrIri)) throw badRequest(`${at}: must be a GeoProperty (a GeoJSON geometry)`);
-    inst = { type: 'Property', value: raw };
+    inst = { type: 'Property', value: checkNoProtoMember(raw, at) };
   }
   stamp(inst, env.now);
   return inst;

@@ -3,6 +3,7 @@
 import type { ResolvedContext } from '../context/resolved.js';
 import { badRequest } from '../problem.js';
 import { VALUE_MEMBER, type AttrInstance, type AttrType } from './model.js';
+import { checkNoProtoMember } from './proto-member.js';
 import { NGSI_LD_NULL, isLanguageKey, isPlainObject, isUri, show } from './syntax.js';
 
 /** A value member that asks for deletion (§5.6.17): `urn:ngsi-ld:null`, alone or as the only list element or language. */
@@ -30,7 +31,7 @@ export function setValue(inst: AttrInstance, type: AttrType, v: unknown, at: str
     case 'Property':
     case 'GeoProperty':
       if (v === null || v === undefined) throw badRequest(`${at}: a ${type} value cannot be null`);
-      inst.value = v;
+      inst.value = checkNoProtoMember(v, at);
       return;
     case 'Relationship':
       inst.object = checkObject(v, at);
@@ -43,11 +44,11 @@ export function setValue(inst: AttrInstance, type: AttrType, v: unknown, at: str
       return;
     case 'JsonProperty':
       if (v === null || v === undefined) throw badRequest(`${at}: a JsonProperty json member cannot be null`);
-      inst.json = v;
+      inst.json = checkNoProtoMember(v, at);
       return;
     case 'ListProperty':
       if (!Array.isArray(v)) throw badRequest(`${at}: ${show(v)} is not an array`);
-      inst.valueList = v;
+      inst.valueList = checkNoProtoMember(v, at);
       return;
     case 'ListRelationship':
       inst.objectList = checkObjectList(v, at);

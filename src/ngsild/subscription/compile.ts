@@ -1,7 +1,7 @@
 // A stored subscription compiled once for matching (CIM 009 v1.8 §5.8.6): entity selectors, watched attributes,
 // triggers, q/geoQ/scopeQ predicates and the rendering options of its notifications, names expanded.
 import type { StoredEntity } from '../entity/model.js';
-import type { ResolvedContext } from '../context/resolved.js';
+import { linkUrlIn, type ResolvedContext } from '../context/resolved.js';
 import type { RenderEntityOptions } from '../entity/render.js';
 import { parseQ } from '../query/q-parser.js';
 import { parseProjectionList } from '../query/projection.js';
@@ -45,6 +45,8 @@ export interface CompiledSubscription {
   endpoint: CompiledEndpoint;
   /** The @context notifications are compacted with (jsonldContext, else the subscription's own). */
   notifyContext: ResolvedContext;
+  /** The URL of the `Link` header of application/json notifications: notifyContext's, as a receiver can reach it. */
+  linkUrl: string;
 }
 
 /**
@@ -60,7 +62,12 @@ function projected(list: string[], omit: boolean): ReadonlySet<string> {
   }
 }
 
-export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchContext: ResolvedContext, notifyContext: ResolvedContext): CompiledSubscription {
+/**
+ * `brokerUrl` (--brokerUrl) is the broker's public address; without it, the one the subscription's request reached
+ * (SubscriptionDoc.brokerUrl) names the @contexts the broker serves in the notifications' Link.
+ */
+export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchContext: ResolvedContext, notifyContext: ResolvedContext,
+  brokerUrl?: string): CompiledSubscription {
   const b = doc.body;
   const expand = matchContext.expandTerm.bind(matchContext);
   let typeIris: string[] | undefined = [];
@@ -122,5 +129,7 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
     showChanges: n.showChanges === true,
     endpoint: { uri: n.endpoint.uri, accept: n.endpoint.accept ?? 'application/json', timeoutMs: n.endpoint.timeout, headers },
     notifyContext,
+    // --brokerUrl is the configured address the resolver names kept @contexts with already.
+    linkUrl: linkUrlIn(notifyContext, tenant, brokerUrl === undefined ? doc.brokerUrl : undefined),
   };
 }

@@ -56,6 +56,13 @@ export interface NotificationParamsBody {
   endpoint: EndpointBody;
 }
 
+/**
+ * The shortest timeInterval, in seconds. CIM 009 v1.8 §5.2.12 sets no bound, but each periodic subscription reads
+ * its entities from the store on the notifier thread every timeInterval: a few milliseconds would let one client
+ * load that thread for every subscription; a change more often than each second is what watchedAttributes is for.
+ */
+export const MIN_TIME_INTERVAL_S = 1;
+
 /** The subscription as the client gave it (validated, compact terms), without the computed members. */
 export interface SubscriptionBody {
   id: string;
@@ -83,6 +90,12 @@ export interface SubscriptionDoc {
   body: SubscriptionBody;
   /** The @context of the request that created (or last updated) the subscription, as it carried it. */
   context: unknown;
+  /**
+   * The broker's address as the latest request that created or updated the subscription reached it (`http://` and
+   * its Host, validated as host[:port]): where its notifications' Link names the @contexts the broker serves, unless
+   * --brokerUrl is set. Absent when no such request had a usable Host.
+   */
+  brokerUrl?: string;
   createdAt: string;
   modifiedAt: string;
 }

@@ -6,7 +6,6 @@ import type { StoredEntity } from '../entity/model.js';
 import { renderEntity } from '../entity/render.js';
 import { renderGeoJson, featureCollection } from '../entity/geojson.js';
 import { formatLinkHeader } from '../context/link-header.js';
-import { linkUrlIn } from '../context/resolved.js';
 import type { CompiledSubscription } from './compile.js';
 import type { NotificationTrigger } from './model.js';
 
@@ -27,7 +26,7 @@ export function buildNotification(sub: CompiledSubscription, entities: readonly 
   if (trigger !== undefined) n.triggerReason = trigger;
   const headers: string[] = ['Content-Type', accept];
   if (accept === 'application/ld+json') n['@context'] = ctx.contextValue;
-  else headers.push('Link', formatLinkHeader(linkUrlIn(ctx, sub.tenant)));
+  else headers.push('Link', formatLinkHeader(sub.linkUrl));
   // The notification of a tenant's subscription names its tenant (CIM 009 §4.14 tenants; Orion-LD sends it; tenant
   // names are checked on the request that created it: lower-case letters, digits, '_' and '-'). receiverInfo,
   // pushed after, may still set the header to what the receiver wants.

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { badRequest } from '../problem.js';
 import { isDateTime, isPlainObject, isUri, show } from '../entity/syntax.js';
 import { checkIdSize } from '../entity/limits.js';
+import { checkNoProtoMember } from '../entity/proto-member.js';
 import { parseQ } from '../query/q-parser.js';
 import { checkDisjoint, parseProjectionList } from '../query/projection.js';
 import { parseGeoQueryObject } from '../query/geoq.js';
@@ -11,7 +12,7 @@ import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression } from '../query/type-expression.js';
 import {
-  NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
+  MIN_TIME_INTERVAL_S, NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
   type NotificationTrigger, type SubscriptionBody,
 } from './model.js';
 
@@ -47,6 +48,8 @@ export interface ValidateOptions {
 
 /** Checks a whole Subscription (create, or the result of a PATCH) and returns its stored body. */
 export function validateSubscription(input: Record<string, unknown>, opts: ValidateOptions): SubscriptionBody {
+  // Members such as geoQ are kept as given: one the store cannot keep is refused, anywhere in the body.
+  checkNoProtoMember(input, '');
   for (const k of Object.keys(input)) {
     if (!MEMBERS.has(k) && !COMPUTED.has(k) && !NOTIFICATION_COMPUTED.has(k)) throw badRequest(`${k}: not a member of a Subscription`);
   }
@@ -72,7 +75,8 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
   if (input.notificationTrigger !== undefined) body.notificationTrigger = triggers(input.notificationTrigger);
   if (input.timeInterval !== undefined) {
     const ti = input.timeInterval;
-    if (typeof ti !== 'number' || !Number.isFinite(ti) || ti <= 0) throw badRequest(`timeInterval: must be a number of seconds above 0, not ${show(ti)}`);
+    if (typeof ti !== 'number' || !Number.isFinite(ti) || ti < MIN_TIME_INTERVAL_S)
+      throw badRequest(`timeInterval: must be a number of seconds, at least ${MIN_TIME_INTERVAL_S}, not ${show(ti)}`);
     body.timeInterval = ti;
   }
   // CIM 009 §5.2.12: at least one of entities and watchedAttributes; a periodic subscription watches no attributes.
@@ -142,6 +146,7 @@ export function patchSubscription(current: SubscriptionBody, fragment: Record<st
   if (Object.keys(fragment).filter((k) => k !== '@context').length === 0) throw badRequest('the body holds no member to update');
   if (fragment.id !== undefined && fragment.id !== current.id) throw badRequest(`id: a subscription's id cannot be changed`);
   if (fragment.type !== undefined && fragment.type !== 'Subscription') throw badRequest(`type: must be 'Subscription', not ${show(fragment.type)}`);
+  checkNoProtoMember(fragment, '');
   const merged: Record<string, unknown> = { ...(current as unknown as Record<string, unknown>) };
   for (const [k, v] of Object.entries(fragment)) {
     if (k === '@context') continue;
