@@ -76,7 +76,6 @@ t.test('bad format, options, projections and lang are 400 BadRequestData naming 
     ['format=table', /format/],
     ['options=concise,temporalValues', /cannot be asked together/],
     ['options=keyValues,aggregatedValues&aggrMethods=sum', /cannot be asked together/],
-    ['options=bogus', /options/],
     ['pick=id,flow&omit=flow', /'flow' is both in pick and in omit/],
     ['pick=flow&attrs=flow', /pick cannot be combined with attrs/],
     ['omit=flow&attrs=flow', /omit cannot be combined with attrs/],

@@ -238,7 +238,7 @@ t.test('--defaultUserContext is the context of requests that carry none', async 
   const r = new ContextResolver({ defaultUserContext: url });
   await r.init();
   t.equal(r.defaultContext.expandTerm('speed'), 'https://ngsi-ld-test-suite/context#speed');
-  t.same(r.defaultContext.contextValue, [url, CORE18]);
+  t.equal(r.defaultContext.contextValue, url);
   t.equal(r.defaultContext.linkUrl, url);
   t.equal(await r.resolve(undefined), r.defaultContext);
   t.equal((await r.resolve({ a: 'http://ex.org/a' })).expandTerm('speed'), `${DEFAULT}speed`, 'a request context replaces it');
