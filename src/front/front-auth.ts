@@ -1,7 +1,7 @@
 // The auth plugin's front instance as the dispatcher calls it: authenticate only (seed 000 §5.1).
 import type { Exchange } from './exchange.js';
 import type { PipelineResult } from '../pipeline/task.js';
-import type { LdOp } from './routes.js';
+import { authLdOp, ldOpName, operationOf, LdOp } from '../ngsild/operations.js';
 
 export interface AuthenticateOutcome {
   identity?: unknown;
@@ -15,7 +15,6 @@ export interface FrontAuth {
 }
 
 import { AuthVerdict, type AuthAnswer, type AuthDriver, type AuthIdentityOut, type AuthRequest } from '../auth/contract.js';
-import { ENTITY_HOOK_OPS, authLdOp, ldOpName } from './routes.js';
 import { problemResult } from '../pipeline/run.js';
 
 /** The AuthRequest of authenticate: no tenant, no @context, no body yet (seed 000 §5.1). */
@@ -33,7 +32,7 @@ class FrontAuthRequest implements AuthRequest {
     return this.paramList;
   }
   get ldOpName(): string { return ldOpName(this.ldOp); }
-  get entities(): boolean { return ENTITY_HOOK_OPS.has(this.ldOp); }
+  get entities(): boolean { return this.ldOp !== LdOp.None && operationOf(this.ldOp).entityHook; }
   header(name: string): string | undefined { return this.ex.header(name.toLowerCase()); }
   body(): Uint8Array | null { return null; }
   expand(): string | null { return null; }

@@ -15,7 +15,7 @@ import type { OpHandler, OpResult } from './op.js';
 import { renderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';

@@ -23,7 +23,7 @@ import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { pageLinks } from './page-links.js';
-import { LdOp } from '../front/routes.js';
+import { LdOp } from '../ngsild/operations.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */

@@ -18,7 +18,7 @@ import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
 import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseGeoQuery, compileGeoQuery } from '../ngsild/query/geoq.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';

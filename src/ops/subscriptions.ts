@@ -14,7 +14,7 @@ import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
 import { notificationSchemes } from '../notify/transports.js';
 import type { SubscriptionChanged } from '../notify/channel.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';

@@ -20,7 +20,7 @@ import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, namesMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
-import { API_PREFIX, LdOp } from '../front/routes.js';
+import { API_PREFIX, LdOp } from '../ngsild/operations.js';
 import { pageLinks } from './page-links.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 

@@ -1,5 +1,5 @@
 // GET /version and GET /ngsi-ld/v1/version: what is running, for operators and for bug reports (Orion and Orion-LD
-// answer GET /version). No NGSI-LD operation (routes.ts BROKER_OPS): the auth plugin sees it as LdOp 0.
+// answer GET /version). No NGSI-LD operation (brokerOwn in ngsild/operations.ts): the auth plugin sees it as LdOp 0.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

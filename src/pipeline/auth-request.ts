@@ -1,6 +1,6 @@
 // The AuthRequest view (seed 000 §2.4) over a pipeline request: built once per request, only when a plugin is loaded.
 import type { AuthRequest } from '../auth/contract.js';
-import { ENTITY_HOOK_OPS, authLdOp, ldOpName } from '../front/routes.js';
+import { authLdOp, ldOpName } from '../ngsild/operations.js';
 import type { LdRequest } from './ld-request.js';
 import { tenantName } from './tenant-step.js';
 
@@ -17,7 +17,7 @@ export class PipelineAuthRequest implements AuthRequest {
   get tenant(): string | null {
     try { return tenantName(this.req.task.headers.tenant); } catch { return null; }
   }
-  get entities(): boolean { return ENTITY_HOOK_OPS.has(this.req.op); }
+  get entities(): boolean { return this.req.operation.entityHook; }
   header(name: string): string | undefined { return this.req.header(name); }
   body(): Uint8Array | null { return this.req.bodyBytes(); }
   expand(term: string): string | null {

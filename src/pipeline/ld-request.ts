@@ -8,12 +8,14 @@ import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
 import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
 import { illFormedString } from '../ngsild/entity/well-formed.js';
-import type { LdOp } from '../front/routes.js';
+import { operationOf, type LdOp, type Operation } from '../ngsild/operations.js';
 
 const NO_BODY = Symbol('no body');
 
 export class LdRequest {
   readonly op: LdOp;
+  /** The operation's catalog entry: its parameters and flags. */
+  readonly operation: Operation;
   readonly method: string;
   readonly path: string;
   readonly route: string;
@@ -36,6 +38,7 @@ export class LdRequest {
     this.task = task;
     this.wait = wait;
     this.op = task.op;
+    this.operation = operationOf(task.op);
     this.method = task.method;
     this.path = task.path;
     this.route = task.route;

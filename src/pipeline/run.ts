@@ -1,7 +1,7 @@
 // What a pipeline worker does for one request (ARCHITECTURE.md steps 5 to 10), in this order:
 // negotiate → authorize (before @context) → @context → authorize (after) → tenant → operation → serialize.
 import { LdError, ErrorType, problemOf, type ProblemDetails } from '../ngsild/problem.js';
-import { LdOp, BODY_OPS, CREATING_OPS, ldOpName } from '../front/routes.js';
+import { LdOp, ldOpName } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
 import { LdRequest } from './ld-request.js';
 import { negotiate, LD_JSON, GEO_JSON, JSON_TYPE } from './media.js';
@@ -15,26 +15,25 @@ import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { keepUsedContexts, servedUrl } from '../ops/contexts.js';
 import { linkUrlIn } from '../ngsild/context/resolved.js';
 
-const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
 const encoder = new TextEncoder();
 
 /** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
 export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: ReadonlyMap<LdOp, OpHandler>, wait?: FetchWaiter): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
   try {
-    req.media = negotiate(task.headers.accept, GEO_OPS.has(req.op));
+    req.media = negotiate(task.headers.accept, req.operation.geoJson);
     const auth = ctx.auth;
     if (auth !== undefined && auth.beforeContext) {
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refused(refusal);
     }
     // CIM 009 §5.13.2: the body of POST /jsonldContexts is the @context to keep, not the request's own.
-    await resolveRequestContext(req, ctx, BODY_OPS.has(req.op) && req.op !== LdOp.CreateContext);
+    await resolveRequestContext(req, ctx, req.operation.body !== 'none' && req.op !== LdOp.CreateContext);
     if (auth !== undefined && !auth.beforeContext) {
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refused(refusal);
     }
-    await resolveTenant(req, ctx, CREATING_OPS.has(req.op));
+    await resolveTenant(req, ctx, req.operation.createsTenant);
     const handler = handlers.get(req.op);
     if (handler === undefined)
       throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);

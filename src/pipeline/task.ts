@@ -1,6 +1,6 @@
 // What crosses the thread boundary between the front and a pipeline worker: plain data only, the body
 // as a transferred ArrayBuffer each way (ARCHITECTURE.md steps 4 and 10).
-import type { LdOp } from '../front/routes.js';
+import type { LdOp } from '../ngsild/operations.js';
 
 /** Request headers the pipeline reads, picked by the front (lower-case names). */
 export interface TaskHeaders {
