@@ -9,9 +9,6 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { OpHandler } from './op.js';
 import { attributeStatsOf, boolParam, nameParam } from './types.js';
 
-const LIST_PARAMS = new Set(['details', 'local']);
-const ONE_PARAMS = new Set(['local']);
-
 function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<string, unknown> {
   return {
     id: stat.attrIri,
@@ -24,7 +21,6 @@ function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<s
 }
 
 export const listAttributes: OpHandler = async (req, ctx) => {
-  req.query.only(LIST_PARAMS);
   const details = boolParam(req, 'details');
   boolParam(req, 'local');
   const named = (await attributeStatsOf(ctx.store, req.tenant))
@@ -42,7 +38,6 @@ export const listAttributes: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveAttribute: OpHandler = async (req, ctx) => {
-  req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const attrTerm = nameParam(req.params[0]!, 'attribute');
   const attrIri = checkNameSize(req.context.expandTerm(attrTerm), 'attribute');

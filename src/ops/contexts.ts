@@ -145,7 +145,6 @@ function details(e: Entry): Record<string, unknown> {
 }
 
 export const createContext: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const body = req.jsonObject();
   // CIM 009 §5.13.2: what lies outside the @context member is discarded.
   const context = body['@context'];
@@ -169,7 +168,6 @@ export const createContext: OpHandler = async (req, ctx) => {
 };
 
 export const listContexts: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['details', 'kind']));
   const withDetails = boolParam(req, 'details');
   const kindText = req.query.get('kind');
   let kind: ContextKind | undefined;
@@ -186,7 +184,6 @@ export const listContexts: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveContext: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['details']));
   const withDetails = boolParam(req, 'details');
   const contextId = req.params[0]!;
   // Served whatever the request's tenant: a JSON-LD processor dereferencing the URL sends no NGSILD-Tenant.
@@ -200,7 +197,6 @@ export const retrieveContext: OpHandler = async (req, ctx) => {
 };
 
 export const deleteContext: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['reload']));
   const reload = boolParam(req, 'reload');
   const contextId = req.params[0]!;
   let entry = await findEntry(req, ctx, contextId);

@@ -23,10 +23,6 @@ import { tracked, type EntityChange } from './changes.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 
-const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via', 'type']);
-const NO_PARAMS = new Set<string>(['local']);
-const DELETE_PARAMS = new Set<string>(['local', 'type']);
-
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
   if (!isUri(id)) throw badRequest(`entity id '${String(id).slice(0, 200)}' is not a URI`);
@@ -75,7 +71,6 @@ function typeParamTest(req: LdRequest): ((types: readonly string[]) => boolean) 
 const missingOfType = (id: string, req: LdRequest): LdError => notFound(`entity '${id}' of type '${String(req.query.get('type')).slice(0, 200)}' does not exist`);
 
 export const createEntity: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
   const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: attrNames(entity), read: false });
   await mutate(req, ctx, entity.id, (current) => {
@@ -86,7 +81,6 @@ export const createEntity: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveEntity: OpHandler = async (req, ctx) => {
-  req.query.only(RETRIEVE_PARAMS);
   const id = entityIdParam(req);
   const opts = renderOptions(req);
   const join = joinOptions(req);
@@ -109,7 +103,6 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
 };
 
 export const deleteEntity: OpHandler = async (req, ctx) => {
-  req.query.only(DELETE_PARAMS);
   const id = entityIdParam(req);
   const ofType = typeParamTest(req);
   await askStored(req, ctx, id);
@@ -122,7 +115,6 @@ export const deleteEntity: OpHandler = async (req, ctx) => {
 };
 
 export const replaceEntityOp: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
   const id = entityIdParam(req);
   const body = withoutContext(req.jsonObject());
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
@@ -136,7 +128,6 @@ export const replaceEntityOp: OpHandler = async (req, ctx) => {
 };
 
 export const mergeEntityOp: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local', 'options', 'format']));
   const id = entityIdParam(req);
   const body = withoutContext(req.jsonObject());
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
@@ -153,7 +144,6 @@ export const mergeEntityOp: OpHandler = async (req, ctx) => {
 };
 
 export const appendAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
   const id = entityIdParam(req);
   const now = nowIso();
@@ -170,7 +160,6 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
 };
 
 export const updateAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const now = nowIso();
   const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
@@ -184,7 +173,6 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
 };
 
 export const partialAttrUpdate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();
@@ -209,7 +197,6 @@ export function deleteAttrParams(req: LdRequest): { datasetId: string | undefine
 }
 
 export const deleteAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const { datasetId, deleteAll } = deleteAttrParams(req);
@@ -224,7 +211,6 @@ export const deleteAttr: OpHandler = async (req, ctx) => {
 };
 
 export const replaceAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();

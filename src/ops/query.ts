@@ -29,13 +29,6 @@ import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
 
-const GET_PARAMS = new Set([
-  'id', 'type', 'idPattern', 'attrs', 'pick', 'omit', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty',
-  'geometryProperty', 'lang', 'scopeQ', 'options', 'format', 'limit', 'offset', 'count', 'local', 'datasetId',
-  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via',
-]);
-const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
-
 /** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
 function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
   const preds: Array<(e: StoredEntity) => boolean> = [];
@@ -132,8 +125,6 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const q = req.query;
-  q.only(GET_PARAMS);
   const opts = renderOptions(req);
   const sel = selectionFromParams(req);
   return runQuery(req, ctx, sel, opts, joinOptions(req));
@@ -142,7 +133,6 @@ export const queryEntities: OpHandler = async (req, ctx) => {
 const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'csf', 'temporalQ', 'pick', 'omit', 'datasetId', 'join', 'joinLevel', 'containedBy']);
 
 export const queryPost: OpHandler = async (req, ctx) => {
-  req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
   const attrs = sel.attrs;

@@ -51,7 +51,6 @@ async function countersOf(ctx: WorkerContext, tenant: string, ids: readonly stri
 }
 
 export const createSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const opts = validateOptions(req);
   const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
   const now = new Date().toISOString();
@@ -68,7 +67,6 @@ export const createSubscription: OpHandler = async (req, ctx) => {
 };
 
 export const querySubscriptions: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['limit', 'offset', 'count', 'options', 'local']));
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
@@ -90,7 +88,6 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const id = subscriptionIdParam(req);
   const sysAttrs = sysAttrsOption(req);
   const doc = (await ctx.store.collection(req.tenant, SUBSCRIPTIONS).get(id)) as SubscriptionDoc | undefined;
@@ -101,7 +98,6 @@ export const retrieveSubscription: OpHandler = async (req, ctx) => {
 };
 
 export const updateSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = subscriptionIdParam(req);
   const fragment = req.jsonObject();
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
@@ -119,7 +115,6 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
 };
 
 export const deleteSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = subscriptionIdParam(req);
   if (!(await ctx.store.collection(req.tenant, SUBSCRIPTIONS).delete(id))) throw notFound(`subscription '${id}' does not exist`);
   await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);

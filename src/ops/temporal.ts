@@ -31,11 +31,6 @@ import { pathSegment } from '../ngsild/uri-encode.js';
 export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
 
-const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'pick', 'omit', 'datasetId', 'local'];
-const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
-const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count']);
-const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit']);
-
 const nowIso = (): string => new Date().toISOString();
 
 function historyOf(ctx: WorkerContext): History {
@@ -137,7 +132,6 @@ function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], si
 }
 
 export const temporalRetrieve: OpHandler = async (req, ctx) => {
-  req.query.only(RETRIEVE_PARAMS);
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const a = asked(req, temporalParams(req), req.query.csv('attrs'), req.query.get('lang'), projectionParams(req));
@@ -209,7 +203,6 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
 
 export const temporalQuery: OpHandler = async (req, ctx) => {
   const q = req.query;
-  q.only(QUERY_PARAMS);
   const sel = selectionFromParams(req);
   return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang'), projectionParams(req)));
 };
@@ -217,7 +210,6 @@ export const temporalQuery: OpHandler = async (req, ctx) => {
 const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'temporalQ', 'csf', 'datasetId', 'pick', 'omit']);
 
 export const temporalQueryPost: OpHandler = async (req, ctx) => {
-  req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
   const str = stringMember;
@@ -264,7 +256,6 @@ function splitHead(body: Record<string, unknown>): { head: Record<string, unknow
 }
 
 export const temporalCreate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const now = nowIso();
   const { head, attrs } = splitHead(withoutContext(req.jsonObject()));
@@ -276,7 +267,6 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
 };
 
 export const temporalAppendAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const now = nowIso();
@@ -292,7 +282,6 @@ export const temporalAppendAttrs: OpHandler = async (req, ctx) => {
 };
 
 export const temporalDelete: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const rec = await h.getTemporalEntity(req.tenant, id);
@@ -303,7 +292,6 @@ export const temporalDelete: OpHandler = async (req, ctx) => {
 };
 
 export const temporalDeleteAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
@@ -323,7 +311,6 @@ function instanceIdParam(req: LdRequest): string {
 }
 
 export const temporalUpdateInstance: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
@@ -344,7 +331,6 @@ export const temporalUpdateInstance: OpHandler = async (req, ctx) => {
 };
 
 export const temporalDeleteInstance: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);

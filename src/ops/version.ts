@@ -76,6 +76,5 @@ export function versionInfo(httpServer: string): Promise<VersionInfo> {
 }
 
 export const brokerVersion: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   return { status: 200, body: await versionInfo(ctx.config.httpServer) };
 };

@@ -37,6 +37,8 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
     const handler = handlers.get(req.op);
     if (handler === undefined)
       throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);
+    // CIM 009 v1.8.1 §6.3.20: a parameter the operation does not take is refused before it does anything.
+    req.query.only(req.operation.params);
     const opResult = await handler(req, ctx);
     // CIM 009 §5.13.1: what the request used is kept in its tenant before the answer links it.
     if (opResult.status < 400) {
