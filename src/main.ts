@@ -5,7 +5,7 @@ import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionErro
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadStorePlugin } from './store/loader.js';
-import { createRunner, type PipelineRunner } from './front/pool.js';
+import { createRunner, type PipelineRunner } from './runner.js';
 import { dispatch, type FrontDeps } from './front/dispatch.js';
 import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';

@@ -5,7 +5,7 @@ import { lookupRoute } from './router.js';
 import { LdOp, operationOf } from '../ngsild/operations.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
-import { Overloaded, type PipelineRunner } from './pool.js';
+import { Overloaded, type PipelineRunner } from '../pipeline/runner.js';
 import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
 import { problemResult } from '../pipeline/run.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';

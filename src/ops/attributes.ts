@@ -6,7 +6,7 @@ import { notFound } from '../ngsild/problem.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { AttrStat } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { attributeStatsOf, boolParam, nameParam } from './types.js';
 
 function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<string, unknown> {

@@ -9,7 +9,7 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, BatchItem } from '../store/contract.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { checkEntity } from './entity-auth.js';
 import { LD_JSON } from '../pipeline/media.js';
 import { isUri } from '../ngsild/entity/syntax.js';

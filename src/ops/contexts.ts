@@ -13,7 +13,7 @@ import type { BrokerConfig } from '../options.js';
 import type { DocCollection, Store } from '../store/contract.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { boolParam } from './types.js';
 
 const KINDS: readonly ContextKind[] = ['Hosted', 'Cached', 'ImplicitlyCreated'];

@@ -11,7 +11,7 @@ import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { renderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';

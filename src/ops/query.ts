@@ -16,7 +16,7 @@ import { checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { renderOptions, type RenderOptions } from './render-options.js';
 import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';

@@ -21,7 +21,7 @@ import { parseGeoQuery, compileGeoQuery } from '../ngsild/query/geoq.js';
 import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
 

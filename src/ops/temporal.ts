@@ -14,7 +14,7 @@ import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-
 import type { History, HistoryInstance, InstancePage, TemporalEntityRecord } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { checkEntity } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, namesMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';

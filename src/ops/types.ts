@@ -8,7 +8,7 @@ import {
   addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type Store, type TypeStat,
 } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 
 /** `details` (and other boolean URL parameters): true, false or absent. */
 export function boolParam(req: LdRequest, name: string): boolean {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 
 /** The version of ETSI GS CIM 009 the broker implements. */
 export const NGSI_LD_SPEC_VERSION = '1.8.1';

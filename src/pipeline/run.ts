@@ -6,7 +6,7 @@ import type { PipelineResult, PipelineTask } from './task.js';
 import { LdRequest } from './ld-request.js';
 import { negotiate, LD_JSON, GEO_JSON, JSON_TYPE } from './media.js';
 import type { WorkerContext } from './worker-context.js';
-import type { OpHandler, OpResult } from '../ops/op.js';
+import type { OpHandlers, OpResult } from './handler.js';
 import { resolveRequestContext } from './context-step.js';
 import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
@@ -18,7 +18,7 @@ import { linkUrlIn } from '../ngsild/context/resolved.js';
 const encoder = new TextEncoder();
 
 /** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
-export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: ReadonlyMap<LdOp, OpHandler>, wait?: FetchWaiter): Promise<PipelineResult> {
+export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: OpHandlers, wait?: FetchWaiter): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
   try {
     req.media = negotiate(task.headers.accept, req.operation.geoJson);

@@ -35,3 +35,15 @@ export interface PipelineResult {
   headers: string[];
   body: Uint8Array | null;
 }
+
+/** One request of a batch a pipeline thread is handed (src/pipeline/pool-runner.ts), with the front's id for it. */
+export interface BatchEntry {
+  id: number;
+  task: PipelineTask;
+}
+
+/** What a pipeline thread sends back for a batch: request ids and their results, in the same order. */
+export interface BatchReply {
+  ids: number[];
+  results: PipelineResult[];
+}

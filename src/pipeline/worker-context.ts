@@ -5,7 +5,7 @@ import type { Store } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
-import type { ChangeSink } from '../ops/changes.js';
+import type { ChangeSink } from './change-sink.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import type { CounterReader } from '../notify/counter-reader.js';
 

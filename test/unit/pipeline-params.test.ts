@@ -4,7 +4,7 @@ import t from 'tap';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { OPERATIONS, type LdOp } from '../../src/ngsild/operations.js';
 import { handlers } from '../../src/ops/index.js';
-import type { OpHandler } from '../../src/ops/op.js';
+import type { OpHandler } from '../../src/pipeline/handler.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import type { WorkerContext } from '../../src/pipeline/worker-context.js';
 import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
