@@ -12,7 +12,8 @@ import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
 import type { AuthRefusal } from './auth-step.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
-import { keepUsedContexts, servedUrl } from '../ops/contexts.js';
+import { keepUsedContexts } from './contexts/kept-contexts.js';
+import { servedUrl } from './contexts/served-url.js';
 import { linkUrlIn } from '../ngsild/context/resolved.js';
 
 const encoder = new TextEncoder();

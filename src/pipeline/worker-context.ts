@@ -9,7 +9,7 @@ import type { ChangeSink } from './change-sink.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import type { CounterReader } from '../notify/counter-reader.js';
 
-/** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
+/** The @context services the pipeline needs (implemented by the thread's ContextService, contexts/context-service.ts). */
 export interface ContextSource {
   readonly defaultContext: ResolvedContext;
   /** `wait` is told when the request has to wait for a remote document (see context-wait.ts). */
