@@ -2,7 +2,6 @@
 import type { AuthRequest } from '../auth/contract.js';
 import { authLdOp, ldOpName } from '../ngsild/operations.js';
 import type { LdRequest } from './ld-request.js';
-import { tenantName } from './tenant-step.js';
 
 export class PipelineAuthRequest implements AuthRequest {
   constructor(private readonly req: LdRequest, private readonly expandDefaultFn: (term: string) => string) {}
@@ -15,7 +14,7 @@ export class PipelineAuthRequest implements AuthRequest {
   get route(): string { return this.req.route; }
   /** The tenant the request names (authorize runs before the tenant is looked up, so a refusal creates none). */
   get tenant(): string | null {
-    try { return tenantName(this.req.task.headers.tenant); } catch { return null; }
+    try { return this.req.namedTenant(); } catch { return null; }
   }
   get entities(): boolean { return this.req.operation.entityHook; }
   header(name: string): string | undefined { return this.req.header(name); }
