@@ -7,7 +7,7 @@ import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
 import { Overloaded, type PipelineRunner } from '../pipeline/runner.js';
 import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
-import { problemResult } from '../pipeline/run.js';
+import { problemResult } from '../pipeline/problem-result.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';
 import { checkContentType } from '../pipeline/media.js';
 import type { FrontAuth } from './front-auth.js';

@@ -1,6 +1,6 @@
 // What a pipeline worker does for one request (ARCHITECTURE.md steps 5 to 10), in this order:
 // negotiate → authorize (before @context) → @context → authorize (after) → tenant → operation → serialize.
-import { LdError, ErrorType, problemOf, type ProblemDetails } from '../ngsild/problem.js';
+import { LdError, ErrorType, problemOf } from '../ngsild/problem.js';
 import { LdOp, ldOpName } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
 import { LdRequest } from './ld-request.js';
@@ -10,7 +10,7 @@ import type { OpHandlers, OpResult } from './handler.js';
 import { resolveRequestContext } from './context-step.js';
 import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
-import type { AuthRefusal } from './auth-step.js';
+import { problemResult, refusalResult } from './problem-result.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { keepUsedContexts } from './contexts/kept-contexts.js';
 import { servedUrl } from './contexts/served-url.js';
@@ -26,13 +26,13 @@ export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handle
     const auth = ctx.auth;
     if (auth !== undefined && auth.beforeContext) {
       const refusal = await auth.authorize(req);
-      if (refusal !== null) return refused(refusal);
+      if (refusal !== null) return refusalResult(refusal);
     }
     // CIM 009 §5.13.2: the body of POST /jsonldContexts is the @context to keep, not the request's own.
     await resolveRequestContext(req, ctx, req.operation.body !== 'none' && req.op !== LdOp.CreateContext);
     if (auth !== undefined && !auth.beforeContext) {
       const refusal = await auth.authorize(req);
-      if (refusal !== null) return refused(refusal);
+      if (refusal !== null) return refusalResult(refusal);
     }
     await resolveTenant(req, ctx, req.operation.createsTenant);
     const handler = handlers.get(req.op);
@@ -81,16 +81,6 @@ function withContextMember(body: unknown, contextValue: unknown): unknown {
   if (Array.isArray(body)) return body.map((item) => withContextMember(item, contextValue));
   if (typeof body === 'object' && body !== null) return { ...(body as Record<string, unknown>), '@context': contextValue as object };
   return body;
-}
-
-function refused(r: AuthRefusal): PipelineResult {
-  return problemResult({ type: 'about:blank', title: r.title, status: r.status, detail: r.detail }, []);
-}
-
-export function problemResult(problem: ProblemDetails, headers: string[], accept?: string): PipelineResult {
-  const contentType = accept !== undefined && accept.includes('application/problem+json') ? 'application/problem+json' : JSON_TYPE;
-  headers.push('Content-Type', contentType);
-  return { status: problem.status, headers, body: encoder.encode(JSON.stringify(problem)) };
 }
 
 function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {
