@@ -1,6 +1,6 @@
 // What a pipeline thread holds for its whole life: the store handle, the @context resolver, the auth
 // plugin's worker instance and the logger. Built once per thread from plain data (workerData).
-import type { BrokerConfig } from '../options.js';
+import type { BrokerConfig } from '../config.js';
 import type { Store } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
