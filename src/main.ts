@@ -5,7 +5,7 @@ import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionErro
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadStorePlugin } from './store/loader.js';
-import { createRunner, type PipelineRunner } from './front/pool.js';
+import { createRunner, type PipelineRunner } from './runner.js';
 import { dispatch, type FrontDeps } from './front/dispatch.js';
 import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';
@@ -15,7 +15,7 @@ import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
 import type { WorkerInit } from './pipeline/worker-context.js';
 import type { FrontAuth } from './front/front-auth.js';
 import { FEATURES } from './features.js';
-import { ContextResolver } from './ngsild/context/context-resolver.js';
+import { ContextService } from './pipeline/contexts/context-service.js';
 import type { Store, StorePluginModule } from './store/contract.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 import type { PolicyApiServer } from './policyapi/server.js';
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const contexts = new ContextResolver({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
+  const contexts = new ContextService({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
   try {
     await contexts.init();
   } catch (e) {

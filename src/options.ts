@@ -2,6 +2,9 @@
 // (`BROKER_<OPTION>`, the command line wins) and `-u`. Plugins append their own tables when loaded.
 import { cpus } from 'node:os';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
+import { OptionError, type BrokerConfig } from './config.js';
+
+export { OptionError, type BrokerConfig } from './config.js';
 
 export const brokerOptions: OptionSpec[] = [
   { name: 'port', type: 'int', default: 1026, min: 0, help: 'port of the NGSI-LD API' },
@@ -43,7 +46,6 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },
 ];
 
-export class OptionError extends Error {}
 
 /** Raw `--name value` pairs as given, before the tables of loaded plugins are known. */
 export interface RawArgs {
@@ -119,36 +121,6 @@ export function usage(tables: readonly OptionSpec[]): string {
   }
   lines.push('', 'Every option also reads BROKER_<OPTION> from the environment (e.g. BROKER_DBLOCKPREFER); the command line wins.');
   return lines.join('\n') + '\n';
-}
-
-/** Options every thread of the broker needs, resolved (defaults that depend on others applied). */
-export interface BrokerConfig {
-  port: number;
-  host: string;
-  database: string;
-  dbDir?: string;
-  dbSync: 'interval' | 'request';
-  dbCompress: boolean;
-  dbLockPrefer: 'reads' | 'writes';
-  troe: 'none' | 'embdb';
-  connectionPoolSize: number;
-  httpServer: 'uws' | 'node';
-  healthPort?: number;
-  policyApiPort?: number;
-  policyApiHost: string;
-  logLevel: string;
-  defaultUserContext?: string;
-  contextDir?: string;
-  /** --brokerUrl, as parseBrokerUrl gives it (no trailing slash, no default port). */
-  brokerUrl?: string;
-  corsOrigin?: string;
-  corsMaxAge: number;
-  maxBodySize: number;
-  maxPendingRequests: number;
-  notificationQueueBytes: number;
-  pluginDir?: string;
-  auth?: string;
-  coreContext: '1.6' | '1.7' | '1.8' | '1.9';
 }
 
 /** An origin (RFC 6454): scheme, host (a name, IPv4 or [IPv6]) and a port; a trailing slash is allowed. */

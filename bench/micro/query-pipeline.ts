@@ -6,7 +6,7 @@ import { storeDispose, storeOpen, storePrepare } from '../../src/plugins/store/e
 import { createWorkerContext } from '../../src/pipeline/init.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { handlers } from '../../src/ops/index.js';
-import { LdOp } from '../../src/front/routes.js';
+import { LdOp } from '../../src/ngsild/operations.js';
 import { createLogger } from '../../src/logger.js';
 import { renderEntity } from '../../src/ngsild/entity/render.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';

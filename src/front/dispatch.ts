@@ -2,12 +2,12 @@
 // 404/405/415, OPTIONS, body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never
 // touches the store. Every answer leaves through `respond`, where its headers pass safeHeaders.
 import { lookupRoute } from './router.js';
-import { BODY_OPS, LdOp } from './routes.js';
+import { LdOp, operationOf } from '../ngsild/operations.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
-import { Overloaded, type PipelineRunner } from './pool.js';
+import { Overloaded, type PipelineRunner } from '../pipeline/runner.js';
 import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
-import { problemResult } from '../pipeline/run.js';
+import { problemResult } from '../pipeline/problem-result.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';
 import { checkContentType } from '../pipeline/media.js';
 import type { FrontAuth } from './front-auth.js';
@@ -73,7 +73,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined) deps.cors.preflight(ex.header('origin'), match.allow, headers);
     return respond(ex, { status: 204, headers, body: null }, deps);
   }
-  const hasBody = BODY_OPS.has(op);
+  const hasBody = operationOf(op).body !== 'none';
   let body: ArrayBuffer | null = null;
   const contentType = ex.header('content-type');
   if (hasBody) {

@@ -1,6 +1,7 @@
 // Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow),
-// or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110 §9.3.2).
-import { API_PREFIX, ROOT_ROUTES, ROUTES, type LdOp, type Method, type RouteDef } from './routes.js';
+// or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110 §9.3.2). The routes are the
+// operation catalog's (src/ngsild/operations.ts).
+import { API_PREFIX, OPERATIONS, type LdOp, type Method } from '../ngsild/operations.js';
 
 export type RouteMatch =
   | { kind: 'op'; op: LdOp; route: string; params: string[] }
@@ -8,12 +9,35 @@ export type RouteMatch =
   | { kind: 'badMethod'; allow: string }
   | { kind: 'options'; allow: string };
 
+/** One path and the operation of each method it serves, in catalog order. */
+interface RouteDef {
+  pattern: string;
+  methods: Partial<Record<Method, LdOp>>;
+}
+
 interface CompiledRoute {
   def: RouteDef;
   route: string;
   /** Literal segments, or null where a parameter stands. */
   segments: (string | null)[];
   allow: string;
+}
+
+/** The paths of the catalog, below the prefix or at the root, each with its methods. */
+function routeDefs(root: boolean): RouteDef[] {
+  const byPattern = new Map<string, RouteDef>();
+  for (const operation of OPERATIONS) {
+    for (const r of operation.routes) {
+      if ((r.root === true) !== root) continue;
+      let def = byPattern.get(r.pattern);
+      if (def === undefined) {
+        def = { pattern: r.pattern, methods: {} };
+        byPattern.set(r.pattern, def);
+      }
+      def.methods[r.method] = operation.op;
+    }
+  }
+  return [...byPattern.values()];
 }
 
 /** RFC 9110 §10.2.1: every method the path serves; HEAD wherever GET is (§9.3.2), OPTIONS everywhere (§9.3.7). */
@@ -40,8 +64,8 @@ function compileTable(defs: readonly RouteDef[], prefix: string): Map<string, Co
   return table;
 }
 
-const apiTable = compileTable(ROUTES, API_PREFIX);
-const rootTable = compileTable(ROOT_ROUTES, '');
+const apiTable = compileTable(routeDefs(false), API_PREFIX);
+const rootTable = compileTable(routeDefs(true), '');
 
 export function lookupRoute(method: string, path: string): RouteMatch {
   const api = path.startsWith(API_PREFIX + '/');

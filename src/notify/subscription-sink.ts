@@ -2,7 +2,7 @@
 // the thread's subscription index and every notification due is built here (the worker has the contexts), then
 // posted to the notifier thread in one message per write.
 import { BroadcastChannel } from 'node:worker_threads';
-import type { ChangeSink, EntityChange } from '../ops/changes.js';
+import type { ChangeSink, EntityChange } from '../pipeline/change-sink.js';
 import type { Logger } from '../logger.js';
 import { matchChange } from '../ngsild/subscription/match.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';

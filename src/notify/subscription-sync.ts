@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { ContextSource } from '../pipeline/worker-context.js';
 import { compileSubscription, type CompiledSubscription } from '../ngsild/subscription/compile.js';
 import { SubscriptionIndex } from '../ngsild/subscription/match.js';
-import { SUBSCRIPTIONS, SUBSCRIPTION_TENANTS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
+import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, type SubscriptionChanged } from './channel.js';
 
 export class SubscriptionSync {
@@ -88,9 +88,7 @@ export function broadcastSubscriptionChange(change: SubscriptionChanged): void {
   channel.close();
 }
 
-/** Every tenant that may hold subscriptions: the default one, the store's, and those registered with a subscription. */
+/** Every tenant that may hold subscriptions: the default one and the store's (a subscription's create registers its tenant). */
 export async function subscriptionTenants(store: Store): Promise<string[]> {
-  const tenants = new Set<string>(['', ...(await store.listTenants())]);
-  for (const { id } of await store.collection('', SUBSCRIPTION_TENANTS).list()) tenants.add(id);
-  return [...tenants];
+  return ['', ...(await store.listTenants())];
 }

@@ -6,11 +6,8 @@ import { notFound } from '../ngsild/problem.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { AttrStat } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { attributeStatsOf, boolParam, nameParam } from './types.js';
-
-const LIST_PARAMS = new Set(['details', 'local']);
-const ONE_PARAMS = new Set(['local']);
 
 function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<string, unknown> {
   return {
@@ -24,7 +21,6 @@ function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<s
 }
 
 export const listAttributes: OpHandler = async (req, ctx) => {
-  req.query.only(LIST_PARAMS);
   const details = boolParam(req, 'details');
   boolParam(req, 'local');
   const named = (await attributeStatsOf(ctx.store, req.tenant))
@@ -42,7 +38,6 @@ export const listAttributes: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveAttribute: OpHandler = async (req, ctx) => {
-  req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const attrTerm = nameParam(req.params[0]!, 'attribute');
   const attrIri = checkNameSize(req.context.expandTerm(attrTerm), 'attribute');

@@ -9,7 +9,7 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, BatchItem } from '../store/contract.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { checkEntity } from './entity-auth.js';
 import { LD_JSON } from '../pipeline/media.js';
 import { isUri } from '../ngsild/entity/syntax.js';
@@ -138,7 +138,6 @@ function answer(done: Array<{ id: string; outcome: Outcome }>, errors: BatchErro
 }
 
 export const batchCreate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const errors: BatchError[] = [];
   const now = nowIso();
   let prepared = await prepareEntities(req, ctx, now, errors);
@@ -151,7 +150,6 @@ export const batchCreate: OpHandler = async (req, ctx) => {
 };
 
 export const batchUpsert: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const words = req.query.options(['replace', 'update']);
   if (words.has('replace') && words.has('update')) throw badRequest('options: replace and update cannot be asked together');
   const update = words.has('update');
@@ -175,7 +173,6 @@ export const batchUpsert: OpHandler = async (req, ctx) => {
 };
 
 export const batchUpdate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
   const errors: BatchError[] = [];
   const now = nowIso();
@@ -209,7 +206,6 @@ export const batchUpdate: OpHandler = async (req, ctx) => {
 };
 
 export const batchDelete: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const errors: BatchError[] = [];
   let prepared: Prepared<null>[] = [];
   for (const entry of entries(req)) {
@@ -237,7 +233,6 @@ export const batchDelete: OpHandler = async (req, ctx) => {
 };
 
 export const batchMerge: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local', 'options', 'format']));
   const errors: BatchError[] = [];
   const now = nowIso();
   let prepared = await prepareEntities(req, ctx, now, errors, true);

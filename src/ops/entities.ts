@@ -14,21 +14,17 @@ import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { renderOptions, type RenderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';
 import { tracked, type EntityChange } from './changes.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
-
-const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via', 'type']);
-const NO_PARAMS = new Set<string>(['local']);
-const DELETE_PARAMS = new Set<string>(['local', 'type']);
 
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -78,7 +74,6 @@ function typeParamTest(req: LdRequest): ((types: readonly string[]) => boolean) 
 const missingOfType = (id: string, req: LdRequest): LdError => notFound(`entity '${id}' of type '${String(req.query.get('type')).slice(0, 200)}' does not exist`);
 
 export const createEntity: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
   const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: attrNames(entity), read: false });
   await mutate(req, ctx, entity.id, (current) => {
@@ -89,7 +84,6 @@ export const createEntity: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveEntity: OpHandler = async (req, ctx) => {
-  req.query.only(RETRIEVE_PARAMS);
   const id = entityIdParam(req);
   const opts = renderOptions(req);
   const join = joinOptions(req);
@@ -129,7 +123,6 @@ function noneMatched(entity: StoredEntity, req: LdRequest, opts: RenderOptions):
 }
 
 export const deleteEntity: OpHandler = async (req, ctx) => {
-  req.query.only(DELETE_PARAMS);
   const id = entityIdParam(req);
   const ofType = typeParamTest(req);
   await askStored(req, ctx, id);
@@ -142,7 +135,6 @@ export const deleteEntity: OpHandler = async (req, ctx) => {
 };
 
 export const replaceEntityOp: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
   const id = entityIdParam(req);
   const body = withoutContext(req.jsonObject());
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
@@ -156,7 +148,6 @@ export const replaceEntityOp: OpHandler = async (req, ctx) => {
 };
 
 export const mergeEntityOp: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local', 'options', 'format']));
   const id = entityIdParam(req);
   const body = withoutContext(req.jsonObject());
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
@@ -173,7 +164,6 @@ export const mergeEntityOp: OpHandler = async (req, ctx) => {
 };
 
 export const appendAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
   const id = entityIdParam(req);
   const now = nowIso();
@@ -190,7 +180,6 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
 };
 
 export const updateAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const now = nowIso();
   // CIM 009 v1.8 §5.6.2 with §4.16 and §4.18: the fragment's `type` adds types, its `scope` updates the scope.
@@ -207,7 +196,6 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
 };
 
 export const partialAttrUpdate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();
@@ -232,7 +220,6 @@ export function deleteAttrParams(req: LdRequest): { datasetId: string | undefine
 }
 
 export const deleteAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const { datasetId, deleteAll } = deleteAttrParams(req);
@@ -249,7 +236,6 @@ export const deleteAttr: OpHandler = async (req, ctx) => {
 };
 
 export const replaceAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();

@@ -1,6 +1,6 @@
 // Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501.
-import { LdOp } from '../front/routes.js';
-import type { OpHandler } from './op.js';
+import { LdOp } from '../ngsild/operations.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import {
   createEntity, retrieveEntity, deleteEntity, replaceEntityOp, mergeEntityOp, appendAttrs, updateAttrs,
   partialAttrUpdate, deleteAttr, replaceAttr,

@@ -10,7 +10,7 @@ import { parseProjection } from '../ngsild/query/projection.js';
 import type { BatchItem, EntityQuery, Mutation } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { compileSelection } from './query.js';
 import { selectionFromParams } from './selection.js';
 import { checkEntity } from './entity-auth.js';
@@ -21,8 +21,6 @@ import { tracked, type EntityChange } from './changes.js';
 export const PURGE_CHUNK = 500;
 /** Matches read per pass over the selection: what one pass holds in memory before it writes them away. */
 export const PURGE_ROUND = 5_000;
-
-const PARAMS = new Set(['id', 'type', 'idPattern', 'q', 'scopeQ', 'georel', 'geometry', 'coordinates', 'geoproperty', 'keep', 'drop', 'local']);
 
 type Selected = Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'>;
 
@@ -68,7 +66,6 @@ function apply(action: Action, current: StoredEntity, now: string): StoredEntity
 }
 
 export const purgeEntities: OpHandler = async (req, ctx) => {
-  req.query.only(PARAMS);
   const action = actionOf(req);
   const sel = selectionFromParams(req);
   const local = boolParam(req, 'local');

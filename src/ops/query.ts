@@ -18,25 +18,18 @@ import { checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { renderOptions, setProjection, type RenderOptions } from './render-options.js';
 import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { pageLinks } from './page-links.js';
-import { LdOp } from '../front/routes.js';
+import { LdOp } from '../ngsild/operations.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
-
-const GET_PARAMS = new Set([
-  'id', 'type', 'idPattern', 'attrs', 'pick', 'omit', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty',
-  'geometryProperty', 'lang', 'scopeQ', 'options', 'format', 'limit', 'offset', 'count', 'local', 'datasetId',
-  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via', 'orderBy',
-]);
-const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via', 'orderBy']);
 
 /**
  * Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest.
@@ -152,8 +145,6 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const q = req.query;
-  q.only(GET_PARAMS);
   const opts = renderOptions(req);
   const sel = selectionFromParams(req);
   return runQuery(req, ctx, sel, opts, joinOptions(req));
@@ -162,7 +153,6 @@ export const queryEntities: OpHandler = async (req, ctx) => {
 const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'csf', 'temporalQ', 'pick', 'omit', 'datasetId', 'join', 'joinLevel', 'containedBy']);
 
 export const queryPost: OpHandler = async (req, ctx) => {
-  req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
   const opts = renderOptions(req);

@@ -18,17 +18,12 @@ import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
 import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseGeoQuery, compileGeoQuery } from '../ngsild/query/geoq.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
-
-const QUERY_PARAMS = new Set([
-  'id', 'type', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'timeproperty',
-  'timerel', 'timeAt', 'endTimeAt', 'scopeQ', 'limit', 'offset', 'count', 'options', 'local',
-]);
 
 function registrationIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -84,7 +79,6 @@ async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Pr
 }
 
 export const createRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const body = mapRegistrationNames(validateRegistration(req.jsonObject(), Date.now()), req.context.expandTerm.bind(req.context));
   await checkConflicts(req, ctx, body);
   const now = new Date().toISOString();
@@ -106,7 +100,6 @@ function render(doc: RegistrationDoc, sysAttrs: boolean, rctx: ResolvedContext):
 }
 
 export const retrieveRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const sysAttrs = req.query.options(['sysAttrs']).has('sysAttrs');
   const id = registrationIdParam(req);
   const doc = (await ctx.store.collection(req.tenant, REGISTRATIONS).get(id)) as RegistrationDoc | undefined;
@@ -115,7 +108,6 @@ export const retrieveRegistration: OpHandler = async (req, ctx) => {
 };
 
 export const updateRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = registrationIdParam(req);
   const regs = ctx.store.collection(req.tenant, REGISTRATIONS);
   const current = (await regs.get(id)) as RegistrationDoc | undefined;
@@ -129,7 +121,6 @@ export const updateRegistration: OpHandler = async (req, ctx) => {
 };
 
 export const deleteRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = registrationIdParam(req);
   if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).delete(id))) throw notFound(`registration '${id}' does not exist`);
   return { status: 204 };
@@ -138,7 +129,6 @@ export const deleteRegistration: OpHandler = async (req, ctx) => {
 /** §5.10.2 discovery: registrations whose information covers the entities and attributes asked about. */
 export const queryRegistrations: OpHandler = async (req, ctx) => {
   const q = req.query;
-  q.only(QUERY_PARAMS);
   const sysAttrs = q.options(['sysAttrs']).has('sysAttrs');
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);

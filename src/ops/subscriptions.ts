@@ -7,20 +7,20 @@ import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
-  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
+  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
 } from '../ngsild/subscription/model.js';
 import { mapSubscriptionNames } from '../ngsild/subscription/names.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
 import { notificationSchemes } from '../notify/transports.js';
 import type { SubscriptionChanged } from '../notify/channel.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
-import { hostBrokerUrl } from './contexts.js';
+import { hostBrokerUrl } from '../pipeline/contexts/served-url.js';
 
 /** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
 export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
@@ -52,7 +52,6 @@ async function countersOf(ctx: WorkerContext, tenant: string, ids: readonly stri
 }
 
 export const createSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const opts = validateOptions(req);
   const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
   const now = new Date().toISOString();
@@ -64,16 +63,11 @@ export const createSubscription: OpHandler = async (req, ctx) => {
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only subscriptions exists too.
   const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
-  if (req.tenant !== '') {
-    const tenants = ctx.store.collection('', SUBSCRIPTION_TENANTS);
-    if ((await tenants.get(req.tenant)) === undefined) await tenants.put(req.tenant, { since: now });
-  }
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
   return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${pathSegment(body.id)}`] };
 };
 
 export const querySubscriptions: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['limit', 'offset', 'count', 'options', 'local']));
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
@@ -95,7 +89,6 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const id = subscriptionIdParam(req);
   const sysAttrs = sysAttrsOption(req);
   const doc = (await ctx.store.collection(req.tenant, SUBSCRIPTIONS).get(id)) as SubscriptionDoc | undefined;
@@ -106,7 +99,6 @@ export const retrieveSubscription: OpHandler = async (req, ctx) => {
 };
 
 export const updateSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = subscriptionIdParam(req);
   const fragment = req.jsonObject();
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
@@ -126,7 +118,6 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
 };
 
 export const deleteSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = subscriptionIdParam(req);
   if (!(await ctx.store.collection(req.tenant, SUBSCRIPTIONS).delete(id))) throw notFound(`subscription '${id}' does not exist`);
   await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);

@@ -15,13 +15,13 @@ import type { EntityOrder, History, HistoryInstance, InstancePage, SortKey, Temp
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { checkEntity } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, projectionMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
-import { API_PREFIX, LdOp } from '../front/routes.js';
+import { API_PREFIX, LdOp } from '../ngsild/operations.js';
 import { pageLinks } from './page-links.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 
@@ -33,11 +33,6 @@ export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
 /** Most matching temporal entities an orderBy sorts (README "orderBy"); more is 403 TooManyResults. */
 export const TEMPORAL_ORDERED_CAP = 20_000;
-
-const TEMPORAL_PARAMS = ['timerel', 'timeAt', 'endTimeAt', 'timeproperty', 'lastN', 'aggrMethods', 'aggrPeriodDuration', 'options', 'format', 'lang', 'attrs', 'pick', 'omit', 'datasetId', 'local'];
-const RETRIEVE_PARAMS = new Set(TEMPORAL_PARAMS);
-const QUERY_PARAMS = new Set([...TEMPORAL_PARAMS, 'id', 'type', 'idPattern', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'scopeQ', 'limit', 'offset', 'count', 'orderBy']);
-const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'count', 'local', 'aggrMethods', 'aggrPeriodDuration', 'lastN', 'datasetId', 'pick', 'omit', 'orderBy']);
 
 const nowIso = (): string => new Date().toISOString();
 
@@ -142,7 +137,6 @@ function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], si
 }
 
 export const temporalRetrieve: OpHandler = async (req, ctx) => {
-  req.query.only(RETRIEVE_PARAMS);
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const a = asked(req, temporalParams(req), req.query.csv('attrs'), req.query.get('lang'), projectionParams(req));
@@ -248,7 +242,6 @@ async function orderedPage(req: LdRequest, ctx: WorkerContext, h: History, order
 
 export const temporalQuery: OpHandler = async (req, ctx) => {
   const q = req.query;
-  q.only(QUERY_PARAMS);
   const sel = selectionFromParams(req);
   return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang'), projectionParams(req)));
 };
@@ -256,7 +249,6 @@ export const temporalQuery: OpHandler = async (req, ctx) => {
 const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'temporalQ', 'csf', 'datasetId', 'pick', 'omit']);
 
 export const temporalQueryPost: OpHandler = async (req, ctx) => {
-  req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
   const str = stringMember;
@@ -304,7 +296,6 @@ function splitHead(body: Record<string, unknown>): { head: Record<string, unknow
 }
 
 export const temporalCreate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const now = nowIso();
   const { head, attrs } = splitHead(withoutContext(req.jsonObject()));
@@ -316,7 +307,6 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
 };
 
 export const temporalAppendAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const now = nowIso();
@@ -332,7 +322,6 @@ export const temporalAppendAttrs: OpHandler = async (req, ctx) => {
 };
 
 export const temporalDelete: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const rec = await h.getTemporalEntity(req.tenant, id);
@@ -343,7 +332,6 @@ export const temporalDelete: OpHandler = async (req, ctx) => {
 };
 
 export const temporalDeleteAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
@@ -363,7 +351,6 @@ function instanceIdParam(req: LdRequest): string {
 }
 
 export const temporalUpdateInstance: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
@@ -384,7 +371,6 @@ export const temporalUpdateInstance: OpHandler = async (req, ctx) => {
 };
 
 export const temporalDeleteInstance: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const h = historyOf(ctx);
   const id = entityIdParam(req);
   const attrIri = attrParam(req);

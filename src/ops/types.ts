@@ -8,10 +8,7 @@ import {
   addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type Store, type TypeStat,
 } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
-import type { OpHandler } from './op.js';
-
-const LIST_PARAMS = new Set(['details', 'local']);
-const ONE_PARAMS = new Set(['local']);
+import type { OpHandler } from '../pipeline/handler.js';
 
 /** `details` (and other boolean URL parameters): true, false or absent. */
 export function boolParam(req: LdRequest, name: string): boolean {
@@ -62,7 +59,6 @@ export function nameParam(text: string, what: string): string {
 }
 
 export const listTypes: OpHandler = async (req, ctx) => {
-  req.query.only(LIST_PARAMS);
   const details = boolParam(req, 'details');
   boolParam(req, 'local');
   const stats = (await typeStatsOf(ctx.store, req.tenant)).filter((s) => s.count > 0);
@@ -84,7 +80,6 @@ export const listTypes: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveType: OpHandler = async (req, ctx) => {
-  req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const typeTerm = nameParam(req.params[0]!, 'entity type');
   const typeIri = checkNameSize(req.context.expandTerm(typeTerm), 'entity type');

@@ -2,9 +2,10 @@
 // loads the auth plugin's worker instance, and keeps the subscription index that matches committed changes.
 // Used by each pipeline worker, and by the front when it runs inline.
 import { loadStorePlugin } from '../store/loader.js';
-import { ContextResolver } from '../ngsild/context/context-resolver.js';
+import { ContextService } from './contexts/context-service.js';
 import { createLogger, type Logger } from '../logger.js';
-import { brokerUrlOf, keptContextStore } from '../ops/contexts.js';
+import { keptContextStore } from './contexts/kept-contexts.js';
+import { brokerUrlOf } from './contexts/served-url.js';
 import type { Store } from '../store/contract.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
@@ -12,10 +13,10 @@ import { CounterReader } from '../notify/counter-reader.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
 
 /** The store handle and @context resolver of a thread (pipeline workers, the notifier). */
-export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Promise<{ store: Store; contexts: ContextResolver }> {
+export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Promise<{ store: Store; contexts: ContextService }> {
   const plugin = await loadStorePlugin(init.config.database, init.config.pluginDir);
   const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger });
-  const contexts = new ContextResolver({
+  const contexts = new ContextService({
     coreVersion: init.config.coreContext,
     defaultUserContext: init.config.defaultUserContext,
     contextDir: init.config.contextDir,

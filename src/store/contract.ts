@@ -2,6 +2,8 @@
 // Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../ngsild/entity/model.js';
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
+import type { HistoryInstance, TemporalEntityRecord, TimeWindow } from '../ngsild/temporal/history-model.js';
+import type { EntityOrder } from '../ngsild/query/order-by.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
 
@@ -54,17 +56,8 @@ export interface EntityQuery {
   count: boolean;
 }
 
-/**
- * The order of an orderBy (ngsild/query/order-by.ts): the keys as asked, for a store that sorts natively, and the
- * compiled form for one that sorts what it matched: a sort key per entity and their comparison.
- */
-export interface EntityOrder {
-  keys: ReadonlyArray<{ path: string; descending: boolean }>;
-  keyOf(entity: StoredEntity): SortKey;
-  compare(a: SortKey, b: SortKey): number;
-}
-
-export type SortKey = readonly unknown[];
+/** The order of an orderBy, as ngsild/query/order-by.ts compiles it for the store. */
+export type { EntityOrder, SortKey } from '../ngsild/query/order-by.js';
 
 export interface EntityPage {
   entities: StoredEntity[];
@@ -231,39 +224,14 @@ export interface Store {
 //   says so. Its instances are append-only rows ordered by time; `updateInstance`, `deleteInstance`,
 //   `deleteAttribute` and `deleteTemporalEntity` are outcomes, which an append-only history realises by appending
 //   rows that supersede or retract earlier ones (by instanceId) and that its reads honour.
+// The temporal representation a history stores (its instances, records and time windows) is NGSI-LD's, defined in
+// ngsild/temporal/history-model.ts.
 
-export type TimeProperty = 'observedAt' | 'createdAt' | 'modifiedAt' | 'deletedAt';
-
-/** One stored attribute instance of the history: the attribute instance plus its identity and system times. */
-export interface HistoryInstance extends AttrInstance {
-  instanceId: string;
-  createdAt: string;
-  modifiedAt: string;
-  /** Tombstones only: the value member is `urn:ngsi-ld:null`. */
-  deletedAt?: string;
-}
-
-/** What the history knows of an entity as a whole (kept after the entity is deleted). */
-export interface TemporalEntityRecord {
-  id: string;
-  type: string[];
-  scope?: string[];
-  createdAt: string;
-  /** The last change of the entity as a whole (created, types or scope, deleted); instances carry their own times. */
-  modifiedAt: string;
-  deletedAt?: string;
-}
+export type { HistoryInstance, TemporalEntityRecord, TimeProperty, TimeWindow } from '../ngsild/temporal/history-model.js';
 
 export interface EntityEvent {
   kind: 'created' | 'replaced' | 'deleted';
   at: string;
-}
-
-/** A time window on one time property: `from` inclusive, `to` exclusive, in ms since the epoch. */
-export interface TimeWindow {
-  timeproperty: TimeProperty;
-  from?: number;
-  to?: number;
 }
 
 export interface InstanceSelection {

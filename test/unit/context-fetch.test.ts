@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
 import { CORE_URLS } from '../../src/ngsild/context/core-contexts.js';
 import { rejectsLd } from './helpers/errors.js';
 
@@ -112,8 +112,8 @@ t.teardown(() => {
   server.close();
 });
 
-async function fresh(opts: { maxContextBytes?: number } = {}): Promise<ContextResolver> {
-  const r = new ContextResolver({ fetchTimeoutMs: TIMEOUT_MS, ...opts });
+async function fresh(opts: { maxContextBytes?: number } = {}): Promise<ContextService> {
+  const r = new ContextService({ fetchTimeoutMs: TIMEOUT_MS, ...opts });
   await r.init();
   return r;
 }

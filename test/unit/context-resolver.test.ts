@@ -1,6 +1,7 @@
 import t from 'tap';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
-import { CORE_URLS, CORE_URL_UNVERSIONED, EMBEDDED_URLS } from '../../src/ngsild/context/core-contexts.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
+import { CORE_URLS, CORE_URL_UNVERSIONED } from '../../src/ngsild/context/core-contexts.js';
+import { EMBEDDED_URLS } from '../../src/pipeline/contexts/embedded.js';
 import { rejectsLd } from './helpers/errors.js';
 import { linkUrlIn } from '../../src/ngsild/context/resolved.js';
 
@@ -10,7 +11,7 @@ const CORE18 = CORE_URLS['1.8'];
 const FORGE = 'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/';
 const EGM = 'https://easy-global-market.github.io/ngsild-api-data-models/ngsildTestSuite/';
 
-const resolver = new ContextResolver();
+const resolver = new ContextService();
 await resolver.init();
 const core = resolver.defaultContext;
 
@@ -141,7 +142,7 @@ t.test('every embedded URL loads as a context document', async (t) => {
 
 t.test('every core version initializes; core terms win over user terms in all of them', async (t) => {
   for (const v of ['1.6', '1.7', '1.8', '1.9'] as const) {
-    const r = new ContextResolver({ coreVersion: v });
+    const r = new ContextService({ coreVersion: v });
     await r.init();
     t.equal(r.coreUrl, CORE_URLS[v]);
     t.equal(r.defaultContext.expandTerm('location'), `${NGSI}location`, v);
@@ -153,13 +154,13 @@ t.test('every core version initializes; core terms win over user terms in all of
       t.equal(ctx.expandTerm('location'), `${NGSI}location`, `${v}: the core wins`);
     }
   }
-  const v19 = new ContextResolver({ coreVersion: '1.9' });
+  const v19 = new ContextService({ coreVersion: '1.9' });
   t.equal((await v19.resolve(undefined)).expandTerm('EntityMap'), `${NGSI}EntityMap`, 'resolve() initializes on demand');
 });
 
 t.test('a user @vocab is overridden by the core @vocab, which comes last, in every core version', async (t) => {
   for (const v of ['1.7', '1.8', '1.9'] as const) {
-    const r = new ContextResolver({ coreVersion: v });
+    const r = new ContextService({ coreVersion: v });
     const ctx = await r.resolve({ '@vocab': 'http://ex.org/vocab/', a: 'http://ex.org/a' });
     t.equal(ctx.expandTerm('zzz'), `${DEFAULT}zzz`, v);
     t.equal(ctx.expandTerm('a'), 'http://ex.org/a', v);
@@ -212,7 +213,7 @@ t.test('the sync fast path answers core URLs and misses unknown ones', async (t)
 
 t.test('the inlineContextUrl hook gives inline contexts their Link URL', async (t) => {
   const seen: unknown[] = [];
-  const r = new ContextResolver({
+  const r = new ContextService({
     inlineContextUrl: (key, value) => {
       seen.push(value);
       return `https://broker.example/ngsi-ld/v1/jsonldContexts/${encodeURIComponent(key)}`;
@@ -225,7 +226,7 @@ t.test('the inlineContextUrl hook gives inline contexts their Link URL', async (
 });
 
 t.test('concurrent resolves of one context share one resolution', async (t) => {
-  const r = new ContextResolver();
+  const r = new ContextService();
   await r.init();
   const obj = { shared: 'http://ex.org/shared' };
   const all = await Promise.all([r.resolve(obj), r.resolve({ ...obj }), r.resolve([obj, CORE18])]);
@@ -235,27 +236,27 @@ t.test('concurrent resolves of one context share one resolution', async (t) => {
 
 t.test('--defaultUserContext is the context of requests that carry none', async (t) => {
   const url = `${FORGE}ngsi-ld-test-suite.jsonld`;
-  const r = new ContextResolver({ defaultUserContext: url });
+  const r = new ContextService({ defaultUserContext: url });
   await r.init();
   t.equal(r.defaultContext.expandTerm('speed'), 'https://ngsi-ld-test-suite/context#speed');
   t.equal(r.defaultContext.contextValue, url);
   t.equal(r.defaultContext.linkUrl, url);
   t.equal(await r.resolve(undefined), r.defaultContext);
   t.equal((await r.resolve({ a: 'http://ex.org/a' })).expandTerm('speed'), `${DEFAULT}speed`, 'a request context replaces it');
-  const bad = new ContextResolver({ defaultUserContext: 'urn:nothing:here' });
+  const bad = new ContextService({ defaultUserContext: 'urn:nothing:here' });
   await t.rejects(bad.init(), /--defaultUserContext urn:nothing:here/);
-  const badVersion = (): ContextResolver => new ContextResolver({ coreVersion: '2.0' as never });
+  const badVersion = (): ContextService => new ContextService({ coreVersion: '2.0' as never });
   t.throws(badVersion, /unknown core context version/);
 });
 
 t.test('defaultContext before init() throws a clear error', async (t) => {
-  const r = new ContextResolver();
+  const r = new ContextService();
   t.throws(() => r.defaultContext, /init\(\)/);
 });
 
 t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy once, again after a forget', async (t) => {
   const docs = new Map<string, Record<string, unknown>>();
-  const r = new ContextResolver({
+  const r = new ContextService({
     hosted: { get: async (id) => docs.get(id), insert: async (id, doc) => { docs.set(id, doc); return true; } },
     brokerUrl: 'http://broker.example:1026',
   });

@@ -3,9 +3,20 @@
 // `attr.subAttr`, `attr.observedAt`, `attr[member]`) with an optional `;asc` or `;desc`. Compiled once per request.
 import type { StoredEntity } from '../entity/model.js';
 import { LdError, badRequest } from '../problem.js';
-import type { EntityOrder, SortKey } from '../../store/contract.js';
 import { parseQPath } from './q-parser.js';
 import { compilePathValue } from './q-eval.js';
+
+/**
+ * The order of an orderBy: the keys as asked, for a store that sorts natively, and the
+ * compiled form for one that sorts what it matched: a sort key per entity and their comparison.
+ */
+export interface EntityOrder {
+  keys: ReadonlyArray<{ path: string; descending: boolean }>;
+  keyOf(entity: StoredEntity): SortKey;
+  compare(a: SortKey, b: SortKey): number;
+}
+
+export type SortKey = readonly unknown[];
 
 /** Longest accepted orderBy text and most keys in it: bounds on the work of every comparison of a sort. */
 export const ORDER_BY_MAX_LENGTH = 1024;

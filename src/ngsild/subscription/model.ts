@@ -5,11 +5,6 @@ import { mapSubscriptionNames } from './names.js';
 
 export const SUBSCRIPTIONS = 'subscriptions';
 export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
-/**
- * Tenants that hold subscriptions, kept in the default tenant. Creating a subscription registers its tenant in the
- * store too now; this list stays for stores written before that, whose subscription-only tenants are found here.
- */
-export const SUBSCRIPTION_TENANTS = 'subscriptionTenants';
 
 export type NotificationTrigger =
   | 'entityCreated' | 'entityUpdated' | 'entityDeleted'

@@ -92,7 +92,7 @@ export class EmbdbStore implements Store {
     this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ ...KEY_CODEC, name: 'attrStats', ...mapOptions });
     this.docs = this.env.openDB<DocRecord, DocKey>({ ...KEY_CODEC, name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ ...KEY_CODEC, name: 'docOrder' });
-    this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
+    this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn), (tenant) => this.registerTenant(tenant)) : undefined;
   }
 
   status(): StoreStatus {

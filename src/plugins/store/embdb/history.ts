@@ -64,16 +64,18 @@ export class EmbdbHistory implements History {
   private readonly typeIds: Database<null, Key>;
   /** [tenant, id, at ms, instance-like id] → event. */
   private readonly events: Database<EntityEvent, Key>;
-  private readonly tenants: Database<{ createdAt: string }, string>;
 
-  constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>) {
+  /**
+   * `registerTenant`: the store's, the one place a tenant is registered (inside the write transaction that runs it);
+   * a temporal create registers its tenant there as an entity create does.
+   */
+  constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>, private readonly registerTenant: (tenant: string) => void) {
     this.inst = env.openDB<HistoryInstance, Key>({ ...KEY_CODEC, name: 'histInstances' });
     this.observed = env.openDB<number, Key>({ ...KEY_CODEC, name: 'histObserved' });
     this.attrs = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histAttrs' });
     this.ents = env.openDB<TemporalEntityRecord, Key>({ ...KEY_CODEC, name: 'histEntities' });
     this.typeIds = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histTypeIds' });
     this.events = env.openDB<EntityEvent, Key>({ ...KEY_CODEC, name: 'histEvents' });
-    this.tenants = env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
   }
 
   /**
@@ -350,7 +352,7 @@ export class EmbdbHistory implements History {
           placedAt = h.createdAt;
         }
       }
-      if (opts?.createTenant && tenant !== '' && this.tenants.get(tenant) === undefined) this.tenants.putSync(tenant, { createdAt: at });
+      if (opts?.createTenant) this.registerTenant(tenant);
       return rec === undefined;
     });
   }
