@@ -7,11 +7,12 @@ import { ENTITY_CORE_MEMBERS } from '../ngsild/entity/model.js';
 import { deleteAttribute } from '../ngsild/entity/merge.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
 import { parseProjection } from '../ngsild/query/projection.js';
-import type { BatchItem, EntityQuery, Mutation } from '../store/contract.js';
+import type { BatchItem, Mutation } from '../store/contract.js';
+import { entityQueryPredicate } from '../store/kit/entity-query.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from './op.js';
-import { compileSelection } from './query.js';
+import { selectionQuery } from './query.js';
 import { selectionFromParams } from './selection.js';
 import { checkEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
@@ -23,8 +24,6 @@ export const PURGE_CHUNK = 500;
 export const PURGE_ROUND = 5_000;
 
 const PARAMS = new Set(['id', 'type', 'idPattern', 'q', 'scopeQ', 'georel', 'geometry', 'coordinates', 'geoproperty', 'keep', 'drop', 'local']);
-
-type Selected = Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'>;
 
 /** What a purge does to each entity it matches: delete it, or remove attributes. */
 type Action = { kind: 'delete' } | { kind: 'drop'; attrIris: ReadonlySet<string> } | { kind: 'keep'; attrIris: ReadonlySet<string> };
@@ -47,14 +46,6 @@ function actionOf(req: LdRequest): Action {
   return keep !== undefined ? { kind: 'keep', attrIris } : { kind: 'drop', attrIris };
 }
 
-/** The whole selection as one predicate, for the re-check inside each entity's write (the indexes chose the candidates). */
-function matcher(sel: Selected): (e: StoredEntity) => boolean {
-  const ids = sel.ids === undefined ? undefined : new Set(sel.ids);
-  const typeIris = sel.typeIris;
-  const filter = sel.filter;
-  return (e) => (ids === undefined || ids.has(e.id)) && (typeIris === undefined || typeIris.some((t) => e.type.includes(t))) && (filter === undefined || filter(e));
-}
-
 /** The next state of a matched entity: null deletes, undefined leaves it as it is (nothing to remove). */
 function apply(action: Action, current: StoredEntity, now: string): StoredEntity | null | undefined {
   if (action.kind === 'delete') return null;
@@ -75,8 +66,9 @@ export const purgeEntities: OpHandler = async (req, ctx) => {
   // §6.4.3.3: a purge names what it purges; local=true alone purges every local entity of the tenant.
   if (sel.selectors.length === 0 && sel.q === undefined && sel.scopeQ === undefined && sel.geo === undefined && !local)
     throw badRequest('PurgeEntities needs at least one of id, type, idPattern, q, scopeQ, a geo-query, or local=true to purge every entity');
-  const selected = compileSelection(sel, req.context);
-  const matches = matcher(selected);
+  const selected = selectionQuery(sel, req.context);
+  // The whole selection as one predicate, for the re-check inside each entity's write (the store chose the candidates).
+  const matches = entityQueryPredicate(selected);
   const now = new Date().toISOString();
   // Passes over the selection, in the store's stable order: the matches a pass writes are deleted or changed;
   // those that still match (refused by the entity hook, or kept by drop/keep) are skipped by the next pass.

@@ -1,6 +1,10 @@
 // The store contract (ARCHITECTURE.md "Stores"): what every store plugin implements and all core code goes through.
 // Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../ngsild/entity/model.js';
+import type { QNode } from '../ngsild/query/q-ast.js';
+import type { ScopeQuery } from '../ngsild/query/scopeq.js';
+import type { TypeExpression } from '../ngsild/query/type-expression.js';
+import type { GeoQuery } from '../ngsild/query/geoq.js';
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
@@ -33,17 +37,45 @@ export interface BatchItem<R> {
 
 export type BatchOutcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
 
-/** Selection of entities for a query; `filter` runs on candidates the indexes could not exclude. */
+/**
+ * A query for entities (CIM 009 v1.8 §5.7.2), declarative so that a store can evaluate it or translate it (embdb
+ * evaluates it with kit/entity-query.ts; a document store turns what it can into its own query language). Every name
+ * is an expanded IRI: the caller expands the request's terms with its @context before it hands the query over.
+ * An entity matches when it meets every member given; a query without any selects every entity of the tenant
+ * (`local=true` alone).
+ *
+ * What a store answers exactly: the selection (every member below), the order (`orderBy`, else its own stable order
+ * in which pages of one query do not overlap), the page (`offset`, `limit`) and `count`. It always returns whole
+ * stored entities: the projection of what it returns (attrs, pick, omit, datasetId, lang) is the caller's.
+ */
 export interface EntityQuery {
+  /** Only these ids. Without orderBy the page follows this order (ids that are not stored are left out). */
   ids?: readonly string[];
-  /** Candidate type IRIs (an OR list); undefined: every type. */
-  typeIris?: readonly string[];
-  filter?: (entity: StoredEntity) => boolean;
+  /** The type expression (§4.17), every type name an expanded IRI (ngsild/query/type-expression.ts). */
+  type?: TypeExpression;
+  /** idPattern (§5.7.2): an RE2 expression that matches anywhere in the id (ngsild/query/id-pattern.ts). */
+  idPattern?: string;
   /**
-   * A geo-query's search box: every match has an instance of `attrIri` holding a geometry that meets `box`
-   * ([west, south, east, north]). A hint for a spatial index; `filter` still holds the exact relation.
+   * Several entity selectors (a Query's `entities`, §5.2.23): an entity matches when it meets one of them whole. One
+   * selector is better given as ids/type/idPattern above (a store can use its indexes for those alone).
    */
-  geo?: { attrIri: string; box: [number, number, number, number] };
+  entities?: readonly EntitySelector[];
+  /** Only entities holding at least one of these attributes (§5.7.2 attrs). */
+  attrs?: readonly string[];
+  /**
+   * q (§4.9) as its syntax tree with names resolved (ngsild/query/q-resolve.ts): attribute paths expanded, strings
+   * carrying their expansion, comparisons on expandValues' attributes marked `vocab`.
+   */
+  q?: QNode;
+  /** scopeQ (§4.19) as its syntax tree (ngsild/query/scopeq.ts). */
+  scopeQ?: ScopeQuery;
+  /**
+   * The geo-query (§4.10) as parsed (ngsild/query/geoq.ts), its geoproperty expanded (`geopropertyIri`). The search
+   * box its matches lie in, for a spatial index, is `geoQuerySearchBox(geo)` (undefined: anywhere).
+   */
+  geo?: GeoQuery;
+  /** pick/omit (§4.21): only entities that keep a member under them (see EntityProjection). */
+  projection?: EntityProjection;
   /**
    * CIM 009 v1.9.1 §4.23 orderBy: the matches are sorted before they are paged (ties, and entities equal on every
    * key, in id order), so that pages of one query do not overlap. Without it a store pages in its own stable order.
@@ -52,6 +84,28 @@ export interface EntityQuery {
   limit: number;
   offset: number;
   count: boolean;
+}
+
+/** What an EntityQuery selects, without order and paging. */
+export type EntitySelectionQuery = Omit<EntityQuery, 'orderBy' | 'limit' | 'offset' | 'count'>;
+
+/** One entity selector of `EntityQuery.entities`: an entity meets it when it meets every member given. */
+export interface EntitySelector {
+  ids?: readonly string[];
+  type?: TypeExpression;
+  idPattern?: string;
+}
+
+/**
+ * CIM 009 v1.8.1 §4.21: an entity that pick and omit leave with no member is not an answer, and is left out before
+ * paging (so pages stay full). Members are named as an entity has them: `id`, `type`, `scope`, `expiresAt`, and
+ * attributes by expanded IRI. An entity keeps a member it has that pick (when given) names and omit does not; with
+ * `datasetIds`, an attribute counts only when it has an instance of one of them (`@none`: the default instance).
+ */
+export interface EntityProjection {
+  pick?: readonly string[];
+  omit?: readonly string[];
+  datasetIds?: readonly string[];
 }
 
 /**
@@ -101,71 +155,6 @@ export interface AttrStat {
   typeIris: Record<string, number>;
 }
 
-/**
- * What one entity contributes to the discovery counts: its types and, per attribute, the attribute types of its
- * instances. Two entities with equal signatures contribute equally, so a write that keeps it changes no count.
- */
-export interface EntitySignature {
-  types: readonly string[];
-  attrs: Array<readonly [attrIri: string, attrTypes: readonly string[]]>;
-}
-
-export function entitySignature(entity: StoredEntity): EntitySignature {
-  const attrs: Array<readonly [string, readonly string[]]> = [];
-  for (const key in entity) {
-    if (!key.includes(':') || key === 'id' || ENTITY_MEMBER_KEYS.has(key)) continue;
-    const instances = entity[key];
-    if (!Array.isArray(instances)) continue;
-    const kinds: string[] = [];
-    for (const inst of instances) {
-      const kind = (inst as { type?: unknown }).type;
-      if (typeof kind === 'string' && !kinds.includes(kind)) kinds.push(kind);
-    }
-    attrs.push([key, kinds.sort()]);
-  }
-  attrs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return { types: entity.type, attrs };
-}
-
-export function sameSignature(a: EntitySignature, b: EntitySignature): boolean {
-  if (a.types.length !== b.types.length || a.attrs.length !== b.attrs.length) return false;
-  for (let i = 0; i < a.types.length; i++) if (a.types[i] !== b.types[i]) return false;
-  for (let i = 0; i < a.attrs.length; i++) {
-    const x = a.attrs[i]!;
-    const y = b.attrs[i]!;
-    if (x[0] !== y[0] || x[1].length !== y[1].length || x[1].some((k, j) => k !== y[1][j])) return false;
-  }
-  return true;
-}
-
-const ENTITY_MEMBER_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'createdAt', 'modifiedAt', 'deletedAt', 'expiresAt']);
-
-/** Adds (sign 1) or removes (sign -1) an entity's contribution to type counts kept in `types` (absent: created). */
-export function addToTypeStats(types: Map<string, TypeStat>, sig: EntitySignature, sign: 1 | -1): void {
-  for (const typeIri of sig.types) {
-    let stat = types.get(typeIri);
-    if (stat === undefined) { stat = { typeIri, count: 0, attrs: {} }; types.set(typeIri, stat); }
-    stat.count += sign;
-    for (const [attrIri, kinds] of sig.attrs) {
-      const use = (stat.attrs[attrIri] ??= { n: 0, t: {} });
-      use.n += sign;
-      for (const k of kinds) { use.t[k] = (use.t[k] ?? 0) + sign; if (use.t[k] === 0) delete use.t[k]; }
-      if (use.n <= 0) delete stat.attrs[attrIri];
-    }
-  }
-}
-
-/** Adds (sign 1) or removes (sign -1) an entity's contribution to attribute counts kept in `attrs`. */
-export function addToAttrStats(attrs: Map<string, AttrStat>, sig: EntitySignature, sign: 1 | -1): void {
-  for (const [attrIri, kinds] of sig.attrs) {
-    let stat = attrs.get(attrIri);
-    if (stat === undefined) { stat = { attrIri, count: 0, attrTypes: {}, typeIris: {} }; attrs.set(attrIri, stat); }
-    stat.count += sign;
-    for (const k of kinds) { stat.attrTypes[k] = (stat.attrTypes[k] ?? 0) + sign; if (stat.attrTypes[k] === 0) delete stat.attrTypes[k]; }
-    for (const t of sig.types) { stat.typeIris[t] = (stat.typeIris[t] ?? 0) + sign; if (stat.typeIris[t] === 0) delete stat.typeIris[t]; }
-  }
-}
-
 /** A named document collection that nothing renders (`odrlPolicies`, `subscriptionOwners`, ...). */
 export interface DocCollection {
   get(id: string): Promise<Record<string, unknown> | undefined>;
@@ -209,12 +198,13 @@ export interface Store {
   mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]>;
   queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage>;
   /**
-   * Discovery counts kept as an index (optional: without it discovery scans the tenant's entities). With a
-   * typeIri, that type's counts only (empty when no entity has it).
+   * Discovery counts (§5.7.5, §5.7.6) of the tenant's entity types, exact after every committed write; with a
+   * typeIri, that type's counts only (empty when no entity has it). kit/discovery-counts.ts has the arithmetic of a
+   * store that keeps them in its write transactions.
    */
-  typeStats?(tenant: string, typeIri?: string): Promise<TypeStat[]>;
-  /** Discovery counts of attributes, kept as an index (optional, as typeStats). */
-  attributeStats?(tenant: string, attrIri?: string): Promise<AttrStat[]>;
+  typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]>;
+  /** Discovery counts of attributes (§5.7.7, §5.7.8), as typeStats. */
+  attributeStats(tenant: string, attrIri?: string): Promise<AttrStat[]>;
 
   collection(tenant: string, name: string): DocCollection;
 
@@ -290,12 +280,13 @@ export interface InstancePage {
   truncated: string[];
 }
 
-export interface TemporalEntityQuery {
-  ids?: readonly string[];
-  typeIris?: readonly string[];
+/**
+ * A query on the history's temporal entities (§5.7.4), declarative as EntityQuery: ids, type, idPattern and entities
+ * select as there (names expanded), scopeQ holds on the scope the temporal entity keeps.
+ */
+export interface TemporalEntityQuery extends Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities' | 'scopeQ'> {
   /** Only entities whose history holds at least one of these attributes. */
   attrs?: readonly string[];
-  filter?: (entity: TemporalEntityRecord) => boolean;
   /**
    * Keyset paging for callers that filter further on their side (q on the history): only entities whose id sorts
    * after this one. Without `ids`, entities come in id order, so the last id of a page continues the scan.

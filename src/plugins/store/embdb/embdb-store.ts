@@ -1,11 +1,12 @@
 // embdb: the Store contract on one LMDB environment (lmdb-js), opened by every thread of the broker.
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import {
-  entitySignature,
-  type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityOrder, type EntityPage, type EntityQuery,
-  type MutateOptions, type Mutation, type MutationOutcome, type SortKey, type Store, type StoreStatus, type TypeStat,
+import type {
+  AttrStat, BatchItem, BatchOutcome, DocCollection, EntityOrder, EntityPage, EntityQuery,
+  MutateOptions, Mutation, MutationOutcome, SortKey, Store, StoreStatus, TypeStat,
 } from '../../../store/contract.js';
+import { entitySignature } from '../../../store/kit/discovery-counts.js';
+import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
@@ -222,13 +223,15 @@ export class EmbdbStore implements Store {
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
-    if (query.orderBy !== undefined) return this.orderedPage(tenant, query, query.orderBy);
-    if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
+    const plan = planEntityQuery(query);
+    if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy);
+    if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined) return this.typePage(tenant, plan.typeIris, query);
     const page: StoredEntity[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
-    this.scan(tenant, query, (entity) => {
-      if (query.filter !== undefined && !query.filter(entity)) return true;
+    const filter = plan.filter;
+    this.scan(tenant, plan, (entity) => {
+      if (filter !== undefined && !filter(entity)) return true;
       if (matched >= query.offset && matched < end) page.push(entity);
       matched++;
       return query.count || matched < end;
@@ -239,27 +242,27 @@ export class EmbdbStore implements Store {
   /**
    * The candidates of a query, each once, in a stable order (the ids as given, else id order per index), until
    * `visit` answers false. Candidates come from the spatial index, the ids, the type index or the whole tenant;
-   * types are checked here where the index read did not; the filter is the caller's.
+   * types are checked here where the index read did not; the plan's filter is the caller's.
    */
-  private scan(tenant: string, query: EntityQuery, visit: (entity: StoredEntity) => boolean): void {
-    const geo = query.ids === undefined ? query.geo : undefined;
+  private scan(tenant: string, plan: QueryPlan<StoredEntity>, visit: (entity: StoredEntity) => boolean): void {
+    const geo = plan.ids === undefined ? plan.geo : undefined;
     const geoIds = geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
     if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
-      const typeIris = query.typeIris;
+      const typeIris = plan.typeIris;
       for (const id of geoIds) {
         const entity = this.entities.get(entityKey(tenant, id));
         if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) continue;
         if (!visit(entity)) return;
       }
-    } else if (query.ids !== undefined) {
-      for (const id of query.ids) {
+    } else if (plan.ids !== undefined) {
+      for (const id of plan.ids) {
         const entity = this.entityOf(tenant, id);
         if (entity !== undefined && !visit(entity)) return;
       }
-    } else if (query.typeIris !== undefined) {
-      const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
-      for (const typeIri of query.typeIris) {
+    } else if (plan.typeIris !== undefined) {
+      const seen = plan.typeIris.length > 1 ? new Set<string>() : undefined;
+      for (const typeIri of plan.typeIris) {
         if (!storablePart(typeIri)) continue;
         for (const id of this.typeMembers.getValues([tenant, typeIri])) {
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
@@ -277,12 +280,13 @@ export class EmbdbStore implements Store {
    * Only the sort keys and ids of the matches are held, at most ORDERED_QUERY_CAP of them: a query matching more is
    * answered `sortCap` (the caller refuses it, 403 TooManyResults) rather than sorted, as no index serves any key.
    */
-  private orderedPage(tenant: string, query: EntityQuery, order: EntityOrder): EntityPage {
+  private orderedPage(tenant: string, plan: QueryPlan<StoredEntity>, query: EntityQuery, order: EntityOrder): EntityPage {
     const cap = this.settings.orderedQueryCap ?? ORDERED_QUERY_CAP;
     const matches: Array<{ id: string; key: SortKey }> = [];
     let over = false;
-    this.scan(tenant, query, (entity) => {
-      if (query.filter !== undefined && !query.filter(entity)) return true;
+    const filter = plan.filter;
+    this.scan(tenant, plan, (entity) => {
+      if (filter !== undefined && !filter(entity)) return true;
       if (matches.length >= cap) {
         over = true;
         return false;
@@ -304,8 +308,7 @@ export class EmbdbStore implements Store {
    * A query by types alone: the page is read from the type index (offset skips keys, no entity read), and one type's
    * count comes from the discovery index, so the cost does not grow with the other data of the tenant.
    */
-  private typePage(tenant: string, query: EntityQuery): EntityPage {
-    const typeIris = query.typeIris!;
+  private typePage(tenant: string, typeIris: readonly string[], query: EntityQuery): EntityPage {
     const page: StoredEntity[] = [];
     const end = query.offset + query.limit;
     let position = 0;

@@ -9,6 +9,7 @@ import {
 } from '../../../store/contract.js';
 import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
+import { planTemporalQuery } from '../../../store/kit/entity-query.js';
 import { KEY_CODEC } from './keys.js';
 
 type Key = Array<string | number>;
@@ -190,26 +191,28 @@ export class EmbdbHistory implements History {
   }
 
   async queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+    const plan = planTemporalQuery(query);
+    const filter = plan.filter;
     const page: TemporalEntityRecord[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
     const consider = (rec: TemporalEntityRecord | undefined): boolean => {
       if (rec === undefined) return true;
       if (query.attrs !== undefined && !query.attrs.some((a) => this.attrs.get([tenant, rec.id, a]) !== undefined)) return true;
-      if (query.filter !== undefined && !query.filter(rec)) return true;
+      if (filter !== undefined && !filter(rec)) return true;
       if (matched >= query.offset && matched < end) page.push(rec);
       matched++;
       return query.count || matched < end;
     };
-    if (query.ids !== undefined) {
-      const types = query.typeIris;
-      for (const id of query.ids) {
+    if (plan.ids !== undefined) {
+      const types = plan.typeIris;
+      for (const id of plan.ids) {
         const rec = this.ents.get([tenant, id]);
         if (rec !== undefined && types !== undefined && !rec.type.some((t) => types.includes(t))) continue;
         if (!consider(rec)) break;
       }
-    } else if (query.typeIris !== undefined) {
-      for (const id of this.idsOfTypes(tenant, query.typeIris, query.afterId)) if (!consider(this.ents.get([tenant, id]))) break;
+    } else if (plan.typeIris !== undefined) {
+      for (const id of this.idsOfTypes(tenant, plan.typeIris, query.afterId)) if (!consider(this.ents.get([tenant, id]))) break;
     } else {
       for (const { key, value } of this.ents.getRange({ start: [tenant, query.afterId ?? ''], end: [tenant, LAST] })) {
         if (key[1] === query.afterId) continue;
