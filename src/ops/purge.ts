@@ -16,7 +16,8 @@ import { selectionQuery } from './query.js';
 import { selectionFromParams } from './selection.js';
 import { checkEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
-import { tracked, type EntityChange } from './changes.js';
+import { writeEntities } from './changes.js';
+import { noChanges, type WriteChange } from '../ngsild/entity/write-change.js';
 
 /** Entities written per transaction: a purge of any size is a series of short writes (README "PurgeEntities"). */
 export const PURGE_CHUNK = 500;
@@ -46,16 +47,23 @@ function actionOf(req: LdRequest): Action {
   return keep !== undefined ? { kind: 'keep', attrIris } : { kind: 'drop', attrIris };
 }
 
-/** The next state of a matched entity: null deletes, undefined leaves it as it is (nothing to remove). */
-function apply(action: Action, current: StoredEntity, now: string): StoredEntity | null | undefined {
-  if (action.kind === 'delete') return null;
+/**
+ * The next state of a matched entity (null deletes, undefined leaves it as it is: nothing to remove) and, for drop or
+ * keep, what that changes (a delete's change is the whole entity's, which the store derives).
+ */
+function apply(action: Action, current: StoredEntity, now: string): { next: StoredEntity | null | undefined; change?: WriteChange } {
+  if (action.kind === 'delete') return { next: null };
   let next: StoredEntity | undefined;
+  const change: WriteChange = { kind: 'update', ...noChanges() };
   for (const key in current) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
     if (action.attrIris.has(key) !== (action.kind === 'drop')) continue;
-    next = deleteAttribute(next ?? current, key, { deleteAll: true, now }).entity;
+    const r = deleteAttribute(next ?? current, key, { deleteAll: true, now });
+    next = r.entity;
+    change.deleted.push(key);
+    change.previous[key] = r.previous[key]!;
   }
-  return next;
+  return { next, change };
 }
 
 export const purgeEntities: OpHandler = async (req, ctx) => {
@@ -85,7 +93,6 @@ export const purgeEntities: OpHandler = async (req, ctx) => {
 async function purgeChunk(req: LdRequest, ctx: WorkerContext, entities: readonly StoredEntity[], action: Action,
   matches: (e: StoredEntity) => boolean, now: string): Promise<number> {
   let stillMatching = 0;
-  const changes: EntityChange[] = [];
   const items: BatchItem<boolean>[] = [];
   for (const e of entities) {
     if (ctx.auth !== undefined) {
@@ -102,14 +109,13 @@ async function purgeChunk(req: LdRequest, ctx: WorkerContext, entities: readonly
     // still matches. The result: does the entity match after the write.
     const mutation: Mutation<boolean> = (current) => {
       if (current === undefined || !matches(current)) return { next: undefined, result: false };
-      const next = apply(action, current, now);
-      return { next, result: next !== null && matches(next ?? current) };
+      const { next, change } = apply(action, current, now);
+      return { next, result: next !== null && matches(next ?? current), change };
     };
-    items.push({ id: e.id, mutation: ctx.changes === undefined ? mutation : tracked(changes, req.tenant, e.id, mutation) });
+    items.push({ id: e.id, mutation });
   }
   if (items.length === 0) return stillMatching;
-  const outcomes = await ctx.store.mutateEntities(req.tenant, items);
-  if (changes.length > 0) ctx.changes!.publish(changes);
+  const outcomes = await writeEntities(ctx, req.tenant, items);
   for (const o of outcomes) {
     if (!o.ok) throw o.error instanceof LdError ? o.error : new LdError('InternalError', 'a purge write failed');
     if (o.result) stillMatching++;

@@ -1,32 +1,62 @@
 // The store contract (ARCHITECTURE.md "Stores"): what every store plugin implements and all core code goes through.
 // Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
-import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../ngsild/entity/model.js';
+import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
 import type { QNode } from '../ngsild/query/q-ast.js';
 import type { ScopeQuery } from '../ngsild/query/scopeq.js';
 import type { TypeExpression } from '../ngsild/query/type-expression.js';
 import type { GeoQuery } from '../ngsild/query/geoq.js';
+import type { EntityWrite, WriteChange } from '../ngsild/entity/write-change.js';
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
+export type { EntityWrite, WriteChange, WriteKind } from '../ngsild/entity/write-change.js';
 
 /**
- * A change to one entity, computed from its current state inside the store's write transaction.
- * Synchronous and pure: it may run again if the store retries. Returns the next state (`null` deletes,
- * `undefined` leaves it as it is) and a result handed back to the caller. Throwing an LdError writes nothing.
- * `writeSeq`: a number that grows with every write transaction of the store (the same for every mutation of one
- * transaction), so changes to one entity sort in the order they were made whichever thread made them (issue 4:
- * notifications keep their order); undefined from a store that keeps none.
+ * A change to one entity, computed from its current state inside the store's write: synchronous and pure. Returns the
+ * next state (`null` deletes, `undefined` leaves it as it is), a result handed back to the caller and, best, what the
+ * write changes. Throwing (an LdError) writes nothing.
+ *
+ * A mutation may run more than once for one call, on different current states, and only its last run counts: a store
+ * whose writes can race with another process's (docdb with several brokers) reads the entity with its version, runs
+ * the mutation and writes only if the version is still the one it read, else reads again and runs the mutation
+ * again. So the caller learns what was written from the outcome the call resolves with and from the write events
+ * (MutateOptions.events), never from what a run of the mutation did on the side. (embdb's write transaction holds
+ * the entity from read to commit: its check is trivially true and a mutation runs once.)
  */
-export type Mutation<R> = (current: StoredEntity | undefined, writeSeq?: number) => MutationOutcome<R>;
+export type Mutation<R> = (current: StoredEntity | undefined) => MutationOutcome<R>;
 
 export interface MutationOutcome<R> {
   next: StoredEntity | null | undefined;
   result: R;
+  /**
+   * What the write changes, as the operation computed it (ngsild/entity/merge.ts, write-change.ts). Absent, the store
+   * derives it by comparing the states (changeBetween), which costs more and cannot tell a replace from an update.
+   */
+  change?: WriteChange;
 }
 
 export interface MutateOptions {
   /** Register the tenant in the same transaction when this write creates something (creating operations only). */
   createTenant?: boolean;
+  /**
+   * Given, the store appends to it, once the write committed, the event of each entity the call changed (not of a
+   * mutation that left its entity as it was, or deleted one that was not there, nor of a batch entry that failed), in
+   * the order the mutations ran. Not given, a store need not build events.
+   */
+  events?: WriteEvent[];
+}
+
+/**
+ * A committed write of one entity: what subscriptions, a history beside the store (history/contract.ts) and bridges
+ * consume. `seq` orders the writes of one entity for notifications: of two committed writes of one entity where one
+ * finished before the other started, the later has the greater seq, whichever thread or broker made them; the writes
+ * of one call share theirs or grow in their order. (embdb: the LMDB write transaction's id; a store shared by brokers
+ * may use a version it keeps per entity, counting on across deletes.)
+ */
+export interface WriteEvent extends EntityWrite {
+  tenant: string;
+  id: string;
+  seq: number;
 }
 
 /** One entry of a batch: each runs in the same transaction, but a failing entry never changes another's outcome. */
@@ -215,7 +245,8 @@ export interface Store {
 // ---- History (CIM 009 v1.8 §5.5, §6.18 to §6.24) -------------------------------------------------------------
 // A history is fed by the store's writes and by the temporal API's own writes, and answers the temporal queries.
 // Names are expanded IRIs; times are ISO 8601 strings in UTC. Two kinds fit this contract:
-// - inside the store (embdb): `historyOfWrite` of each write is applied in the write's own transaction;
+// - inside the store (embdb): `historyOfWrite` (kit/history-of-write.ts) of each write is applied in the write's own
+//   transaction;
 // - beside it (tsdb, QuestDB): `record` is handed each committed write and appends `historyOfWrite` of it. There is
 //   no transaction across the two: a crash between commit and append loses that write's history, and such a history
 //   says so. Its instances are append-only rows ordered by time; `updateInstance`, `deleteInstance`,
@@ -322,132 +353,10 @@ export interface History {
   deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean>;
 
   /**
-   * A history outside the store's transaction receives each committed write here, in commit order per entity
-   * (before undefined: created; after undefined: deleted), and appends `historyOfWrite` of it.
+   * A history outside the store's transaction receives each committed write here, in commit order per entity, and
+   * appends `historyOfWrite` of it (kit/history-of-write.ts).
    */
-  record?(tenant: string, changes: ReadonlyArray<{ id: string; before: StoredEntity | undefined; after: StoredEntity | undefined }>): Promise<void>;
-}
-
-/** What one entity write adds to a history (seed 001, importer behaviour 4): the same for every history plugin. */
-export interface HistoryWrite {
-  event?: EntityEvent;
-  /**
-   * The temporal entity as the write leaves it, when the write changes it (created, types or scope, deleted).
-   * Unless `fresh` (a create, which also starts a re-created entity anew), the history keeps its record's createdAt.
-   */
-  entity?: TemporalEntityRecord;
-  fresh: boolean;
-  /** New instances and tombstones, in the order they were written. */
-  instances: Array<{ attrIri: string; instance: HistoryInstance }>;
-}
-
-const NGSI_LD_NULL = 'urn:ngsi-ld:null';
-
-/**
- * The history of the write that turns `current` into `next` (null: deleted; undefined current: created). An update
- * records the instances it touched (an instance the mutation kept, or whose modifiedAt is not the write's, is
- * untouched) and a tombstone per instance it removed; `newInstanceId` names each new instance from its time in ms.
- */
-export function historyOfWrite(current: StoredEntity | undefined, next: StoredEntity | null, newInstanceId: (ms: number) => string): HistoryWrite {
-  const out: HistoryWrite = { fresh: false, instances: [] };
-  const add = (attrIri: string, instance: HistoryInstance): void => { out.instances.push({ attrIri, instance }); };
-  if (next === null) {
-    if (current === undefined) return out;
-    const at = new Date().toISOString();
-    out.event = { kind: 'deleted', at };
-    out.entity = { ...temporalRecordOf(current), modifiedAt: at, deletedAt: at };
-    for (const attrIri in current) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      for (const old of current[attrIri] as AttrInstance[]) add(attrIri, tombstoneOf(old, at, newInstanceId));
-    }
-    return out;
-  }
-  const at = next.modifiedAt;
-  if (current === undefined) {
-    out.event = { kind: 'created', at: next.createdAt };
-    out.entity = temporalRecordOf(next);
-    out.fresh = true;
-    for (const attrIri in next) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      for (const inst of next[attrIri] as AttrInstance[]) add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
-    }
-    return out;
-  }
-  if (isReplacement(current, next)) out.event = { kind: 'replaced', at };
-  // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
-  if (!sameList(current.type, next.type) || !sameList(current.scope, next.scope)) out.entity = temporalRecordOf(next);
-  for (const attrIri in next) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    const before = current[attrIri] as AttrInstance[] | undefined;
-    for (const inst of next[attrIri] as AttrInstance[]) {
-      const old = before?.find((b) => b.datasetId === inst.datasetId);
-      if (old !== undefined && unchanged(old, inst, at)) continue;
-      add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
-    }
-  }
-  for (const attrIri in current) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    const after = next[attrIri] as AttrInstance[] | undefined;
-    for (const old of current[attrIri] as AttrInstance[]) {
-      if (after?.some((a) => a.datasetId === old.datasetId)) continue;
-      add(attrIri, tombstoneOf(old, at, newInstanceId));
-    }
-  }
-  return out;
-}
-
-/** The instance as a history keeps it: its own identity, created and modified at the write's time. */
-export function historyInstanceOf(inst: AttrInstance, at: string, instanceId: string): HistoryInstance {
-  return { ...inst, instanceId, createdAt: at, modifiedAt: at };
-}
-
-/** seed 001 importer behaviour 4: a deletion is the attribute's type, value `urn:ngsi-ld:null` and deletedAt. */
-function tombstoneOf(old: AttrInstance, at: string, newInstanceId: (ms: number) => string): HistoryInstance {
-  const t: HistoryInstance = { type: old.type, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at, deletedAt: at };
-  t[VALUE_MEMBER[old.type]] = NGSI_LD_NULL;
-  if (old.datasetId !== undefined) t.datasetId = old.datasetId;
-  return t;
-}
-
-function temporalRecordOf(e: StoredEntity): TemporalEntityRecord {
-  const rec: TemporalEntityRecord = { id: e.id, type: e.type, createdAt: e.createdAt, modifiedAt: e.modifiedAt };
-  if (e.scope !== undefined) rec.scope = e.scope;
-  return rec;
-}
-
-function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/**
- * An instance the write left alone: the same object (the mutation kept it), or the same modifiedAt when that is not
- * the write's own time (a write stamps every instance it touches with its time).
- */
-function unchanged(old: AttrInstance, inst: AttrInstance, at: string): boolean {
-  return old === inst || (inst.modifiedAt !== undefined && inst.modifiedAt === old.modifiedAt && inst.modifiedAt !== at);
-}
-
-/**
- * A replace (PUT) is not told apart by the mutation, so it is recognised by its effect: a type removed (only a
- * replace removes types), or every instance new (createdAt at the write's time) over an entity that had attributes.
- */
-function isReplacement(current: StoredEntity, next: StoredEntity): boolean {
-  if (current.type.some((t) => !next.type.includes(t))) return true;
-  let hadAttrs = false;
-  for (const attrIri in current) if (!ENTITY_CORE_MEMBERS.has(attrIri)) { hadAttrs = true; break; }
-  if (!hadAttrs) return false;
-  let any = false;
-  for (const attrIri in next) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    for (const inst of next[attrIri] as AttrInstance[]) {
-      if (inst.createdAt !== next.modifiedAt) return false;
-      any = true;
-    }
-  }
-  return any;
+  record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */

@@ -3,8 +3,9 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type {
   AttrStat, BatchItem, BatchOutcome, DocCollection, EntityOrder, EntityPage, EntityQuery,
-  MutateOptions, Mutation, MutationOutcome, SortKey, Store, StoreStatus, TypeStat,
+  MutateOptions, Mutation, MutationOutcome, SortKey, Store, StoreStatus, TypeStat, WriteEvent,
 } from '../../../store/contract.js';
+import { changeBetween } from '../../../ngsild/entity/write-change.js';
 import { entitySignature } from '../../../store/kit/discovery-counts.js';
 import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
@@ -152,19 +153,24 @@ export class EmbdbStore implements Store {
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
-    return this.write(() => {
+    const events = opts?.events === undefined ? undefined : [] as WriteEvent[];
+    const result = await this.write(() => {
+      if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
-      // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
-      const result = this.applyOutcome(tenant, id, key, current, mutation(current, this.env.getWriteTxnId()), stats, opts);
+      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, opts, events);
       stats.flush();
-      return result;
+      return r;
     });
+    if (events !== undefined) opts!.events!.push(...events);
+    return result;
   }
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
-    return this.write(() => {
+    const events = opts?.events === undefined ? undefined : [] as WriteEvent[];
+    const outcomes = await this.write(() => {
+      if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
@@ -174,36 +180,46 @@ export class EmbdbStore implements Store {
         // the successful entries only); an error while writing leaves this loop and aborts the whole transaction.
         let outcome: MutationOutcome<R>;
         try {
-          outcome = item.mutation(current, this.env.getWriteTxnId());
+          outcome = item.mutation(current);
         } catch (error) {
           outcomes.push({ ok: false, error });
           continue;
         }
-        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts) });
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts, events) });
       }
       stats.flush();
       return outcomes;
     });
+    if (events !== undefined) opts!.events!.push(...events);
+    return outcomes;
   }
 
-  /** Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and history. */
-  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, { next, result }: MutationOutcome<R>,
-    stats: StatsBatch, opts?: MutateOptions): R {
-    if (next === undefined) return result;
+  /**
+   * Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and
+   * history, and notes its event (its sequence: LMDB's transaction id, which grows with each write transaction of
+   * the env whichever thread commits it).
+   */
+  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, outcome: MutationOutcome<R>,
+    stats: StatsBatch, opts: MutateOptions | undefined, events: WriteEvent[] | undefined): R {
+    const next = outcome.next;
+    if (next === undefined || (next === null && current === undefined)) return outcome.result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     moveGeoEntries(this.geoCells, tenant, id, current, next);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
-    if (next === null) {
-      if (current !== undefined) this.entities.removeSync(key);
-    } else {
+    if (next === null) this.entities.removeSync(key);
+    else {
       this.entities.putSync(key, next);
       if (opts?.createTenant) this.registerTenant(tenant);
     }
-    this.history?.recordWrite(tenant, id, current, next);
-    return result;
+    if (this.history === undefined && events === undefined) return outcome.result;
+    const after = next === null ? undefined : next;
+    const change = outcome.change ?? changeBetween(current, after);
+    this.history?.recordWrite(tenant, id, current, next, change);
+    events?.push({ tenant, id, before: current, after, change, seq: this.env.getWriteTxnId() });
+    return outcome.result;
   }
 
   async typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]> {

@@ -2,8 +2,9 @@
 // store's write transaction (seed 001, importer behaviour 4), and the temporal API's reads and writes on them.
 import { randomBytes } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
+import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of-write.js';
+import type { WriteChange } from '../../../ngsild/entity/write-change.js';
 import {
-  historyInstanceOf, historyOfWrite,
   type EntityEvent, type History, type HistoryInstance, type InstancePage, type InstanceSelection, type InstanceUpdateOutcome,
   type MutateOptions, type TemporalEntityQuery, type TemporalEntityRecord,
 } from '../../../store/contract.js';
@@ -108,9 +109,12 @@ export class EmbdbHistory implements History {
 
   // ---- capture: called by the store inside its write transaction -------------------------------------------
 
-  /** Records the write that turns `current` into `next` (null: deleted). Synchronous: runs inside the store's transaction. */
-  recordWrite(tenant: string, id: string, current: StoredEntity | undefined, next: StoredEntity | null): void {
-    const w = historyOfWrite(current, next, newInstanceId);
+  /**
+   * Records the write that turns `current` into `next` (null: deleted), which made `change`. Synchronous: runs inside
+   * the store's transaction.
+   */
+  recordWrite(tenant: string, id: string, current: StoredEntity | undefined, next: StoredEntity | null, change: WriteChange): void {
+    const w = historyOfWrite(current, next, change, newInstanceId);
     if (w.event !== undefined) this.putEvent(tenant, id, w.event.kind, w.event.at);
     if (w.entity !== undefined) {
       const rec = this.ents.get([tenant, id]);
