@@ -9,7 +9,8 @@ import { checkInstanceIdSize, checkNameSize } from '../ngsild/entity/limits.js';
 import { parseScopeQ } from '../ngsild/query/scopeq.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
-import type { EntityOrder, History, HistoryInstance, InstancePage, SortKey, TemporalEntityQuery, TemporalEntityRecord } from '../store/contract.js';
+import type { EntityOrder, SortKey } from '../store/contract.js';
+import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord } from '../history/contract.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -40,7 +41,7 @@ const POST_PARAMS = new Set(['options', 'format', 'lang', 'limit', 'offset', 'co
 const nowIso = (): string => new Date().toISOString();
 
 function historyOf(ctx: WorkerContext): History {
-  const h = ctx.store.history;
+  const h = ctx.history;
   if (h === undefined) throw new LdError('OperationNotSupported', 'the temporal API needs a history: start the broker with --troe embdb');
   return h;
 }
@@ -290,6 +291,9 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
   const instances = expandInstances(req, attrs, now);
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: Object.keys(instances), read: false });
   const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, { createTenant: true });
+  // CIM 009 v1.8 §4.14: a creating request creates its tenant; the tenant registry is the store's, which a history
+  // beside it cannot write to (history/contract.ts addInstances).
+  if (h !== ctx.store.history) await ctx.store.addTenant(req.tenant);
   return created ? { status: 201, headers: ['Location', `${API_PREFIX}/temporal/entities/${pathSegment(entity.id)}`] } : { status: 204 };
 };
 

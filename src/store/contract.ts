@@ -1,6 +1,6 @@
 // The store contract (ARCHITECTURE.md "Stores"): what every store plugin implements and all core code goes through.
 // Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
-import type { AttrInstance, StoredEntity } from '../ngsild/entity/model.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { QNode } from '../ngsild/query/q-ast.js';
 import type { ScopeQuery } from '../ngsild/query/scopeq.js';
 import type { TypeExpression } from '../ngsild/query/type-expression.js';
@@ -9,6 +9,7 @@ import type { EntityWrite, WriteChange } from '../ngsild/entity/write-change.js'
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
+import type { History } from '../history/contract.js';
 export type { EntityWrite, WriteChange, WriteKind } from '../ngsild/entity/write-change.js';
 
 /**
@@ -238,139 +239,43 @@ export interface Store {
 
   collection(tenant: string, name: string): DocCollection;
 
-  /** The history (temporal representation, `--troe`) this store keeps in its own transactions; absent when off. */
+  /**
+   * Registers a tenant that holds data elsewhere (a history beside the store, history/contract.ts), as the
+   * `createTenant` of a creating write does; nothing when it is registered (the default tenant always is).
+   */
+  addTenant(tenant: string): Promise<void>;
+
+  /**
+   * The history (temporal representation) this store keeps in its own write transactions, when it was opened with
+   * `keepHistory` (`--troe` names the store) and can keep one; absent otherwise.
+   */
   readonly history?: History;
-}
-
-// ---- History (CIM 009 v1.8 §5.5, §6.18 to §6.24) -------------------------------------------------------------
-// A history is fed by the store's writes and by the temporal API's own writes, and answers the temporal queries.
-// Names are expanded IRIs; times are ISO 8601 strings in UTC. Two kinds fit this contract:
-// - inside the store (embdb): `historyOfWrite` (kit/history-of-write.ts) of each write is applied in the write's own
-//   transaction;
-// - beside it (tsdb, QuestDB): `record` is handed each committed write and appends `historyOfWrite` of it. There is
-//   no transaction across the two: a crash between commit and append loses that write's history, and such a history
-//   says so. Its instances are append-only rows ordered by time; `updateInstance`, `deleteInstance`,
-//   `deleteAttribute` and `deleteTemporalEntity` are outcomes, which an append-only history realises by appending
-//   rows that supersede or retract earlier ones (by instanceId) and that its reads honour.
-
-export type TimeProperty = 'observedAt' | 'createdAt' | 'modifiedAt' | 'deletedAt';
-
-/** One stored attribute instance of the history: the attribute instance plus its identity and system times. */
-export interface HistoryInstance extends AttrInstance {
-  instanceId: string;
-  createdAt: string;
-  modifiedAt: string;
-  /** Tombstones only: the value member is `urn:ngsi-ld:null`. */
-  deletedAt?: string;
-}
-
-/** What the history knows of an entity as a whole (kept after the entity is deleted). */
-export interface TemporalEntityRecord {
-  id: string;
-  type: string[];
-  scope?: string[];
-  createdAt: string;
-  /** The last change of the entity as a whole (created, types or scope, deleted); instances carry their own times. */
-  modifiedAt: string;
-  deletedAt?: string;
-}
-
-export interface EntityEvent {
-  kind: 'created' | 'replaced' | 'deleted';
-  at: string;
-}
-
-/** A time window on one time property: `from` inclusive, `to` exclusive, in ms since the epoch. */
-export interface TimeWindow {
-  timeproperty: TimeProperty;
-  from?: number;
-  to?: number;
-}
-
-export interface InstanceSelection {
-  /** Expanded attribute names; undefined: every attribute. */
-  attrs?: readonly string[];
-  /** Instances without a datasetId are selected by `@none`. */
-  datasetIds?: ReadonlySet<string>;
-  window?: TimeWindow;
-  /**
-   * Without a window, the time property instances are ordered and picked (lastN) by: `observedAt` orders those
-   * without one at their createdAt; absent (or another property), createdAt.
-   */
-  order?: 'observedAt';
-  /** The last `lastN` instances per attribute on the window's time property (or `order`; returned oldest first). */
-  lastN?: number;
-  /** At most this many instances per attribute; more matching sets `truncated`. */
-  limit: number;
-}
-
-export interface InstancePage {
-  /** Per attribute, in time order on the selection's time property. */
-  attrs: Record<string, HistoryInstance[]>;
-  /** Attributes that had more instances than the limit. */
-  truncated: string[];
-}
-
-/**
- * A query on the history's temporal entities (§5.7.4), declarative as EntityQuery: ids, type, idPattern and entities
- * select as there (names expanded), scopeQ holds on the scope the temporal entity keeps.
- */
-export interface TemporalEntityQuery extends Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities' | 'scopeQ'> {
-  /** Only entities whose history holds at least one of these attributes. */
-  attrs?: readonly string[];
-  /**
-   * Keyset paging for callers that filter further on their side (q on the history): only entities whose id sorts
-   * after this one. Without `ids`, entities come in id order, so the last id of a page continues the scan.
-   */
-  afterId?: string;
-  limit: number;
-  offset: number;
-  count: boolean;
-}
-
-export type InstanceUpdateOutcome = 'updated' | 'notFound' | 'typeMismatch';
-
-export interface History {
-  readonly name: string;
-  getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
-  queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
-  entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
-  instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
-
-  /**
-   * Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true).
-   * `opts.createTenant`: a history inside the store registers the tenant in the same transaction; the tenant
-   * registry is the store's, so a history beside it (tsdb) cannot, and its caller must register the tenant there.
-   */
-  addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
-    at: string, opts?: MutateOptions): Promise<boolean>;
-  /** Removes the whole temporal representation; false when there is none. */
-  deleteTemporalEntity(tenant: string, id: string): Promise<boolean>;
-  /** Removes an attribute's instances (of one datasetId, the default ones, or all with deleteAll); false when none. */
-  deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean>;
-  /** Replaces one instance's members (§6.22.3.1), keeping its instanceId and createdAt. */
-  updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome>;
-  deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean>;
-
-  /**
-   * A history outside the store's transaction receives each committed write here, in commit order per entity, and
-   * appends `historyOfWrite` of it (kit/history-of-write.ts).
-   */
-  record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */
 export interface StoreOpenParams {
-  /** The plugin's options and the broker's store options (dbDir, dbSync, dbCompress, dbLockPrefer, ...). */
+  /** The plugin's own options (declared in its `options`), parsed, and what its storePrepare returned. */
   options: Record<string, unknown>;
   /** True in the thread that creates the store's files (the front); workers open what it created. */
   primary: boolean;
   log: PluginLogger;
+  /** `--troe` names this store: keep the history of every write in the write's own transaction (Store.history). */
+  keepHistory?: boolean;
 }
 
-/** What a store plugin module exports. */
+/**
+ * What a store plugin module exports: `dist/src/plugins/store/<name>/index.js`, or `<pluginDir>/store/<name>.js`.
+ * Besides this contract a plugin may import the kit (src/store/kit/: query planning, discovery counts, history of a
+ * write), nothing else of the broker.
+ */
 export interface StorePluginModule {
+  /** The plugin's own command-line options (`-u` lists them; BROKER_<NAME> sets them too). */
   options?: OptionSpec[];
+  /**
+   * True when the store keeps its data in this machine's memory with these options (embdb without --dbDir): the
+   * pipeline then runs one thread per core unless --connectionPoolSize says otherwise (seed 001 §4.4).
+   */
+  storeInMemory?(options: Record<string, unknown>): boolean;
   /** Called once in the primary before any thread opens the store: returns options the other threads need (e.g. a RAM path). */
   storePrepare?(params: StoreOpenParams): Promise<Record<string, unknown>>;
   storeOpen(params: StoreOpenParams): Promise<Store>;

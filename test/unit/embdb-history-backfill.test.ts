@@ -19,7 +19,7 @@ function recorder(): { msgs: string[]; log: { debug: () => void; info: (o: objec
 }
 
 const openStore = async (path: string, log = recorder().log): Promise<EmbdbStore> =>
-  (await storeOpen({ options: { dbPath: path, ram: false, troe: 'embdb' }, primary: true, log })) as EmbdbStore;
+  (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log, keepHistory: true })) as EmbdbStore;
 
 const byType = async (store: EmbdbStore, tenant: string, type: string): Promise<string[]> =>
   (await store.history!.queryTemporalEntities(tenant, { type: ofTypes(NS + type), limit: 100, offset: 0, count: false })).entities.map((e) => e.id).sort();

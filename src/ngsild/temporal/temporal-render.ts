@@ -3,7 +3,7 @@
 import type { ResolvedContext } from '../context/resolved.js';
 import { VALUE_MEMBER, type AttrType } from '../entity/model.js';
 import { renderAttribute } from '../entity/render.js';
-import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from '../../store/contract.js';
+import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from '../../history/contract.js';
 import { aggregate, type AggrMethod, type Sample } from './aggregate.js';
 import type { Duration } from './duration.js';
 

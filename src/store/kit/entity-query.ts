@@ -9,7 +9,8 @@ import { compileGeoQuery, geoQuerySearchBox, type BBox } from '../../ngsild/quer
 import { compileIdPattern } from '../../ngsild/query/id-pattern.js';
 import { compileTypeExpression } from '../../ngsild/query/type-expression.js';
 import { ENTITY_CORE_MEMBERS } from '../../ngsild/entity/model.js';
-import type { EntityProjection, EntityQuery, EntitySelectionQuery, EntitySelector, TemporalEntityQuery } from '../contract.js';
+import type { EntityProjection, EntityQuery, EntitySelectionQuery, EntitySelector } from '../contract.js';
+import type { TemporalEntityQuery } from '../../history/contract.js';
 
 /** What a selection needs of a candidate: an entity, or the history's record of one. */
 interface Selectable {

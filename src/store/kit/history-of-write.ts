@@ -2,7 +2,7 @@
 // plugin: embdb applies it in the write's own transaction, a history beside the store appends it. Part of the kit.
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../../ngsild/entity/model.js';
 import { datasetKey, sameList, type WriteChange } from '../../ngsild/entity/write-change.js';
-import type { EntityEvent, HistoryInstance, TemporalEntityRecord } from '../contract.js';
+import type { EntityEvent, HistoryInstance, TemporalEntityRecord } from '../../history/contract.js';
 
 export interface HistoryWrite {
   event?: EntityEvent;

@@ -135,6 +135,11 @@ export class EmbdbStore implements Store {
     return true;
   }
 
+  async addTenant(tenant: string): Promise<void> {
+    if (await this.hasTenant(tenant)) return;
+    await this.write(() => this.registerTenant(tenant));
+  }
+
   async listTenants(): Promise<string[]> {
     return [...this.tenants.getKeys()];
   }

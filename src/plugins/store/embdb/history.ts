@@ -4,10 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of-write.js';
 import type { WriteChange } from '../../../ngsild/entity/write-change.js';
-import {
-  type EntityEvent, type History, type HistoryInstance, type InstancePage, type InstanceSelection, type InstanceUpdateOutcome,
-  type MutateOptions, type TemporalEntityQuery, type TemporalEntityRecord,
-} from '../../../store/contract.js';
+import { type MutateOptions } from '../../../store/contract.js';
+import type { EntityEvent, History, HistoryInstance, InstancePage, InstanceSelection, InstanceUpdateOutcome, TemporalEntityQuery, TemporalEntityRecord } from '../../../history/contract.js';
 import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import { planTemporalQuery } from '../../../store/kit/entity-query.js';
