@@ -1,15 +1,16 @@
 // The store contract (ARCHITECTURE.md "Stores"): what every store plugin implements and all core code goes through.
-// Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
+// Async and tenant-aware; the default tenant is ''. Store-neutral: queries are declarative, writes are mutations a
+// store may retry and hand back as write events; the kit (src/store/kit/) has the helpers a plugin may share.
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import type { QNode } from '../ngsild/query/q-ast.js';
+import type { QNode, QPath } from '../ngsild/query/q-ast.js';
 import type { ScopeQuery } from '../ngsild/query/scopeq.js';
 import type { TypeExpression } from '../ngsild/query/type-expression.js';
 import type { GeoQuery } from '../ngsild/query/geoq.js';
 import type { EntityWrite, WriteChange } from '../ngsild/entity/write-change.js';
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
+import type { History } from '../history/contract.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
-import type { History } from '../history/contract.js';
 export type { EntityWrite, WriteChange, WriteKind } from '../ngsild/entity/write-change.js';
 
 /**
@@ -140,16 +141,21 @@ export interface EntityProjection {
 }
 
 /**
- * The order of an orderBy (ngsild/query/order-by.ts): the keys as asked, for a store that sorts natively, and the
- * compiled form for one that sorts what it matched: a sort key per entity and their comparison.
+ * The order of an orderBy (ngsild/query/order-by.ts): the keys as asked and what each sorts on (`targets`, one per
+ * key), for a store that sorts natively, and the compiled form for one that sorts what it matched: a sort key per
+ * entity and their comparison (which defines the order).
  */
 export interface EntityOrder {
   keys: ReadonlyArray<{ path: string; descending: boolean }>;
+  targets: ReadonlyArray<OrderTarget>;
   keyOf(entity: StoredEntity): SortKey;
   compare(a: SortKey, b: SortKey): number;
 }
 
 export type SortKey = readonly unknown[];
+
+/** What one orderBy key sorts on: an entity member that is not an attribute, or an attribute path, names expanded. */
+export type OrderTarget = 'id' | 'type' | 'scope' | QPath;
 
 export interface EntityPage {
   entities: StoredEntity[];

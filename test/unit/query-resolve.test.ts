@@ -50,3 +50,13 @@ t.test('expandValues is carried by the resolved tree: its comparisons are marked
   t.match(marked, { kind: 'compare', vocab: true, path: { attr: ['https://example.org/ns/kind'] }, value: { value: 'Sedan', expanded: 'https://example.org/ns/Sedan' } });
   t.notOk('vocab' in resolveQ(parseQ('label=="Sedan"'), expand, listed), 'an attribute expandValues does not list is not marked');
 });
+
+t.test('orderBy names what each key sorts on with names expanded, for a store that sorts natively', async (t) => {
+  const { parseOrderBy } = await import('../../src/ngsild/query/order-by.js');
+  const order = parseOrderBy('speed.observedAt;desc,id,address[city]', expand);
+  t.same(order.targets, [
+    { attr: ['https://example.org/ns/speed', 'https://uri.etsi.org/ngsi-ld/observedAt'], compound: [] },
+    'id',
+    { attr: ['https://example.org/ns/address'], compound: ['city'] },
+  ]);
+});

@@ -32,7 +32,8 @@ export function resolveQ(ast: QNode, expand: Expand, expandValues?: ReadonlySet<
   }
 }
 
-function resolvePath(path: QPath, expand: Expand): QPath {
+/** An attribute path with its names expanded (its first one an attribute, entity member or IRI; then steps). */
+export function resolvePath(path: QPath, expand: Expand): QPath {
   const attr = new Array<string>(path.attr.length);
   attr[0] = expand(path.attr[0]!);
   for (let i = 1; i < path.attr.length; i++) attr[i] = stepIri(path.attr[i]!, expand);
