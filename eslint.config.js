@@ -1,10 +1,10 @@
 // ESLint (`make lint`, with tsc --noEmit): the recommended rules that hold for this code, and the layers of
 // ARCHITECTURE.md as import rules, lowest first:
 //   ngsild/ (semantics, no I/O, imports nothing else of src)
-//   < contracts and kits (src/*/contract.ts, src/plugin/, logger.ts, features.ts, config.ts) and the plugin loaders
+//   < contracts and kits (src/*/contract.ts, src/store/kit/, src/plugin/, logger.ts, features.ts, config.ts) and the plugin loaders
 //   < pipeline/ and notify/ < ops/ < front/ and the services (policyapi/, migrate/, build/)
 //   < main.ts, runner.ts, options.ts and workers/.
-// A file may import its own layer and those below; plugins import contracts (and, until the store contract carries
+// A file may import its own layer and those below; plugins import contracts and the store kit (and, until the store contract carries
 // them, ngsild's types and helpers); nothing but the top imports a plugin or the command line.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -15,7 +15,7 @@ const SRC = {
   front: 'front', plugins: 'plugins', policyapi: 'policyapi', migrate: 'migrate', build: 'build',
 };
 const TOP = ['main', 'broker', 'runner', 'options'];
-const CONTRACT_FILES = ['src/*/contract.ts', 'src/plugin/**/*.ts', 'src/logger.ts', 'src/features.ts', 'src/config.ts'];
+const CONTRACT_FILES = ['src/*/contract.ts', 'src/store/kit/**/*.ts', 'src/plugin/**/*.ts', 'src/logger.ts', 'src/features.ts', 'src/config.ts'];
 const LOADERS = ['src/store/loader.ts', 'src/auth/loader.ts'];
 
 /** A regexp matching a relative import that, from `depth` folders below src/, names one of `targets` of src/. */
@@ -90,7 +90,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [{
-          regex: `^(?:\\.\\./){${depth}}(?!\\.\\./)(?!ngsild/|plugin/contract\\.js$|[a-z]+/contract\\.js$)`,
+          regex: `^(?:\\.\\./){${depth}}(?!\\.\\./)(?!ngsild/|plugin/contract\\.js$|[a-z]+/contract\\.js$|store/kit/)`,
           message: 'a plugin imports contract files only (ARCHITECTURE.md "Contracts are the walls")',
         }],
       }],

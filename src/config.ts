@@ -9,11 +9,8 @@ export interface BrokerConfig {
   port: number;
   host: string;
   database: string;
-  dbDir?: string;
-  dbSync: 'interval' | 'request';
-  dbCompress: boolean;
-  dbLockPrefer: 'reads' | 'writes';
-  troe: 'none' | 'embdb';
+  /** `--troe`: none, the store's name (its own history), or a history plugin's name or path. */
+  troe: string;
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;

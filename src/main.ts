@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Start-up: options → plugins → store → pool → servers; clean shutdown on SIGTERM/SIGINT
 // (stop accepting, finish in-flight requests, flush the store, exit 0).
-import { brokerOptions, brokerConfig, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
+import { brokerOptions, brokerConfig, earlyOption, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import { createLogger, type Logger } from './logger.js';
 import { loadStorePlugin } from './store/loader.js';
@@ -17,6 +17,8 @@ import type { FrontAuth } from './front/front-auth.js';
 import { FEATURES } from './features.js';
 import { ContextService } from './pipeline/contexts/context-service.js';
 import type { Store, StorePluginModule } from './store/contract.js';
+import type { History, HistoryPluginModule } from './history/contract.js';
+import { historyPlace, loadHistoryModule, openHistory, type HistoryPlace } from './history/loader.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 import type { PolicyApiServer } from './policyapi/server.js';
 
@@ -44,8 +46,21 @@ async function main(): Promise<void> {
       fail(e instanceof Error ? e.message : String(e));
     }
   }
-  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
-  const tables = [...brokerOptions, ...pluginOptions];
+  // The store plugin and a history plugin beside it declare their options too: loaded before parsing as well.
+  let storePlugin: StorePluginModule;
+  let troePlace: HistoryPlace;
+  let historyModule: HistoryPluginModule | undefined;
+  try {
+    const pluginDir = (raw.given.get('pluginDir') as string | undefined) ?? process.env.BROKER_PLUGINDIR;
+    const database = earlyOption(raw, 'database') as string;
+    troePlace = historyPlace(earlyOption(raw, 'troe') as string, database);
+    storePlugin = await loadStorePlugin(database, pluginDir);
+    if (troePlace.kind === 'plugin') historyModule = await loadHistoryModule(troePlace.nameOrPath, pluginDir);
+  } catch (e) {
+    fail(e instanceof Error ? e.message : String(e));
+  }
+  const authSpecs: OptionSpec[] = authModule?.options ?? [];
+  const tables = [...brokerOptions, ...authSpecs, ...(storePlugin.options ?? []), ...(historyModule?.options ?? [])];
   let values: OptionValues;
   try {
     values = parseOptions(raw, tables);
@@ -57,10 +72,16 @@ async function main(): Promise<void> {
     process.stdout.write(usage(tables));
     process.exit(0);
   }
+  const pick = (specs: readonly OptionSpec[] | undefined): Record<string, unknown> => {
+    const picked: Record<string, unknown> = {};
+    for (const spec of specs ?? []) picked[spec.name] = values[spec.name];
+    return picked;
+  };
+  const storeOptions = pick(storePlugin.options);
   let config: BrokerConfig;
   let cors: CorsPolicy | undefined;
   try {
-    config = brokerConfig(values);
+    config = brokerConfig(values, storePlugin.storeInMemory?.(storeOptions) ?? false);
     if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
   } catch (e) {
     if (e instanceof OptionError) fail(e.message);
@@ -74,8 +95,8 @@ async function main(): Promise<void> {
     if (reason !== undefined) fail(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
   }
   const log = createLogger(config.logLevel, 'front');
-  const authOptions: Record<string, unknown> = {};
-  for (const spec of pluginOptions) authOptions[spec.name] = values[spec.name];
+  const authOptions = pick(authSpecs);
+  const historyOptions = pick(historyModule?.options);
 
   const health: HealthState = { ready: false, startedAt: Date.now() };
   let healthServer: import('node:http').Server | undefined;
@@ -85,17 +106,7 @@ async function main(): Promise<void> {
     log.info({ port: started.port }, 'health port listening');
   }
 
-  let storePlugin: StorePluginModule;
-  try {
-    storePlugin = await loadStorePlugin(config.database, config.pluginDir);
-  } catch (e) {
-    fail(e instanceof Error ? e.message : String(e));
-  }
-  const storeParams = {
-    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer, troe: config.troe } as Record<string, unknown>,
-    primary: true,
-    log,
-  };
+  const storeParams = { options: storeOptions, primary: true, log, keepHistory: troePlace.kind === 'store' };
   const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
   storeParams.options = { ...storeParams.options, ...prepared };
   const store = await storePlugin.storeOpen(storeParams);
@@ -106,6 +117,13 @@ async function main(): Promise<void> {
     await storePlugin.storeDispose?.(storeParams);
     fail(message);
   };
+  // The history's primary instance: opened here first, so a history that cannot open stops the start.
+  let history: History | undefined;
+  try {
+    history = await openHistory(troePlace, store, { options: historyOptions, primary: true, log, module: historyModule });
+  } catch (e) {
+    await failWithStore(e instanceof Error ? e.message : String(e));
+  }
 
   let policyApi: PolicyApiServer | undefined;
   if (config.policyApiPort !== undefined) {
@@ -153,7 +171,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
+  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions, historyOptions };
   let runner: PipelineRunner;
   try {
     runner = await createRunner(init, log);
@@ -206,7 +224,7 @@ async function main(): Promise<void> {
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
     await notifier.stop();
-    await shutdownAll(log, runner, store, frontAuth);
+    await shutdownAll(log, runner, store, frontAuth, history);
     await storePlugin.storeDispose?.(storeParams);
     healthServer?.close();
     server.closeAll();
@@ -217,10 +235,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined): Promise<void> {
+async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined, history: History | undefined): Promise<void> {
   try {
     await runner.close();
     await auth?.close();
+    if (history !== store.history) await history?.close?.();
     await store.flush();
     await store.close();
   } catch (e) {

@@ -9,15 +9,9 @@ export { OptionError, type BrokerConfig } from './config.js';
 export const brokerOptions: OptionSpec[] = [
   { name: 'port', type: 'int', default: 1026, min: 0, help: 'port of the NGSI-LD API' },
   { name: 'host', type: 'string', default: '0.0.0.0', help: 'address the NGSI-LD API listens on' },
-  { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin' },
-  { name: 'dbDir', type: 'string', help: 'embdb directory on disk (absent: in RAM, removed at exit)' },
-  { name: 'dbSync', type: 'enum', values: ['interval', 'request'], default: 'interval',
-    help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms' },
-  { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
-  { name: 'dbLockPrefer', type: 'enum', values: ['reads', 'writes'], default: 'reads',
-    help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker' },
-  { name: 'troe', type: 'enum', values: ['none', 'embdb'], default: 'none',
-    help: 'history of every write (temporal API): none, or embdb (in the embedded store, same transaction)' },
+  { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin (its options follow the broker\'s)' },
+  { name: 'troe', type: 'enum', values: ['none', 'embdb'], other: '<plugin>', default: 'none',
+    help: 'history of every write (temporal API): none; embdb (in the embedded store, in the write\'s own transaction); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path. tsdb (QuestDB, issue 18) is not available yet' },
   { name: 'connectionPoolSize', type: 'int', min: 0,
     help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
@@ -46,6 +40,18 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },
 ];
 
+
+/**
+ * One broker option's value before the plugins' tables are known (it chooses a plugin whose table parsing needs):
+ * from the arguments, the environment or its default, checked as parseOptions checks it.
+ */
+export function earlyOption(raw: RawArgs, name: string, env: NodeJS.ProcessEnv = process.env): string | number | boolean | undefined {
+  const spec = brokerOptions.find((s) => s.name === name)!;
+  const fromArgs = raw.given.get(spec.name) ?? (spec.alias ? raw.given.get(spec.alias) : undefined);
+  const fromEnv = env[`BROKER_${spec.name.toUpperCase()}`];
+  const text = fromArgs ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
+  return text === undefined ? spec.default : convert(spec, text);
+}
 
 /** Raw `--name value` pairs as given, before the tables of loaded plugins are known. */
 export interface RawArgs {
@@ -105,7 +111,7 @@ function convert(spec: OptionSpec, text: string | true): string | number | boole
     if (spec.min !== undefined && n < spec.min) throw new OptionError(`${flag}: ${n} is below ${spec.min}`);
     return n;
   }
-  if (spec.type === 'enum' && !spec.values!.includes(text))
+  if (spec.type === 'enum' && !spec.values!.includes(text) && spec.other === undefined)
     throw new OptionError(`${flag}: '${text}' is not one of ${spec.values!.join(', ')}`);
   return text;
 }
@@ -115,7 +121,7 @@ export function usage(tables: readonly OptionSpec[]): string {
   const lines = ['Usage: ldbroker [options]', ''];
   for (const spec of tables) {
     const name = `${spec.name.length <= 2 ? '-' : '--'}${spec.name}${spec.alias ? `, -${spec.alias}` : ''}`;
-    const kind = spec.type === 'enum' ? spec.values!.join('|') : spec.type;
+    const kind = spec.type === 'enum' ? [...spec.values!, ...(spec.other === undefined ? [] : [spec.other])].join('|') : spec.type;
     const def = spec.default === undefined ? '' : ` (default: ${String(spec.default)})`;
     lines.push(`  ${name.padEnd(26)} ${kind.padEnd(18)} ${spec.help}${def}`);
   }
@@ -139,19 +145,15 @@ export function parseBrokerUrl(text: string): string {
   return `${m[1]}://${m[2]}${port === undefined || port === DEFAULT_PORT[m[1]!] ? '' : ':' + port}`;
 }
 
-export function brokerConfig(values: OptionValues): BrokerConfig {
-  const dbDir = values.dbDir as string | undefined;
+/** `storeInMemory`: the store plugin keeps its data in this machine's memory (StorePluginModule.storeInMemory). */
+export function brokerConfig(values: OptionValues, storeInMemory = false): BrokerConfig {
   return {
     port: values.port as number,
     host: values.host as string,
     database: values.database as string,
-    dbDir,
-    dbSync: values.dbSync as BrokerConfig['dbSync'],
-    dbCompress: values.dbCompress as boolean,
-    dbLockPrefer: values.dbLockPrefer as BrokerConfig['dbLockPrefer'],
-    troe: values.troe as BrokerConfig['troe'],
+    troe: values.troe as string,
     // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
-    connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (dbDir === undefined && values.database === 'embdb' ? cpus().length : 32),
+    connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
     policyApiPort: values.policyApiPort as number | undefined,

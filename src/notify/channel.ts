@@ -20,7 +20,7 @@ export interface DueNotification {
   body: string;
   /** Notifications with the same key are delivered in the order they were due (subscription and entity). */
   orderKey: string;
-  /** Position among the notifications of its order key: the store's write sequence of the change (EntityChange.seq). */
+  /** Position among the notifications of its order key: the store's write sequence of the change (WriteEvent.seq). */
   seq: number;
   timeoutMs: number | undefined;
   throttlingMs: number;

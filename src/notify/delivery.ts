@@ -11,8 +11,8 @@
 // subscription is deleted (forget), which also takes its waiting notifications out at once.
 //
 // Order (issue 4: "notifications for one entity and subscription keep their order"). The order key is subscription
-// and entity; seq is the store's write sequence of the change (LMDB's transaction id), so for two writes A and B of
-// one entity where A committed before B, seq(A) < seq(B). A lane sends one notification at a time, its waiting
+// and entity; seq is the store's write sequence of the change (WriteEvent.seq; embdb: the LMDB transaction id), so for
+// two writes A and B of one entity where A committed before B, seq(A) < seq(B). A lane sends one notification at a time, its waiting
 // items of one order key sorted by seq (lane.ts), and it starts sending on the next event-loop turn (setImmediate),
 // so the notifications that arrived together are sorted before the first goes out. What is guaranteed: when A's
 // notification reaches the notifier before B's is sent, A's is sent (and answered) before B's. That holds for every

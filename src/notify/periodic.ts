@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
 import { MIN_TIME_INTERVAL_S } from '../ngsild/subscription/model.js';
 import { isLive } from '../ngsild/subscription/match.js';
+import { anyTypeOf } from '../ngsild/query/type-expression.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';
 import type { DueNotification } from './channel.js';
 
@@ -87,15 +88,13 @@ export class PeriodicNotifications {
    * id (compile.ts keeps them out of typeIris), the others by type, or by a scan when some selector is a wildcard.
    */
   private async selected(sub: CompiledSubscription): Promise<StoredEntity[]> {
-    const selects = sub.selects;
-    const filter = sub.filter;
-    const query = { filter: (e: StoredEntity) => (selects === undefined || selects(e)) && (filter === undefined || filter(e)), offset: 0, count: false };
-    if (sub.typeIris === undefined) return (await this.store.queryEntities(sub.tenant, { ...query, limit: PERIODIC_MAX_ENTITIES })).entities;
+    const query = { ...sub.selection, offset: 0, count: false, limit: PERIODIC_MAX_ENTITIES };
+    if (sub.typeIris === undefined) return (await this.store.queryEntities(sub.tenant, query)).entities;
     const found: StoredEntity[] = [];
-    if (sub.ids !== undefined) found.push(...(await this.store.queryEntities(sub.tenant, { ...query, ids: [...new Set(sub.ids)], limit: PERIODIC_MAX_ENTITIES })).entities);
+    if (sub.ids !== undefined) found.push(...(await this.store.queryEntities(sub.tenant, { ...query, ids: [...new Set(sub.ids)] })).entities);
     if (sub.typeIris.length > 0 && found.length < PERIODIC_MAX_ENTITIES) {
       const byId = new Set(found.map((e) => e.id));
-      const byType = await this.store.queryEntities(sub.tenant, { ...query, typeIris: sub.typeIris, limit: PERIODIC_MAX_ENTITIES });
+      const byType = await this.store.queryEntities(sub.tenant, { ...query, type: anyTypeOf(sub.typeIris) });
       for (const e of byType.entities) if (!byId.has(e.id) && found.length < PERIODIC_MAX_ENTITIES) found.push(e);
     }
     return found;

@@ -2,7 +2,8 @@
 // the thread's subscription index and every notification due is built here (the worker has the contexts), then
 // posted to the notifier thread in one message per write.
 import { BroadcastChannel } from 'node:worker_threads';
-import type { ChangeSink, EntityChange } from '../pipeline/change-sink.js';
+import type { ChangeSink } from '../pipeline/change-sink.js';
+import type { WriteEvent } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { matchChange } from '../ngsild/subscription/match.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';
@@ -25,17 +26,17 @@ export class SubscriptionSink implements ChangeSink {
     this.channel.unref();
   }
 
-  publish(changes: readonly EntityChange[]): void {
+  publish(events: readonly WriteEvent[]): void {
     const index = this.sync.index;
     let due: DueNotification[] | undefined;
     let now = 0;
-    for (const change of changes) {
+    for (const change of events) {
       const candidates = index.candidates(change.tenant, change.id, change.before, change.after);
       if (candidates.length === 0) continue;
       if (now === 0) now = Date.now();
       for (const sub of candidates) {
         try {
-          const m = matchChange(sub, change.before, change.after, now);
+          const m = matchChange(sub, change, now);
           if (m === undefined) continue;
           if (this.entityFilter !== undefined && !this.entityFilter(sub, m.entity)) continue;
           const payload = buildNotification(sub, [m.entity], m.trigger);

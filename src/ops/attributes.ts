@@ -7,7 +7,7 @@ import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { AttrStat } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { OpHandler } from '../pipeline/handler.js';
-import { attributeStatsOf, boolParam, nameParam } from './types.js';
+import { boolParam, nameParam } from './types.js';
 
 function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<string, unknown> {
   return {
@@ -23,7 +23,7 @@ function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<s
 export const listAttributes: OpHandler = async (req, ctx) => {
   const details = boolParam(req, 'details');
   boolParam(req, 'local');
-  const named = (await attributeStatsOf(ctx.store, req.tenant))
+  const named = (await ctx.store.attributeStats(req.tenant))
     .filter((s) => s.count > 0)
     .map((stat) => ({ name: req.context.compactIri(stat.attrIri), stat }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -41,7 +41,7 @@ export const retrieveAttribute: OpHandler = async (req, ctx) => {
   boolParam(req, 'local');
   const attrTerm = nameParam(req.params[0]!, 'attribute');
   const attrIri = checkNameSize(req.context.expandTerm(attrTerm), 'attribute');
-  const stat = (await attributeStatsOf(ctx.store, req.tenant, attrIri))[0];
+  const stat = (await ctx.store.attributeStats(req.tenant, attrIri))[0];
   if (stat === undefined || stat.count <= 0) throw notFound(`no entity has an attribute '${attrTerm}'`);
   return { status: 200, body: attribute(stat, req.context.compactIri(attrIri), req.context), withContext: true };
 };

@@ -15,7 +15,8 @@ import { LD_JSON } from '../pipeline/media.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { attrNames } from './entities.js';
-import { tracked, type EntityChange } from './changes.js';
+import { writeEntities } from './changes.js';
+import { changeOf } from '../ngsild/entity/write-change.js';
 
 interface BatchError {
   entityId: string;
@@ -117,13 +118,8 @@ async function authorizeEntries<T>(req: LdRequest, ctx: WorkerContext, prepared:
 
 async function run<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[], mutate: (p: Prepared<T>) => Mutation<Outcome>,
   creating: boolean): Promise<Array<{ id: string; outcome: Outcome }>> {
-  const changes: EntityChange[] = [];
-  const items: BatchItem<Outcome>[] = prepared.map((p) => ({
-    id: p.id,
-    mutation: ctx.changes === undefined ? mutate(p) : tracked(changes, req.tenant, p.id, mutate(p)),
-  }));
-  const outcomes = items.length === 0 ? [] : await ctx.store.mutateEntities(req.tenant, items, { createTenant: creating });
-  if (changes.length > 0) ctx.changes!.publish(changes);
+  const items: BatchItem<Outcome>[] = prepared.map((p) => ({ id: p.id, mutation: mutate(p) }));
+  const outcomes = items.length === 0 ? [] : await writeEntities(ctx, req.tenant, items, { createTenant: creating });
   const done: Array<{ id: string; outcome: Outcome }> = [];
   outcomes.forEach((o, i) => {
     if (o.ok) done.push({ id: items[i]!.id, outcome: o.result });
@@ -161,12 +157,16 @@ export const batchUpsert: OpHandler = async (req, ctx) => {
       : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) });
   const done = await run(req, ctx, prepared, errors, (p) => (current) => {
     if (current === undefined) return { next: p.value, result: 'created' };
-    if (!update) return { next: replaceEntity(current, p.value, now).entity, result: 'updated' };
+    if (!update) {
+      const replaced = replaceEntity(current, p.value, now);
+      return { next: replaced.entity, result: 'updated', change: changeOf('replace', replaced) };
+    }
     const attrs: Record<string, unknown> = {};
     for (const name of attrNames(p.value)) attrs[name] = p.value[name];
-    const appended = appendAttributes(current, attrs as never, { noOverwrite: false, now }).entity;
+    const r = appendAttributes(current, attrs as never, { noOverwrite: false, now });
+    const appended = r.entity;
     for (const t of p.value.type) if (!appended.type.includes(t)) appended.type = [...appended.type, t];
-    return { next: appended, result: 'updated' };
+    return { next: appended, result: 'updated', change: changeOf('append', r) };
   }, true);
   const created = done.filter((d) => d.outcome === 'created').map((d) => d.id);
   return answer(done, errors, created.length > 0 ? { status: 201, body: created } : { status: 204 });
@@ -193,7 +193,7 @@ export const batchUpdate: OpHandler = async (req, ctx) => {
     else kept.delete(p.id);
     if (r.notUpdated.length > 0 && r.updated.length === 0 && noOverwrite)
       return { next: undefined, result: 'updated' };
-    return { next: r.entity, result: 'updated' };
+    return { next: r.entity, result: 'updated', change: changeOf('append', r) };
   }, false);
   // §5.6.9: an entry whose attributes were not all applied is reported in the 207 as the one-entity append reports
   // them (§5.6.3); what it could apply is written.
@@ -242,7 +242,8 @@ export const batchMerge: OpHandler = async (req, ctx) => {
   });
   const done = await run(req, ctx, prepared, errors, (p) => (current) => {
     if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    return { next: mergeEntity(current, p.value, now).entity, result: 'updated' };
+    const r = mergeEntity(current, p.value, now);
+    return { next: r.entity, result: 'updated', change: changeOf('merge', r) };
   }, false);
   return answer(done, errors, { status: 204 });
 };

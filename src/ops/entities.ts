@@ -22,7 +22,8 @@ import { API_PREFIX } from '../ngsild/operations.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';
-import { tracked, type EntityChange } from './changes.js';
+import { writeEntity } from './changes.js';
+import { changeOf } from '../ngsild/entity/write-change.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 
@@ -142,7 +143,8 @@ export const replaceEntityOp: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, attrNames(next), next.type);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    return { next: replaceEntity(current, next, next.modifiedAt).entity, result: undefined };
+    const r = replaceEntity(current, next, next.modifiedAt);
+    return { next: r.entity, result: undefined, change: changeOf('replace', r) };
   });
   return { status: 204 };
 };
@@ -158,7 +160,8 @@ export const mergeEntityOp: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, attrNames(fragment), types);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    return { next: mergeEntity(current, fragment, now).entity, result: undefined };
+    const r = mergeEntity(current, fragment, now);
+    return { next: r.entity, result: undefined, change: changeOf('merge', r) };
   });
   return { status: 204 };
 };
@@ -174,7 +177,7 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types, scope: fragment.scope });
-    return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
+    return { next: r.updated.length > 0 ? r.entity : undefined, result: r, change: changeOf('append', r) };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
 };
@@ -190,7 +193,7 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = updateAttributes(current, attrs, { now, types: fragment.types, scope: fragment.scope });
-    return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
+    return { next: r.updated.length > 0 ? r.entity : undefined, result: r, change: changeOf('update', r) };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
 };
@@ -205,7 +208,7 @@ export const partialAttrUpdate: OpHandler = async (req, ctx) => {
     if (current === undefined) throw missing(id);
     const r = partialAttributeUpdate(current, attrIri, fragment, { datasetId: fragment.datasetId as string | undefined, now });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${fragment.datasetId ? ` with datasetId '${String(fragment.datasetId)}'` : ''}`);
-    return { next: r.entity, result: undefined };
+    return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
 };
@@ -230,7 +233,7 @@ export const deleteAttr: OpHandler = async (req, ctx) => {
     if (current === undefined) throw missing(id);
     const r = isScope ? deleteScope(current, nowIso()) : deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
-    return { next: r.entity, result: undefined };
+    return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
 };
@@ -248,7 +251,7 @@ export const replaceAttr: OpHandler = async (req, ctx) => {
     if (current === undefined) throw missing(id);
     const r = replaceAttribute(current, attrIri, instances, now);
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'`);
-    return { next: r.entity, result: undefined };
+    return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
 };
@@ -269,11 +272,10 @@ export function attrNames(entity: StoredEntity): string[] {
   return names;
 }
 
-/** One entity write through the store, its change published once committed. */
-async function mutate<R>(req: LdRequest, ctx: WorkerContext, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
-  if (ctx.changes === undefined) return ctx.store.mutateEntity(req.tenant, id, mutation, opts);
-  const changes: EntityChange[] = [];
-  const result = await ctx.store.mutateEntity(req.tenant, id, tracked(changes, req.tenant, id, mutation), opts);
-  ctx.changes.publish(changes);
-  return result;
+/**
+ * One entity write through the store, its event published once committed. A create or a delete gives no change: it
+ * is the whole entity's, which the store derives (write-change.ts creationOf, deletionOf) only when something listens.
+ */
+function mutate<R>(req: LdRequest, ctx: WorkerContext, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+  return writeEntity(ctx, req.tenant, id, mutation, opts);
 }

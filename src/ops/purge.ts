@@ -7,22 +7,23 @@ import { ENTITY_CORE_MEMBERS } from '../ngsild/entity/model.js';
 import { deleteAttribute } from '../ngsild/entity/merge.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
 import { parseProjection } from '../ngsild/query/projection.js';
-import type { BatchItem, EntityQuery, Mutation } from '../store/contract.js';
+import type { BatchItem, Mutation } from '../store/contract.js';
+import { entityQueryPredicate } from '../store/kit/entity-query.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from '../pipeline/handler.js';
-import { compileSelection } from './query.js';
+import { selectionQuery } from './query.js';
 import { selectionFromParams } from './selection.js';
 import { checkEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
-import { tracked, type EntityChange } from './changes.js';
+import { writeEntities } from './changes.js';
+import { noChanges, type WriteChange } from '../ngsild/entity/write-change.js';
 
 /** Entities written per transaction: a purge of any size is a series of short writes (README "PurgeEntities"). */
 export const PURGE_CHUNK = 500;
 /** Matches read per pass over the selection: what one pass holds in memory before it writes them away. */
 export const PURGE_ROUND = 5_000;
 
-type Selected = Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'>;
 
 /** What a purge does to each entity it matches: delete it, or remove attributes. */
 type Action = { kind: 'delete' } | { kind: 'drop'; attrIris: ReadonlySet<string> } | { kind: 'keep'; attrIris: ReadonlySet<string> };
@@ -45,24 +46,23 @@ function actionOf(req: LdRequest): Action {
   return keep !== undefined ? { kind: 'keep', attrIris } : { kind: 'drop', attrIris };
 }
 
-/** The whole selection as one predicate, for the re-check inside each entity's write (the indexes chose the candidates). */
-function matcher(sel: Selected): (e: StoredEntity) => boolean {
-  const ids = sel.ids === undefined ? undefined : new Set(sel.ids);
-  const typeIris = sel.typeIris;
-  const filter = sel.filter;
-  return (e) => (ids === undefined || ids.has(e.id)) && (typeIris === undefined || typeIris.some((t) => e.type.includes(t))) && (filter === undefined || filter(e));
-}
-
-/** The next state of a matched entity: null deletes, undefined leaves it as it is (nothing to remove). */
-function apply(action: Action, current: StoredEntity, now: string): StoredEntity | null | undefined {
-  if (action.kind === 'delete') return null;
+/**
+ * The next state of a matched entity (null deletes, undefined leaves it as it is: nothing to remove) and, for drop or
+ * keep, what that changes (a delete's change is the whole entity's, which the store derives).
+ */
+function apply(action: Action, current: StoredEntity, now: string): { next: StoredEntity | null | undefined; change?: WriteChange } {
+  if (action.kind === 'delete') return { next: null };
   let next: StoredEntity | undefined;
+  const change: WriteChange = { kind: 'update', ...noChanges() };
   for (const key in current) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
     if (action.attrIris.has(key) !== (action.kind === 'drop')) continue;
-    next = deleteAttribute(next ?? current, key, { deleteAll: true, now }).entity;
+    const r = deleteAttribute(next ?? current, key, { deleteAll: true, now });
+    next = r.entity;
+    change.deleted.push(key);
+    change.previous[key] = r.previous[key]!;
   }
-  return next;
+  return { next, change };
 }
 
 export const purgeEntities: OpHandler = async (req, ctx) => {
@@ -72,8 +72,9 @@ export const purgeEntities: OpHandler = async (req, ctx) => {
   // §6.4.3.3: a purge names what it purges; local=true alone purges every local entity of the tenant.
   if (sel.selectors.length === 0 && sel.q === undefined && sel.scopeQ === undefined && sel.geo === undefined && !local)
     throw badRequest('PurgeEntities needs at least one of id, type, idPattern, q, scopeQ, a geo-query, or local=true to purge every entity');
-  const selected = compileSelection(sel, req.context);
-  const matches = matcher(selected);
+  const selected = selectionQuery(sel, req.context);
+  // The whole selection as one predicate, for the re-check inside each entity's write (the store chose the candidates).
+  const matches = entityQueryPredicate(selected);
   const now = new Date().toISOString();
   // Passes over the selection, in the store's stable order: the matches a pass writes are deleted or changed;
   // those that still match (refused by the entity hook, or kept by drop/keep) are skipped by the next pass.
@@ -90,7 +91,6 @@ export const purgeEntities: OpHandler = async (req, ctx) => {
 async function purgeChunk(req: LdRequest, ctx: WorkerContext, entities: readonly StoredEntity[], action: Action,
   matches: (e: StoredEntity) => boolean, now: string): Promise<number> {
   let stillMatching = 0;
-  const changes: EntityChange[] = [];
   const items: BatchItem<boolean>[] = [];
   for (const e of entities) {
     if (ctx.auth !== undefined) {
@@ -107,14 +107,13 @@ async function purgeChunk(req: LdRequest, ctx: WorkerContext, entities: readonly
     // still matches. The result: does the entity match after the write.
     const mutation: Mutation<boolean> = (current) => {
       if (current === undefined || !matches(current)) return { next: undefined, result: false };
-      const next = apply(action, current, now);
-      return { next, result: next !== null && matches(next ?? current) };
+      const { next, change } = apply(action, current, now);
+      return { next, result: next !== null && matches(next ?? current), change };
     };
-    items.push({ id: e.id, mutation: ctx.changes === undefined ? mutation : tracked(changes, req.tenant, e.id, mutation) });
+    items.push({ id: e.id, mutation });
   }
   if (items.length === 0) return stillMatching;
-  const outcomes = await ctx.store.mutateEntities(req.tenant, items);
-  if (changes.length > 0) ctx.changes!.publish(changes);
+  const outcomes = await writeEntities(ctx, req.tenant, items);
   for (const o of outcomes) {
     if (!o.ok) throw o.error instanceof LdError ? o.error : new LdError('InternalError', 'a purge write failed');
     if (o.result) stillMatching++;

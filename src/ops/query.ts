@@ -1,26 +1,23 @@
 // Query entities (CIM 009 v1.8 §5.7.2, §6.4.3.2, §6.23): GET /entities and POST /entityOperations/query compile
-// their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into an index lookup plus one
-// predicate, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
+// their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into the store's declarative
+// query, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
 import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import type { EntityQuery } from '../store/contract.js';
-import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
+import type { EntityProjection, EntitySelectionQuery } from '../store/contract.js';
+import { renderEntity } from '../ngsild/entity/render.js';
 import { parseProjectionList } from '../ngsild/query/projection.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
-import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
-import { compileQ } from '../ngsild/query/q-eval.js';
-import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
-import { compileGeoQuery, geoQuerySearchBox } from '../ngsild/query/geoq.js';
-import { compileIdPattern } from '../ngsild/query/id-pattern.js';
-import { checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
+import { resolveQ } from '../ngsild/query/q-resolve.js';
+import { parseScopeQ } from '../ngsild/query/scopeq.js';
+import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { renderOptions, setProjection, type RenderOptions } from './render-options.js';
-import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
+import { paging, selectionFromBody, selectionFromParams, storeSelectors, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
@@ -32,68 +29,46 @@ import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
 
 /**
- * Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest.
- * With pick or omit, an entity they would leave empty does not match (CIM 009 v1.8.1 §4.21), so pages stay full.
+ * A selection as the store query asks it (store/contract.ts EntityQuery): names expanded with the request's @context,
+ * q, scopeQ and type expressions parsed, idPattern checked; every malformed part is the request's 400 here, before
+ * the store sees it. With pick or omit, an entity they would leave empty does not match (CIM 009 v1.8.1 §4.21), so
+ * pages stay full.
  */
-export function compileSelection(sel: Selection, ctx: ResolvedContext, opts?: RenderOptions, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
-  const preds: Array<(e: StoredEntity) => boolean> = [];
-  const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
-  let typeIris: string[] | undefined;
-  let ids: string[] | undefined;
-  if (sel.selectors.length === 1) {
-    const s = sel.selectors[0]!;
-    if (s.ids !== undefined) ids = s.ids;
-    if (s.typeText !== undefined) {
-      const compiled = compileTypeExpression(parseTypeExpression(s.typeText), expandType);
-      typeIris = compiled.typeIris;
-      if (typeIris === undefined || ids !== undefined) preds.push((e) => compiled.matches(e.type));
-    }
-    if (s.idPattern !== undefined) {
-      const match = compileIdPattern(s.idPattern);
-      preds.push((e) => match(e.id));
-    }
-  } else if (sel.selectors.length > 1) {
-    // Several selectors (POST query `entities`): an entity matches when one selector matches it all.
-    const each = sel.selectors.map((s) => {
-      const idSet = s.ids === undefined ? undefined : new Set(s.ids);
-      const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expandType);
-      const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
-      return (e: StoredEntity): boolean =>
-        (idSet === undefined || idSet.has(e.id)) && (type === undefined || type.matches(e.type)) && (pattern === undefined || pattern(e.id));
-    });
-    const allTyped = sel.selectors.every((s) => s.typeText !== undefined);
-    if (allTyped) {
-      const union = new Set<string>();
-      let indexable = true;
-      for (const s of sel.selectors) {
-        const c = compileTypeExpression(parseTypeExpression(s.typeText!), expandType);
-        if (c.typeIris === undefined) { indexable = false; break; }
-        for (const t of c.typeIris) union.add(t);
-      }
-      if (indexable) typeIris = [...union];
-    }
-    preds.push((e) => each.some((f) => f(e)));
-  }
-  if (sel.attrs !== undefined) {
-    // CIM 009 §4.x: with attrs, only entities holding at least one of them are returned.
-    const iris = sel.attrs.map((a) => checkNameSize(ctx.expandTerm(a), 'attrs'));
-    preds.push((e) => iris.some((iri) => e[iri] !== undefined));
-  }
-  if (sel.q !== undefined) preds.push(compileQ(parseQ(sel.q), ctx.expandTerm.bind(ctx), expandValues));
-  if (sel.scopeQ !== undefined) {
-    const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
-    preds.push((e) => scope(e.scope));
-  }
-  if (opts !== undefined && mayRenderEmpty(opts)) preds.push((e) => rendersAnything(e, ctx, opts));
-  let geo: EntityQuery['geo'];
-  if (sel.geo !== undefined) {
-    preds.push(compileGeoQuery(sel.geo));
-    const box = geoQuerySearchBox(sel.geo);
-    if (box !== undefined) geo = { attrIri: sel.geo.geopropertyIri, box };
-  }
-  const filter = preds.length === 0 ? undefined : preds.length === 1 ? preds[0] : (e: StoredEntity) => preds.every((p) => p(e));
-  return { typeIris, ids, filter, geo };
+export function selectionQuery(sel: Selection, ctx: ResolvedContext, opts?: RenderOptions, expandValues?: ReadonlySet<string>): EntitySelectionQuery {
+  const query: EntitySelectionQuery = storeSelectors(sel.selectors, ctx);
+  // CIM 009 §5.7.2: with attrs, only entities holding at least one of them are returned.
+  if (sel.attrs !== undefined) query.attrs = sel.attrs.map((a) => checkNameSize(ctx.expandTerm(a), 'attrs'));
+  if (sel.q !== undefined) query.q = resolveQ(parseQ(sel.q), ctx.expandTerm.bind(ctx), expandValues);
+  if (sel.scopeQ !== undefined) query.scopeQ = parseScopeQ(sel.scopeQ);
+  if (opts !== undefined && mayRenderEmpty(opts)) query.projection = projectionOf(opts, ctx);
+  if (sel.geo !== undefined) query.geo = sel.geo;
+  return query;
 }
+
+/**
+ * The projection of the rendering options in the names entities have (EntityProjection): the members by name, the
+ * attributes by IRI. The renderer keeps an attribute when the compact form of its IRI is picked, which is the IRI of
+ * a picked name whose own compact form is that name.
+ */
+function projectionOf(opts: RenderOptions, ctx: ResolvedContext): EntityProjection {
+  const stored = (names: ReadonlySet<string>): string[] => {
+    const out: string[] = [];
+    for (const name of names) {
+      if (ENTITY_MEMBER_NAMES.has(name)) out.push(name);
+      const iri = ctx.expandTerm(name);
+      if (ctx.compactIri(iri) === name) out.push(iri);
+    }
+    return out;
+  };
+  const p: EntityProjection = {};
+  if (opts.pick !== undefined) p.pick = stored(opts.pick);
+  if (opts.omit !== undefined) p.omit = stored(opts.omit);
+  if (opts.datasetId !== undefined) p.datasetIds = [...opts.datasetId];
+  return p;
+}
+
+/** The entity members a projection names as they are (render.ts renders them under these names). */
+const ENTITY_MEMBER_NAMES: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'expiresAt']);
 
 /**
  * Whether pick/omit can leave an entity with no member. Every entity has an id and a type, so a projection keeping
@@ -117,7 +92,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const orderText = req.query.get('orderBy');
   const orderBy = orderText === undefined ? undefined : parseOrderBy(orderText, req.context.expandTerm.bind(req.context));
   // One entity past the page tells whether another follows (its rel="next" link), with or without count.
-  const page = await ctx.store.queryEntities(req.tenant, { ...compileSelection(sel, req.context, opts, expandValues), orderBy, limit: limit === 0 ? 0 : limit + 1, offset, count });
+  const page = await ctx.store.queryEntities(req.tenant, { ...selectionQuery(sel, req.context, opts, expandValues), orderBy, limit: limit === 0 ? 0 : limit + 1, offset, count });
   if (page.sortCap !== undefined) throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
   const more = page.entities.length > limit;
   if (more) page.entities.length = limit;

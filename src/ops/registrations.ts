@@ -13,7 +13,7 @@ import {
   type Claim, type RegistrationBody, type RegistrationDoc,
 } from '../ngsild/subscription/registration.js';
 import { mapRegistrationNames } from '../ngsild/subscription/names.js';
-import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
+import { anyTypeOf, parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
 import { compileQ } from '../ngsild/query/q-eval.js';
@@ -74,7 +74,7 @@ async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Pr
     const e = await ctx.store.getEntity(req.tenant, claim.id);
     return e !== undefined && holds(e) ? e.id : undefined;
   }
-  const page = await ctx.store.queryEntities(req.tenant, { typeIris: [claim.typeIri], filter: holds, limit: 1, offset: 0, count: false });
+  const page = await ctx.store.queryEntities(req.tenant, { type: anyTypeOf([claim.typeIri]), attrs: claim.attrIris === undefined ? undefined : [...claim.attrIris], limit: 1, offset: 0, count: false });
   return page.entities[0]?.id;
 }
 

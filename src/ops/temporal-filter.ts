@@ -8,7 +8,7 @@ import { compileGeoQuery, type GeoQuery } from '../ngsild/query/geoq.js';
 import { matchesAtSomeInstant } from '../ngsild/temporal/history-match.js';
 import { instanceTime } from '../ngsild/temporal/temporal-render.js';
 import type { TemporalQuery } from '../ngsild/temporal/temporal-query.js';
-import type { History, HistoryInstance, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../store/contract.js';
+import type { History, HistoryInstance, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../history/contract.js';
 
 /**
  * The bound on a filtered query's work (documented in README): the entities judged plus the instances read from the

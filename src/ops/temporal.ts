@@ -5,13 +5,12 @@ import { LdError, RefusalError, badRequest, notFound } from '../ngsild/problem.j
 import type { AttrInstance } from '../ngsild/entity/model.js';
 import { expandAttributes, expandEntity } from '../ngsild/entity/expand.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
-import { checkInstanceIdSize, checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
-import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
-import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
-import { compileIdPattern } from '../ngsild/query/id-pattern.js';
+import { checkInstanceIdSize, checkNameSize } from '../ngsild/entity/limits.js';
+import { parseScopeQ } from '../ngsild/query/scopeq.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
-import type { EntityOrder, History, HistoryInstance, InstancePage, SortKey, TemporalEntityQuery, TemporalEntityRecord } from '../store/contract.js';
+import type { EntityOrder, SortKey } from '../store/contract.js';
+import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord } from '../history/contract.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -20,7 +19,7 @@ import { checkEntity } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, projectionMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
-import { paging, selectionFromBody, selectionFromParams, stringMember, type Selection } from './selection.js';
+import { paging, selectionFromBody, selectionFromParams, storeSelectors, stringMember, type Selection } from './selection.js';
 import { API_PREFIX, LdOp } from '../ngsild/operations.js';
 import { pageLinks } from './page-links.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
@@ -37,7 +36,7 @@ export const TEMPORAL_ORDERED_CAP = 20_000;
 const nowIso = (): string => new Date().toISOString();
 
 function historyOf(ctx: WorkerContext): History {
-  const h = ctx.store.history;
+  const h = ctx.history;
   if (h === undefined) throw new LdError('OperationNotSupported', 'the temporal API needs a history: start the broker with --troe embdb');
   return h;
 }
@@ -162,32 +161,12 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   const h = historyOf(ctx);
   const { limit, offset, count } = paging(req);
   const expand = req.context.expandTerm.bind(req.context);
-  const expandType = checkedNames(expand, 'type');
-  const preds: Array<(r: TemporalEntityRecord) => boolean> = [];
-  let ids: string[] | undefined;
-  let typeIris: string[] | undefined;
-  const each = sel.selectors.map((s) => {
-    const idSet = s.ids === undefined ? undefined : new Set(s.ids);
-    const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expandType);
-    const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
-    return (r: TemporalEntityRecord): boolean =>
-      (idSet === undefined || idSet.has(r.id)) && (type === undefined || type.matches(r.type)) && (pattern === undefined || pattern(r.id));
-  });
-  if (sel.selectors.length === 1) {
-    ids = sel.selectors[0]!.ids;
-    const typeText = sel.selectors[0]!.typeText;
-    if (typeText !== undefined) typeIris = compileTypeExpression(parseTypeExpression(typeText), expandType).typeIris;
-  }
-  if (each.length > 0) preds.push((r) => each.some((f) => f(r)));
-  if (sel.scopeQ !== undefined) {
-    // The history keeps an entity's scope on its temporal entity (the last one recorded), not per instant.
-    const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
-    preds.push((r) => scope(r.scope));
-  }
-  const filter = preds.length === 0 ? undefined : (r: TemporalEntityRecord) => preds.every((p) => p(r));
+  const selection: Pick<TemporalEntityQuery, 'ids' | 'type' | 'idPattern' | 'entities' | 'scopeQ'> = storeSelectors(sel.selectors, req.context);
+  // The history keeps an entity's scope on its temporal entity (the last one recorded), not per instant.
+  if (sel.scopeQ !== undefined) selection.scopeQ = parseScopeQ(sel.scopeQ);
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
   const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
-  const base = { ids, typeIris, attrs: a.attrs, filter };
+  const base = { ...selection, attrs: a.attrs };
   const orderText = req.query.get('orderBy');
   // One entity past the page tells whether another follows (its rel="next" link).
   const pageQuery = { limit: limit === 0 ? 0 : limit + 1, offset, count };
@@ -303,6 +282,9 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
   const instances = expandInstances(req, attrs, now);
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: Object.keys(instances), read: false });
   const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, { createTenant: true });
+  // CIM 009 v1.8 §4.14: a creating request creates its tenant; the tenant registry is the store's, which a history
+  // beside it cannot write to (history/contract.ts addInstances).
+  if (h !== ctx.store.history) await ctx.store.addTenant(req.tenant);
   return created ? { status: 201, headers: ['Location', `${API_PREFIX}/temporal/entities/${pathSegment(entity.id)}`] } : { status: 204 };
 };
 

@@ -1,19 +1,9 @@
-// Entity changes as writes produce them and where the pipeline hands them once the transaction committed: the
-// thread's change sink (subscriptions match there, src/notify/subscription-sink.ts; ARCHITECTURE.md step 11).
-import type { StoredEntity } from '../ngsild/entity/model.js';
+// Where the pipeline hands committed writes: the thread's change sink (subscriptions match there,
+// src/notify/subscription-sink.ts; ARCHITECTURE.md step 11). A write event (store/contract.ts WriteEvent) carries
+// the entity before and after, what the write changed and the store's sequence.
+import type { WriteEvent } from '../store/contract.js';
 
-export interface EntityChange {
-  tenant: string;
-  id: string;
-  /** undefined: the write created the entity. */
-  before: StoredEntity | undefined;
-  /** undefined: the write deleted the entity. */
-  after: StoredEntity | undefined;
-  /** The store's write sequence of the transaction (Mutation's writeSeq; 0 when the store keeps none). */
-  seq: number;
-}
-
-/** Where committed changes go; absent when nothing listens (no subscriptions, no bridges). */
+/** Where committed writes go; absent when nothing listens (no subscriptions, no bridges). */
 export interface ChangeSink {
-  publish(changes: readonly EntityChange[]): void;
+  publish(events: readonly WriteEvent[]): void;
 }

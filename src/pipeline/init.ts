@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { keptContextStore } from './contexts/kept-contexts.js';
 import { brokerUrlOf } from './contexts/served-url.js';
 import type { Store } from '../store/contract.js';
+import { historyPlace, openHistory } from '../history/loader.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { CounterReader } from '../notify/counter-reader.js';
@@ -15,7 +16,8 @@ import type { WorkerContext, WorkerInit } from './worker-context.js';
 /** The store handle and @context resolver of a thread (pipeline workers, the notifier). */
 export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Promise<{ store: Store; contexts: ContextService }> {
   const plugin = await loadStorePlugin(init.config.database, init.config.pluginDir);
-  const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger });
+  const keepHistory = historyPlace(init.config.troe, init.config.database).kind === 'store';
+  const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger, keepHistory });
   const contexts = new ContextService({
     coreVersion: init.config.coreContext,
     defaultUserContext: init.config.defaultUserContext,
@@ -32,11 +34,13 @@ export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Pr
 export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
   const logger = log ?? createLogger(init.config.logLevel, thread);
   const { store, contexts } = await openStoreAndContexts(init, logger);
+  const history = await openHistory(historyPlace(init.config.troe, init.config.database), store,
+    { options: init.historyOptions ?? {}, primary: false, log: logger, pluginDir: init.config.pluginDir });
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
   const sync = new SubscriptionSync(store, contexts, logger, undefined, init.config.brokerUrl);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
-  return { config: init.config, store, contexts, log: logger, auth, changes, counters: new CounterReader(store) };
+  return { config: init.config, store, history, contexts, log: logger, auth, changes, counters: new CounterReader(store) };
 }

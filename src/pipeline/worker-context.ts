@@ -2,6 +2,7 @@
 // plugin's worker instance and the logger. Built once per thread from plain data (workerData).
 import type { BrokerConfig } from '../config.js';
 import type { Store } from '../store/contract.js';
+import type { History } from '../history/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
@@ -21,6 +22,8 @@ export interface ContextSource {
 export interface WorkerContext {
   config: BrokerConfig;
   store: Store;
+  /** The history of `--troe` (the store's own, or a plugin's beside it); undefined without one. */
+  history: History | undefined;
   contexts: ContextSource;
   log: Logger;
   auth: PipelineAuth | undefined;
@@ -37,4 +40,6 @@ export interface WorkerInit {
   storeOptions: Record<string, unknown>;
   /** Options of the auth plugin, parsed by the primary. */
   authOptions?: Record<string, unknown>;
+  /** Options of the history plugin beside the store (`--troe <plugin>`), parsed by the primary. */
+  historyOptions?: Record<string, unknown>;
 }

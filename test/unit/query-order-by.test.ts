@@ -8,6 +8,7 @@ import { parseOrderBy, compareValues, ORDER_BY_MAX_KEYS, ORDER_BY_MAX_LENGTH } f
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { kindOf } from './helpers/errors.js';
+import { ofTypes } from './helpers/store-query.js';
 
 const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
 const NS = 'https://example.org/ns/';
@@ -96,20 +97,20 @@ t.test('embdb sorts every match before paging: pages do not overlap and cover al
   const orderBy = parseOrderBy('name.subProperty;desc,name', expand);
   const seen: string[] = [];
   for (let offset = 0; offset < 80; offset += 10) {
-    const page = await s.queryEntities('', { typeIris: [NS + 'Building'], orderBy, limit: 10, offset, count: true });
+    const page = await s.queryEntities('', { type: ofTypes(NS + 'Building'), orderBy, limit: 10, offset, count: true });
     t.equal(page.count, 58, 'every Building');
     seen.push(...page.entities.map((e) => e.id));
   }
   t.equal(new Set(seen).size, 58, 'no entity on two pages');
   const expected = [...many].sort((a, b) => parseOrderBy('name.subProperty;desc,name', expand).compare(orderBy.keyOf(a), orderBy.keyOf(b))).map((e) => e.id);
   t.same(seen, [...expected, NONAME.id], 'in key order, the one without a name last');
-  const filtered = await s.queryEntities('', { typeIris: [NS + 'Building'], filter: (e) => e.id.endsWith('0'), orderBy: parseOrderBy('name;desc', expand), limit: 100, offset: 0, count: true });
+  const filtered = await s.queryEntities('', { type: ofTypes(NS + 'Building'), idPattern: '0$', orderBy: parseOrderBy('name;desc', expand), limit: 100, offset: 0, count: true });
   // names: m20 v56, m40 v55, m10 v28, m30 v27, m50 v26, m00 v0 (strings by code point, descending), no name last.
   t.same(filtered.entities.map((e) => e.id.split(':').pop()), ['m20', 'm40', 'm10', 'm30', 'm50', 'm00', '0']);
   const byIds = await s.queryEntities('', { ids: [E1.id, 'urn:ngsi-ld:Building:m01', 'urn:ngsi-ld:Building:m00'], orderBy: parseOrderBy('id;desc', expand), limit: 10, offset: 0, count: false });
   t.same(byIds.entities.map((e) => e.id), ['urn:ngsi-ld:Building:m01', 'urn:ngsi-ld:Building:m00'], 'ids that do not exist are left out');
   const byName = parseOrderBy('name', expand);
-  const two = await s.queryEntities('', { typeIris: [NS + 'Other', NS + 'Building'], orderBy: byName, limit: 3, offset: 0, count: true });
+  const two = await s.queryEntities('', { type: ofTypes(NS + 'Other', NS + 'Building'), orderBy: byName, limit: 3, offset: 0, count: true });
   t.equal(two.count, 59);
   const everything = [...many, NONAME, building('x', 'v1', 1, '2026-01-01T00:00:00Z', 'Other')];
   const all = everything.sort((a, b) => byName.compare(byName.keyOf(a), byName.keyOf(b)) || (a.id < b.id ? -1 : 1)).map((e) => e.id);
@@ -119,8 +120,8 @@ t.test('embdb sorts every match before paging: pages do not overlap and cover al
 
 t.test('embdb answers sortCap, and no entity, when more entities match than it sorts', async (t) => {
   const s = await store(t, [E1, E2, E3], 2);
-  const over = await s.queryEntities('', { typeIris: [NS + 'Building'], orderBy: parseOrderBy('name', expand), limit: 10, offset: 0, count: true });
+  const over = await s.queryEntities('', { type: ofTypes(NS + 'Building'), orderBy: parseOrderBy('name', expand), limit: 10, offset: 0, count: true });
   t.same(over, { entities: [], sortCap: 2 });
-  const fits = await s.queryEntities('', { typeIris: [NS + 'Building'], filter: (e) => e.id !== E3.id, orderBy: parseOrderBy('name;desc', expand), limit: 10, offset: 0, count: true });
+  const fits = await s.queryEntities('', { type: ofTypes(NS + 'Building'), ids: [E1.id, E2.id], orderBy: parseOrderBy('name;desc', expand), limit: 10, offset: 0, count: true });
   t.same(fits.entities.map((e) => e.id), [E2.id, E1.id], 'a filter that leaves two fits');
 });

@@ -3,20 +3,27 @@
 // `attr.subAttr`, `attr.observedAt`, `attr[member]`) with an optional `;asc` or `;desc`. Compiled once per request.
 import type { StoredEntity } from '../entity/model.js';
 import { LdError, badRequest } from '../problem.js';
+import type { QPath } from './q-ast.js';
 import { parseQPath } from './q-parser.js';
 import { compilePathValue } from './q-eval.js';
+import { asWritten, resolvePath } from './q-resolve.js';
 
 /**
- * The order of an orderBy: the keys as asked, for a store that sorts natively, and the
- * compiled form for one that sorts what it matched: a sort key per entity and their comparison.
+ * The order of an orderBy: the keys as asked and what each sorts on (`targets`, one per key), for a store that sorts
+ * natively, and the compiled form for one that sorts what it matched: a sort key per entity and their comparison
+ * (which defines the order).
  */
 export interface EntityOrder {
   keys: ReadonlyArray<{ path: string; descending: boolean }>;
+  targets: ReadonlyArray<OrderTarget>;
   keyOf(entity: StoredEntity): SortKey;
   compare(a: SortKey, b: SortKey): number;
 }
 
 export type SortKey = readonly unknown[];
+
+/** What one orderBy key sorts on: an entity member that is not an attribute, or an attribute path, names expanded. */
+export type OrderTarget = 'id' | 'type' | 'scope' | QPath;
 
 /** Longest accepted orderBy text and most keys in it: bounds on the work of every comparison of a sort. */
 export const ORDER_BY_MAX_LENGTH = 1024;
@@ -36,6 +43,7 @@ export function parseOrderBy(text: string, expand: Expand): EntityOrder {
   const parts = text.split(',');
   if (parts.length > ORDER_BY_MAX_KEYS) throw badRequest(`orderBy: more than ${ORDER_BY_MAX_KEYS} keys`);
   const keys: Array<{ path: string; descending: boolean }> = [];
+  const targets: Array<OrderTarget> = [];
   const getters: Array<(e: StoredEntity) => unknown> = [];
   for (const part of parts) {
     const semi = part.indexOf(';');
@@ -43,12 +51,15 @@ export function parseOrderBy(text: string, expand: Expand): EntityOrder {
     const direction = semi < 0 ? 'asc' : part.slice(semi + 1).trim();
     if (direction !== 'asc' && direction !== 'desc') throw badRequest(`orderBy: '${direction.slice(0, 40)}' is not asc or desc (in '${part.slice(0, 80)}')`);
     if (path === '') throw badRequest(`orderBy: a key has no path (in '${text.slice(0, 80)}')`);
+    const target = targetOf(path, expand);
     keys.push({ path, descending: direction === 'desc' });
-    getters.push(getterOf(path, expand));
+    targets.push(target);
+    getters.push(typeof target === 'string' ? (e) => e[target] : compilePathValue(target, asWritten));
   }
   const signs = keys.map((k) => (k.descending ? -1 : 1));
   return {
     keys,
+    targets,
     keyOf(entity: StoredEntity): SortKey {
       const key = new Array<unknown>(getters.length);
       for (let i = 0; i < getters.length; i++) key[i] = getters[i]!(entity);
@@ -70,12 +81,10 @@ export function parseOrderBy(text: string, expand: Expand): EntityOrder {
   };
 }
 
-/** The value an entity has for one key. */
-function getterOf(path: string, expand: Expand): (e: StoredEntity) => unknown {
+/** What one key sorts on: an entity member that is not an attribute, or an attribute path with its names expanded. */
+function targetOf(path: string, expand: Expand): OrderTarget {
   // Entity members that are not attributes: the id, the types (IRIs as stored) and the scopes.
-  if (path === 'id') return (e) => e.id;
-  if (path === 'type') return (e) => e.type;
-  if (path === 'scope') return (e) => e.scope;
+  if (path === 'id' || path === 'type' || path === 'scope') return path;
   let parsed;
   try {
     parsed = parseQPath(path);
@@ -84,7 +93,7 @@ function getterOf(path: string, expand: Expand): (e: StoredEntity) => unknown {
     if (error instanceof LdError) throw badRequest(`orderBy: '${path.slice(0, 80)}' is not an attribute path (${error.detail.replace(/^q: /, '')})`);
     throw error;
   }
-  return compilePathValue(parsed, expand);
+  return resolvePath(parsed, expand);
 }
 
 const RANK_NUMBER = 0;

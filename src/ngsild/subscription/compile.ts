@@ -6,10 +6,12 @@ import type { RenderEntityOptions } from '../entity/render.js';
 import { parseQ } from '../query/q-parser.js';
 import { parseProjectionList } from '../query/projection.js';
 import { compileQ } from '../query/q-eval.js';
+import { asWritten, resolveQ } from '../query/q-resolve.js';
 import { parseGeoQueryObject, compileGeoQuery } from '../query/geoq.js';
 import { parseScopeQ, compileScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
-import { parseTypeExpression, compileTypeExpression } from '../query/type-expression.js';
+import { parseTypeExpression, compileTypeExpression, resolveTypeExpression } from '../query/type-expression.js';
+import type { EntitySelectionQuery, EntitySelector } from '../query/entity-selection.js';
 import { DEFAULT_TRIGGERS, type NotificationAccept, type NotificationTrigger, type SubscriptionDoc } from './model.js';
 
 export interface CompiledEndpoint {
@@ -35,6 +37,8 @@ export interface CompiledSubscription {
   triggers: ReadonlySet<NotificationTrigger>;
   /** q, geoQ and scopeQ in one predicate. */
   filter: ((e: StoredEntity) => boolean) | undefined;
+  /** What `selects` and `filter` test, as a store query (names expanded): what a periodic notification reads. */
+  selection: Pick<EntitySelectionQuery, 'entities' | 'q' | 'scopeQ' | 'geo'>;
   isActive: boolean;
   expiresAtMs: number;
   /** Periodic subscriptions (timeInterval) notify on their clock, never on a change. */
@@ -74,32 +78,50 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
   let ids: string[] | undefined;
   let wildcard = b.entities === undefined;
   let selects: ((e: StoredEntity) => boolean) | undefined;
+  const selection: CompiledSubscription['selection'] = {};
   if (b.entities !== undefined) {
+    const selectors: EntitySelector[] = [];
     const tests = b.entities.map((s) => {
+      const selector: EntitySelector = {};
       let typeTest: ((types: readonly string[]) => boolean) | undefined;
-      if (s.type !== '*') typeTest = compileTypeExpression(parseTypeExpression(s.type), expand).matches;
-      // A selector that names an id is found by the id (one per entity is common: by type they would all be
-      // candidates of every write of that type); else by its types; else it is a wildcard.
-      if (s.id !== undefined) (ids ??= []).push(s.id);
-      else if (s.type === '*') wildcard = true;
-      else {
-        const iris = compileTypeExpression(parseTypeExpression(s.type), expand).typeIris;
-        if (iris === undefined) wildcard = true;
-        else typeIris!.push(...iris);
+      if (s.type !== '*') {
+        selector.type = resolveTypeExpression(parseTypeExpression(s.type), expand);
+        const compiled = compileTypeExpression(selector.type, asWritten);
+        typeTest = compiled.matches;
+        // A selector that names an id is found by the id (one per entity is common: by type they would all be
+        // candidates of every write of that type); else by its types; else it is a wildcard.
+        if (s.id === undefined) {
+          if (compiled.typeIris === undefined) wildcard = true;
+          else typeIris!.push(...compiled.typeIris);
+        }
+      } else if (s.id === undefined) wildcard = true;
+      if (s.id !== undefined) {
+        (ids ??= []).push(s.id);
+        selector.ids = [s.id];
       }
       const id = s.id;
       const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
+      if (s.idPattern !== undefined) selector.idPattern = s.idPattern;
+      selectors.push(selector);
       return (e: StoredEntity): boolean =>
         (typeTest === undefined || typeTest(e.type)) && (id === undefined || e.id === id) && (pattern === undefined || pattern(e.id));
     });
     selects = tests.length === 1 ? tests[0] : (e) => tests.some((t) => t(e));
+    selection.entities = selectors;
   }
   if (wildcard) typeIris = undefined;
   const preds: Array<(e: StoredEntity) => boolean> = [];
-  if (b.q !== undefined) preds.push(compileQ(parseQ(b.q), expand));
-  if (b.geoQ !== undefined) preds.push(compileGeoQuery(parseGeoQueryObject(b.geoQ, expand)));
+  if (b.q !== undefined) {
+    selection.q = resolveQ(parseQ(b.q), expand);
+    preds.push(compileQ(selection.q, asWritten));
+  }
+  if (b.geoQ !== undefined) {
+    selection.geo = parseGeoQueryObject(b.geoQ, expand);
+    preds.push(compileGeoQuery(selection.geo));
+  }
   if (b.scopeQ !== undefined) {
-    const scope = compileScopeQ(parseScopeQ(b.scopeQ));
+    selection.scopeQ = parseScopeQ(b.scopeQ);
+    const scope = compileScopeQ(selection.scopeQ);
     preds.push((e) => scope(e.scope));
   }
   const n = b.notification;
@@ -121,6 +143,7 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
     watched: b.watchedAttributes === undefined ? undefined : new Set(b.watchedAttributes.map(expand)),
     triggers: new Set(b.notificationTrigger ?? DEFAULT_TRIGGERS),
     filter: preds.length === 0 ? undefined : preds.length === 1 ? preds[0] : (e) => preds.every((p) => p(e)),
+    selection,
     isActive: b.isActive !== false,
     expiresAtMs: b.expiresAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(b.expiresAt),
     periodMs: b.timeInterval === undefined ? undefined : b.timeInterval * 1000,
