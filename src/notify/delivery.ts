@@ -312,12 +312,10 @@ export class Delivery {
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
       const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
-      const headers: Record<string, string> = {};
-      for (let i = 0; i < due.headers.length; i += 2) headers[due.headers[i]!.toLowerCase()] = due.headers[i + 1]!;
       const res = await this.poolFor(ep.url).request({
         method: 'POST',
         path: ep.url.pathname + ep.url.search,
-        headers,
+        headers: requestHeaders(due.headers),
         body,
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -345,6 +343,26 @@ export class Delivery {
     }
     for (const [uri, ep] of this.endpoints) if (ep.queued === 0) this.removeEndpoint(uri);
   }
+}
+
+/**
+ * The headers of a notification request, named as given (undici sends them so: Link, Content-Type, NGSILD-Tenant and
+ * receiverInfo keys as the subscription wrote them, for receivers that compare names case-sensitively although RFC
+ * 9110 §5.1 makes them case-insensitive). A later header of a name replaces an earlier one in any case (receiverInfo
+ * over NGSILD-Tenant), so no name goes out twice.
+ */
+export function requestHeaders(flat: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const given = new Map<string, string>();
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i]!;
+    const lower = name.toLowerCase();
+    const earlier = given.get(lower);
+    if (earlier !== undefined && earlier !== name) delete headers[earlier];
+    given.set(lower, name);
+    headers[name] = flat[i + 1]!;
+  }
+  return headers;
 }
 
 /** FNV-1a of the order key: picks the lane. */

@@ -51,9 +51,25 @@ async function countersOf(ctx: WorkerContext, tenant: string, ids: readonly stri
   return Promise.all(ids.map(async (id) => (await stored.get(id)) as SubscriptionCounters | undefined));
 }
 
+/**
+ * CIM 009 §5.8.1.4, §5.8.2.4: the jsonldContext a subscription names is resolved when it is given, so a subscription
+ * is not created (or changed) to notify with a @context the broker cannot obtain (503 LdContextNotAvailable) or read
+ * (400 BadRequestData). The notifier resolves it again (subscription-sync.ts), from the cache the resolver keeps.
+ */
+async function checkJsonldContext(req: LdRequest, ctx: WorkerContext, url: string | undefined): Promise<void> {
+  if (url === undefined) return;
+  try {
+    await ctx.contexts.resolve(url, req.wait);
+  } catch (e) {
+    if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(`jsonldContext: ${e.detail}`);
+    throw e;
+  }
+}
+
 export const createSubscription: OpHandler = async (req, ctx) => {
   const opts = validateOptions(req);
   const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
+  await checkJsonldContext(req, ctx, body.jsonldContext);
   const now = new Date().toISOString();
   const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
   // Where its notifications' Link names the @contexts the broker serves (without --brokerUrl): the address the
@@ -107,6 +123,7 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   const opts = validateOptions(req);
   // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
   const body = mapSubscriptionNames(patchSubscription(current.body, fragment, opts), opts.expand);
+  if (fragment.jsonldContext !== undefined && fragment.jsonldContext !== null) await checkJsonldContext(req, ctx, body.jsonldContext);
   // An update that carries its own @context gives the subscription that @context; one without keeps the former.
   const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
   const doc: SubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };

@@ -154,14 +154,15 @@ t.test('GET /subscriptions lists in creation order, pages with limit/offset and 
 
 t.test('PATCH /subscriptions/{id} replaces the members given, keeps the others, and validates the result', async (t) => {
   const id = 'urn:ngsi-ld:Subscription:patch1';
-  t.equal((await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id, q: 'speed>10' }) })).status, 201);
-  const p = await call(broker, 'PATCH', `${NGSI}/subscriptions/${id}`, { body: { isActive: false, notification: { format: 'keyValues' }, q: null } });
+  t.equal((await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id, q: 'speed>10', notification: { sysAttrs: true, endpoint: { uri: 'http://127.0.0.1:9/notify' } } }) })).status, 201);
+  const p = await call(broker, 'PATCH', `${NGSI}/subscriptions/${id}`, { body: { isActive: false, notification: { format: 'keyValues', endpoint: { uri: 'http://127.0.0.1:9/other' } }, q: null } });
   t.equal(p.status, 204, p.text);
   const g = (await call(broker, 'GET', `${NGSI}/subscriptions/${id}`)).json;
   t.equal(g.isActive, false);
   t.equal(g.status, 'paused');
   t.equal(g.notification.format, 'keyValues');
-  t.equal(g.notification.endpoint.uri, 'http://127.0.0.1:9/notify', 'the endpoint was kept');
+  t.equal(g.notification.endpoint.uri, 'http://127.0.0.1:9/other');
+  t.notOk('sysAttrs' in g.notification, 'CIM 009 §5.5.8: notification was replaced whole');
   t.notOk('q' in g, 'null removed q');
   t.same(g.watchedAttributes, ['speed']);
 
@@ -169,7 +170,10 @@ t.test('PATCH /subscriptions/{id} replaces the members given, keeps the others, 
     [{ timeInterval: 5 }, /timeInterval/],
     [{ throttling: -3 }, /throttling/],
     [{ notification: { endpoint: { uri: 'mqtt://127.0.0.1/t' } } }, /notification\.endpoint\.uri/],
-    [{ notification: { format: 'xml' } }, /notification\.format/],
+    [{ notification: { format: 'xml', endpoint: { uri: 'http://127.0.0.1:9/notify' } } }, /notification\.format/],
+    [{ notification: { format: 'keyValues' } }, /notification\.endpoint/],
+    [{ notification: { format: 'keyValues', endpoint: null } }, /notification\.endpoint/],
+    [{ notification: null }, /^notification/],
     [{ q: '(((' }, /^q/],
     [{ expiresAt: '2001-01-01T00:00:00Z' }, /expiresAt/],
     [{ id: 'urn:ngsi-ld:Subscription:other' }, /^id/],

@@ -5,7 +5,7 @@ import t from 'tap';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
-import { Delivery, type DeliveryOutcome } from '../../src/notify/delivery.js';
+import { Delivery, requestHeaders, type DeliveryOutcome } from '../../src/notify/delivery.js';
 import { Lane, type Waiting } from '../../src/notify/lane.js';
 import type { DueNotification } from '../../src/notify/channel.js';
 
@@ -173,4 +173,11 @@ t.test('a notification is counted sent before its receiver can see it, and its o
   t.equal(c.lastSuccess, outcomes[0]!.at);
   await d.close();
   await counters.close();
+});
+
+t.test('request headers keep the names as given; a later one replaces an earlier one of its name in any case', async (t) => {
+  t.same(requestHeaders(['Content-Type', 'application/json', 'Link', '<x>', 'NGSILD-Tenant', 'city', 'X-Additional-Key', 'v']),
+    { 'Content-Type': 'application/json', Link: '<x>', 'NGSILD-Tenant': 'city', 'X-Additional-Key': 'v' });
+  t.same(requestHeaders(['NGSILD-Tenant', 'city', 'ngsild-tenant', 'other', 'X-A', '1', 'X-A', '2']), { 'ngsild-tenant': 'other', 'X-A': '2' });
+  t.same(requestHeaders([]), {});
 });

@@ -136,7 +136,7 @@ t.test('deleting one datasetId instance is attributeDeleted: the kept instances,
   t.equal(m?.trigger, 'attributeDeleted');
   t.same(m?.entity[V('name')], [
     { type: 'Property', value: 'Eiffel Tower' }, de,
-    { type: 'Property', value: 'urn:ngsi-ld:null', deletedAt: new Date(NOW).toISOString(), datasetId: 'urn:ngsi-ld:Dataset:fr' },
+    { type: 'Property', value: 'urn:ngsi-ld:null', datasetId: 'urn:ngsi-ld:Dataset:fr', modifiedAt: new Date(NOW).toISOString(), deletedAt: new Date(NOW).toISOString() },
   ]);
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeUpdated'] }), w(before, after), NOW), undefined, 'no longer an update');
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }] }), w(before, after), NOW), undefined, 'nor a default trigger');
@@ -152,8 +152,8 @@ t.test('deleting an entity notifies attributeDeleted of the watched attributes i
   const m = matchChange(both, w(before, undefined), NOW);
   t.equal(m?.trigger, 'attributeDeleted');
   t.equal(m?.entity.deletedAt, deletedAt);
-  t.same(m?.entity[V('name')], [{ type: 'Property', value: 'urn:ngsi-ld:null', deletedAt }]);
-  t.same(m?.entity[V('speed')], [{ type: 'Property', value: 'urn:ngsi-ld:null', deletedAt }]);
+  t.same(m?.entity[V('name')], [{ type: 'Property', value: 'urn:ngsi-ld:null', modifiedAt: deletedAt, deletedAt }]);
+  t.same(m?.entity[V('speed')], [{ type: 'Property', value: 'urn:ngsi-ld:null', modifiedAt: deletedAt, deletedAt }]);
   const watched = matchChange(compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['name'], notificationTrigger: ['attributeDeleted'] }), w(before, undefined), NOW);
   t.same(Object.keys(watched!.entity).filter((k) => k.startsWith(DEFAULT_VOCAB)), [V('name')], 'only the watched attribute');
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['fuel'], notificationTrigger: ['attributeDeleted'] }), w(before, undefined), NOW), undefined, 'an entity without the watched attribute');

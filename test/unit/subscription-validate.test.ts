@@ -23,13 +23,16 @@ t.test('mqtt endpoints are refused until a transport adds the scheme (seed 001 �
   t.equal(withBridge.notification.endpoint.uri, 'mqtt://broker.example:1883/topic');
 });
 
-t.test('PATCH merges notification members, removes null members, keeps a past expiresAt it was not given', async (t) => {
+t.test('PATCH replaces the members it gives, notification whole; removes null members; keeps a past expiresAt it was not given', async (t) => {
   const current = validateSubscription({ ...base, q: 'a>1', expiresAt: '2025-07-01T00:00:00Z', notification: { format: 'concise', endpoint: { uri: 'http://r.example/n' } } }, opts);
   const later = { ...opts, now: Date.parse('2025-08-01T00:00:00Z') };
-  const patched = patchSubscription(current, { q: null, notification: { sysAttrs: true } }, later);
+  const patched = patchSubscription(current, { q: null, notification: { sysAttrs: true, endpoint: { uri: 'http://r.example/m' } } }, later);
   t.notOk('q' in patched);
-  t.equal(patched.notification.format, 'concise');
-  t.equal(patched.notification.sysAttrs, true);
+  t.same(patched.notification, { sysAttrs: true, endpoint: { uri: 'http://r.example/m' } }, 'CIM 009 §5.5.8: the member is replaced, its format is not kept');
+  // CIM 009 §5.8.2.4: the fragment's members meet §5.2.12, and NotificationParams need an endpoint (§5.2.14).
+  t.throws(() => patchSubscription(current, { notification: { format: 'keyValues' } }, later), { detail: /notification\.endpoint/ });
+  t.throws(() => patchSubscription(current, { notification: { format: 'keyValues', endpoint: null } }, later), { detail: /notification\.endpoint/ });
+  t.throws(() => patchSubscription(current, { notification: null }, later), { detail: /notification/ }, 'a mandatory member cannot be removed');
   t.equal(patched.expiresAt, '2025-07-01T00:00:00Z', 'an expired subscription can still be updated');
   t.throws(() => patchSubscription(current, { expiresAt: '2025-07-15T00:00:00Z' }, later), { detail: /expiresAt/ });
   t.throws(() => patchSubscription(current, { watchedAttributes: ['a'], timeInterval: 3 }, opts), { detail: /timeInterval/ });

@@ -21,10 +21,19 @@ export function isNullMarker(v: unknown): boolean {
   return false;
 }
 
+/**
+ * The NGSI-LD Null as the value member of a `type` attribute (§4.5.0): the URI, an array of it where an array is
+ * required, `{"@none": null URI}` as a languageMap. Also how a deleted attribute keeps its kind in a notification.
+ */
+export function nullValueOf(type: AttrType): unknown {
+  if (type === 'ListProperty' || type === 'ListRelationship') return [NGSI_LD_NULL];
+  return type === 'LanguageProperty' ? { '@none': NGSI_LD_NULL } : NGSI_LD_NULL;
+}
+
 /** Checks `v` as the value member of a `type` attribute and sets it on `inst` (vocab expanded, objectList normalized). */
 export function setValue(inst: AttrInstance, type: AttrType, v: unknown, at: string, ctx: ResolvedContext, nullable: boolean): void {
   if (v === null && nullable) {
-    inst[VALUE_MEMBER[type]] = type === 'ListProperty' || type === 'ListRelationship' ? [NGSI_LD_NULL] : type === 'LanguageProperty' ? { '@none': NGSI_LD_NULL } : NGSI_LD_NULL;
+    inst[VALUE_MEMBER[type]] = nullValueOf(type);
     return;
   }
   switch (type) {

@@ -2,7 +2,7 @@
 // tenant, entity type and id, so a write only looks at the subscriptions that can concern it, then the full test.
 import type { AttrInstance, StoredEntity } from '../entity/model.js';
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER } from '../entity/model.js';
-import { NGSI_LD_NULL } from '../entity/syntax.js';
+import { nullValueOf } from '../entity/value-members.js';
 import { datasetKey, sameList, type EntityWrite } from '../entity/write-change.js';
 import type { CompiledSubscription } from './compile.js';
 import type { NotificationTrigger } from './model.js';
@@ -118,19 +118,16 @@ export function matchChange(sub: CompiledSubscription, write: EntityWrite, now: 
   const datasetIds = sub.render.datasetId;
   if (after === undefined) {
     const gone: StoredEntity = { id: subject.id, type: subject.type, createdAt: subject.createdAt, modifiedAt: nowIso, deletedAt: nowIso };
-    if (triggers.has('entityDeleted')) return { trigger: 'entityDeleted', entity: gone };
+    if (triggers.has('entityDeleted')) {
+      // CIM 009 §5.8.6: an entity's deletion shows its deletedAt only, unless showChanges asks for what it had: then
+      // each of its attributes, deleted, with its previous value.
+      if (sub.showChanges) addDeletedAttrs(gone, subject, undefined, sub, nowIso);
+      return { trigger: 'entityDeleted', entity: gone };
+    }
     if (!triggers.has('attributeDeleted')) return undefined;
     // CIM 009 §5.8.6: deleting an entity deletes its attributes, so a subscription to attributeDeleted (and not to
     // entityDeleted) hears of the watched ones the entity had, each as NGSI-LD null, with the entity's deletedAt.
-    let any = false;
-    for (const attrIri in subject) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri) || (sub.watched !== undefined && !sub.watched.has(attrIri))) continue;
-      const lost = instancesIn(subject, attrIri, datasetIds);
-      if (lost === undefined) continue;
-      gone[attrIri] = lost.map((inst) => nulled(inst, nowIso));
-      any = true;
-    }
-    return any ? { trigger: 'attributeDeleted', entity: gone } : undefined;
+    return addDeletedAttrs(gone, subject, sub.watched, sub, nowIso) ? { trigger: 'attributeDeleted', entity: gone } : undefined;
   }
   if (before === undefined) {
     const created = changedAttrs(write, sub.watched, datasetIds);
@@ -157,17 +154,57 @@ export function matchChange(sub: CompiledSubscription, write: EntityWrite, now: 
   if (notifyDeleted) {
     for (const attrIri of diff.deleted) {
       const kept = (entity[attrIri] as AttrInstance[] | undefined) ?? [];
-      const lost = lostInstances(inDatasets(previous[attrIri], datasetIds)!, instancesIn(after, attrIri, datasetIds));
-      entity[attrIri] = [...kept, ...lost.map((inst) => nulled(inst, nowIso))];
+      const keptSelected = instancesIn(after, attrIri, datasetIds);
+      const lost = lostInstances(inDatasets(previous[attrIri], datasetIds)!, keptSelected);
+      entity[attrIri] = [...kept, ...deletedInstances(lost, keptSelected === undefined, sub, nowIso)];
     }
   }
   return { trigger, entity };
 }
 
-/** A deleted instance as notified: the NGSI-LD null in its place, its datasetId kept. */
-function nulled(inst: AttrInstance, deletedAt: string): AttrInstance {
-  const out: AttrInstance = { type: 'Property', value: NGSI_LD_NULL, deletedAt };
-  if (inst.datasetId !== undefined) out.datasetId = inst.datasetId;
+/**
+ * Sets on `gone` the attributes `subject` had (the watched ones, of the selected datasetIds), deleted with it; false
+ * when there was none.
+ */
+function addDeletedAttrs(gone: StoredEntity, subject: StoredEntity, watched: ReadonlySet<string> | undefined, sub: CompiledSubscription, deletedAt: string): boolean {
+  let any = false;
+  for (const attrIri in subject) {
+    if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
+    const lost = instancesIn(subject, attrIri, sub.render.datasetId);
+    if (lost === undefined) continue;
+    gone[attrIri] = deletedInstances(lost, true, sub, deletedAt);
+    any = true;
+  }
+  return any;
+}
+
+/**
+ * The instances an attribute lost, as a notification shows them (CIM 009 §5.8.6): each keeps its kind with the
+ * NGSI-LD Null as its value member (§4.5.0: `urn:ngsi-ld:null` as value, object, vocab or json, in an array as
+ * valueList or objectList, `{"@none": ...}` as languageMap), its datasetId, with showChanges the value it had, with
+ * sysAttrs its createdAt and the deletion as modifiedAt and deletedAt. An attribute deleted whole (`whole`: the
+ * subscription sees no instance left) is the attribute's name and the null alone: one instance, the default one's (else
+ * the first's) kind, unless a datasetId or a previous value per instance is needed (the subscription selects
+ * datasetIds, or showChanges).
+ */
+function deletedInstances(lost: readonly AttrInstance[], whole: boolean, sub: CompiledSubscription, deletedAt: string): AttrInstance[] {
+  const showChanges = sub.showChanges;
+  if (whole && lost.length > 1 && !showChanges && sub.render.datasetId === undefined) {
+    const main = lost.find((inst) => inst.datasetId === undefined) ?? lost[0]!;
+    return [nulled(main, deletedAt, false, false)];
+  }
+  return lost.map((inst) => nulled(inst, deletedAt, showChanges, true));
+}
+
+function nulled(inst: AttrInstance, deletedAt: string, withPrevious: boolean, withDatasetId: boolean): AttrInstance {
+  const member = VALUE_MEMBER[inst.type];
+  const out: AttrInstance = { type: inst.type };
+  out[member] = nullValueOf(inst.type);
+  if (withPrevious && inst[member] !== undefined) out[PREVIOUS[member]!] = inst[member];
+  if (withDatasetId && inst.datasetId !== undefined) out.datasetId = inst.datasetId;
+  if (inst.createdAt !== undefined) out.createdAt = inst.createdAt;
+  out.modifiedAt = deletedAt;
+  out.deletedAt = deletedAt;
   return out;
 }
 

@@ -19,13 +19,23 @@ export interface NotificationPayload {
 export function buildNotification(sub: CompiledSubscription, entities: readonly StoredEntity[], trigger: NotificationTrigger | undefined): NotificationPayload {
   const ctx = sub.notifyContext;
   const accept = sub.endpoint.accept;
+  const jsonLd = accept === 'application/ld+json';
   let data: unknown;
   if (accept === 'application/geo+json') data = featureCollection(entities.map((e) => renderGeoJson(e, ctx, sub.render)));
-  else data = entities.map((e) => renderDeleted(e) ?? renderEntity(e, ctx, sub.render));
+  else {
+    data = entities.map((e) => {
+      const rendered = renderDeleted(e) ?? renderEntity(e, ctx, sub.render);
+      // CIM 009 §5.3.1: data is Entity[], and an entity in JSON-LD carries its @context, as each entity of an
+      // application/ld+json query answer does (the ETSI OpenAPI gives the Notification no @context member).
+      if (jsonLd) rendered['@context'] = ctx.contextValue;
+      return rendered;
+    });
+  }
   const n: Record<string, unknown> = { id: `urn:ngsi-ld:Notification:${randomUUID()}`, type: 'Notification', subscriptionId: sub.id, data };
   if (trigger !== undefined) n.triggerReason = trigger;
   const headers: string[] = ['Content-Type', accept];
-  if (accept === 'application/ld+json') n['@context'] = ctx.contextValue;
+  // The Notification itself is a JSON-LD document too: its own members are terms of the core @context.
+  if (jsonLd) n['@context'] = ctx.contextValue;
   else headers.push('Link', formatLinkHeader(sub.linkUrl));
   // The notification of a tenant's subscription names its tenant (CIM 009 §4.14 tenants; Orion-LD sends it; tenant
   // names are checked on the request that created it: lower-case letters, digits, '_' and '-'). receiverInfo,
@@ -43,7 +53,8 @@ export function buildNotification(sub: CompiledSubscription, entities: readonly 
       out.createdAt = e.createdAt;
       out.modifiedAt = e.modifiedAt;
     }
-    // attributeDeleted by the entity's deletion (match.ts): the deleted attributes follow, as NGSI-LD null.
-    return trigger === 'attributeDeleted' ? { ...renderEntity(e, ctx, sub.render), ...out } : out;
+    // attributeDeleted by the entity's deletion, or entityDeleted with showChanges (match.ts): the deleted attributes
+    // follow, as NGSI-LD null.
+    return trigger === 'attributeDeleted' || sub.showChanges ? { ...renderEntity(e, ctx, sub.render), ...out } : out;
   }
 }

@@ -139,8 +139,9 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
 }
 
 /**
- * CIM 009 §5.8.2: a PATCH replaces the members it gives (null removes an optional one); the result is validated
- * whole, so that a fragment cannot make an invalid subscription (timeInterval with watchedAttributes...).
+ * CIM 009 §5.8.2, §5.5.8: a PATCH replaces the members it gives (null removes an optional one); the result is
+ * validated whole, so that a fragment cannot make an invalid subscription (timeInterval with watchedAttributes...).
+ * `notification` is a member like the others: replaced whole, so a fragment's notification needs its endpoint.
  */
 export function patchSubscription(current: SubscriptionBody, fragment: Record<string, unknown>, opts: ValidateOptions): SubscriptionBody {
   if (Object.keys(fragment).filter((k) => k !== '@context').length === 0) throw badRequest('the body holds no member to update');
@@ -150,15 +151,7 @@ export function patchSubscription(current: SubscriptionBody, fragment: Record<st
   const merged: Record<string, unknown> = { ...(current as unknown as Record<string, unknown>) };
   for (const [k, v] of Object.entries(fragment)) {
     if (k === '@context') continue;
-    if (k === 'notification' && isPlainObject(v)) {
-      // The notification parameters are merged member by member: PATCHing the format keeps the endpoint.
-      const n: Record<string, unknown> = { ...(current.notification as unknown as Record<string, unknown>) };
-      for (const [nk, nv] of Object.entries(v)) {
-        if (nv === null) delete n[nk];
-        else n[nk] = nv;
-      }
-      merged.notification = n;
-    } else if (v === null) delete merged[k];
+    if (v === null) delete merged[k];
     else merged[k] = v;
   }
   // A given expiresAt is checked against now; a kept one is not (status shows it expired).
