@@ -3,7 +3,7 @@
 // collection `jsonldContexts` of the tenant they belong to: a Hosted one to the tenant of its POST, a Cached or
 // ImplicitlyCreated one to the tenant whose request fetched or used it (each tenant has its own record).
 import { randomUUID } from 'node:crypto';
-import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import { LdError, badRequest, invalidRequest, notFound } from '../ngsild/problem.js';
 import { HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type KeptContext } from '../ngsild/context/context-resolver.js';
 import { isCoreContextUrl } from '../ngsild/context/core-contexts.js';
 import { tenantLocalId, type ResolvedContext } from '../ngsild/context/resolved.js';
@@ -59,7 +59,9 @@ export const createContext: OpHandler = async (req, ctx) => {
   const body = req.jsonObject();
   // CIM 009 §5.13.2: what lies outside the @context member is discarded.
   const context = body['@context'];
-  if (context === undefined) throw badRequest('the body must be a JSON object with an @context member');
+  // CIM 009 §5.13.2: the body is a JSON object with an @context member; without one it is not the structure the
+  // operation takes (InvalidRequest), while an @context that is no context is bad content (BadRequestData, below).
+  if (context === undefined) throw invalidRequest('the body must be a JSON object with an @context member');
   if (!(typeof context === 'string' || Array.isArray(context) || (typeof context === 'object' && context !== null)))
     throw badRequest('@context must be a URL, a context object, or an array of those');
   let resolved: ResolvedContext;

@@ -67,11 +67,15 @@ t.test('a Hosted @context works in Link headers, served from the store whatever 
 
 t.test('POST /jsonldContexts refuses what is no valid @context with 400 BadRequestData and keeps nothing', async (t) => {
   const before = (await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length;
-  for (const body of [{ '@context': 42 }, { '@context': true }, { notContext: {} }, { '@context': ['https://example.org/x.jsonld', 7] }, { '@context': { id: 'https://example.org/id' } }, { '@context': 'not a url' }]) {
+  for (const body of [{ '@context': 42 }, { '@context': true }, { '@context': ['https://example.org/x.jsonld', 7] }, { '@context': { id: 'https://example.org/id' } }, { '@context': 'not a url' }]) {
     const r = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body });
     t.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
     t.equal(r.json.type, `${ERR}BadRequestData`, JSON.stringify(body));
   }
+  // No @context member at all: not the structure the operation takes (CIM 009 §5.13.2), InvalidRequest.
+  const noContext = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { notContext: {} } });
+  t.equal(noContext.status, 400, noContext.text);
+  t.equal(noContext.json.type, `${ERR}InvalidRequest`);
   const notJson = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { raw: '{"@context": ', headers: { 'content-type': 'application/json' } });
   t.equal(notJson.status, 400);
   const arr = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: [{ '@context': {} }] });
