@@ -51,8 +51,9 @@ async function findEntry(req: LdRequest, ctx: WorkerContext, contextId: string):
   return entryOf(requestBrokerUrl(req, ctx.config), localId, kept);
 }
 
+/** CIM 009 v1.8.1 §5.13.3: the details of a kept @context; `createdAt` is when it was added, fetched or first used. */
 function details(e: Entry): Record<string, unknown> {
-  return { URL: e.url, localId: e.localId, kind: e.kept.kind, timestamp: e.kept.timestamp };
+  return { URL: e.url, localId: e.localId, kind: e.kept.kind, createdAt: e.kept.timestamp };
 }
 
 export const createContext: OpHandler = async (req, ctx) => {
@@ -120,7 +121,12 @@ export const deleteContext: OpHandler = async (req, ctx) => {
     if (reload) throw badRequest(`reload: the broker caches no @context '${contextId.slice(0, 300)}'`);
     throw notFound(`the broker keeps no @context '${contextId.slice(0, 300)}'`);
   }
-  if (entry.core) throw badRequest('the core @context cannot be deleted or reloaded');
+  // CIM 009 §5.13.5: the core @context cannot be deleted; it may be reloaded, which is a no-op here since the broker
+  // embeds it and never downloads it.
+  if (entry.core) {
+    if (reload) return { status: 204 };
+    throw badRequest('the core @context cannot be deleted (reload=true reloads it)');
+  }
   if (reload && entry.kept.kind !== 'Cached') throw badRequest(`reload: @context '${contextId.slice(0, 300)}' is ${entry.kept.kind}, not Cached`);
   const contexts = contextResolverOf(ctx);
   if (reload) {
