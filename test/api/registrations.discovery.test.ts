@@ -2,7 +2,7 @@
 // a malformed q or an incomplete temporal query, a RegistrationInfo without entities covering every entity
 // (§5.2.10), and the temporal query matched against observationInterval and managementInterval.
 import t, { type Test } from 'tap';
-import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
 
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 const R = `${NGSI}/csourceRegistrations`;
@@ -35,7 +35,7 @@ const found = async (query: string): Promise<string[]> => {
   return r.json.map((x: { id: string }) => x.id.split(':').pop()).sort();
 };
 
-function badRequest(t: Test, r: { status: number; json: any; text: string }, what: string): void {
+function badRequest(t: Test, r: Reply, what: string): void {
   t.equal(r.status, 400, `${what}: ${r.text}`);
   t.equal(r.json?.type, `${ERR}BadRequestData`, what);
 }
