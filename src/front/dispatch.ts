@@ -15,6 +15,18 @@ import { safeHeaders } from './header-safety.js';
 import type { Logger } from '../logger.js';
 import type { CorsPolicy } from './cors.js';
 
+/** What each path parameter of the catalog names, for the 400 of an empty segment. */
+const PARAM_LABELS: Readonly<Record<string, string>> = {
+  entityId: 'entity id',
+  attrId: 'attribute name',
+  instanceId: 'instance id',
+  subscriptionId: 'subscription id',
+  registrationId: 'registration id',
+  contextId: '@context id',
+  type: 'entity type',
+  entityMapId: 'entity map id',
+};
+
 export interface FrontDeps {
   runner: PipelineRunner;
   auth: FrontAuth | undefined;
@@ -60,7 +72,9 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     if (outcome.refusal !== undefined) return respond(ex, outcome.refusal, deps);
     identity = outcome.identity;
   }
-  if (match.kind === 'notFound') throw new LdError('NotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
+  // CIM 009 v1.8 table 5.5.2-1: an unknown route names no resource of the API, so ResourceNotFound.
+  if (match.kind === 'notFound') throw new LdError('ResourceNotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
+  if (match.kind === 'emptyParam') throw new LdError('BadRequestData', `the ${PARAM_LABELS[match.name] ?? match.name} is missing from the path (an empty segment)`);
   if (match.kind === 'badMethod') {
     const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
     result.headers.push('Allow', match.allow);

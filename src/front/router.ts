@@ -1,12 +1,14 @@
-// Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow),
-// or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110 §9.3.2). The routes are the
-// operation catalog's (src/ngsild/operations.ts).
+// Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow, a
+// parameter segment left empty), or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110
+// §9.3.2). The routes are the operation catalog's (src/ngsild/operations.ts).
 import { API_PREFIX, OPERATIONS, type LdOp, type Method } from '../ngsild/operations.js';
 
 export type RouteMatch =
   | { kind: 'op'; op: LdOp; route: string; params: string[] }
   | { kind: 'notFound' }
   | { kind: 'badMethod'; allow: string }
+  /** The route's method matched but a parameter segment is empty (`/entities//attrs`): `name` says which. */
+  | { kind: 'emptyParam'; name: string }
   | { kind: 'options'; allow: string };
 
 /** One path and the operation of each method it serves, in catalog order. */
@@ -20,6 +22,8 @@ interface CompiledRoute {
   route: string;
   /** Literal segments, or null where a parameter stands. */
   segments: (string | null)[];
+  /** The name of each parameter (`entityId` for `:entityId`), in path order. */
+  paramNames: string[];
   allow: string;
 }
 
@@ -55,10 +59,12 @@ function allowOf(def: RouteDef): string {
 function compileTable(defs: readonly RouteDef[], prefix: string): Map<string, CompiledRoute[]> {
   const table = new Map<string, CompiledRoute[]>();
   for (const def of defs) {
-    const segments = def.pattern.slice(1).split('/').map((s) => (s.startsWith(':') ? null : s));
+    const parts = def.pattern.slice(1).split('/');
+    const segments = parts.map((s) => (s.startsWith(':') ? null : s));
+    const paramNames = parts.filter((s) => s.startsWith(':')).map((s) => s.slice(1));
     const key = `${segments.length}/${segments[0]}`;
     const list = table.get(key) ?? [];
-    list.push({ def, route: prefix + def.pattern, segments, allow: allowOf(def) });
+    list.push({ def, route: prefix + def.pattern, segments, paramNames, allow: allowOf(def) });
     table.set(key, list);
   }
   return table;
@@ -81,15 +87,17 @@ export function lookupRoute(method: string, path: string): RouteMatch {
     let ok = true;
     for (let i = 0; i < parts.length; i++) {
       const lit = c.segments[i];
-      if (lit === null) {
-        if (parts[i] === '') { ok = false; break; }
-        params.push(parts[i]!);
-      } else if (lit !== parts[i]) { ok = false; break; }
+      if (lit === null) params.push(parts[i]!);
+      else if (lit !== parts[i]) { ok = false; break; }
     }
     if (!ok) continue;
     if (method === 'OPTIONS') return { kind: 'options', allow: c.allow };
     const op = c.def.methods[(method === 'HEAD' ? 'GET' : method) as Method];
     if (op === undefined) return { kind: 'badMethod', allow: c.allow };
+    // CIM 009 §5.6.x: "If the Entity Id is not present ... BadRequestData" (so for the attribute name and the other
+    // identifiers of a path): an empty segment is the operation's, with its parameter missing, not an unknown route.
+    const empty = params.indexOf('');
+    if (empty >= 0) return { kind: 'emptyParam', name: c.paramNames[empty]! };
     for (let i = 0; i < params.length; i++) params[i] = safeDecode(params[i]!);
     return { kind: 'op', op, route: c.route, params };
   }

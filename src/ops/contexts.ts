@@ -3,7 +3,7 @@
 // collection `jsonldContexts` of the tenant they belong to: a Hosted one to the tenant of its POST, a Cached or
 // ImplicitlyCreated one to the tenant whose request fetched or used it (each tenant has its own record).
 import { randomUUID } from 'node:crypto';
-import { LdError, badRequest, notFound } from '../ngsild/problem.js';
+import { LdError, badRequest, invalidRequest, notFound } from '../ngsild/problem.js';
 import { HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type KeptContext } from '../ngsild/context/context-resolver.js';
 import { isCoreContextUrl } from '../ngsild/context/core-contexts.js';
 import { tenantLocalId, type ResolvedContext } from '../ngsild/context/resolved.js';
@@ -51,15 +51,18 @@ async function findEntry(req: LdRequest, ctx: WorkerContext, contextId: string):
   return entryOf(requestBrokerUrl(req, ctx.config), localId, kept);
 }
 
+/** CIM 009 v1.8.1 §5.13.3: the details of a kept @context; `createdAt` is when it was added, fetched or first used. */
 function details(e: Entry): Record<string, unknown> {
-  return { URL: e.url, localId: e.localId, kind: e.kept.kind, timestamp: e.kept.timestamp };
+  return { URL: e.url, localId: e.localId, kind: e.kept.kind, createdAt: e.kept.timestamp };
 }
 
 export const createContext: OpHandler = async (req, ctx) => {
   const body = req.jsonObject();
   // CIM 009 §5.13.2: what lies outside the @context member is discarded.
   const context = body['@context'];
-  if (context === undefined) throw badRequest('the body must be a JSON object with an @context member');
+  // CIM 009 §5.13.2: the body is a JSON object with an @context member; without one it is not the structure the
+  // operation takes (InvalidRequest), while an @context that is no context is bad content (BadRequestData, below).
+  if (context === undefined) throw invalidRequest('the body must be a JSON object with an @context member');
   if (!(typeof context === 'string' || Array.isArray(context) || (typeof context === 'object' && context !== null)))
     throw badRequest('@context must be a URL, a context object, or an array of those');
   let resolved: ResolvedContext;
@@ -118,7 +121,12 @@ export const deleteContext: OpHandler = async (req, ctx) => {
     if (reload) throw badRequest(`reload: the broker caches no @context '${contextId.slice(0, 300)}'`);
     throw notFound(`the broker keeps no @context '${contextId.slice(0, 300)}'`);
   }
-  if (entry.core) throw badRequest('the core @context cannot be deleted or reloaded');
+  // CIM 009 §5.13.5: the core @context cannot be deleted; it may be reloaded, which is a no-op here since the broker
+  // embeds it and never downloads it.
+  if (entry.core) {
+    if (reload) return { status: 204 };
+    throw badRequest('the core @context cannot be deleted (reload=true reloads it)');
+  }
   if (reload && entry.kept.kind !== 'Cached') throw badRequest(`reload: @context '${contextId.slice(0, 300)}' is ${entry.kept.kind}, not Cached`);
   const contexts = contextResolverOf(ctx);
   if (reload) {

@@ -81,11 +81,23 @@ function mayRenderEmpty(opts: RenderOptions): boolean {
   return (opts.pick !== undefined || opts.omit !== undefined) && !shown('id') && !shown('type');
 }
 
+/** Entity members that are no attribute (§4.5.1, §4.8), which `attrs` may name but which select no entity. */
+const NOT_ATTRIBUTES: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'createdAt', 'modifiedAt', 'deletedAt', '@id', '@type']);
+
+/**
+ * Whether `attrs` is a filter of its own: CIM 009 §5.7.2.4 counts a list of Attribute names among a query's minimal
+ * filters; `attrs=id,type` names entity members, no attribute, so it filters nothing (and selects every entity).
+ */
+function namesAnAttribute(attrs: readonly string[] | undefined): boolean {
+  return attrs !== undefined && attrs.some((a) => !NOT_ATTRIBUTES.has(a));
+}
+
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
-  // CIM 009 §6.4.3.2: local=true (no distributed operation) asks for the local entities, a selection on its own.
+  // CIM 009 §5.7.2.4, §6.4.3.2: type, attrs, q, a geo-query or local=true (no distributed operation) select; id and
+  // idPattern alone do too, as Orion-LD has them (README "Tolerances for real clients").
   const local = boolParam(req, 'local');
-  if (!local && sel.selectors.length === 0 && sel.attrs === undefined && sel.q === undefined && sel.geo === undefined)
-    throw badRequest('a query needs at least one of type, id, idPattern, attrs, q, a geo-query or local=true');
+  if (!local && sel.selectors.length === 0 && !namesAnAttribute(sel.attrs) && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a query needs at least one of type, id, idPattern, attrs naming an attribute, q, a geo-query or local=true');
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));

@@ -1,6 +1,6 @@
 // URL parameters that choose how entities are rendered (CIM 009 v1.8 §6.3.x): format/options, attrs, pick, omit,
 // lang, datasetId, sysAttrs; parsed once per request into the renderer's options.
-import { badRequest } from '../ngsild/problem.js';
+import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { checkDisjoint, parseProjection, type Projection } from '../ngsild/query/projection.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
@@ -28,8 +28,10 @@ export function renderOptions(req: LdRequest): RenderOptions {
   let format: Format = 'normalized';
   const formatParam = q.get('format');
   if (formatParam !== undefined) {
+    // CIM 009 v1.8.1 §6.3.20: a representation the operation does not support is InvalidRequest, asked by `format`
+    // (§6.3.7) as by an `options` word.
     if (formatParam !== 'normalized' && formatParam !== 'concise' && formatParam !== 'keyValues' && formatParam !== 'simplified')
-      throw badRequest(`format: '${formatParam.slice(0, 60)}' is not one of normalized, concise, keyValues, simplified`);
+      throw invalidRequest(`format: '${formatParam.slice(0, 60)}' is not one of normalized, concise, keyValues, simplified`);
     format = formatParam === 'simplified' ? 'keyValues' : formatParam;
   } else if (words.has('keyValues') || words.has('simplified')) {
     if (words.has('concise')) throw badRequest('options: keyValues (simplified) and concise cannot be asked together');

@@ -108,17 +108,20 @@ export class LdRequest {
     return parsed;
   }
 
-  /** The body as a JSON object (400 otherwise). */
+  /**
+   * The body as a JSON object. Anything else is not the structure the operation takes: 400 InvalidRequest, as a body
+   * that is no JSON at all (CIM 009 v1.8 table 5.5.2-1; BadRequestData is for the content of a well-formed request).
+   */
   jsonObject(): Record<string, unknown> {
     const v = this.json();
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('the body must be a JSON object');
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidRequest('the body must be a JSON object');
     return v as Record<string, unknown>;
   }
 
-  /** The body as a JSON array (400 otherwise). */
+  /** The body as a JSON array (400 InvalidRequest otherwise, as jsonObject). */
   jsonArray(): unknown[] {
     const v = this.json();
-    if (!Array.isArray(v)) throw badRequest('the body must be a JSON array');
+    if (!Array.isArray(v)) throw invalidRequest('the body must be a JSON array');
     return v;
   }
 

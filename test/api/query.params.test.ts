@@ -190,11 +190,16 @@ t.test('format and options choose normalized, concise or keyValues; conflicting 
   t.same(conc.json[0].owner, { object: 'urn:ngsi-ld:Person:alice' });
   t.same(conc.json[0].speed, { value: 10, observedAt: '2024-03-01T10:00:00Z', accuracy: 0.5 });
   t.same((await get(`id=${P4}&format=normalized&options=keyValues`)).json[0].speed, { type: 'Property', value: 5 }, 'format wins over options');
-  for (const bad of ['options=keyValues,concise', 'format=compact', 'format=']) {
+  const both = await get(`id=${P4}&options=keyValues,concise`);
+  t.equal(both.status, 400, both.text);
+  t.equal(both.json?.type, `${ERR}BadRequestData`, 'two representations at once');
+  for (const bad of ['format=compact', 'format=']) {
     const r = await get(`id=${P4}&${bad}`);
     t.equal(r.status, 400, `${bad}: ${r.text}`);
-    t.equal(r.json?.type, `${ERR}BadRequestData`, bad);
+    t.equal(r.json?.type, `${ERR}InvalidRequest`, `${bad}: a representation the operation does not support (CIM 009 v1.8.1 §6.3.20)`);
   }
+  const retrieve = await call(broker, 'GET', `${NGSI}/entities/${P4}?format=invalidFormat`);
+  t.equal(retrieve.json?.type, `${ERR}InvalidRequest`, `so on a retrieve: ${retrieve.text}`);
   const word = await get(`id=${P4}&options=sideways`);
   t.equal(word.status, 400, word.text);
   t.equal(word.json?.type, `${ERR}InvalidRequest`, 'an options word the operation does not support (CIM 009 v1.8.1 §6.3.20)');

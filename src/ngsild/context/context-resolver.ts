@@ -225,7 +225,7 @@ export class ContextResolver {
     for (const { url, cachedId } of keeps.fetched) {
       const localId = tenantLocalId(tenant, cachedId);
       if (this.keptIds.has(localId)) continue;
-      const doc = this.documents.cached(url) as Record<string, unknown> | undefined;
+      const doc = (this.documents.cached(url) ?? this.documents.local(url)) as Record<string, unknown> | undefined;
       out.push({ localId, doc: { kind: 'Cached', url, context: doc?.['@context'], timestamp: new Date().toISOString() } });
     }
     return out;
@@ -449,7 +449,7 @@ export class ContextResolver {
   /**
    * A context document by URL: the core, a kept one, a local one (--contextDir, embedded files), the cache, a failure
    * remembered, then the network, where the build (and every request awaiting it) is told it waits. URLs taken from
-   * the cache or the network are noted in `fetched` (they are kept as Cached for the request's tenant).
+   * a local copy, the cache or the network are noted in `fetched` (they are kept as Cached for the request's tenant).
    */
   private async loadDocument(url: string, b: SharedBuild | undefined, fetched?: string[]): Promise<object> {
     if (isCoreContextUrl(url)) return this.coreDoc!;
@@ -457,9 +457,11 @@ export class ContextResolver {
       const localId = hostedLocalId(url);
       if (localId !== undefined) return this.keptDocument(url, localId);
     }
+    // CIM 009 v1.8 §5.13.1: a copy the broker holds of a remote @context (from --contextDir or shipped with it) is
+    // Cached as a fetched one is, listed and managed in the tenants that use it; only the core is everyone's.
+    if (fetched !== undefined && !fetched.includes(url)) fetched.push(url);
     const local = this.documents.local(url);
     if (local !== undefined) return local;
-    if (fetched !== undefined && !fetched.includes(url)) fetched.push(url);
     const cached = this.documents.cached(url);
     if (cached !== undefined) return cached;
     const failed = this.documents.failure(url);

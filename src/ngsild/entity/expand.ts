@@ -237,6 +237,9 @@ function expandTypes(raw: unknown, at: string, ctx: ResolvedContext): string[] {
     const bad = forbiddenNameChar(t);
     if (bad !== undefined) throw badRequest(`${at}: ${show(t)} holds the forbidden character ${JSON.stringify(bad)}`);
     const iri = checkNameSize(ctx.expandTerm(t), at);
+    // CIM 009 §5.2.4 (Entity type: a Name expanded to an IRI): a term the @context maps to a keyword (the core's
+    // `type` and `id` aliases) or to no IRI names no type.
+    if (iri.indexOf(':') < 0) throw badRequest(`${at}: ${show(t)} does not expand to an IRI`);
     if (!out.includes(iri)) out.push(iri);
   }
   return out;

@@ -245,6 +245,11 @@ export function partialAttributeUpdate(entity: StoredEntity, attrIri: string, fr
   const datasetId = opts.datasetId ?? fragment.datasetId;
   const at = before === undefined ? -1 : indexOfDataset(before, datasetId);
   if (before === undefined || at < 0) return { found: false, entity, ...c };
+  // CIM 009 §5.6.4: a partial update changes the members of the attribute, not what it is: a fragment typed as
+  // another kind (Property for a Relationship) is refused; Update Entity Attributes (§5.6.2) replaces it whole.
+  const kind = fragment.type;
+  if (kind !== undefined && kind !== before[at]!.type && !isDeletion(fragment))
+    throw badRequest(`${attrIri}: a partial update cannot make a ${before[at]!.type} a ${kind}; replace the attribute instead`);
   const next: StoredEntity = { ...entity, modifiedAt: opts.now };
   const instances = before.slice();
   const written: string[] = [];

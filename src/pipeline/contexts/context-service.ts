@@ -64,8 +64,10 @@ class ContextDocumentSource implements ContextDocuments {
     return this.fetcher.load(url);
   }
 
+  /** A local copy (--contextDir, shipped) is the document the broker uses: reloading it is reading it again. */
   reload(url: string): Promise<object> {
-    return this.fetcher.reload(url);
+    const local = this.local(url);
+    return local !== undefined ? Promise.resolve(local) : this.fetcher.reload(url);
   }
 
   forget(url: string): void {
