@@ -42,8 +42,13 @@ export function instanceTime(inst: HistoryInstance, prop: TimeProperty): string 
   return typeof t === 'string' ? t : inst.createdAt;
 }
 
+/**
+ * `emptied`: attributes with instances in the asked range that all fall past a paged answer's cut (CIM 009 v1.8
+ * §6.3.10), by type. Each is rendered with no instance, so the page still says it exists: an empty array, or its
+ * simplified or aggregated object with empty lists.
+ */
 export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<string, HistoryInstance[]>, ctx: ResolvedContext,
-  opts: TemporalRenderOptions): Record<string, unknown> {
+  opts: TemporalRenderOptions, emptied?: Readonly<Record<string, AttrType>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // CIM 009 v1.8.1 §4.21: pick keeps, omit leaves out; given together (on different members), both apply.
   const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
@@ -63,7 +68,21 @@ export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<st
     if (opts.format === 'normalized' || opts.format === 'concise') out[name] = instances.map((i) => instanceOf(i, ctx, opts));
     else out[name] = perDataset(instances, (group) => (opts.format === 'temporalValues' ? simplified(group, opts) : aggregated(group, opts)));
   }
+  if (emptied !== undefined) {
+    for (const attrIri in emptied) {
+      const name = ctx.compactIri(attrIri);
+      if (shown(name)) out[name] = emptyAttribute(emptied[attrIri]!, opts);
+    }
+  }
   return out;
+}
+
+function emptyAttribute(type: AttrType, opts: TemporalRenderOptions): unknown {
+  if (opts.format === 'normalized' || opts.format === 'concise') return [];
+  const o: Record<string, unknown> = { type };
+  if (opts.format === 'temporalValues') o[SIMPLIFIED_MEMBER[type]] = [];
+  else for (const m of opts.aggrMethods ?? []) o[m] = [];
+  return o;
 }
 
 /**
