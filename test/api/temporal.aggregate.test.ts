@@ -1,11 +1,12 @@
 // The aggregated temporal representation over the API (CIM 009 v1.8 §4.5.19, §6.3.x): every period spans
-// aggrPeriodDuration (the last one too, unless the asked range ends it), its bounds are written to the second, and a
-// far range start costs nothing.
+// aggrPeriodDuration (the last one too, unless the asked range ends it), its bounds are written to the second, a far
+// range start costs nothing, and `format` overrides an `options=aggregatedValues` whose aggrMethods then go unused.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
 const id = 'urn:ngsi-ld:Vehicle:aggr';
+const BAD = 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData';
 
 t.before(async () => {
   broker = await startBroker(['--troe', 'embdb']);
@@ -53,4 +54,27 @@ t.test('one-second periods from the year 1 are answered at once: empty periods a
   t.equal(r.status, 200, r.text);
   t.same(r.json.speed.totalCount[0], [1, '2020-08-01T12:03:00Z', '2020-08-01T12:03:01Z']);
   t.equal(r.json.speed.totalCount.length, 3);
+});
+
+t.test('format=temporalValues overrides options=aggregatedValues; its aggrMethods go unused', async (t) => {
+  const r = await get('format=temporalValues&options=aggregatedValues&aggrMethods=sum');
+  t.equal(r.status, 200, r.text);
+  t.same(r.json.speed, { type: 'Property', values: [[120, '2020-08-01T12:03:00Z'], [80, '2020-08-01T12:05:00Z'], [100, '2020-08-01T12:07:00Z']] });
+  const q = await call(broker, 'GET', `${NGSI}/temporal/entities?type=Vehicle&format=temporalValues&options=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=PT1H`);
+  t.equal(q.status, 200, q.text);
+  t.same(q.json[0].fuel.values.length, 3);
+});
+
+t.test('unused aggregation parameters are still checked, and refused when no aggregation was asked at all', async (t) => {
+  for (const [query, detail] of [
+    ['format=temporalValues&options=aggregatedValues&aggrMethods=median', /aggrMethods: 'median'/],
+    ['format=temporalValues&options=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=P1H', /aggrPeriodDuration/],
+    ['format=temporalValues&aggrMethods=sum', /aggregated representation/],
+    ['options=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=PT0.0001S', /shorter than a millisecond/],
+  ] as const) {
+    const r = await get(query);
+    t.equal(r.status, 400, query);
+    t.equal(r.json?.type, BAD, query);
+    t.match(r.json?.detail, detail, query);
+  }
 });
