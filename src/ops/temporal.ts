@@ -10,7 +10,7 @@ import { parseScopeQ } from '../ngsild/query/scopeq.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
 import type { EntityOrder, SortKey } from '../store/contract.js';
-import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord } from '../history/contract.js';
+import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../history/contract.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -72,6 +72,14 @@ interface Loaded {
 const orderedByObservedAt = (a: Asked): boolean => a.tq.window === undefined && a.tq.timeproperty === 'observedAt';
 
 /**
+ * The time window instances are read in: timerel's, else with `timeproperty=deletedAt` the instances that have a
+ * deletedAt (the tombstones of deletions; §6.3.x: the temporal property the query is about), else none (all).
+ */
+function instanceWindow(a: Asked): TimeWindow | undefined {
+  return a.tq.window ?? (a.tq.timeproperty === 'deletedAt' ? { timeproperty: 'deletedAt' } : undefined);
+}
+
+/**
  * CIM 009 v1.8 §6.3.10: the implementation limits the instances of an attribute in one answer (`--temporalInstanceCap`,
  * counted per attribute as the later text of the clause words it: "the maximum number of temporal instances of any
  * Attribute allowed on a page"); aggregation, whose answer is far smaller than what it reads, has its own cap.
@@ -80,7 +88,7 @@ async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: As
   const page = await h.instances(tenant, rec.id, {
     attrs: a.loadAttrs,
     datasetIds: a.datasetIds,
-    window: a.tq.window,
+    window: instanceWindow(a),
     ...(orderedByObservedAt(a) ? { order: 'observedAt' as const } : {}),
     lastN: a.tq.lastN,
     limit: a.render.format === 'aggregatedValues' ? AGGREGATION_CAP : cap,
