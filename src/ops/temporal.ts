@@ -188,7 +188,9 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   // The history keeps an entity's scope on its temporal entity (the last one recorded), not per instant.
   if (sel.scopeQ !== undefined) selection.scopeQ = parseScopeQ(sel.scopeQ);
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
-  const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
+  const window = instanceWindow(a);
+  const shown = window !== undefined || a.datasetIds !== undefined ? { attrs: a.attrs, datasetIds: a.datasetIds, window, limit: 1 } : undefined;
+  const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo, shown }, a.tq, expand);
   const base = { ...selection, attrs: a.attrs };
   const orderText = req.query.get('orderBy');
   // One entity past the page tells whether another follows (its rel="next" link).

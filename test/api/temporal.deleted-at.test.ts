@@ -38,3 +38,11 @@ t.test('the simplified representation on deletedAt holds the tombstone only', as
   t.equal(r.json.fuel.values.length, 1);
   t.equal(r.json.fuel.values[0][0], 'urn:ngsi-ld:null');
 });
+
+t.test('a query on deletedAt answers the entities with a deletion', async (t) => {
+  const r = await call(broker, 'GET', `${NGSI}/temporal/entities?type=Vehicle&timeproperty=deletedAt`);
+  t.equal(r.status, 200, r.text);
+  t.same(r.json.map((e: any) => e.id), [id]);
+  const all = await call(broker, 'GET', `${NGSI}/temporal/entities?type=Vehicle`);
+  t.same(all.json.map((e: any) => e.id).sort(), [id, other].sort(), 'on observedAt both have instances');
+});
