@@ -22,6 +22,7 @@ import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, storeSelectors, stringMember, type Selection } from './selection.js';
 import { API_PREFIX, LdOp } from '../ngsild/operations.js';
 import { pageLinks } from './page-links.js';
+import { boolParam } from './types.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 
 /**
@@ -179,8 +180,12 @@ const projected = (a: Asked): boolean => a.render.pick !== undefined || a.render
 // ---- queries ------------------------------------------------------------------------------------------------
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: Asked): Promise<OpResult> {
-  if (sel.selectors.length === 0 && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
-    throw badRequest('a temporal query needs at least one of type, id, idPattern, attrs, q or a geo-query');
+  // CIM 009 v1.8 §5.7.4 (worded so in its successor, ETSI TS 104 175 clause 10): a query provides at least one of
+  // entity types, attrs, q, a geo-query or the local scope (local=true: every local temporal entity); ids and
+  // idPattern only narrow one of those. Anything else is BadRequestData.
+  const typed = sel.selectors.some((s) => s.typeText !== undefined);
+  if (!boolParam(req, 'local') && !typed && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a temporal query needs at least one of type, attrs, q, a geo-query or local=true (id and idPattern only narrow them)');
   const h = historyOf(ctx);
   const { limit, offset, count } = paging(req);
   const expand = req.context.expandTerm.bind(req.context);

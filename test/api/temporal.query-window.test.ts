@@ -1,5 +1,6 @@
 // Which entities a temporal query answers (CIM 009 v1.8 §5.7.4, §6.18.3.2, §6.24.3.1): with a time window or
-// datasetId, only those with an instance there, before paging and counting.
+// datasetId, only those with an instance there, before paging and counting; with local=true and no other filter,
+// every local temporal entity; ids or idPattern alone are no query.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
@@ -62,4 +63,30 @@ t.test('attrs with a datasetId none of their instances has answers no entity', a
 t.test('without a window or datasetId, every selected entity is answered as before', async (t) => {
   t.same(ids((await get('type=Bike')).json), [early, late]);
   t.same(ids((await get('type=Bike&lastN=1')).json), [early, late]);
+});
+
+t.test('ids and idPattern alone are no query: type, attrs, q, a geo-query or local=true is needed', async (t) => {
+  for (const q of [`id=${early},${late}`, 'idPattern=.*', `id=${early}&timerel=after&timeAt=2020-01-01T00:00:00Z`]) {
+    const r = await get(q);
+    t.equal(r.status, 400, q);
+    t.equal(r.json?.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData', q);
+  }
+  const post = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: { type: 'Query', entities: [{ id: early }] } });
+  t.equal(post.status, 400, 'a POST query whose selectors name no type');
+  t.same(ids((await get(`id=${early}&type=Bike`)).json), [early], 'with a type, ids narrow it');
+  t.same(ids((await get(`idPattern=early$&attrs=speed`)).json), [early], 'with attrs, idPattern narrows it');
+  t.same(ids((await get(`id=${late}&local=true`)).json), [late], 'with local=true, ids narrow every local entity');
+});
+
+t.test('local=true alone asks for every local temporal entity; without it, a query still needs a filter', async (t) => {
+  const local = await get('timerel=after&timeAt=2020-08-15T00:00:00Z&local=true');
+  t.equal(local.status, 200, local.text);
+  t.same(ids(local.json), [late]);
+  const bare = await get('timerel=after&timeAt=2020-08-15T00:00:00Z');
+  t.equal(bare.status, 400);
+  t.match(bare.json?.detail, /local=true/);
+  const notLocal = await get('timerel=after&timeAt=2020-08-15T00:00:00Z&local=false');
+  t.equal(notLocal.status, 400);
+  const bad = await get('timerel=after&timeAt=2020-08-15T00:00:00Z&local=yes');
+  t.equal(bad.status, 400, 'local is true or false');
 });
