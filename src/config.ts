@@ -11,6 +11,8 @@ export interface BrokerConfig {
   database: string;
   /** `--troe`: none, the store's name (its own history), or a history plugin's name or path. */
   troe: string;
+  /** `--temporalInstanceCap`: instances per attribute in one temporal answer before it is paged (206). */
+  temporalInstanceCap: number;
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;

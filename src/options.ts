@@ -12,6 +12,8 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin (its options follow the broker\'s)' },
   { name: 'troe', type: 'enum', values: ['none', 'embdb'], other: '<plugin>', default: 'none',
     help: 'history of every write (temporal API): none; embdb (in the embedded store, in the write\'s own transaction); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path. tsdb (QuestDB, issue 18) is not available yet' },
+  { name: 'temporalInstanceCap', type: 'int', default: 1000, min: 1,
+    help: 'most instances of one attribute in a temporal answer; past it the answer is 206 with Content-Range and the rest on the next page (CIM 009 §6.3.10)' },
   { name: 'connectionPoolSize', type: 'int', min: 0,
     help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
@@ -152,6 +154,7 @@ export function brokerConfig(values: OptionValues, storeInMemory = false): Broke
     host: values.host as string,
     database: values.database as string,
     troe: values.troe as string,
+    temporalInstanceCap: values.temporalInstanceCap as number,
     // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],

@@ -56,7 +56,14 @@ export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: strin
     render.aggrMethods = parseAggrMethods(q.get('aggrMethods'));
     render.aggrPeriod = parseAggrPeriod(q.get('aggrPeriodDuration'));
   } else if (q.has('aggrMethods') || q.has('aggrPeriodDuration')) {
-    throw badRequest('aggrMethods and aggrPeriodDuration are for the aggregated representation (format=aggregatedValues)');
+    // CIM 009 v1.8.1 §6.3.x: format takes precedence over the representation asked in options, and the aggregation
+    // parameters of an options=aggregatedValues it overrode go unused; given with no aggregation asked at all, they
+    // are a mistake worth telling. Either way a malformed one is refused.
+    if (!words.has('aggregatedValues'))
+      throw badRequest('aggrMethods and aggrPeriodDuration are for the aggregated representation (format=aggregatedValues)');
+    const methods = q.get('aggrMethods');
+    if (methods !== undefined) parseAggrMethods(methods);
+    parseAggrPeriod(q.get('aggrPeriodDuration'));
   }
   if (lang !== undefined) render.lang = checkLang(lang);
   // CIM 009 v1.8.1 §4.21: pick and omit name compact members (id, type, scope and attributes); neither goes with

@@ -2,7 +2,7 @@
 // add instances, delete, attribute and instance routes. Results above the instance cap are paged with 206 and
 // Content-Range (§6.3.10): forwards in time without lastN, backwards from the most recent with it.
 import { LdError, RefusalError, badRequest, notFound } from '../ngsild/problem.js';
-import type { AttrInstance } from '../ngsild/entity/model.js';
+import type { AttrInstance, AttrType } from '../ngsild/entity/model.js';
 import { expandAttributes, expandEntity } from '../ngsild/entity/expand.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
 import { checkInstanceIdSize, checkNameSize } from '../ngsild/entity/limits.js';
@@ -10,7 +10,7 @@ import { parseScopeQ } from '../ngsild/query/scopeq.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
 import type { EntityOrder, SortKey } from '../store/contract.js';
-import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord } from '../history/contract.js';
+import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../history/contract.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -22,13 +22,13 @@ import { deleteAttrParams, entityIdParam } from './entities.js';
 import { paging, selectionFromBody, selectionFromParams, storeSelectors, stringMember, type Selection } from './selection.js';
 import { API_PREFIX, LdOp } from '../ngsild/operations.js';
 import { pageLinks } from './page-links.js';
+import { boolParam } from './types.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 
 /**
- * Instance cap per attribute of a response (documented): above it the answer is 206 with Content-Range. Aggregation
- * reads up to AGGREGATION_CAP instances per attribute before it pages the same way.
+ * Aggregation reads up to AGGREGATION_CAP instances per attribute before it pages as the other representations do
+ * past `--temporalInstanceCap` (README): 206 with Content-Range.
  */
-export const TEMPORAL_INSTANCE_CAP = 1000;
 export const AGGREGATION_CAP = 100_000;
 /** Most matching temporal entities an orderBy sorts (README "orderBy"); more is 403 TooManyResults. */
 export const TEMPORAL_ORDERED_CAP = 20_000;
@@ -58,6 +58,11 @@ function attrParam(req: LdRequest): string {
 interface Loaded {
   rec: TemporalEntityRecord;
   page: InstancePage;
+  /**
+   * Attributes whose instances all fall past the page's cut, by type: rendered with no instance rather than left out,
+   * so that the answer still says they have instances in the asked time range, on the next page.
+   */
+  emptied?: Record<string, AttrType>;
 }
 
 /**
@@ -67,14 +72,27 @@ interface Loaded {
  */
 const orderedByObservedAt = (a: Asked): boolean => a.tq.window === undefined && a.tq.timeproperty === 'observedAt';
 
-async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: Asked): Promise<Loaded> {
+/**
+ * The time window instances are read in: timerel's, else with `timeproperty=deletedAt` the instances that have a
+ * deletedAt (the tombstones of deletions; §6.3.x: the temporal property the query is about), else none (all).
+ */
+function instanceWindow(a: Asked): TimeWindow | undefined {
+  return a.tq.window ?? (a.tq.timeproperty === 'deletedAt' ? { timeproperty: 'deletedAt' } : undefined);
+}
+
+/**
+ * CIM 009 v1.8 §6.3.10: the implementation limits the instances of an attribute in one answer (`--temporalInstanceCap`,
+ * counted per attribute as the later text of the clause words it: "the maximum number of temporal instances of any
+ * Attribute allowed on a page"); aggregation, whose answer is far smaller than what it reads, has its own cap.
+ */
+async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: Asked, cap: number): Promise<Loaded> {
   const page = await h.instances(tenant, rec.id, {
     attrs: a.loadAttrs,
     datasetIds: a.datasetIds,
-    window: a.tq.window,
+    window: instanceWindow(a),
     ...(orderedByObservedAt(a) ? { order: 'observedAt' as const } : {}),
     lastN: a.tq.lastN,
-    limit: a.render.format === 'aggregatedValues' ? AGGREGATION_CAP : TEMPORAL_INSTANCE_CAP,
+    limit: a.render.format === 'aggregatedValues' ? AGGREGATION_CAP : cap,
   });
   return { rec, page };
 }
@@ -101,11 +119,17 @@ function pageRange(loaded: readonly Loaded[], a: Asked): string[] {
   if (cut === undefined) return [];
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
-  for (const { page } of loaded) {
+  for (const entry of loaded) {
+    const { page } = entry;
     for (const attrIri in page.attrs) {
-      const kept = page.attrs[attrIri]!.filter((i) => (backwards ? orderTime(i, a) >= cut! : orderTime(i, a) <= cut!));
-      if (kept.length === 0) delete page.attrs[attrIri];
-      else page.attrs[attrIri] = kept;
+      const list = page.attrs[attrIri]!;
+      const kept = list.filter((i) => (backwards ? orderTime(i, a) >= cut! : orderTime(i, a) <= cut!));
+      if (kept.length === 0) {
+        delete page.attrs[attrIri];
+        (entry.emptied ??= {})[attrIri] = list[list.length - 1]!.type;
+      } else {
+        page.attrs[attrIri] = kept;
+      }
       for (const i of kept) {
         const t = orderTime(i, a);
         if (t < first) first = t;
@@ -124,7 +148,7 @@ function pageRange(loaded: readonly Loaded[], a: Asked): string[] {
 
 function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], single: boolean): OpResult {
   const range = pageRange(loaded, a);
-  let bodies = loaded.map(({ rec, page }) => renderTemporalEntity(rec, page.attrs, req.context, a.render));
+  let bodies = loaded.map(({ rec, page, emptied }) => renderTemporalEntity(rec, page.attrs, req.context, a.render, emptied));
   // CIM 009 v1.8.1 §4.21: a query leaves out the entities that pick and omit leave empty (the page may be shorter).
   if (!single && projected(a)) bodies = bodies.filter((b) => Object.keys(b).length > 0);
   return {
@@ -146,7 +170,7 @@ export const temporalRetrieve: OpHandler = async (req, ctx) => {
   // (in any time), or pick and omit leaving no member, is ResourceNotFound (CIM 009 v1.8.1 §4.21).
   if (a.attrs !== undefined && Object.keys((await h.instances(req.tenant, id, { attrs: a.attrs, limit: 1 })).attrs).length === 0)
     throw notFound(`entity '${id}' has no instance of any attribute in attrs`);
-  const result = respond(req, [await load(h, req.tenant, rec, a)], a, [], true);
+  const result = respond(req, [await load(h, req.tenant, rec, a, ctx.config.temporalInstanceCap)], a, [], true);
   if (projected(a) && Object.keys(result.body as object).length === 0) throw notFound(`pick and omit leave no member of entity '${id}'`);
   return result;
 };
@@ -156,8 +180,12 @@ const projected = (a: Asked): boolean => a.render.pick !== undefined || a.render
 // ---- queries ------------------------------------------------------------------------------------------------
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: Asked): Promise<OpResult> {
-  if (sel.selectors.length === 0 && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
-    throw badRequest('a temporal query needs at least one of type, id, idPattern, attrs, q or a geo-query');
+  // CIM 009 v1.8 §5.7.4 (worded so in its successor, ETSI TS 104 175 clause 10): a query provides at least one of
+  // entity types, attrs, q, a geo-query or the local scope (local=true: every local temporal entity); ids and
+  // idPattern only narrow one of those. Anything else is BadRequestData.
+  const typed = sel.selectors.some((s) => s.typeText !== undefined);
+  if (!boolParam(req, 'local') && !typed && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a temporal query needs at least one of type, attrs, q, a geo-query or local=true (id and idPattern only narrow them)');
   const h = historyOf(ctx);
   const { limit, offset, count } = paging(req);
   const expand = req.context.expandTerm.bind(req.context);
@@ -165,7 +193,9 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   // The history keeps an entity's scope on its temporal entity (the last one recorded), not per instant.
   if (sel.scopeQ !== undefined) selection.scopeQ = parseScopeQ(sel.scopeQ);
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
-  const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo }, a.tq, expand);
+  const window = instanceWindow(a);
+  const shown = window !== undefined || a.datasetIds !== undefined ? { attrs: a.attrs, datasetIds: a.datasetIds, window, limit: 1 } : undefined;
+  const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo, shown }, a.tq, expand);
   const base = { ...selection, attrs: a.attrs };
   const orderText = req.query.get('orderBy');
   // One entity past the page tells whether another follows (its rel="next" link).
@@ -188,7 +218,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
         throw error;
       }
     }
-    loaded.push(await load(h, req.tenant, rec, a));
+    loaded.push(await load(h, req.tenant, rec, a, ctx.config.temporalInstanceCap));
   }
   const headers = count ? ['NGSILD-Results-Count', String(total ?? 0)] : [];
   // A POST query's next page needs its body, which no link can carry: only GET /temporal/entities has page links.
