@@ -181,11 +181,11 @@ const projected = (a: Asked): boolean => a.render.pick !== undefined || a.render
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: Asked): Promise<OpResult> {
   // CIM 009 v1.8 §5.7.4 (worded so in its successor, ETSI TS 104 175 clause 10): a query provides at least one of
-  // entity types, attrs, q, a geo-query or the local scope (local=true: every local temporal entity); ids and
-  // idPattern only narrow one of those. Anything else is BadRequestData.
-  const typed = sel.selectors.some((s) => s.typeText !== undefined);
-  if (!boolParam(req, 'local') && !typed && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
-    throw badRequest('a temporal query needs at least one of type, attrs, q, a geo-query or local=true (id and idPattern only narrow them)');
+  // entity types, attrs, q, a geo-query or the local scope (local=true: every local temporal entity). Like the query
+  // of current state, an id list or idPattern alone is accepted too (README "Tolerances for real clients": Orion-LD
+  // takes them, and they bound the answer as tightly).
+  if (!boolParam(req, 'local') && sel.selectors.length === 0 && a.attrs === undefined && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a temporal query needs at least one of type, id, idPattern, attrs, q, a geo-query or local=true');
   const h = historyOf(ctx);
   const { limit, offset, count } = paging(req);
   const expand = req.context.expandTerm.bind(req.context);
