@@ -9,6 +9,7 @@ import { isLive } from '../ngsild/subscription/match.js';
 import { anyTypeOf } from '../ngsild/query/type-expression.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';
 import type { DueNotification } from './channel.js';
+import { JoinedNotifications } from './joined-notifications.js';
 
 /** Entities in one periodic notification at most. */
 const PERIODIC_MAX_ENTITIES = 1000;
@@ -27,7 +28,8 @@ interface Periodic {
 export class PeriodicNotifications {
   private readonly timers = new Map<string, Periodic>();
 
-  constructor(private readonly store: Store, private readonly enqueue: (due: DueNotification) => void, private readonly log: Logger) {}
+  constructor(private readonly store: Store, private readonly enqueue: (due: DueNotification) => void, private readonly log: Logger,
+    private readonly joined = new JoinedNotifications(store)) {}
 
   /** A subscription was added, changed (sub) or deleted (undefined). */
   update(tenant: string, id: string, sub: CompiledSubscription | undefined): void {
@@ -73,7 +75,8 @@ export class PeriodicNotifications {
     try {
       const entities = await this.selected(sub);
       if (entities.length === 0) return;
-      const payload = buildNotification(sub, entities, undefined);
+      // With join, the linked entities are read now, with the selected ones (§5.2.12 timeInterval, §5.2.14 join).
+      const payload = sub.join === undefined ? buildNotification(sub, entities, undefined) : await this.joined.build(sub, entities, undefined);
       this.enqueue({
         tenant: sub.tenant, subscriptionId: sub.id, uri: sub.endpoint.uri, headers: payload.headers, body: payload.body,
         orderKey: sub.id, seq: 0, timeoutMs: sub.endpoint.timeoutMs, throttlingMs: 0,

@@ -6,7 +6,7 @@ import type { ChangeSink } from '../pipeline/change-sink.js';
 import type { WriteEvent } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { matchChange } from '../ngsild/subscription/match.js';
-import { buildNotification } from '../ngsild/subscription/payload.js';
+import { buildNotification, type NotificationPayload } from '../ngsild/subscription/payload.js';
 import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { NOTIFY_CHANNEL, type DueNotification } from './channel.js';
@@ -17,6 +17,9 @@ import type { SubscriptionSync } from './subscription-sync.js';
  * subscription-owner issue provides it. Undefined: every entity is sent.
  */
 export type NotificationEntityFilter = (sub: CompiledSubscription, entity: StoredEntity) => boolean;
+
+/** The body and headers of a notification the notifier builds (DueNotification.join). */
+const UNBUILT: NotificationPayload = { body: '', headers: [] };
 
 export class SubscriptionSink implements ChangeSink {
   private readonly channel = new BroadcastChannel(NOTIFY_CHANNEL);
@@ -39,8 +42,10 @@ export class SubscriptionSink implements ChangeSink {
           const m = matchChange(sub, change, now);
           if (m === undefined) continue;
           if (this.entityFilter !== undefined && !this.entityFilter(sub, m.entity)) continue;
-          const payload = buildNotification(sub, [m.entity], m.trigger);
-          (due ??= []).push({
+          // A join reads the store (async): the notifier builds that notification when it sends it, in its place in
+          // the order of its subscription and entity, and the write's answer does not wait for it.
+          const payload = sub.join === undefined ? buildNotification(sub, [m.entity], m.trigger) : UNBUILT;
+          const d: DueNotification = {
             tenant: sub.tenant,
             subscriptionId: sub.id,
             uri: sub.endpoint.uri,
@@ -50,7 +55,9 @@ export class SubscriptionSink implements ChangeSink {
             seq: change.seq,
             timeoutMs: sub.endpoint.timeoutMs,
             throttlingMs: sub.throttlingMs,
-          });
+          };
+          if (sub.join !== undefined) d.join = { entities: [m.entity], trigger: m.trigger };
+          (due ??= []).push(d);
         } catch (e) {
           this.log.error({ err: e, subscription: sub.id, entity: change.id }, 'notification cannot be built');
         }

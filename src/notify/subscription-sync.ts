@@ -50,6 +50,11 @@ export class SubscriptionSync {
     await this.apply(change);
   }
 
+  /** Resolves when the changes received so far are applied. */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
   apply(change: SubscriptionChanged): Promise<void> {
     this.queue = this.queue.then(() => this.applyNow(change));
     return this.queue;

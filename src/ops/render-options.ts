@@ -3,20 +3,17 @@
 import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { checkDisjoint, parseProjection, type Projection } from '../ngsild/query/projection.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
+import type { JoinRenderOptions } from '../ngsild/entity/linked-join.js';
 
 export type Format = 'normalized' | 'concise' | 'keyValues';
 
-export interface RenderOptions {
+/**
+ * pick holds the members this level keeps (pick's names), omit those it leaves out (omit's plain names); projection
+ * the parsed projections (§4.21), whose braces project the entities a join adds (ngsild/entity/linked-join.ts).
+ */
+export interface RenderOptions extends JoinRenderOptions {
   format: Format;
   sysAttrs: boolean;
-  attrs?: ReadonlySet<string>;
-  /** The members this level keeps (pick's names) and leaves out (omit's plain names), for the renderer. */
-  pick?: ReadonlySet<string>;
-  omit?: ReadonlySet<string>;
-  /** The parsed projections (§4.21), whose braces project the entities a join adds (linked.ts). */
-  projection?: { pick?: Projection; omit?: Projection };
-  lang?: string;
-  datasetId?: ReadonlySet<string>;
 }
 
 // CIM 009 §4.5.3: `simplified` and `keyValues` name one representation, in `options` as in `format`.
@@ -67,17 +64,4 @@ export function setProjection(opts: RenderOptions, pick: Projection | undefined,
   opts.pick = pick?.names;
   opts.omit = omit?.plain;
   opts.projection = { pick, omit };
-}
-
-/**
- * The options of the entities a Relationship `relName` of an entity rendered with `opts` links to (join, §4.5.23):
- * the braces given for it in pick and omit (`rel{a,b}`), or no projection at all when it has none; attrs never
- * applies to them (it selects the primary entities' attributes).
- */
-export function linkedRenderOptions(opts: RenderOptions, relName: string): RenderOptions {
-  const pick = opts.projection?.pick?.linked.get(relName);
-  const omit = opts.projection?.omit?.linked.get(relName);
-  const out: RenderOptions = { ...opts, attrs: undefined, pick: pick?.names, omit: omit?.plain, projection: undefined };
-  if (pick !== undefined || omit !== undefined) out.projection = { pick, omit };
-  return out;
 }

@@ -76,3 +76,14 @@ t.test('timeInterval is at least 1 second (each period reads the store on the no
   // throttling only drops notifications closer than it to the last one: no timer, however small.
   t.equal(validateSubscription({ ...base, watchedAttributes: ['a'], throttling: 0.001 }, opts).throttling, 0.001);
 });
+
+t.test('notification.join is flat, inline or @none and is kept; joinLevel 1 to 5 only with flat or inline (CIM 009 v1.8.1 §5.2.14)', async (t) => {
+  const withJoin = (n: Record<string, unknown>) => ({ ...base, notification: { ...base.notification, ...n } });
+  t.same(validateSubscription(withJoin({ join: 'flat', joinLevel: 2 }), opts).notification, { endpoint: base.notification.endpoint, join: 'flat', joinLevel: 2 });
+  t.equal(validateSubscription(withJoin({ join: 'inline' }), opts).notification.join, 'inline');
+  t.equal(validateSubscription(withJoin({ join: '@none' }), opts).notification.join, '@none');
+  t.equal(validateSubscription(withJoin({ join: 'flat', joinLevel: 5 }), opts).notification.joinLevel, 5);
+  for (const bad of [{ join: 'deep' }, { join: ['flat'] }, { join: 'flat', joinLevel: 0 }, { join: 'flat', joinLevel: 6 }, { join: 'flat', joinLevel: 2.5 },
+    { join: 'inline', joinLevel: '1' }, { join: 'inline', joinLevel: null }, { joinLevel: 2 }, { join: '@none', joinLevel: 1 }])
+    t.throws(() => validateSubscription(withJoin(bad), opts), { kind: 'BadRequestData', status: 400, detail: /notification\.join/ }, JSON.stringify(bad));
+});

@@ -9,7 +9,7 @@ export const PROJECTION_MAX_LENGTH = 4096;
 export const PROJECTION_MAX_NAMES = 256;
 /**
  * Deepest nesting of braces: a level projects the entities one join hop away, and a join goes at most MAX_JOIN_LEVEL
- * (ops/linked.ts, 5) hops, so deeper braces could never apply.
+ * (ngsild/entity/linked-join.ts, 5) hops, so deeper braces could never apply.
  */
 export const PROJECTION_MAX_DEPTH = 5;
 

@@ -2,9 +2,9 @@
 // triggers, q/geoQ/scopeQ predicates and the rendering options of its notifications, names expanded.
 import type { StoredEntity } from '../entity/model.js';
 import { linkUrlIn, type ResolvedContext } from '../context/resolved.js';
-import type { RenderEntityOptions } from '../entity/render.js';
+import type { JoinOptions, JoinRenderOptions } from '../entity/linked-join.js';
 import { parseQ } from '../query/q-parser.js';
-import { parseProjectionList } from '../query/projection.js';
+import { parseProjectionList, type Projection } from '../query/projection.js';
 import { compileQ } from '../query/q-eval.js';
 import { asWritten, resolveQ } from '../query/q-resolve.js';
 import { parseGeoQueryObject, compileGeoQuery } from '../query/geoq.js';
@@ -44,7 +44,10 @@ export interface CompiledSubscription {
   /** Periodic subscriptions (timeInterval) notify on their clock, never on a change. */
   periodMs: number | undefined;
   throttlingMs: number;
-  render: RenderEntityOptions;
+  /** With the parsed pick and omit, whose braces project the entities `join` adds (§4.21). */
+  render: JoinRenderOptions;
+  /** NotificationParams join and joinLevel (§5.2.14): undefined without join or with `@none`. */
+  join: JoinOptions | undefined;
   showChanges: boolean;
   endpoint: CompiledEndpoint;
   /** The @context notifications are compacted with (jsonldContext, else the subscription's own). */
@@ -54,15 +57,15 @@ export interface CompiledSubscription {
 }
 
 /**
- * The member names a stored pick (all) or omit (those without braces) projects (CIM 009 v1.8.1 §4.21). A
- * subscription stored before projections were parsed may hold names the parser refuses: those are taken as written.
+ * A stored pick or omit parsed (CIM 009 v1.8.1 §4.21). A subscription stored before projections were parsed may hold
+ * names the parser refuses: those are taken as written, every one kept (pick) or left out (omit), with no braces.
  */
-function projected(list: string[], omit: boolean): ReadonlySet<string> {
+function projection(list: string[]): Projection {
   try {
-    const p = parseProjectionList(list, 'notification.pick');
-    return omit ? p.plain : p.names;
+    return parseProjectionList(list, 'notification.pick');
   } catch {
-    return new Set(list);
+    const names = new Set(list);
+    return { names, plain: names, linked: new Map() };
   }
 }
 
@@ -125,10 +128,16 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
     preds.push((e) => scope(e.scope));
   }
   const n = b.notification;
-  const render: RenderEntityOptions = { format: n.format ?? 'normalized', sysAttrs: n.sysAttrs === true };
+  const render: JoinRenderOptions = { format: n.format ?? 'normalized', sysAttrs: n.sysAttrs === true };
   if (n.attributes !== undefined) render.attrs = new Set(n.attributes.map(expand));
-  if (n.pick !== undefined) render.pick = projected(n.pick, false);
-  if (n.omit !== undefined) render.omit = projected(n.omit, true);
+  if (n.pick !== undefined || n.omit !== undefined) {
+    const pick = n.pick === undefined ? undefined : projection(n.pick);
+    const omit = n.omit === undefined ? undefined : projection(n.omit);
+    // pick keeps every name of its level; omit leaves out those without braces (`rel{...}` only projects inside).
+    if (pick !== undefined) render.pick = pick.names;
+    if (omit !== undefined) render.omit = omit.plain;
+    render.projection = { pick, omit };
+  }
   if (b.lang !== undefined) render.lang = b.lang;
   if (b.datasetId !== undefined) render.datasetId = new Set(b.datasetId);
   const headers: string[] = [];
@@ -149,6 +158,7 @@ export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchC
     periodMs: b.timeInterval === undefined ? undefined : b.timeInterval * 1000,
     throttlingMs: (b.throttling ?? 0) * 1000,
     render,
+    join: n.join === 'flat' || n.join === 'inline' ? { mode: n.join, level: n.joinLevel ?? 1, containedBy: new Set() } : undefined,
     showChanges: n.showChanges === true,
     endpoint: { uri: n.endpoint.uri, accept: n.endpoint.accept ?? 'application/json', timeoutMs: n.endpoint.timeout, headers },
     notifyContext,

@@ -48,6 +48,10 @@ export interface NotificationParamsBody {
   format?: NotificationFormat;
   sysAttrs?: boolean;
   showChanges?: boolean;
+  /** Linked entity retrieval in the notifications (CIM 009 v1.8.1 §5.2.14, §4.5.23). */
+  join?: 'flat' | 'inline' | '@none';
+  /** Hops of the join, 1 to MAX_JOIN_LEVEL; only with join flat or inline (default 1). */
+  joinLevel?: number;
   endpoint: EndpointBody;
 }
 

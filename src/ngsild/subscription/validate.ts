@@ -7,6 +7,7 @@ import { checkIdSize } from '../entity/limits.js';
 import { checkNoProtoMember } from '../entity/proto-member.js';
 import { parseQ } from '../query/q-parser.js';
 import { checkDisjoint, parseProjectionList } from '../query/projection.js';
+import { MAX_JOIN_LEVEL } from '../entity/linked-join.js';
 import { parseGeoQueryObject } from '../query/geoq.js';
 import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
@@ -251,6 +252,19 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
     if (v[k] === undefined) continue;
     if (typeof v[k] !== 'boolean') throw badRequest(`notification.${k}: must be true or false, not ${show(v[k])}`);
     out[k] = v[k] as boolean;
+  }
+  // CIM 009 v1.8.1 §5.2.14: join is flat, inline or @none (no join); joinLevel, the depth, only goes with a join. The
+  // bound of the retrieval routes holds (ops/linked.ts): each level can multiply the entities a notification reads.
+  if (v.join !== undefined) {
+    if (v.join !== 'flat' && v.join !== 'inline' && v.join !== '@none') throw badRequest(`notification.join: ${show(v.join)} is not one of flat, inline, @none`);
+    out.join = v.join;
+  }
+  if (v.joinLevel !== undefined) {
+    const level = v.joinLevel;
+    if (typeof level !== 'number' || !Number.isInteger(level) || level < 1 || level > MAX_JOIN_LEVEL)
+      throw badRequest(`notification.joinLevel: must be an integer from 1 to ${MAX_JOIN_LEVEL}, not ${show(level)}`);
+    if (out.join !== 'flat' && out.join !== 'inline') throw badRequest('notification.joinLevel: only with notification.join flat or inline');
+    out.joinLevel = level;
   }
   return out;
 }
