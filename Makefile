@@ -23,8 +23,10 @@ build: install
 run: build
 	node dist/src/main.js --port $(PORT) $(ARGS)
 
+# Types (tsc --noEmit) and ESLint: the recommended rules that hold here and the layer rules (eslint.config.js).
 lint: install
 	npx tsc -p tsconfig.json --noEmit
+	npx eslint src workers
 
 # Every test: tap (unit, api, integration) and the exporter's pytest suite against real servers.
 test: build

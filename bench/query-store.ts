@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EmbdbStore } from '../src/plugins/store/embdb/embdb-store.js';
-import { compileQ } from '../src/ngsild/query/q-eval.js';
+import { resolveQ } from '../src/ngsild/query/q-resolve.js';
 import { parseQ } from '../src/ngsild/query/q-parser.js';
+import { anyTypeOf } from '../src/ngsild/query/type-expression.js';
 import type { StoredEntity } from '../src/ngsild/entity/model.js';
 import type { EntityQuery } from '../src/store/contract.js';
 import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
@@ -75,11 +76,12 @@ async function round(store: EmbdbStore, query: EntityQuery): Promise<number> {
 
 
 const expand = (term: string): string => (term.includes(':') ? term : NS + term);
+const QSCALE = anyTypeOf([NS + 'QScale']);
 const QUERIES: Array<{ name: string; query: EntityQuery }> = [
-  { name: 'type=QScale&limit=20', query: { typeIris: [NS + 'QScale'], limit: 20, offset: 0, count: false } },
-  { name: 'type=QScale&limit=20&count=true', query: { typeIris: [NS + 'QScale'], limit: 20, offset: 0, count: true } },
-  { name: 'type=QScale&limit=0&count=true', query: { typeIris: [NS + 'QScale'], limit: 0, offset: 0, count: true } },
-  { name: 'type=QScale&q=temperature>=38&count=true', query: { typeIris: [NS + 'QScale'], filter: compileQ(parseQ('temperature>=38'), expand), limit: 20, offset: 0, count: true } },
+  { name: 'type=QScale&limit=20', query: { type: QSCALE, limit: 20, offset: 0, count: false } },
+  { name: 'type=QScale&limit=20&count=true', query: { type: QSCALE, limit: 20, offset: 0, count: true } },
+  { name: 'type=QScale&limit=0&count=true', query: { type: QSCALE, limit: 0, offset: 0, count: true } },
+  { name: 'type=QScale&q=temperature>=38&count=true', query: { type: QSCALE, q: resolveQ(parseQ('temperature>=38'), expand), limit: 20, offset: 0, count: true } },
 ];
 
 async function main(): Promise<void> {

@@ -3,12 +3,11 @@
 // status; a program may run several in one process (the API tests do), each with channels of its own.
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Server } from 'node:http';
-import type { BrokerConfig } from './options.js';
+import type { BrokerConfig } from './config.js';
 import type { OptionValues } from './plugin/contract.js';
 import { readArgs, readConfig, StartError, type BrokerArgs } from './command-line.js';
 import { createLogger, type LogDestination, type Logger } from './logger.js';
-import { loadStorePlugin } from './store/loader.js';
-import { createRunner, type PipelineRunner } from './front/pool.js';
+import { createRunner, type PipelineRunner } from './runner.js';
 import { dispatch, type FrontDeps } from './front/dispatch.js';
 import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';
@@ -17,8 +16,10 @@ import { startHealthServer, type HealthState } from './front/health.js';
 import { InjectExchange, type InjectReply, type InjectRequest } from './front/inject.js';
 import type { WorkerInit } from './pipeline/worker-context.js';
 import type { FrontAuth } from './front/front-auth.js';
-import { ContextResolver } from './ngsild/context/context-resolver.js';
-import type { Store, StorePluginModule } from './store/contract.js';
+import { ContextService } from './pipeline/contexts/context-service.js';
+import type { Store } from './store/contract.js';
+import type { History } from './history/contract.js';
+import { openHistory } from './history/loader.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 import type { PolicyApiServer } from './policyapi/server.js';
 
@@ -62,13 +63,12 @@ export interface Broker {
 let brokersStarted = 0;
 
 export async function createBroker(argv: readonly string[] | BrokerArgs, opts: CreateOptions = {}): Promise<Broker> {
-  const { values, pluginOptions, authModule } = Array.isArray(argv) ? await readArgs(argv as readonly string[], opts.env) : argv as BrokerArgs;
-  const { config, cors } = readConfig(values);
+  const args = Array.isArray(argv) ? await readArgs(argv as readonly string[], opts.env) : argv as BrokerArgs;
+  const { authModule, storePlugin, troePlace, authOptions, historyOptions } = args;
+  const { config, cors } = readConfig(args);
   config.instance = `${process.pid}.${++brokersStarted}`;
   const relay = opts.logDestination === undefined ? undefined : new LogRelay(config, opts.logDestination);
   const log = createLogger(config.logLevel, 'front', opts.logDestination);
-  const authOptions: Record<string, unknown> = {};
-  for (const spec of pluginOptions) authOptions[spec.name] = values[spec.name];
 
   const health: HealthState = { ready: false, startedAt: Date.now() };
   let healthServer: Server | undefined;
@@ -97,22 +97,20 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
       : new StartError(error instanceof Error ? error.message : String(error));
   };
 
-  let storePlugin: StorePluginModule;
-  try {
-    storePlugin = await loadStorePlugin(config.database, config.pluginDir);
-  } catch (e) {
-    return failed(e);
-  }
-  const storeParams = {
-    options: { dbDir: config.dbDir, dbSync: config.dbSync, dbCompress: config.dbCompress, dbLockPrefer: config.dbLockPrefer, troe: config.troe } as Record<string, unknown>,
-    primary: true,
-    log,
-  };
+  const storeParams = { options: args.storeOptions, primary: true, log, keepHistory: troePlace.kind === 'store' };
   const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
   storeParams.options = { ...storeParams.options, ...prepared };
   const store = await storePlugin.storeOpen(storeParams);
   health.store = store;
   undo.push(async () => { await store.close(); await storePlugin.storeDispose?.(storeParams); });
+  // The history's primary instance: opened here first, so a history that cannot open stops the start.
+  let history: History | undefined;
+  try {
+    history = await openHistory(troePlace, store, { options: historyOptions, primary: true, log, module: args.historyModule });
+  } catch (e) {
+    return failed(e);
+  }
+  undo.push(async () => { if (history !== store.history) await history?.close?.(); });
 
   let policyApi: PolicyApiServer | undefined;
   const listenPolicyApi = async (): Promise<void> => {
@@ -129,7 +127,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     }
   }
 
-  const contexts = new ContextResolver({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log });
+  const contexts = new ContextService({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log, instance: config.instance });
   try {
     await contexts.init();
   } catch (e) {
@@ -162,7 +160,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     }
   }
 
-  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions };
+  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions, historyOptions };
   let runner: PipelineRunner;
   try {
     runner = await createRunner(init, log, opts.threadExecArgv);
@@ -216,7 +214,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
     await notifier.stop();
-    await shutdownAll(log, runner, store, frontAuth);
+    await shutdownAll(log, runner, store, frontAuth, history);
     await storePlugin.storeDispose?.(storeParams);
     healthServer?.close();
     server?.closeAll();
@@ -234,10 +232,11 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   };
 }
 
-async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined): Promise<void> {
+async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined, history: History | undefined): Promise<void> {
   try {
     await runner.close();
     await auth?.close();
+    if (history !== store.history) await history?.close?.();
     await store.flush();
     await store.close();
   } catch (e) {

@@ -1,8 +1,14 @@
-// The command line read: argv and BROKER_* against the broker's option table and the auth plugin's (loaded to know
-// them). Light on purpose: main.ts answers -u and refuses bad options without loading the broker.
-import { brokerConfig, brokerOptions, parseOptions, splitArgs, usage, OptionError, type BrokerConfig } from './options.js';
+// The command line read: argv and BROKER_* against the broker's option table and those of the plugins it names (the
+// auth plugin, the store plugin, a history plugin: loaded to know them). Light on purpose: main.ts answers -u and
+// refuses bad options without loading the broker.
+import { brokerConfig, brokerOptions, earlyOption, parseOptions, splitArgs, usage, OptionError } from './options.js';
+import type { BrokerConfig } from './config.js';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import type { AuthPluginModule } from './auth/contract.js';
+import type { StorePluginModule } from './store/contract.js';
+import type { HistoryPluginModule } from './history/contract.js';
+import { loadStorePlugin } from './store/loader.js';
+import { historyPlace, loadHistoryModule, type HistoryPlace } from './history/loader.js';
 import { FEATURES } from './features.js';
 import { CorsPolicy, parseCorsOrigin } from './front/cors.js';
 import { loadUws } from './front/server-uws.js';
@@ -14,13 +20,20 @@ export class StartError extends Error {
   }
 }
 
-/** The command line read: the option values against the broker's table and the auth plugin's (loaded to know it). */
+/** The command line read: the option values against the broker's table and its plugins' (loaded to know them). */
 export interface BrokerArgs {
   values: OptionValues;
   /** The text of -u for these tables. */
   usage: string;
-  pluginOptions: OptionSpec[];
   authModule: AuthPluginModule | undefined;
+  storePlugin: StorePluginModule;
+  /** Where --troe keeps history: nowhere, in the store, or in a history plugin (historyModule). */
+  troePlace: HistoryPlace;
+  historyModule: HistoryPluginModule | undefined;
+  /** The values of each plugin's own options. */
+  authOptions: Record<string, unknown>;
+  storeOptions: Record<string, unknown>;
+  historyOptions: Record<string, unknown>;
 }
 
 /** Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options. */
@@ -43,21 +56,44 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       throw new StartError(e instanceof Error ? e.message : String(e));
     }
   }
-  const pluginOptions: OptionSpec[] = authModule?.options ?? [];
-  const tables = [...brokerOptions, ...pluginOptions];
+  // The store plugin and a history plugin beside it declare their options too: loaded before parsing as well.
+  let storePlugin: StorePluginModule;
+  let troePlace: HistoryPlace;
+  let historyModule: HistoryPluginModule | undefined;
   try {
-    return { values: parseOptions(raw, tables, env), usage: usage(tables), pluginOptions, authModule };
+    const pluginDir = (raw.given.get('pluginDir') as string | undefined) ?? env.BROKER_PLUGINDIR;
+    const database = earlyOption(raw, 'database', env) as string;
+    troePlace = historyPlace(earlyOption(raw, 'troe', env) as string, database);
+    storePlugin = await loadStorePlugin(database, pluginDir);
+    if (troePlace.kind === 'plugin') historyModule = await loadHistoryModule(troePlace.nameOrPath, pluginDir);
+  } catch (e) {
+    throw new StartError(e instanceof Error ? e.message : String(e));
+  }
+  const tables = [...brokerOptions, ...(authModule?.options ?? []), ...(storePlugin.options ?? []), ...(historyModule?.options ?? [])];
+  let values: OptionValues;
+  try {
+    values = parseOptions(raw, tables, env);
   } catch (e) {
     if (e instanceof OptionError) throw new StartError(e.message);
     throw e;
   }
+  const pick = (specs: readonly OptionSpec[] | undefined): Record<string, unknown> => {
+    const picked: Record<string, unknown> = {};
+    for (const spec of specs ?? []) picked[spec.name] = values[spec.name];
+    return picked;
+  };
+  return {
+    values, usage: usage(tables), authModule, storePlugin, troePlace, historyModule,
+    authOptions: pick(authModule?.options), storeOptions: pick(storePlugin.options), historyOptions: pick(historyModule?.options),
+  };
 }
 
 /** The configuration of the option values, and the refusals that need more than one option (or the platform). */
-export function readConfig(values: OptionValues): { config: BrokerConfig; cors: CorsPolicy | undefined } {
-  const config = brokerConfig(values);
+export function readConfig(args: BrokerArgs): { config: BrokerConfig; cors: CorsPolicy | undefined } {
+  let config: BrokerConfig;
   let cors: CorsPolicy | undefined;
   try {
+    config = brokerConfig(args.values, args.storePlugin.storeInMemory?.(args.storeOptions) ?? false);
     if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
   } catch (e) {
     if (e instanceof OptionError) throw new StartError(e.message);

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   // Refused before the broker's modules load: a bad command line answers at once.
   try {
-    readConfig(args.values);
+    readConfig(args);
   } catch (e) {
     fail(e);
   }

@@ -2,19 +2,18 @@
 // (`BROKER_<OPTION>`, the command line wins) and `-u`. Plugins append their own tables when loaded.
 import { cpus } from 'node:os';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
+import { OptionError, type BrokerConfig } from './config.js';
+
+export { OptionError, type BrokerConfig } from './config.js';
 
 export const brokerOptions: OptionSpec[] = [
   { name: 'port', type: 'int', default: 1026, min: 0, help: 'port of the NGSI-LD API' },
   { name: 'host', type: 'string', default: '0.0.0.0', help: 'address the NGSI-LD API listens on' },
-  { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin' },
-  { name: 'dbDir', type: 'string', help: 'embdb directory on disk (absent: in RAM, removed at exit)' },
-  { name: 'dbSync', type: 'enum', values: ['interval', 'request'], default: 'interval',
-    help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms' },
-  { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
-  { name: 'dbLockPrefer', type: 'enum', values: ['reads', 'writes'], default: 'reads',
-    help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker' },
-  { name: 'troe', type: 'enum', values: ['none', 'embdb'], default: 'none',
-    help: 'history of every write (temporal API): none, or embdb (in the embedded store, same transaction)' },
+  { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin (its options follow the broker\'s)' },
+  { name: 'troe', type: 'enum', values: ['none', 'embdb'], other: '<plugin>', default: 'none',
+    help: 'history of every write (temporal API): none; embdb (in the embedded store, in the write\'s own transaction); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path. tsdb (QuestDB, issue 18) is not available yet' },
+  { name: 'temporalInstanceCap', type: 'int', default: 1000, min: 1,
+    help: 'most instances of one attribute in a temporal answer; past it the answer is 206 with Content-Range and the rest on the next page (CIM 009 §6.3.10)' },
   { name: 'connectionPoolSize', type: 'int', min: 0,
     help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
@@ -26,6 +25,8 @@ export const brokerOptions: OptionSpec[] = [
     help: 'pino log level' },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
+  { name: 'brokerUrl', type: 'string',
+    help: "the broker's public address (http[s]://host[:port]): the URLs it gives of the @contexts it serves, notifications included; absent: the address each request reached (its Host)" },
   { name: 'corsOrigin', type: 'string',
     help: 'CORS for browsers: the origin allowed (http[s]://host[:port]), or __ALL (or *) for any; off when absent' },
   { name: 'corsMaxAge', type: 'int', default: 86400, min: 0, help: 'CORS: seconds a browser may keep the answer to a preflight' },
@@ -41,7 +42,18 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },
 ];
 
-export class OptionError extends Error {}
+
+/**
+ * One broker option's value before the plugins' tables are known (it chooses a plugin whose table parsing needs):
+ * from the arguments, the environment or its default, checked as parseOptions checks it.
+ */
+export function earlyOption(raw: RawArgs, name: string, env: NodeJS.ProcessEnv = process.env): string | number | boolean | undefined {
+  const spec = brokerOptions.find((s) => s.name === name)!;
+  const fromArgs = raw.given.get(spec.name) ?? (spec.alias ? raw.given.get(spec.alias) : undefined);
+  const fromEnv = env[`BROKER_${spec.name.toUpperCase()}`];
+  const text = fromArgs ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined);
+  return text === undefined ? spec.default : convert(spec, text);
+}
 
 /** Raw `--name value` pairs as given, before the tables of loaded plugins are known. */
 export interface RawArgs {
@@ -101,7 +113,7 @@ function convert(spec: OptionSpec, text: string | true): string | number | boole
     if (spec.min !== undefined && n < spec.min) throw new OptionError(`${flag}: ${n} is below ${spec.min}`);
     return n;
   }
-  if (spec.type === 'enum' && !spec.values!.includes(text))
+  if (spec.type === 'enum' && !spec.values!.includes(text) && spec.other === undefined)
     throw new OptionError(`${flag}: '${text}' is not one of ${spec.values!.join(', ')}`);
   return text;
 }
@@ -111,7 +123,7 @@ export function usage(tables: readonly OptionSpec[]): string {
   const lines = ['Usage: ldbroker [options]', ''];
   for (const spec of tables) {
     const name = `${spec.name.length <= 2 ? '-' : '--'}${spec.name}${spec.alias ? `, -${spec.alias}` : ''}`;
-    const kind = spec.type === 'enum' ? spec.values!.join('|') : spec.type;
+    const kind = spec.type === 'enum' ? [...spec.values!, ...(spec.other === undefined ? [] : [spec.other])].join('|') : spec.type;
     const def = spec.default === undefined ? '' : ` (default: ${String(spec.default)})`;
     lines.push(`  ${name.padEnd(26)} ${kind.padEnd(18)} ${spec.help}${def}`);
   }
@@ -119,54 +131,32 @@ export function usage(tables: readonly OptionSpec[]): string {
   return lines.join('\n') + '\n';
 }
 
-/** Options every thread of the broker needs, resolved (defaults that depend on others applied). */
-export interface BrokerConfig {
-  port: number;
-  host: string;
-  database: string;
-  dbDir?: string;
-  dbSync: 'interval' | 'request';
-  dbCompress: boolean;
-  dbLockPrefer: 'reads' | 'writes';
-  troe: 'none' | 'embdb';
-  connectionPoolSize: number;
-  httpServer: 'uws' | 'node';
-  healthPort?: number;
-  policyApiPort?: number;
-  policyApiHost: string;
-  logLevel: string;
-  defaultUserContext?: string;
-  contextDir?: string;
-  corsOrigin?: string;
-  corsMaxAge: number;
-  maxBodySize: number;
-  maxPendingRequests: number;
-  notificationQueueBytes: number;
-  pluginDir?: string;
-  auth?: string;
-  coreContext: '1.6' | '1.7' | '1.8' | '1.9';
-  /**
-   * Set by createBroker (src/broker.ts): names this broker's BroadcastChannels, so brokers sharing a process (the
-   * API tests run several) never hear each other.
-   */
-  instance?: string;
-  /** Set by createBroker when the log goes elsewhere than standard output: the channel other threads send lines on. */
-  logChannel?: string;
+/** An origin (RFC 6454): scheme, host (a name, IPv4 or [IPv6]) and a port; a trailing slash is allowed. */
+const ORIGIN = /^(https?):\/\/([a-z0-9](?:[a-z0-9.-]{0,252})|\[[0-9a-f:.]{2,45}\])(?::(\d{1,5}))?\/?$/;
+const DEFAULT_PORT: Record<string, string> = { http: '80', https: '443' };
+
+/**
+ * --brokerUrl as the broker writes it into URLs: lower case, without the scheme's default port or a trailing slash.
+ * Only an origin: the broker recognises the URLs of the @contexts it serves by their path, /ngsi-ld/v1/jsonldContexts/.
+ */
+export function parseBrokerUrl(text: string): string {
+  const m = ORIGIN.exec(text.toLowerCase());
+  const port = m?.[3];
+  if (m === null || (port !== undefined && Number(port) > 65535))
+    throw new OptionError(`--brokerUrl: '${text.slice(0, 100)}' is not http[s]://host[:port] (no path, query or fragment)`);
+  return `${m[1]}://${m[2]}${port === undefined || port === DEFAULT_PORT[m[1]!] ? '' : ':' + port}`;
 }
 
-export function brokerConfig(values: OptionValues): BrokerConfig {
-  const dbDir = values.dbDir as string | undefined;
+/** `storeInMemory`: the store plugin keeps its data in this machine's memory (StorePluginModule.storeInMemory). */
+export function brokerConfig(values: OptionValues, storeInMemory = false): BrokerConfig {
   return {
     port: values.port as number,
     host: values.host as string,
     database: values.database as string,
-    dbDir,
-    dbSync: values.dbSync as BrokerConfig['dbSync'],
-    dbCompress: values.dbCompress as boolean,
-    dbLockPrefer: values.dbLockPrefer as BrokerConfig['dbLockPrefer'],
-    troe: values.troe as BrokerConfig['troe'],
+    troe: values.troe as string,
+    temporalInstanceCap: values.temporalInstanceCap as number,
     // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
-    connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (dbDir === undefined && values.database === 'embdb' ? cpus().length : 32),
+    connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
     policyApiPort: values.policyApiPort as number | undefined,
@@ -174,6 +164,7 @@ export function brokerConfig(values: OptionValues): BrokerConfig {
     logLevel: values.logLevel as string,
     defaultUserContext: values.defaultUserContext as string | undefined,
     contextDir: values.contextDir as string | undefined,
+    brokerUrl: values.brokerUrl === undefined ? undefined : parseBrokerUrl(values.brokerUrl as string),
     corsOrigin: values.corsOrigin as string | undefined,
     corsMaxAge: values.corsMaxAge as number,
     maxBodySize: values.maxBodySize as number,

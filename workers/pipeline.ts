@@ -1,5 +1,5 @@
 // Piscina task entry points: one WorkerContext per thread, then runPipeline per request of a batch; response bodies
-// go back as transferred buffers, never cloned (src/front/pool.ts says how batches and reply ports work).
+// go back as transferred buffers, never cloned (src/pipeline/pool-runner.ts says how batches and reply ports work).
 import { workerData, threadId, MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { createWorkerContext } from '../src/pipeline/init.js';
@@ -7,7 +7,7 @@ import { runPipeline } from '../src/pipeline/run.js';
 import { handlers } from '../src/ops/index.js';
 import type { PipelineResult } from '../src/pipeline/task.js';
 import type { WorkerInit } from '../src/pipeline/worker-context.js';
-import type { BatchEntry, BatchReply } from '../src/front/pool.js';
+import type { BatchEntry, BatchReply } from '../src/pipeline/task.js';
 import { BatchSlot, ContextWait, ParkingLot } from '../src/pipeline/context-wait.js';
 
 // No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module

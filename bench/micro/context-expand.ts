@@ -1,11 +1,12 @@
 // Micro-benchmark of the @context hot path: resolveCachedUrl, then expandTerm/compactIri on the memoized Maps
 // (cached) against memo misses (uncached), with jsonld's own IRI algorithms on the same active context as the
-// baseline the Maps replace. Prints ops/s; run after `npm run build` (which copies src/ngsild/context/core):
+// baseline the Maps replace. Prints ops/s; run after `npm run build` (which copies src/pipeline/contexts/core):
 // node dist/bench/micro/context-expand.js
 
 import { createRequire } from 'node:module';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
-import { CORE_URLS, embeddedDocument } from '../../src/ngsild/context/core-contexts.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
+import { CORE_URLS } from '../../src/ngsild/context/core-contexts.js';
+import { embeddedDocument } from '../../src/pipeline/contexts/embedded.js';
 import { initialContext, processContext } from '../../src/ngsild/context/jsonld-api.js';
 
 const TEST_SUITE = 'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/ngsi-ld-test-suite-compound.jsonld';
@@ -34,7 +35,7 @@ function measure(name: string, n: number, fn: (i: number) => string, minMs = 700
   report(name, ops, elapsed);
 }
 
-const resolver = new ContextResolver();
+const resolver = new ContextService();
 await resolver.init();
 const ctx = await resolver.resolve(TEST_SUITE);
 

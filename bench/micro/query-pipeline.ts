@@ -6,11 +6,12 @@ import { storeDispose, storeOpen, storePrepare } from '../../src/plugins/store/e
 import { createWorkerContext } from '../../src/pipeline/init.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { handlers } from '../../src/ops/index.js';
-import { LdOp } from '../../src/front/routes.js';
+import { LdOp } from '../../src/ngsild/operations.js';
 import { createLogger } from '../../src/logger.js';
 import { renderEntity } from '../../src/ngsild/entity/render.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { anyTypeOf } from '../../src/ngsild/query/type-expression.js';
 
 const NS = 'https://uri.etsi.org/ngsi-ld/default-context/';
 const N = 100_000;
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   });
   const first = await runPipeline(ctx, task(), handlers);
   if (first.status !== 200) throw new Error(`status ${first.status}: ${new TextDecoder().decode(first.body!)}`);
-  const query = { typeIris: [NS + 'QBench'], limit: 20, offset: 0, count: false };
+  const query = { type: anyTypeOf([NS + 'QBench']), limit: 20, offset: 0, count: false };
   const page = (await ctx.store.queryEntities('', query)).entities;
   const rendered = page.map((e) => renderEntity(e, ctx.contexts.defaultContext, { format: 'normalized' }));
   const encoder = new TextEncoder();

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 const dist = fileURLToPath(new URL('../', import.meta.url));
 
 const REMOVED: Record<string, string[]> = {
-  noauth: ['auth', 'plugins/auth', 'front/front-auth.js', 'pipeline/auth-load.js', 'pipeline/auth-request.js'],
+  noauth: ['auth', 'plugins/auth', 'front/front-auth.js', 'pipeline/auth-load.js', 'pipeline/auth-request.js', 'pipeline/auth-verdict.js'],
   nopolicyApi: ['policyapi'],
 };
 

@@ -4,7 +4,7 @@
 // Not the `cors` npm package: it is Connect middleware that reads node's IncomingMessage and writes a ServerResponse,
 // which the uWS front has neither of, and it would answer a preflight itself, before the dispatcher has
 // authenticated it (seed 000 §5.5 rule 1: no exception for a preflight). What is left is a few header values.
-import { OptionError } from '../options.js';
+import { OptionError } from '../config.js';
 
 /**
  * Request headers a client of the NGSI-LD API sends beyond the CORS-safelisted ones (CIM 009 v1.8 §6.3): the body

@@ -2,18 +2,30 @@
 // 404/405/415, OPTIONS, body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never
 // touches the store. Every answer leaves through `respond`, where its headers pass safeHeaders.
 import { lookupRoute } from './router.js';
-import { BODY_OPS, LdOp } from './routes.js';
+import { LdOp, operationOf } from '../ngsild/operations.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
-import { Overloaded, type PipelineRunner } from './pool.js';
+import { Overloaded, type PipelineRunner } from '../pipeline/runner.js';
 import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
-import { problemResult } from '../pipeline/run.js';
+import { problemResult } from '../pipeline/problem-result.js';
 import { LdError, ErrorType } from '../ngsild/problem.js';
 import { checkContentType } from '../pipeline/media.js';
 import type { FrontAuth } from './front-auth.js';
 import { safeHeaders } from './header-safety.js';
 import type { Logger } from '../logger.js';
 import type { CorsPolicy } from './cors.js';
+
+/** What each path parameter of the catalog names, for the 400 of an empty segment. */
+const PARAM_LABELS: Readonly<Record<string, string>> = {
+  entityId: 'entity id',
+  attrId: 'attribute name',
+  instanceId: 'instance id',
+  subscriptionId: 'subscription id',
+  registrationId: 'registration id',
+  contextId: '@context id',
+  type: 'entity type',
+  entityMapId: 'entity map id',
+};
 
 export interface FrontDeps {
   runner: PipelineRunner;
@@ -60,7 +72,9 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     if (outcome.refusal !== undefined) return respond(ex, outcome.refusal, deps);
     identity = outcome.identity;
   }
-  if (match.kind === 'notFound') throw new LdError('NotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
+  // CIM 009 v1.8 table 5.5.2-1: an unknown route names no resource of the API, so ResourceNotFound.
+  if (match.kind === 'notFound') throw new LdError('ResourceNotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
+  if (match.kind === 'emptyParam') throw new LdError('BadRequestData', `the ${PARAM_LABELS[match.name] ?? match.name} is missing from the path (an empty segment)`);
   if (match.kind === 'badMethod') {
     const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
     result.headers.push('Allow', match.allow);
@@ -73,7 +87,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined) deps.cors.preflight(ex.header('origin'), match.allow, headers);
     return respond(ex, { status: 204, headers, body: null }, deps);
   }
-  const hasBody = BODY_OPS.has(op);
+  const hasBody = operationOf(op).body !== 'none';
   let body: ArrayBuffer | null = null;
   const contentType = ex.header('content-type');
   if (hasBody) {

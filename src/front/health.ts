@@ -2,15 +2,15 @@
 // (uptime, pool utilisation, queue length, store status, notification queue). A server of its own, outside the
 // auth plugin's reach.
 import { createServer, type Server } from 'node:http';
-import type { PipelineRunner } from './pool.js';
+import type { PipelineRunner } from '../pipeline/runner.js';
 import type { Store } from '../store/contract.js';
-import type { NotifierHandle } from '../notify/notifier.js';
 
 export interface HealthState {
   ready: boolean;
   runner?: PipelineRunner;
   store?: Store;
-  notifier?: Pick<NotifierHandle, 'queueStats'>;
+  /** The notifier's queue (src/notify/notifier.ts NotifierHandle), as /health shows it. */
+  notifier?: { queueStats(): object };
   startedAt: number;
 }
 

@@ -1,19 +1,47 @@
-// Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow),
-// or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110 §9.3.2).
-import { API_PREFIX, ROOT_ROUTES, ROUTES, type LdOp, type Method, type RouteDef } from './routes.js';
+// Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow, a
+// parameter segment left empty), or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110
+// §9.3.2). The routes are the operation catalog's (src/ngsild/operations.ts).
+import { API_PREFIX, OPERATIONS, type LdOp, type Method } from '../ngsild/operations.js';
 
 export type RouteMatch =
   | { kind: 'op'; op: LdOp; route: string; params: string[] }
   | { kind: 'notFound' }
   | { kind: 'badMethod'; allow: string }
+  /** The route's method matched but a parameter segment is empty (`/entities//attrs`): `name` says which. */
+  | { kind: 'emptyParam'; name: string }
   | { kind: 'options'; allow: string };
+
+/** One path and the operation of each method it serves, in catalog order. */
+interface RouteDef {
+  pattern: string;
+  methods: Partial<Record<Method, LdOp>>;
+}
 
 interface CompiledRoute {
   def: RouteDef;
   route: string;
   /** Literal segments, or null where a parameter stands. */
   segments: (string | null)[];
+  /** The name of each parameter (`entityId` for `:entityId`), in path order. */
+  paramNames: string[];
   allow: string;
+}
+
+/** The paths of the catalog, below the prefix or at the root, each with its methods. */
+function routeDefs(root: boolean): RouteDef[] {
+  const byPattern = new Map<string, RouteDef>();
+  for (const operation of OPERATIONS) {
+    for (const r of operation.routes) {
+      if ((r.root === true) !== root) continue;
+      let def = byPattern.get(r.pattern);
+      if (def === undefined) {
+        def = { pattern: r.pattern, methods: {} };
+        byPattern.set(r.pattern, def);
+      }
+      def.methods[r.method] = operation.op;
+    }
+  }
+  return [...byPattern.values()];
 }
 
 /** RFC 9110 §10.2.1: every method the path serves; HEAD wherever GET is (§9.3.2), OPTIONS everywhere (§9.3.7). */
@@ -31,17 +59,19 @@ function allowOf(def: RouteDef): string {
 function compileTable(defs: readonly RouteDef[], prefix: string): Map<string, CompiledRoute[]> {
   const table = new Map<string, CompiledRoute[]>();
   for (const def of defs) {
-    const segments = def.pattern.slice(1).split('/').map((s) => (s.startsWith(':') ? null : s));
+    const parts = def.pattern.slice(1).split('/');
+    const segments = parts.map((s) => (s.startsWith(':') ? null : s));
+    const paramNames = parts.filter((s) => s.startsWith(':')).map((s) => s.slice(1));
     const key = `${segments.length}/${segments[0]}`;
     const list = table.get(key) ?? [];
-    list.push({ def, route: prefix + def.pattern, segments, allow: allowOf(def) });
+    list.push({ def, route: prefix + def.pattern, segments, paramNames, allow: allowOf(def) });
     table.set(key, list);
   }
   return table;
 }
 
-const apiTable = compileTable(ROUTES, API_PREFIX);
-const rootTable = compileTable(ROOT_ROUTES, '');
+const apiTable = compileTable(routeDefs(false), API_PREFIX);
+const rootTable = compileTable(routeDefs(true), '');
 
 export function lookupRoute(method: string, path: string): RouteMatch {
   const api = path.startsWith(API_PREFIX + '/');
@@ -57,15 +87,17 @@ export function lookupRoute(method: string, path: string): RouteMatch {
     let ok = true;
     for (let i = 0; i < parts.length; i++) {
       const lit = c.segments[i];
-      if (lit === null) {
-        if (parts[i] === '') { ok = false; break; }
-        params.push(parts[i]!);
-      } else if (lit !== parts[i]) { ok = false; break; }
+      if (lit === null) params.push(parts[i]!);
+      else if (lit !== parts[i]) { ok = false; break; }
     }
     if (!ok) continue;
     if (method === 'OPTIONS') return { kind: 'options', allow: c.allow };
     const op = c.def.methods[(method === 'HEAD' ? 'GET' : method) as Method];
     if (op === undefined) return { kind: 'badMethod', allow: c.allow };
+    // CIM 009 §5.6.x: "If the Entity Id is not present ... BadRequestData" (so for the attribute name and the other
+    // identifiers of a path): an empty segment is the operation's, with its parameter missing, not an unknown route.
+    const empty = params.indexOf('');
+    if (empty >= 0) return { kind: 'emptyParam', name: c.paramNames[empty]! };
     for (let i = 0; i < params.length; i++) params[i] = safeDecode(params[i]!);
     return { kind: 'op', op, route: c.route, params };
   }

@@ -18,7 +18,6 @@ export const ErrorType = {
   UnsupportedMediaType: 'https://uri.etsi.org/ngsi-ld/errors/UnsupportedMediaType',
   PayloadTooLarge: 'https://uri.etsi.org/ngsi-ld/errors/PayloadTooLarge',
   MethodNotAllowed: 'https://uri.etsi.org/ngsi-ld/errors/MethodNotAllowed',
-  NotFound: 'https://uri.etsi.org/ngsi-ld/errors/NotFound',
   Unavailable: 'https://uri.etsi.org/ngsi-ld/errors/Unavailable',
 } as const;
 
@@ -42,7 +41,6 @@ export const ErrorStatus: Record<ErrorTypeName, number> = {
   UnsupportedMediaType: 415,
   PayloadTooLarge: 413,
   MethodNotAllowed: 405,
-  NotFound: 404,
   Unavailable: 503,
 };
 
@@ -86,7 +84,6 @@ const titles: Partial<Record<ErrorTypeName, string>> = {
   UnsupportedMediaType: 'Unsupported media type',
   PayloadTooLarge: 'Payload too large',
   MethodNotAllowed: 'Method not allowed',
-  NotFound: 'Not found',
 };
 
 export function titleOf(kind: ErrorTypeName): string {

@@ -1,6 +1,7 @@
 // What crosses threads for subscriptions (ARCHITECTURE.md step 11): due notifications from pipeline workers to the
 // notifier, and subscription changes to every thread that keeps a subscription index. Plain data only.
-import type { SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { NotificationTrigger, SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
 
 /** Pipeline workers post DueBatch messages here; the notifier thread listens. */
 export const NOTIFY_CHANNEL = 'ldbroker:notifications';
@@ -25,10 +26,22 @@ export interface DueNotification {
   body: string;
   /** Notifications with the same key are delivered in the order they were due (subscription and entity). */
   orderKey: string;
-  /** Position among the notifications of its order key: the store's write sequence of the change (EntityChange.seq). */
+  /** Position among the notifications of its order key: the store's write sequence of the change (WriteEvent.seq). */
   seq: number;
   timeoutMs: number | undefined;
   throttlingMs: number;
+  /**
+   * Set when the subscription joins linked entities (CIM 009 v1.8.1 §5.2.14 join): the notification is built on the
+   * notifier thread as it is sent, with the linked entities as the store has them then (joined-notifications.ts);
+   * until then `body` is '' and `headers` empty.
+   */
+  join?: UnbuiltNotification;
+}
+
+/** What a notification that joins linked entities is built from: the entities it notifies and why. */
+export interface UnbuiltNotification {
+  entities: StoredEntity[];
+  trigger: NotificationTrigger | undefined;
 }
 
 export interface DueBatch {

@@ -11,8 +11,8 @@
 // subscription is deleted (forget), which also takes its waiting notifications out at once.
 //
 // Order (issue 4: "notifications for one entity and subscription keep their order"). The order key is subscription
-// and entity; seq is the store's write sequence of the change (LMDB's transaction id), so for two writes A and B of
-// one entity where A committed before B, seq(A) < seq(B). A lane sends one notification at a time, its waiting
+// and entity; seq is the store's write sequence of the change (WriteEvent.seq; embdb: the LMDB transaction id), so for
+// two writes A and B of one entity where A committed before B, seq(A) < seq(B). A lane sends one notification at a time, its waiting
 // items of one order key sorted by seq (lane.ts), and it starts sending on the next event-loop turn (setImmediate),
 // so the notifications that arrived together are sorted before the first goes out. What is guaranteed: when A's
 // notification reaches the notifier before B's is sent, A's is sent (and answered) before B's. That holds for every
@@ -77,12 +77,22 @@ export interface DeliveryOptions {
   sweepMs?: number;
   /** Told as a request goes out, before the receiver can see it (the counters count it sent then). */
   sending?: (due: DueNotification, at: string) => void;
+  /**
+   * Builds a notification left unbuilt (DueNotification.join) as it comes to be sent; false: its subscription is
+   * gone and it is not sent. Without it, such a notification fails unsent.
+   */
+  complete?: (due: DueNotification) => Promise<boolean>;
 }
 
-/** What a waiting notification counts against the budget: its body and headers in UTF-8, and its envelope. */
+/**
+ * What a waiting notification counts against the budget: its body and headers in UTF-8, and its envelope. An unbuilt
+ * one (DueNotification.join) waits as its notified entities, counted as their JSON text; its linked entities are
+ * read as it is sent, and in flight nothing counts.
+ */
 export function notificationBytes(due: DueNotification): number {
   let n = ENVELOPE_BYTES + (typeof due.body === 'string' ? Buffer.byteLength(due.body) : 0);
   if (Array.isArray(due.headers)) for (const h of due.headers) if (typeof h === 'string') n += Buffer.byteLength(h);
+  if (due.join !== undefined) n += Buffer.byteLength(JSON.stringify(due.join.entities));
   return n;
 }
 
@@ -113,6 +123,7 @@ export class Delivery {
   private readonly queueMax: number;
   private readonly budget: number;
   private readonly sending: ((due: DueNotification, at: string) => void) | undefined;
+  private readonly complete: ((due: DueNotification) => Promise<boolean>) | undefined;
   private readonly gauge: Float64Array;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
@@ -127,6 +138,7 @@ export class Delivery {
     this.queueMax = opts.queueMax ?? ENDPOINT_QUEUE_MAX;
     this.budget = opts.budgetBytes ?? DEFAULT_QUEUE_BYTES;
     this.sending = opts.sending;
+    this.complete = opts.complete;
     this.gauge = opts.gauge ?? gaugeOf();
     this.gauge.fill(0);
     this.gauge[GAUGE.budgetBytes] = this.budget;
@@ -209,9 +221,7 @@ export class Delivery {
         const controller = new AbortController();
         lane.sending = item;
         lane.abort = controller;
-        const at = new Date().toISOString();
-        if (this.sending !== undefined) this.tellSending(item.due, at);
-        const outcome = await this.send(ep, item.due, controller, at);
+        const outcome = (item.due.join === undefined ? undefined : await this.build(item.due)) ?? await this.sendNow(ep, item.due, controller);
         lane.sending = undefined;
         lane.abort = undefined;
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
@@ -224,6 +234,28 @@ export class Delivery {
       // A lane left busy would never be drained again: every later notification of its order keys would wait forever.
       lane.busy = false;
     }
+  }
+
+  private sendNow(ep: Endpoint, due: DueNotification, controller: AbortController): Promise<DeliveryOutcome> {
+    const at = new Date().toISOString();
+    if (this.sending !== undefined) this.tellSending(due, at);
+    return this.send(ep, due, controller, at);
+  }
+
+  /**
+   * Builds an unbuilt notification (DueNotification.join) in its turn of its lane, so the ones of its order key
+   * behind it wait for it. Undefined when it is ready to send; else the outcome of one that will not be sent.
+   */
+  private async build(due: DueNotification): Promise<DeliveryOutcome | undefined> {
+    let reason: string;
+    try {
+      if (this.complete !== undefined && await this.complete(due)) return undefined;
+      reason = this.complete === undefined ? 'notification cannot be built' : SUBSCRIPTION_DELETED;
+    } catch (e) {
+      this.log.error({ err: e, subscription: due.subscriptionId }, 'notification cannot be built');
+      reason = `notification cannot be built: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    return { due, ok: false, sent: false, at: new Date().toISOString(), reason };
   }
 
   /** A waiting notification leaves the queue (sent, dropped or purged); in flight or gone, it no longer counts. */
@@ -312,12 +344,10 @@ export class Delivery {
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
       const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
-      const headers: Record<string, string> = {};
-      for (let i = 0; i < due.headers.length; i += 2) headers[due.headers[i]!.toLowerCase()] = due.headers[i + 1]!;
       const res = await this.poolFor(ep.url).request({
         method: 'POST',
         path: ep.url.pathname + ep.url.search,
-        headers,
+        headers: requestHeaders(due.headers),
         body,
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -345,6 +375,26 @@ export class Delivery {
     }
     for (const [uri, ep] of this.endpoints) if (ep.queued === 0) this.removeEndpoint(uri);
   }
+}
+
+/**
+ * The headers of a notification request, named as given (undici sends them so: Link, Content-Type, NGSILD-Tenant and
+ * receiverInfo keys as the subscription wrote them, for receivers that compare names case-sensitively although RFC
+ * 9110 §5.1 makes them case-insensitive). A later header of a name replaces an earlier one in any case (receiverInfo
+ * over NGSILD-Tenant), so no name goes out twice.
+ */
+export function requestHeaders(flat: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const given = new Map<string, string>();
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i]!;
+    const lower = name.toLowerCase();
+    const earlier = given.get(lower);
+    if (earlier !== undefined && earlier !== name) delete headers[earlier];
+    given.set(lower, name);
+    headers[name] = flat[i + 1]!;
+  }
+  return headers;
 }
 
 /** FNV-1a of the order key: picks the lane. */

@@ -10,6 +10,7 @@ import { SubscriptionSync } from './subscription-sync.js';
 import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
 import { PeriodicNotifications } from './periodic.js';
+import { JoinedNotifications } from './joined-notifications.js';
 import { COUNTERS_CHANNEL, NOTIFY_CHANNEL, channelName, type CountersAnswered, type CountersAsked, type DueBatch, type DueNotification } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
 
@@ -38,6 +39,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     budgetBytes: init.config.notificationQueueBytes,
     gauge: gaugeOf(init.queueGauge),
     sending: (due, at) => { if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at); },
+    complete: (due) => joined.complete(due),
   });
   let periodic: PeriodicNotifications | undefined;
   const sync = new SubscriptionSync(store, contexts, log, init.config.instance, (tenant, id, sub) => {
@@ -52,6 +54,14 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
       deleted.delete(key);
     }
     periodic?.update(tenant, id, sub);
+  }, init.config.brokerUrl);
+  // A subscription a worker matched may still be on its way here (its change is applied after its @context is
+  // resolved): one not found is looked for again once the changes received so far are applied.
+  const joined = new JoinedNotifications(store, async (tenant, id) => {
+    const sub = sync.index.get(tenant, id);
+    if (sub !== undefined) return sub;
+    await sync.settled();
+    return sync.index.get(tenant, id);
   });
   const accept = (due: DueNotification): void => {
     if (due.throttlingMs > 0) {
@@ -64,7 +74,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     }
     delivery.enqueue(due);
   };
-  periodic = new PeriodicNotifications(store, accept, log);
+  periodic = new PeriodicNotifications(store, accept, log, joined);
   await sync.start();
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 

@@ -2,10 +2,11 @@
 // the thread's subscription index and every notification due is built here (the worker has the contexts), then
 // posted to the notifier thread in one message per write.
 import { BroadcastChannel } from 'node:worker_threads';
-import type { ChangeSink, EntityChange } from '../ops/changes.js';
+import type { ChangeSink } from '../pipeline/change-sink.js';
+import type { WriteEvent } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { matchChange } from '../ngsild/subscription/match.js';
-import { buildNotification } from '../ngsild/subscription/payload.js';
+import { buildNotification, type NotificationPayload } from '../ngsild/subscription/payload.js';
 import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { NOTIFY_CHANNEL, channelName, type DueNotification } from './channel.js';
@@ -17,6 +18,9 @@ import type { SubscriptionSync } from './subscription-sync.js';
  */
 export type NotificationEntityFilter = (sub: CompiledSubscription, entity: StoredEntity) => boolean;
 
+/** The body and headers of a notification the notifier builds (DueNotification.join). */
+const UNBUILT: NotificationPayload = { body: '', headers: [] };
+
 export class SubscriptionSink implements ChangeSink {
   private readonly channel: BroadcastChannel;
   entityFilter: NotificationEntityFilter | undefined;
@@ -26,21 +30,23 @@ export class SubscriptionSink implements ChangeSink {
     this.channel.unref();
   }
 
-  publish(changes: readonly EntityChange[]): void {
+  publish(events: readonly WriteEvent[]): void {
     const index = this.sync.index;
     let due: DueNotification[] | undefined;
     let now = 0;
-    for (const change of changes) {
+    for (const change of events) {
       const candidates = index.candidates(change.tenant, change.id, change.before, change.after);
       if (candidates.length === 0) continue;
       if (now === 0) now = Date.now();
       for (const sub of candidates) {
         try {
-          const m = matchChange(sub, change.before, change.after, now);
+          const m = matchChange(sub, change, now);
           if (m === undefined) continue;
           if (this.entityFilter !== undefined && !this.entityFilter(sub, m.entity)) continue;
-          const payload = buildNotification(sub, [m.entity], m.trigger);
-          (due ??= []).push({
+          // A join reads the store (async): the notifier builds that notification when it sends it, in its place in
+          // the order of its subscription and entity, and the write's answer does not wait for it.
+          const payload = sub.join === undefined ? buildNotification(sub, [m.entity], m.trigger) : UNBUILT;
+          const d: DueNotification = {
             tenant: sub.tenant,
             subscriptionId: sub.id,
             uri: sub.endpoint.uri,
@@ -50,7 +56,9 @@ export class SubscriptionSink implements ChangeSink {
             seq: change.seq,
             timeoutMs: sub.endpoint.timeoutMs,
             throttlingMs: sub.throttlingMs,
-          });
+          };
+          if (sub.join !== undefined) d.join = { entities: [m.entity], trigger: m.trigger };
+          (due ??= []).push(d);
         } catch (e) {
           this.log.error({ err: e, subscription: sub.id, entity: change.id }, 'notification cannot be built');
         }

@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { ContextSource } from '../pipeline/worker-context.js';
 import { compileSubscription, type CompiledSubscription } from '../ngsild/subscription/compile.js';
 import { SubscriptionIndex } from '../ngsild/subscription/match.js';
-import { SUBSCRIPTIONS, SUBSCRIPTION_TENANTS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
+import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, channelName, type SubscriptionChanged } from './channel.js';
 
 export class SubscriptionSync {
@@ -24,6 +24,8 @@ export class SubscriptionSync {
     readonly instance: string | undefined,
     /** Told after each change is applied (the notifier's periodic timers). */
     private readonly onChange?: (tenant: string, id: string, sub: CompiledSubscription | undefined) => void,
+    /** --brokerUrl, when given: the address notifications name the @contexts the broker serves with. */
+    private readonly brokerUrl?: string,
   ) {}
 
   async start(): Promise<void> {
@@ -50,6 +52,11 @@ export class SubscriptionSync {
     await this.apply(change);
   }
 
+  /** Resolves when the changes received so far are applied. */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
   apply(change: SubscriptionChanged): Promise<void> {
     this.queue = this.queue.then(() => this.applyNow(change));
     return this.queue;
@@ -71,7 +78,7 @@ export class SubscriptionSync {
           this.log.warn({ err: e, subscription: id, jsonldContext: doc.body.jsonldContext }, 'jsonldContext cannot be resolved: notifying with the subscription\'s own @context');
         }
       }
-      const sub = compileSubscription(tenant, doc, matchContext, notifyContext);
+      const sub = compileSubscription(tenant, doc, matchContext, notifyContext, this.brokerUrl);
       this.index.upsert(sub);
       this.onChange?.(tenant, id, sub);
     } catch (e) {
@@ -88,9 +95,7 @@ export function broadcastSubscriptionChange(change: SubscriptionChanged, instanc
   channel.close();
 }
 
-/** Every tenant that may hold subscriptions: the default one, the store's, and those registered with a subscription. */
+/** Every tenant that may hold subscriptions: the default one and the store's (a subscription's create registers its tenant). */
 export async function subscriptionTenants(store: Store): Promise<string[]> {
-  const tenants = new Set<string>(['', ...(await store.listTenants())]);
-  for (const { id } of await store.collection('', SUBSCRIPTION_TENANTS).list()) tenants.add(id);
-  return [...tenants];
+  return ['', ...(await store.listTenants())];
 }

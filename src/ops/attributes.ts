@@ -6,11 +6,8 @@ import { notFound } from '../ngsild/problem.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { AttrStat } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
-import type { OpHandler } from './op.js';
-import { attributeStatsOf, boolParam, nameParam } from './types.js';
-
-const LIST_PARAMS = new Set(['details', 'local']);
-const ONE_PARAMS = new Set(['local']);
+import type { OpHandler } from '../pipeline/handler.js';
+import { boolParam, nameParam } from './types.js';
 
 function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<string, unknown> {
   return {
@@ -24,10 +21,9 @@ function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<s
 }
 
 export const listAttributes: OpHandler = async (req, ctx) => {
-  req.query.only(LIST_PARAMS);
   const details = boolParam(req, 'details');
   boolParam(req, 'local');
-  const named = (await attributeStatsOf(ctx.store, req.tenant))
+  const named = (await ctx.store.attributeStats(req.tenant))
     .filter((s) => s.count > 0)
     .map((stat) => ({ name: req.context.compactIri(stat.attrIri), stat }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -42,11 +38,10 @@ export const listAttributes: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveAttribute: OpHandler = async (req, ctx) => {
-  req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const attrTerm = nameParam(req.params[0]!, 'attribute');
   const attrIri = checkNameSize(req.context.expandTerm(attrTerm), 'attribute');
-  const stat = (await attributeStatsOf(ctx.store, req.tenant, attrIri))[0];
+  const stat = (await ctx.store.attributeStats(req.tenant, attrIri))[0];
   if (stat === undefined || stat.count <= 0) throw notFound(`no entity has an attribute '${attrTerm}'`);
   return { status: 200, body: attribute(stat, req.context.compactIri(attrIri), req.context), withContext: true };
 };

@@ -9,13 +9,14 @@ import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, BatchItem } from '../store/contract.js';
-import type { OpHandler, OpResult } from './op.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
 import { checkEntity } from './entity-auth.js';
 import { LD_JSON } from '../pipeline/media.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { attrNames } from './entities.js';
-import { tracked, type EntityChange } from './changes.js';
+import { writeEntities } from './changes.js';
+import { changeOf } from '../ngsild/entity/write-change.js';
 
 interface BatchError {
   entityId: string;
@@ -117,13 +118,8 @@ async function authorizeEntries<T>(req: LdRequest, ctx: WorkerContext, prepared:
 
 async function run<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[], mutate: (p: Prepared<T>) => Mutation<Outcome>,
   creating: boolean): Promise<Array<{ id: string; outcome: Outcome }>> {
-  const changes: EntityChange[] = [];
-  const items: BatchItem<Outcome>[] = prepared.map((p) => ({
-    id: p.id,
-    mutation: ctx.changes === undefined ? mutate(p) : tracked(changes, req.tenant, p.id, mutate(p)),
-  }));
-  const outcomes = items.length === 0 ? [] : await ctx.store.mutateEntities(req.tenant, items, { createTenant: creating });
-  if (changes.length > 0) ctx.changes!.publish(changes);
+  const items: BatchItem<Outcome>[] = prepared.map((p) => ({ id: p.id, mutation: mutate(p) }));
+  const outcomes = items.length === 0 ? [] : await writeEntities(ctx, req.tenant, items, { createTenant: creating });
   const done: Array<{ id: string; outcome: Outcome }> = [];
   outcomes.forEach((o, i) => {
     if (o.ok) done.push({ id: items[i]!.id, outcome: o.result });
@@ -138,7 +134,6 @@ function answer(done: Array<{ id: string; outcome: Outcome }>, errors: BatchErro
 }
 
 export const batchCreate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const errors: BatchError[] = [];
   const now = nowIso();
   let prepared = await prepareEntities(req, ctx, now, errors);
@@ -151,7 +146,6 @@ export const batchCreate: OpHandler = async (req, ctx) => {
 };
 
 export const batchUpsert: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const words = req.query.options(['replace', 'update']);
   if (words.has('replace') && words.has('update')) throw badRequest('options: replace and update cannot be asked together');
   const update = words.has('update');
@@ -163,19 +157,22 @@ export const batchUpsert: OpHandler = async (req, ctx) => {
       : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) });
   const done = await run(req, ctx, prepared, errors, (p) => (current) => {
     if (current === undefined) return { next: p.value, result: 'created' };
-    if (!update) return { next: replaceEntity(current, p.value, now).entity, result: 'updated' };
+    if (!update) {
+      const replaced = replaceEntity(current, p.value, now);
+      return { next: replaced.entity, result: 'updated', change: changeOf('replace', replaced) };
+    }
     const attrs: Record<string, unknown> = {};
     for (const name of attrNames(p.value)) attrs[name] = p.value[name];
-    const appended = appendAttributes(current, attrs as never, { noOverwrite: false, now }).entity;
+    const r = appendAttributes(current, attrs as never, { noOverwrite: false, now });
+    const appended = r.entity;
     for (const t of p.value.type) if (!appended.type.includes(t)) appended.type = [...appended.type, t];
-    return { next: appended, result: 'updated' };
+    return { next: appended, result: 'updated', change: changeOf('append', r) };
   }, true);
   const created = done.filter((d) => d.outcome === 'created').map((d) => d.id);
   return answer(done, errors, created.length > 0 ? { status: 201, body: created } : { status: 204 });
 };
 
 export const batchUpdate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
   const errors: BatchError[] = [];
   const now = nowIso();
@@ -184,20 +181,31 @@ export const batchUpdate: OpHandler = async (req, ctx) => {
     if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
     return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
   });
+  // What an entry could not apply (with noOverwrite: the attributes it kept), by entity id.
+  const kept = new Map<string, string[]>();
   const done = await run(req, ctx, prepared, errors, (p) => (current) => {
     if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
     const attrs: Record<string, unknown> = {};
     for (const name of attrNames(p.value)) attrs[name] = p.value[name];
-    const r = appendAttributes(current, attrs as never, { noOverwrite, now });
+    // §4.16, §4.18: the entry's types are added and its scope applied, as Append Entity Attributes does.
+    const r = appendAttributes(current, attrs as never, { noOverwrite, now, types: p.value.type, scope: p.value.scope });
+    if (r.notUpdated.length > 0) kept.set(p.id, r.notUpdated.map((n) => req.context.compactIri(n.attrName)));
+    else kept.delete(p.id);
     if (r.notUpdated.length > 0 && r.updated.length === 0 && noOverwrite)
       return { next: undefined, result: 'updated' };
-    return { next: r.entity, result: 'updated' };
+    return { next: r.entity, result: 'updated', change: changeOf('append', r) };
   }, false);
-  return answer(done, errors, { status: 204 });
+  // §5.6.9: an entry whose attributes were not all applied is reported in the 207 as the one-entity append reports
+  // them (§5.6.3); what it could apply is written.
+  const applied = done.filter((d) => !kept.has(d.id));
+  for (const d of done) {
+    const names = kept.get(d.id);
+    if (names !== undefined) errors.push({ entityId: d.id, error: badRequest(`not updated: ${names.join(', ')}${noOverwrite ? ' (they exist and noOverwrite was asked)' : ''}`).toProblem() });
+  }
+  return answer(applied, errors, { status: 204 });
 };
 
 export const batchDelete: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const errors: BatchError[] = [];
   let prepared: Prepared<null>[] = [];
   for (const entry of entries(req)) {
@@ -225,7 +233,6 @@ export const batchDelete: OpHandler = async (req, ctx) => {
 };
 
 export const batchMerge: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local', 'options', 'format']));
   const errors: BatchError[] = [];
   const now = nowIso();
   let prepared = await prepareEntities(req, ctx, now, errors, true);
@@ -235,7 +242,8 @@ export const batchMerge: OpHandler = async (req, ctx) => {
   });
   const done = await run(req, ctx, prepared, errors, (p) => (current) => {
     if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    return { next: mergeEntity(current, p.value, now).entity, result: 'updated' };
+    const r = mergeEntity(current, p.value, now);
+    return { next: r.entity, result: 'updated', change: changeOf('merge', r) };
   }, false);
   return answer(done, errors, { status: 204 });
 };

@@ -1,30 +1,45 @@
-// Entity changes as writes produce them: the state before and after each committed mutation, handed to the
-// thread's change sink (subscriptions match there; ARCHITECTURE.md step 11) once the transaction committed.
-import type { StoredEntity } from '../ngsild/entity/model.js';
-import type { Mutation } from '../store/contract.js';
+// Entity writes through the store with their events: once the store committed a write, its events (store/contract.ts
+// WriteEvent: before, after, what changed, sequence) go to the thread's change sink (subscriptions match there;
+// ARCHITECTURE.md step 11) and to a history beside the store (history/contract.ts record).
+import type { BatchItem, BatchOutcome, MutateOptions, Mutation, WriteEvent } from '../store/contract.js';
+import type { WorkerContext } from '../pipeline/worker-context.js';
 
-export interface EntityChange {
-  tenant: string;
-  id: string;
-  /** undefined: the write created the entity. */
-  before: StoredEntity | undefined;
-  /** undefined: the write deleted the entity. */
-  after: StoredEntity | undefined;
-  /** The store's write sequence of the transaction (Mutation's writeSeq; 0 when the store keeps none). */
-  seq: number;
+/** Does anything consume this thread's write events? */
+const listened = (ctx: WorkerContext): boolean => ctx.changes !== undefined || ctx.history?.record !== undefined;
+
+/** One entity write (Store.mutateEntity), its event published once committed. */
+export async function writeEntity<R>(ctx: WorkerContext, tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+  if (!listened(ctx)) return ctx.store.mutateEntity(tenant, id, mutation, opts);
+  const events: WriteEvent[] = [];
+  const result = await ctx.store.mutateEntity(tenant, id, mutation, { ...opts, events });
+  if (events.length > 0) {
+    ctx.changes?.publish(events);
+    if (ctx.history?.record !== undefined) await record(ctx, tenant, events);
+  }
+  return result;
 }
 
-/** Where committed changes go; absent when nothing listens (no subscriptions, no bridges). */
-export interface ChangeSink {
-  publish(changes: readonly EntityChange[]): void;
+/** Entity writes in one transaction (Store.mutateEntities), the events of the committed ones published. */
+export async function writeEntities<R>(ctx: WorkerContext, tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
+  if (!listened(ctx)) return ctx.store.mutateEntities(tenant, items, opts);
+  const events: WriteEvent[] = [];
+  const outcomes = await ctx.store.mutateEntities(tenant, items, { ...opts, events });
+  if (events.length > 0) {
+    ctx.changes?.publish(events);
+    if (ctx.history?.record !== undefined) await record(ctx, tenant, events);
+  }
+  return outcomes;
 }
 
-/** Wraps a mutation so that the change it makes is recorded (only when it returns; a throwing one changes nothing). */
-export function tracked<R>(changes: EntityChange[], tenant: string, id: string, mutation: Mutation<R>): Mutation<R> {
-  return (current, writeSeq) => {
-    const out = mutation(current, writeSeq);
-    if (out.next !== undefined && !(out.next === null && current === undefined))
-      changes.push({ tenant, id, before: current, after: out.next === null ? undefined : out.next, seq: writeSeq ?? 0 });
-    return out;
-  };
+/**
+ * Committed writes to a history beside the store, which the answer waits for so that a temporal read after it sees
+ * them. The write stands whatever the history does: its failure is logged.
+ */
+async function record(ctx: WorkerContext, tenant: string, events: WriteEvent[]): Promise<void> {
+  const history = ctx.history!;
+  try {
+    await history.record!(tenant, events);
+  } catch (err) {
+    ctx.log.error({ err, history: history.name, tenant, entities: events.length }, 'the history beside the store lost a committed write');
+  }
 }

@@ -3,108 +3,19 @@
 // collection `jsonldContexts` of the tenant they belong to: a Hosted one to the tenant of its POST, a Cached or
 // ImplicitlyCreated one to the tenant whose request fetched or used it (each tenant has its own record).
 import { randomUUID } from 'node:crypto';
-import { LdError, badRequest, notFound } from '../ngsild/problem.js';
-import {
-  ContextResolver, HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type ContextToKeep, type HostedContexts, type KeptContext,
-} from '../ngsild/context/context-resolver.js';
+import { LdError, badRequest, invalidRequest, notFound } from '../ngsild/problem.js';
+import { HOSTED_PATH, cachedLocalId, hostedLocalId, type ContextKind, type KeptContext } from '../ngsild/context/context-resolver.js';
 import { isCoreContextUrl } from '../ngsild/context/core-contexts.js';
-import { TENANT_SEPARATOR, tenantLocalId, type ResolvedContext } from '../ngsild/context/resolved.js';
-import type { BrokerConfig } from '../options.js';
-import type { DocCollection, Store } from '../store/contract.js';
+import { tenantLocalId, type ResolvedContext } from '../ngsild/context/resolved.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
+import { contextResolverOf, keepUsedContexts, keptContexts, tenantOfLocalId } from '../pipeline/contexts/kept-contexts.js';
+import { requestBrokerUrl } from '../pipeline/contexts/served-url.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { boolParam } from './types.js';
 
 const KINDS: readonly ContextKind[] = ['Hosted', 'Cached', 'ImplicitlyCreated'];
 const CORE_TIMESTAMP = new Date().toISOString();
-
-/** Scheme, host and port of the URLs of the @contexts the broker serves, from its configured address. */
-export function brokerUrlOf(config: BrokerConfig): string {
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
-}
-
-// A Host header (RFC 9110 §7.2): a name or IPv4 address, or a bracketed IPv6 address, and an optional port.
-const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
-
-/**
- * The broker's address as the client reached it: the request's Host, so that the URLs listed work behind a proxy
- * or a port mapping; the configured address when the request has no usable Host.
- */
-export function requestBrokerUrl(req: LdRequest, config: BrokerConfig): string {
-  const host = req.header('host');
-  return host !== undefined && HOST_HEADER.test(host) ? `http://${host}` : brokerUrlOf(config);
-}
-
-/**
- * A URL of a @context the broker serves (an ImplicitlyCreated one in a Link header), as the client can reach it: the
- * resolver names it with the configured address, which behind a proxy, a port mapping or `--host 0.0.0.0` is not
- * the one the client used. Any other URL is answered as it is.
- */
-export function servedUrl(req: LdRequest, config: BrokerConfig, url: string): string {
-  if (!url.includes(HOSTED_PATH)) return url;
-  const configured = brokerUrlOf(config);
-  return url.startsWith(configured + HOSTED_PATH) ? requestBrokerUrl(req, config) + url.slice(configured.length) : url;
-}
-
-/** A tenant name as the tenant step accepts it (CIM 009 §4.14; lower-case, see tenant-step.ts). */
-const TENANT_NAME = /^[a-z0-9_-]{1,50}$/;
-
-/**
- * The tenant whose collection keeps the @context of this local id ('' for the default tenant and shared ones). A
- * prefix that is no tenant name (the ids come from clients) is no tenant either: such an id is looked up, and not
- * found, in the default tenant.
- */
-export function tenantOfLocalId(localId: string): string {
-  const at = localId.indexOf(TENANT_SEPARATOR);
-  if (at <= 0) return '';
-  const tenant = localId.slice(0, at);
-  return TENANT_NAME.test(tenant) ? tenant : '';
-}
-
-/**
- * Every kept @context, found by its local id in the collection of its tenant: what the resolver of each thread
- * reads for Link headers naming a kept @context, and where it records Cached and ImplicitlyCreated ones.
- */
-export function keptContextStore(store: Store): HostedContexts {
-  return {
-    get: (localId) => store.collection(tenantOfLocalId(localId), 'jsonldContexts').get(localId),
-    insert: (localId, doc) => store.collection(tenantOfLocalId(localId), 'jsonldContexts').insert(localId, doc),
-  };
-}
-
-const keptContexts = (ctx: WorkerContext, tenant: string): DocCollection => ctx.store.collection(tenant, 'jsonldContexts');
-
-function resolver(ctx: WorkerContext): ContextResolver | undefined {
-  return ctx.contexts instanceof ContextResolver ? ctx.contexts : undefined;
-}
-
-/**
- * CIM 009 v1.8 §5.13.1: keeps, in the tenant of a request that succeeded, the @contexts it used: its inline context
- * as ImplicitlyCreated (unless `implicit` is false), the URLs fetched for it as Cached. Once per thread, tenant and
- * context; a tenant that does not exist (a create that created nothing) keeps nothing. Never throws.
- */
-export function keepUsedContexts(req: LdRequest, ctx: WorkerContext, used: ResolvedContext, implicit = true): Promise<void> | undefined {
-  const contexts = resolver(ctx);
-  if (contexts === undefined) return undefined;
-  const toKeep = contexts.keptFor(req.tenant, used, implicit);
-  // The hot path: the core context, or one this thread has kept in this tenant already; nothing to wait for.
-  if (toKeep.length === 0) return undefined;
-  return keep(req, ctx, contexts, toKeep);
-}
-
-async function keep(req: LdRequest, ctx: WorkerContext, contexts: ContextResolver, toKeep: readonly ContextToKeep[]): Promise<void> {
-  try {
-    if (req.tenant !== '' && !(await ctx.store.hasTenant(req.tenant))) return;
-    const collection = keptContexts(ctx, req.tenant);
-    for (const { localId, doc } of toKeep) await collection.insert(localId, doc as unknown as Record<string, unknown>);
-    contexts.kept(toKeep.map((k) => k.localId));
-  } catch (e) {
-    // The request itself succeeded; a later one keeps them.
-    ctx.log.warn({ err: e, tenant: req.tenant }, '@contexts used by a request not kept');
-  }
-}
 
 interface Entry {
   localId: string;
@@ -120,7 +31,7 @@ function entryOf(baseUrl: string, localId: string, kept: KeptContext): Entry {
 
 /** The broker's own core @context, listed as a Cached copy of the public document it embeds. */
 function coreEntry(ctx: WorkerContext): Entry {
-  const url = resolver(ctx)?.coreUrl ?? 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld';
+  const url = contextResolverOf(ctx)?.coreUrl ?? 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld';
   return { localId: cachedLocalId(url), url, kept: { kind: 'Cached', url, context: url, timestamp: CORE_TIMESTAMP }, core: true };
 }
 
@@ -140,16 +51,18 @@ async function findEntry(req: LdRequest, ctx: WorkerContext, contextId: string):
   return entryOf(requestBrokerUrl(req, ctx.config), localId, kept);
 }
 
+/** CIM 009 v1.8.1 §5.13.3: the details of a kept @context; `createdAt` is when it was added, fetched or first used. */
 function details(e: Entry): Record<string, unknown> {
-  return { URL: e.url, localId: e.localId, kind: e.kept.kind, timestamp: e.kept.timestamp };
+  return { URL: e.url, localId: e.localId, kind: e.kept.kind, createdAt: e.kept.timestamp };
 }
 
 export const createContext: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const body = req.jsonObject();
   // CIM 009 §5.13.2: what lies outside the @context member is discarded.
   const context = body['@context'];
-  if (context === undefined) throw badRequest('the body must be a JSON object with an @context member');
+  // CIM 009 §5.13.2: the body is a JSON object with an @context member; without one it is not the structure the
+  // operation takes (InvalidRequest), while an @context that is no context is bad content (BadRequestData, below).
+  if (context === undefined) throw invalidRequest('the body must be a JSON object with an @context member');
   if (!(typeof context === 'string' || Array.isArray(context) || (typeof context === 'object' && context !== null)))
     throw badRequest('@context must be a URL, a context object, or an array of those');
   let resolved: ResolvedContext;
@@ -169,7 +82,6 @@ export const createContext: OpHandler = async (req, ctx) => {
 };
 
 export const listContexts: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['details', 'kind']));
   const withDetails = boolParam(req, 'details');
   const kindText = req.query.get('kind');
   let kind: ContextKind | undefined;
@@ -186,7 +98,6 @@ export const listContexts: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveContext: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['details']));
   const withDetails = boolParam(req, 'details');
   const contextId = req.params[0]!;
   // Served whatever the request's tenant: a JSON-LD processor dereferencing the URL sends no NGSILD-Tenant.
@@ -200,7 +111,6 @@ export const retrieveContext: OpHandler = async (req, ctx) => {
 };
 
 export const deleteContext: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['reload']));
   const reload = boolParam(req, 'reload');
   const contextId = req.params[0]!;
   let entry = await findEntry(req, ctx, contextId);
@@ -211,9 +121,14 @@ export const deleteContext: OpHandler = async (req, ctx) => {
     if (reload) throw badRequest(`reload: the broker caches no @context '${contextId.slice(0, 300)}'`);
     throw notFound(`the broker keeps no @context '${contextId.slice(0, 300)}'`);
   }
-  if (entry.core) throw badRequest('the core @context cannot be deleted or reloaded');
+  // CIM 009 §5.13.5: the core @context cannot be deleted; it may be reloaded, which is a no-op here since the broker
+  // embeds it and never downloads it.
+  if (entry.core) {
+    if (reload) return { status: 204 };
+    throw badRequest('the core @context cannot be deleted (reload=true reloads it)');
+  }
   if (reload && entry.kept.kind !== 'Cached') throw badRequest(`reload: @context '${contextId.slice(0, 300)}' is ${entry.kept.kind}, not Cached`);
-  const contexts = resolver(ctx);
+  const contexts = contextResolverOf(ctx);
   if (reload) {
     if (contexts === undefined) throw new LdError('OperationNotSupported', 'this broker cannot reload @contexts');
     const doc = await contexts.reload(entry.url, req.wait);

@@ -4,28 +4,28 @@ import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { expandEntity, expandAttributes, expandAttributeFragment, expandFragment } from '../ngsild/entity/expand.js';
 import {
-  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
+  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, deleteScope, replaceEntity, replaceAttribute, mergeEntity,
 } from '../ngsild/entity/merge.js';
-import { renderEntity } from '../ngsild/entity/render.js';
+
+/** The core @context's IRI of `scope` (CIM 009 §4.18). */
+const SCOPE_IRI = 'https://uri.etsi.org/ngsi-ld/scope';
+import { renderEntity, rendersAnything } from '../ngsild/entity/render.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { Mutation, MutateOptions } from '../store/contract.js';
-import type { OpHandler, OpResult } from './op.js';
-import { renderOptions } from './render-options.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
+import { renderOptions, type RenderOptions } from './render-options.js';
 import { checkEntity, readableEntity } from './entity-auth.js';
 import { GEO_JSON } from '../pipeline/media.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';
-import { tracked, type EntityChange } from './changes.js';
+import { writeEntity } from './changes.js';
+import { changeOf } from '../ngsild/entity/write-change.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
-
-const RETRIEVE_PARAMS = new Set(['attrs', 'pick', 'omit', 'options', 'format', 'lang', 'geometryProperty', 'datasetId', 'local', 'join', 'joinLevel', 'containedBy', 'entityMap', 'via', 'type']);
-const NO_PARAMS = new Set<string>(['local']);
-const DELETE_PARAMS = new Set<string>(['local', 'type']);
 
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -75,7 +75,6 @@ function typeParamTest(req: LdRequest): ((types: readonly string[]) => boolean) 
 const missingOfType = (id: string, req: LdRequest): LdError => notFound(`entity '${id}' of type '${String(req.query.get('type')).slice(0, 200)}' does not exist`);
 
 export const createEntity: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
   const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: attrNames(entity), read: false });
   await mutate(req, ctx, entity.id, (current) => {
@@ -86,7 +85,6 @@ export const createEntity: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveEntity: OpHandler = async (req, ctx) => {
-  req.query.only(RETRIEVE_PARAMS);
   const id = entityIdParam(req);
   const opts = renderOptions(req);
   const join = joinOptions(req);
@@ -95,6 +93,7 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   if (stored === undefined) throw missing(id);
   if (ofType !== undefined && !ofType(stored.type)) throw missingOfType(id, req);
   const entity = await readableEntity(req, ctx, stored);
+  noneMatched(entity, req, opts);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     if (join === undefined) return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
@@ -108,8 +107,23 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
 };
 
+/**
+ * A retrieval that selects nothing of the entity is not found (ResourceNotFound): attrs naming none of its
+ * attributes (a rule of ETSI ISG CIM, CIM 009 §6.5.3.1 "attributes to be matched"), or pick and omit leaving no
+ * member (v1.8.1 §4.21).
+ */
+function noneMatched(entity: StoredEntity, req: LdRequest, opts: RenderOptions): void {
+  const id = entity.id;
+  if (opts.attrs !== undefined) {
+    let any = false;
+    for (const attrIri of opts.attrs) if (entity[attrIri] !== undefined) { any = true; break; }
+    if (!any) throw notFound(`entity '${id}' has none of the attributes in attrs`);
+  }
+  if ((opts.pick !== undefined || opts.omit !== undefined) && !rendersAnything(entity, req.context, opts))
+    throw notFound(`pick and omit leave no member of entity '${id}'`);
+}
+
 export const deleteEntity: OpHandler = async (req, ctx) => {
-  req.query.only(DELETE_PARAMS);
   const id = entityIdParam(req);
   const ofType = typeParamTest(req);
   await askStored(req, ctx, id);
@@ -122,7 +136,6 @@ export const deleteEntity: OpHandler = async (req, ctx) => {
 };
 
 export const replaceEntityOp: OpHandler = async (req, ctx) => {
-  req.query.only(NO_PARAMS);
   const id = entityIdParam(req);
   const body = withoutContext(req.jsonObject());
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
@@ -130,13 +143,13 @@ export const replaceEntityOp: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, attrNames(next), next.type);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    return { next: replaceEntity(current, next, next.modifiedAt).entity, result: undefined };
+    const r = replaceEntity(current, next, next.modifiedAt);
+    return { next: r.entity, result: undefined, change: changeOf('replace', r) };
   });
   return { status: 204 };
 };
 
 export const mergeEntityOp: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local', 'options', 'format']));
   const id = entityIdParam(req);
   const body = withoutContext(req.jsonObject());
   if (body.id !== undefined && body.id !== id) throw badRequest(`the body's id '${String(body.id)}' differs from the path's '${id}'`);
@@ -147,13 +160,13 @@ export const mergeEntityOp: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, attrNames(fragment), types);
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    return { next: mergeEntity(current, fragment, now).entity, result: undefined };
+    const r = mergeEntity(current, fragment, now);
+    return { next: r.entity, result: undefined, change: changeOf('merge', r) };
   });
   return { status: 204 };
 };
 
 export const appendAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const noOverwrite = req.query.options(['noOverwrite']).has('noOverwrite');
   const id = entityIdParam(req);
   const now = nowIso();
@@ -163,28 +176,29 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
   await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types });
-    return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
+    const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types, scope: fragment.scope });
+    return { next: r.updated.length > 0 ? r.entity : undefined, result: r, change: changeOf('append', r) };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
 };
 
 export const updateAttrs: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const now = nowIso();
-  const attrs = expandAttributes(withoutContext(req.jsonObject()), req.context, { now });
-  await askStored(req, ctx, id, Object.keys(attrs));
+  // CIM 009 v1.8 §5.6.2 with §4.16 and §4.18: the fragment's `type` adds types, its `scope` updates the scope.
+  const fragment = expandFragment(withoutContext(req.jsonObject()), req.context, { now });
+  if (fragment.id !== undefined && fragment.id !== id) throw badRequest(`the body's id '${fragment.id}' differs from the path's '${id}'`);
+  const attrs = fragment.attrs;
+  await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = updateAttributes(current, attrs, { now });
-    return { next: r.updated.length > 0 ? r.entity : undefined, result: r };
+    const r = updateAttributes(current, attrs, { now, types: fragment.types, scope: fragment.scope });
+    return { next: r.updated.length > 0 ? r.entity : undefined, result: r, change: changeOf('update', r) };
   });
   return updateResult(req, outcome.updated, outcome.notUpdated);
 };
 
 export const partialAttrUpdate: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();
@@ -194,7 +208,7 @@ export const partialAttrUpdate: OpHandler = async (req, ctx) => {
     if (current === undefined) throw missing(id);
     const r = partialAttributeUpdate(current, attrIri, fragment, { datasetId: fragment.datasetId as string | undefined, now });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${fragment.datasetId ? ` with datasetId '${String(fragment.datasetId)}'` : ''}`);
-    return { next: r.entity, result: undefined };
+    return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
 };
@@ -209,22 +223,22 @@ export function deleteAttrParams(req: LdRequest): { datasetId: string | undefine
 }
 
 export const deleteAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['datasetId', 'deleteAll', 'local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const { datasetId, deleteAll } = deleteAttrParams(req);
   await askStored(req, ctx, id, [attrIri]);
+  // §4.18: the scope is deleted through the attribute route, by its name.
+  const isScope = attrIri === SCOPE_IRI || req.params[1] === 'scope';
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
-    const r = deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
+    const r = isScope ? deleteScope(current, nowIso()) : deleteAttribute(current, attrIri, { datasetId, deleteAll, now: nowIso() });
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${datasetId ? ` with datasetId '${datasetId}'` : ''}`);
-    return { next: r.entity, result: undefined };
+    return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
 };
 
 export const replaceAttr: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['local']));
   const id = entityIdParam(req);
   const attrIri = attrParam(req);
   const now = nowIso();
@@ -237,7 +251,7 @@ export const replaceAttr: OpHandler = async (req, ctx) => {
     if (current === undefined) throw missing(id);
     const r = replaceAttribute(current, attrIri, instances, now);
     if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'`);
-    return { next: r.entity, result: undefined };
+    return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
 };
@@ -258,11 +272,10 @@ export function attrNames(entity: StoredEntity): string[] {
   return names;
 }
 
-/** One entity write through the store, its change published once committed. */
-async function mutate<R>(req: LdRequest, ctx: WorkerContext, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
-  if (ctx.changes === undefined) return ctx.store.mutateEntity(req.tenant, id, mutation, opts);
-  const changes: EntityChange[] = [];
-  const result = await ctx.store.mutateEntity(req.tenant, id, tracked(changes, req.tenant, id, mutation), opts);
-  ctx.changes.publish(changes);
-  return result;
+/**
+ * One entity write through the store, its event published once committed. A create or a delete gives no change: it
+ * is the whole entity's, which the store derives (write-change.ts creationOf, deletionOf) only when something listens.
+ */
+function mutate<R>(req: LdRequest, ctx: WorkerContext, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+  return writeEntity(ctx, req.tenant, id, mutation, opts);
 }

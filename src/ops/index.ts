@@ -1,6 +1,6 @@
 // Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501.
-import { LdOp } from '../front/routes.js';
-import type { OpHandler } from './op.js';
+import { LdOp } from '../ngsild/operations.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import {
   createEntity, retrieveEntity, deleteEntity, replaceEntityOp, mergeEntityOp, appendAttrs, updateAttrs,
   partialAttrUpdate, deleteAttr, replaceAttr,
@@ -17,6 +17,7 @@ import {
 } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import { purgeEntities } from './purge.js';
 
 import {
   temporalQuery, temporalQueryPost, temporalRetrieve, temporalCreate, temporalDelete, temporalAppendAttrs, temporalDeleteAttr,
@@ -49,6 +50,7 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.BatchDelete, batchDelete],
   [LdOp.BatchMerge, batchMerge],
   [LdOp.QueryEntities, queryEntities],
+  [LdOp.PurgeEntities, purgeEntities],
   [LdOp.QueryPost, queryPost],
   [LdOp.ListTypes, listTypes],
   [LdOp.RetrieveType, retrieveType],

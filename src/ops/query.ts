@@ -1,111 +1,111 @@
 // Query entities (CIM 009 v1.8 §5.7.2, §6.4.3.2, §6.23): GET /entities and POST /entityOperations/query compile
-// their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into an index lookup plus one
-// predicate, page with limit/offset, count on request, and render every entity in the chosen format.
-import { RefusalError, badRequest } from '../ngsild/problem.js';
+// their selection once (type expression, ids, idPattern, q, scopeQ, geoQ, attrs) into the store's declarative
+// query, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
+import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import type { EntityQuery } from '../store/contract.js';
+import type { EntityProjection, EntitySelectionQuery } from '../store/contract.js';
 import { renderEntity } from '../ngsild/entity/render.js';
+import { parseProjectionList } from '../ngsild/query/projection.js';
+import { parseOrderBy } from '../ngsild/query/order-by.js';
 import { renderGeoJson, featureCollection } from '../ngsild/entity/geojson.js';
-import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
-import { compileQ } from '../ngsild/query/q-eval.js';
-import { parseScopeQ, compileScopeQ } from '../ngsild/query/scopeq.js';
-import { compileGeoQuery, geoQuerySearchBox } from '../ngsild/query/geoq.js';
-import { compileIdPattern } from '../ngsild/query/id-pattern.js';
-import { checkNameSize, checkedNames } from '../ngsild/entity/limits.js';
+import { resolveQ } from '../ngsild/query/q-resolve.js';
+import { parseScopeQ } from '../ngsild/query/scopeq.js';
+import { checkNameSize } from '../ngsild/entity/limits.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler, OpResult } from './op.js';
-import { renderOptions, type RenderOptions } from './render-options.js';
-import { paging, selectionFromBody, selectionFromParams, type Selection } from './selection.js';
+import type { OpHandler, OpResult } from '../pipeline/handler.js';
+import { renderOptions, setProjection, type RenderOptions } from './render-options.js';
+import { paging, selectionFromBody, selectionFromParams, storeSelectors, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { pageLinks } from './page-links.js';
-import { LdOp } from '../front/routes.js';
+import { LdOp } from '../ngsild/operations.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
 
-const GET_PARAMS = new Set([
-  'id', 'type', 'idPattern', 'attrs', 'pick', 'omit', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty',
-  'geometryProperty', 'lang', 'scopeQ', 'options', 'format', 'limit', 'offset', 'count', 'local', 'datasetId',
-  'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'via',
-]);
-const POST_PARAMS = new Set(['options', 'format', 'limit', 'offset', 'count', 'local', 'lang', 'geometryProperty', 'join', 'joinLevel', 'containedBy', 'entityMap', 'expandValues', 'pick', 'omit', 'datasetId', 'via']);
+/**
+ * A selection as the store query asks it (store/contract.ts EntityQuery): names expanded with the request's @context,
+ * q, scopeQ and type expressions parsed, idPattern checked; every malformed part is the request's 400 here, before
+ * the store sees it. With pick or omit, an entity they would leave empty does not match (CIM 009 v1.8.1 §4.21), so
+ * pages stay full.
+ */
+export function selectionQuery(sel: Selection, ctx: ResolvedContext, opts?: RenderOptions, expandValues?: ReadonlySet<string>): EntitySelectionQuery {
+  const query: EntitySelectionQuery = storeSelectors(sel.selectors, ctx);
+  // CIM 009 §5.7.2: with attrs, only entities holding at least one of them are returned.
+  if (sel.attrs !== undefined) query.attrs = sel.attrs.map((a) => checkNameSize(ctx.expandTerm(a), 'attrs'));
+  if (sel.q !== undefined) query.q = resolveQ(parseQ(sel.q), ctx.expandTerm.bind(ctx), expandValues);
+  if (sel.scopeQ !== undefined) query.scopeQ = parseScopeQ(sel.scopeQ);
+  if (opts !== undefined && mayRenderEmpty(opts)) query.projection = projectionOf(opts, ctx);
+  if (sel.geo !== undefined) query.geo = sel.geo;
+  return query;
+}
 
-/** Compiles a selection into the store query: type index lookups where the types allow, one predicate for the rest. */
-function compile(sel: Selection, ctx: ResolvedContext, expandValues?: ReadonlySet<string>): Pick<EntityQuery, 'typeIris' | 'ids' | 'filter' | 'geo'> {
-  const preds: Array<(e: StoredEntity) => boolean> = [];
-  const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
-  let typeIris: string[] | undefined;
-  let ids: string[] | undefined;
-  if (sel.selectors.length === 1) {
-    const s = sel.selectors[0]!;
-    if (s.ids !== undefined) ids = s.ids;
-    if (s.typeText !== undefined) {
-      const compiled = compileTypeExpression(parseTypeExpression(s.typeText), expandType);
-      typeIris = compiled.typeIris;
-      if (typeIris === undefined || ids !== undefined) preds.push((e) => compiled.matches(e.type));
+/**
+ * The projection of the rendering options in the names entities have (EntityProjection): the members by name, the
+ * attributes by IRI. The renderer keeps an attribute when the compact form of its IRI is picked, which is the IRI of
+ * a picked name whose own compact form is that name.
+ */
+function projectionOf(opts: RenderOptions, ctx: ResolvedContext): EntityProjection {
+  const stored = (names: ReadonlySet<string>): string[] => {
+    const out: string[] = [];
+    for (const name of names) {
+      if (ENTITY_MEMBER_NAMES.has(name)) out.push(name);
+      const iri = ctx.expandTerm(name);
+      if (ctx.compactIri(iri) === name) out.push(iri);
     }
-    if (s.idPattern !== undefined) {
-      const match = compileIdPattern(s.idPattern);
-      preds.push((e) => match(e.id));
-    }
-  } else if (sel.selectors.length > 1) {
-    // Several selectors (POST query `entities`): an entity matches when one selector matches it all.
-    const each = sel.selectors.map((s) => {
-      const idSet = s.ids === undefined ? undefined : new Set(s.ids);
-      const type = s.typeText === undefined ? undefined : compileTypeExpression(parseTypeExpression(s.typeText), expandType);
-      const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
-      return (e: StoredEntity): boolean =>
-        (idSet === undefined || idSet.has(e.id)) && (type === undefined || type.matches(e.type)) && (pattern === undefined || pattern(e.id));
-    });
-    const allTyped = sel.selectors.every((s) => s.typeText !== undefined);
-    if (allTyped) {
-      const union = new Set<string>();
-      let indexable = true;
-      for (const s of sel.selectors) {
-        const c = compileTypeExpression(parseTypeExpression(s.typeText!), expandType);
-        if (c.typeIris === undefined) { indexable = false; break; }
-        for (const t of c.typeIris) union.add(t);
-      }
-      if (indexable) typeIris = [...union];
-    }
-    preds.push((e) => each.some((f) => f(e)));
-  }
-  if (sel.attrs !== undefined) {
-    // CIM 009 §4.x: with attrs, only entities holding at least one of them are returned.
-    const iris = sel.attrs.map((a) => checkNameSize(ctx.expandTerm(a), 'attrs'));
-    preds.push((e) => iris.some((iri) => e[iri] !== undefined));
-  }
-  if (sel.q !== undefined) preds.push(compileQ(parseQ(sel.q), ctx.expandTerm.bind(ctx), expandValues));
-  if (sel.scopeQ !== undefined) {
-    const scope = compileScopeQ(parseScopeQ(sel.scopeQ));
-    preds.push((e) => scope(e.scope));
-  }
-  let geo: EntityQuery['geo'];
-  if (sel.geo !== undefined) {
-    preds.push(compileGeoQuery(sel.geo));
-    const box = geoQuerySearchBox(sel.geo);
-    if (box !== undefined) geo = { attrIri: sel.geo.geopropertyIri, box };
-  }
-  const filter = preds.length === 0 ? undefined : preds.length === 1 ? preds[0] : (e: StoredEntity) => preds.every((p) => p(e));
-  return { typeIris, ids, filter, geo };
+    return out;
+  };
+  const p: EntityProjection = {};
+  if (opts.pick !== undefined) p.pick = stored(opts.pick);
+  if (opts.omit !== undefined) p.omit = stored(opts.omit);
+  if (opts.datasetId !== undefined) p.datasetIds = [...opts.datasetId];
+  return p;
+}
+
+/** The entity members a projection names as they are (render.ts renders them under these names). */
+const ENTITY_MEMBER_NAMES: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'expiresAt']);
+
+/**
+ * Whether pick/omit can leave an entity with no member. Every entity has an id and a type, so a projection keeping
+ * either never can; the predicate (which reads every candidate, and takes a query off the type index's page) is
+ * then not needed.
+ */
+function mayRenderEmpty(opts: RenderOptions): boolean {
+  if (opts.sysAttrs) return false;
+  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
+  return (opts.pick !== undefined || opts.omit !== undefined) && !shown('id') && !shown('type');
+}
+
+/** Entity members that are no attribute (§4.5.1, §4.8), which `attrs` may name but which select no entity. */
+const NOT_ATTRIBUTES: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'createdAt', 'modifiedAt', 'deletedAt', '@id', '@type']);
+
+/**
+ * Whether `attrs` is a filter of its own: CIM 009 §5.7.2.4 counts a list of Attribute names among a query's minimal
+ * filters; `attrs=id,type` names entity members, no attribute, so it filters nothing (and selects every entity).
+ */
+function namesAnAttribute(attrs: readonly string[] | undefined): boolean {
+  return attrs !== undefined && attrs.some((a) => !NOT_ATTRIBUTES.has(a));
 }
 
 async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
-  // CIM 009 §6.4.3.2: local=true (no distributed operation) asks for the local entities, a selection on its own.
+  // CIM 009 §5.7.2.4, §6.4.3.2: type, attrs, q, a geo-query or local=true (no distributed operation) select; id and
+  // idPattern alone do too, as Orion-LD has them (README "Tolerances for real clients").
   const local = boolParam(req, 'local');
-  if (!local && sel.selectors.length === 0 && sel.attrs === undefined && sel.q === undefined && sel.geo === undefined)
-    throw badRequest('a query needs at least one of type, id, idPattern, attrs, q, a geo-query or local=true');
+  if (!local && sel.selectors.length === 0 && !namesAnAttribute(sel.attrs) && sel.q === undefined && sel.geo === undefined)
+    throw badRequest('a query needs at least one of type, id, idPattern, attrs naming an attribute, q, a geo-query or local=true');
   const { limit, offset, count } = paging(req);
   const expandValueTerms = req.query.csv('expandValues');
   const expandValues = expandValueTerms === undefined ? undefined : new Set(expandValueTerms.map((a) => req.context.expandTerm(a)));
+  const orderText = req.query.get('orderBy');
+  const orderBy = orderText === undefined ? undefined : parseOrderBy(orderText, req.context.expandTerm.bind(req.context));
   // One entity past the page tells whether another follows (its rel="next" link), with or without count.
-  const page = await ctx.store.queryEntities(req.tenant, { ...compile(sel, req.context, expandValues), limit: limit === 0 ? 0 : limit + 1, offset, count });
+  const page = await ctx.store.queryEntities(req.tenant, { ...selectionQuery(sel, req.context, opts, expandValues), orderBy, limit: limit === 0 ? 0 : limit + 1, offset, count });
+  if (page.sortCap !== undefined) throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
   const more = page.entities.length > limit;
   if (more) page.entities.length = limit;
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
@@ -132,8 +132,6 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const q = req.query;
-  q.only(GET_PARAMS);
   const opts = renderOptions(req);
   const sel = selectionFromParams(req);
   return runQuery(req, ctx, sel, opts, joinOptions(req));
@@ -142,19 +140,17 @@ export const queryEntities: OpHandler = async (req, ctx) => {
 const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'csf', 'temporalQ', 'pick', 'omit', 'datasetId', 'join', 'joinLevel', 'containedBy']);
 
 export const queryPost: OpHandler = async (req, ctx) => {
-  req.query.only(POST_PARAMS);
   const body = req.jsonObject();
   const sel = selectionFromBody(req, body, QUERY_MEMBERS);
-  const attrs = sel.attrs;
   const opts = renderOptions(req);
-  if (attrs !== undefined && opts.attrs === undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
+  const urlProjection = opts.projection;
+  opts.pick = opts.omit = opts.projection = undefined;
+  if (sel.attrs !== undefined) opts.attrs = new Set(sel.attrs.map((a) => req.context.expandTerm(a)));
   if (typeof body.lang === 'string' && opts.lang === undefined) opts.lang = body.lang;
-  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win.
-  const pick = nameList(body, 'pick');
-  const omit = nameList(body, 'omit');
-  if ((pick ?? opts.pick) !== undefined && (omit ?? opts.omit) !== undefined) throw badRequest('pick and omit cannot be given together');
-  if (pick !== undefined && opts.pick === undefined) opts.pick = new Set(pick);
-  if (omit !== undefined && opts.omit === undefined) opts.omit = new Set(omit);
+  // CIM 009 §5.2.23: a Query carries the projections too; URL parameters, when given, win. With attrs, neither (§4.21).
+  const pick = urlProjection?.pick ?? (body.pick === undefined ? undefined : parseProjectionList(body.pick, 'pick'));
+  const omit = urlProjection?.omit ?? (body.omit === undefined ? undefined : parseProjectionList(body.omit, 'omit'));
+  setProjection(opts, pick, omit);
   const datasetId = nameList(body, 'datasetId');
   if (datasetId !== undefined && opts.datasetId === undefined) opts.datasetId = new Set(datasetId);
   return runQuery(req, ctx, sel, opts, joinOptions(req, body));

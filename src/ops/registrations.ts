@@ -1,7 +1,7 @@
 // Context source registrations, registry only (CIM 009 v1.8 §5.9, §6.8, §6.9): create, query by type/id/idPattern/
-// attrs/q/geoQ, retrieve, update, delete, kept in the tenant's `csourceRegistrations` collection; exclusive and
-// redirect registrations are refused with 409 Conflict where they collide with each other or with local entities
-// (§4.3.6.3). Forwarding to the registered sources is a later issue.
+// attrs/q/geoQ and a temporal query, retrieve, update, delete, kept in the tenant's `csourceRegistrations`
+// collection; exclusive and redirect registrations are refused with 409 Conflict where they collide with each other
+// or with local entities (§4.3.6.3). Forwarding to the registered sources is a later issue.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
@@ -13,22 +13,19 @@ import {
   type Claim, type RegistrationBody, type RegistrationDoc,
 } from '../ngsild/subscription/registration.js';
 import { mapRegistrationNames } from '../ngsild/subscription/names.js';
-import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
+import { anyTypeOf, parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { compileIdPattern } from '../ngsild/query/id-pattern.js';
 import { parseQ } from '../ngsild/query/q-parser.js';
 import { compileQ } from '../ngsild/query/q-eval.js';
 import { parseGeoQuery, compileGeoQuery } from '../ngsild/query/geoq.js';
-import { API_PREFIX } from '../front/routes.js';
+import { infoCovers, intervalMeets, type DiscoverySelection } from '../ngsild/query/registration-match.js';
+import { parseTemporalQuery } from '../ngsild/temporal/temporal-query.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
-
-const QUERY_PARAMS = new Set([
-  'id', 'type', 'idPattern', 'attrs', 'q', 'csf', 'georel', 'geometry', 'coordinates', 'geoproperty', 'timeproperty',
-  'timerel', 'timeAt', 'endTimeAt', 'scopeQ', 'limit', 'offset', 'count', 'options', 'local',
-]);
 
 function registrationIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -79,12 +76,11 @@ async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Pr
     const e = await ctx.store.getEntity(req.tenant, claim.id);
     return e !== undefined && holds(e) ? e.id : undefined;
   }
-  const page = await ctx.store.queryEntities(req.tenant, { typeIris: [claim.typeIri], filter: holds, limit: 1, offset: 0, count: false });
+  const page = await ctx.store.queryEntities(req.tenant, { type: anyTypeOf([claim.typeIri]), attrs: claim.attrIris === undefined ? undefined : [...claim.attrIris], limit: 1, offset: 0, count: false });
   return page.entities[0]?.id;
 }
 
 export const createRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const body = mapRegistrationNames(validateRegistration(req.jsonObject(), Date.now()), req.context.expandTerm.bind(req.context));
   await checkConflicts(req, ctx, body);
   const now = new Date().toISOString();
@@ -106,7 +102,6 @@ function render(doc: RegistrationDoc, sysAttrs: boolean, rctx: ResolvedContext):
 }
 
 export const retrieveRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const sysAttrs = req.query.options(['sysAttrs']).has('sysAttrs');
   const id = registrationIdParam(req);
   const doc = (await ctx.store.collection(req.tenant, REGISTRATIONS).get(id)) as RegistrationDoc | undefined;
@@ -115,7 +110,6 @@ export const retrieveRegistration: OpHandler = async (req, ctx) => {
 };
 
 export const updateRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = registrationIdParam(req);
   const regs = ctx.store.collection(req.tenant, REGISTRATIONS);
   const current = (await regs.get(id)) as RegistrationDoc | undefined;
@@ -129,16 +123,17 @@ export const updateRegistration: OpHandler = async (req, ctx) => {
 };
 
 export const deleteRegistration: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = registrationIdParam(req);
   if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).delete(id))) throw notFound(`registration '${id}' does not exist`);
   return { status: 204 };
 };
 
-/** §5.10.2 discovery: registrations whose information covers the entities and attributes asked about. */
+/**
+ * §5.10.2 discovery: registrations whose information covers the entities and attributes asked about, whose
+ * properties meet q and geo-query, and whose intervals meet the temporal query.
+ */
 export const queryRegistrations: OpHandler = async (req, ctx) => {
   const q = req.query;
-  q.only(QUERY_PARAMS);
   const sysAttrs = q.options(['sysAttrs']).has('sysAttrs');
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
@@ -154,31 +149,25 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   const idPattern = idPatternText === undefined ? undefined : compileIdPattern(idPatternText);
   const attrs = q.csv('attrs')?.map(expand);
   const qText = q.get('q');
-  const qPred = qText === undefined ? undefined : compileQ(parseQ(qText), expand);
+  // §5.10.2.4: a query or geo-query that is not valid is BadRequestData (as a subscription's, validate.ts).
+  const qPred = qText === undefined ? undefined : asBadRequest(() => compileQ(parseQ(qText), expand));
   const geo = parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, expand);
   const geoPred = geo === undefined ? undefined : compileGeoQuery(geo);
+  // §5.10.2.4: an incomplete or malformed temporal query is BadRequestData; csourceRegistrations have no deletedAt.
+  const tq = parseTemporalQuery({ timerel: q.get('timerel'), timeAt: q.get('timeAt'), endTimeAt: q.get('endTimeAt'), timeproperty: q.get('timeproperty') });
+  if (tq.timeproperty === 'deletedAt') throw badRequest('timeproperty: a registration has observedAt (observationInterval), createdAt and modifiedAt (managementInterval)');
+  // §5.10.2.4: discovery names what it looks for: entity types or attributes, or (as §5.7.2.4 has them for entities)
+  // a q or geo-query; ids and idPatterns as an entity query takes them alone (README "Tolerances for real clients").
+  if (types === undefined && attrs === undefined && ids === undefined && idPattern === undefined && qPred === undefined && geoPred === undefined)
+    throw badRequest('a context source discovery needs at least one of type, attrs, id, idPattern, q or a geo-query');
+  const selection: DiscoverySelection = { types: types?.matches, ids, idPattern, attrs };
   const matched: RegistrationDoc[] = [];
   for (const { doc } of await ctx.store.collection(req.tenant, REGISTRATIONS).list()) {
     const reg = doc as unknown as RegistrationDoc;
     const regCtx = await contextOf(ctx, reg);
     const regExpand = regCtx.expandTerm.bind(regCtx);
-    const covers = reg.body.information.some((info) => {
-      const names = [...(info.propertyNames ?? []), ...(info.relationshipNames ?? [])].map(regExpand);
-      if (attrs !== undefined && names.length > 0 && !attrs.some((a) => names.includes(a))) return false;
-      if (ids === undefined && types === undefined && idPattern === undefined) return attrs === undefined || names.length > 0 || info.entities !== undefined;
-      if (info.entities === undefined) return false;
-      return info.entities.some((e) => {
-        if (types !== undefined && !types.matches([regExpand(e.type)])) return false;
-        if (ids !== undefined && e.id !== undefined && !ids.includes(e.id)) return false;
-        if (ids !== undefined && e.id === undefined && e.idPattern !== undefined) {
-          const p = compileIdPattern(e.idPattern);
-          if (!ids.some((id) => p(id))) return false;
-        }
-        if (idPattern !== undefined && e.id !== undefined && !idPattern(e.id)) return false;
-        return true;
-      });
-    });
-    if (!covers) continue;
+    if (!reg.body.information.some((info) => infoCovers(info, selection, regExpand))) continue;
+    if (!intervalMeets(reg.body, tq)) continue;
     if (qPred !== undefined || geoPred !== undefined) {
       const pseudo = registrationAsEntity(reg.body, regExpand);
       if (qPred !== undefined && !qPred(pseudo)) continue;
@@ -191,6 +180,15 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   headers.push(...pageLinks(req, limit, offset, matched.length > offset + limit));
   return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)), headers, withContext: true };
 };
+
+function asBadRequest<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (e) {
+    if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(e.detail);
+    throw e;
+  }
+}
 
 const GEO_MEMBERS = ['location', 'observationSpace', 'operationSpace'] as const;
 const REGISTRATION_MEMBERS = new Set([

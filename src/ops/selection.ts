@@ -4,7 +4,11 @@ import { LdError, badRequest } from '../ngsild/problem.js';
 import { isPlainObject, isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkedNames } from '../ngsild/entity/limits.js';
 import { parseGeoQuery, parseGeoQueryObject, type GeoQuery } from '../ngsild/query/geoq.js';
+import { parseTypeExpression, resolveTypeExpression } from '../ngsild/query/type-expression.js';
+import { compileIdPattern } from '../ngsild/query/id-pattern.js';
+import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
+import type { EntityQuery, EntitySelector } from '../store/contract.js';
 
 /** Default page size (CIM 009 §6.3.10) and the documented maximum; above it a query is 403 TooManyResults. */
 export const DEFAULT_LIMIT = 20;
@@ -23,6 +27,27 @@ export interface Selection {
   q?: string;
   scopeQ?: string;
   geo?: GeoQuery;
+}
+
+/**
+ * The selectors as a store query selects (store/contract.ts EntityQuery): one as ids/type/idPattern, several as
+ * `entities`; type names expanded with the request's @context (a name past the size limit, or a malformed type
+ * expression or idPattern, is the request's 400 here).
+ */
+export function storeSelectors(selectors: readonly Selector[], ctx: ResolvedContext): Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities'> {
+  const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
+  const converted = selectors.map((s): EntitySelector => {
+    const one: EntitySelector = {};
+    if (s.ids !== undefined) one.ids = s.ids;
+    if (s.typeText !== undefined) one.type = resolveTypeExpression(parseTypeExpression(s.typeText), expandType);
+    if (s.idPattern !== undefined) {
+      compileIdPattern(s.idPattern);
+      one.idPattern = s.idPattern;
+    }
+    return one;
+  });
+  if (converted.length === 1) return converted[0]!;
+  return converted.length === 0 ? {} : { entities: converted };
 }
 
 export function idList(text: string): string[] {

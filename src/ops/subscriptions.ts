@@ -7,19 +7,20 @@ import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
-  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, SUBSCRIPTION_TENANTS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
+  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
 } from '../ngsild/subscription/model.js';
 import { mapSubscriptionNames } from '../ngsild/subscription/names.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
 import { notificationSchemes } from '../notify/transports.js';
 import type { SubscriptionChanged } from '../notify/channel.js';
-import { API_PREFIX } from '../front/routes.js';
+import { API_PREFIX } from '../ngsild/operations.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
+import { hostBrokerUrl } from '../pipeline/contexts/served-url.js';
 
 /** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
 export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
@@ -50,25 +51,39 @@ async function countersOf(ctx: WorkerContext, tenant: string, ids: readonly stri
   return Promise.all(ids.map(async (id) => (await stored.get(id)) as SubscriptionCounters | undefined));
 }
 
+/**
+ * CIM 009 §5.8.1.4, §5.8.2.4: the jsonldContext a subscription names is resolved when it is given, so a subscription
+ * is not created (or changed) to notify with a @context the broker cannot obtain (503 LdContextNotAvailable) or read
+ * (400 BadRequestData). The notifier resolves it again (subscription-sync.ts), from the cache the resolver keeps.
+ */
+async function checkJsonldContext(req: LdRequest, ctx: WorkerContext, url: string | undefined): Promise<void> {
+  if (url === undefined) return;
+  try {
+    await ctx.contexts.resolve(url, req.wait);
+  } catch (e) {
+    if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(`jsonldContext: ${e.detail}`);
+    throw e;
+  }
+}
+
 export const createSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const opts = validateOptions(req);
   const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
+  await checkJsonldContext(req, ctx, body.jsonldContext);
   const now = new Date().toISOString();
   const doc: SubscriptionDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
+  // Where its notifications' Link names the @contexts the broker serves (without --brokerUrl): the address the
+  // client reached, not the configured one (`--host 0.0.0.0`, `--port 0`, a proxy's).
+  const brokerUrl = hostBrokerUrl(req);
+  if (brokerUrl !== undefined) doc.brokerUrl = brokerUrl;
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only subscriptions exists too.
   const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
-  if (req.tenant !== '') {
-    const tenants = ctx.store.collection('', SUBSCRIPTION_TENANTS);
-    if ((await tenants.get(req.tenant)) === undefined) await tenants.put(req.tenant, { since: now });
-  }
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
   return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${pathSegment(body.id)}`] };
 };
 
 export const querySubscriptions: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['limit', 'offset', 'count', 'options', 'local']));
   const limit = intParam(req, 'limit', DEFAULT_LIMIT);
   const offset = intParam(req, 'offset', 0);
   if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
@@ -90,7 +105,6 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set(['options', 'local']));
   const id = subscriptionIdParam(req);
   const sysAttrs = sysAttrsOption(req);
   const doc = (await ctx.store.collection(req.tenant, SUBSCRIPTIONS).get(id)) as SubscriptionDoc | undefined;
@@ -101,7 +115,6 @@ export const retrieveSubscription: OpHandler = async (req, ctx) => {
 };
 
 export const updateSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = subscriptionIdParam(req);
   const fragment = req.jsonObject();
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
@@ -110,16 +123,18 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   const opts = validateOptions(req);
   // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
   const body = mapSubscriptionNames(patchSubscription(current.body, fragment, opts), opts.expand);
+  if (fragment.jsonldContext !== undefined && fragment.jsonldContext !== null) await checkJsonldContext(req, ctx, body.jsonldContext);
   // An update that carries its own @context gives the subscription that @context; one without keeps the former.
   const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
   const doc: SubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };
+  const brokerUrl = hostBrokerUrl(req) ?? current.brokerUrl;
+  if (brokerUrl !== undefined) doc.brokerUrl = brokerUrl;
   await subs.put(id, doc as unknown as Record<string, unknown>);
   await announce(ctx, { tenant: req.tenant, id, doc });
   return { status: 204 };
 };
 
 export const deleteSubscription: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   const id = subscriptionIdParam(req);
   if (!(await ctx.store.collection(req.tenant, SUBSCRIPTIONS).delete(id))) throw notFound(`subscription '${id}' does not exist`);
   await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);

@@ -8,7 +8,7 @@ import { compileGeoQuery, type GeoQuery } from '../ngsild/query/geoq.js';
 import { matchesAtSomeInstant } from '../ngsild/temporal/history-match.js';
 import { instanceTime } from '../ngsild/temporal/temporal-render.js';
 import type { TemporalQuery } from '../ngsild/temporal/temporal-query.js';
-import type { History, HistoryInstance, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../store/contract.js';
+import type { History, HistoryInstance, InstanceSelection, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../history/contract.js';
 
 /**
  * The bound on a filtered query's work (documented in README): the entities judged plus the instances read from the
@@ -24,13 +24,39 @@ const FILTER_ROUND = 256;
 export interface HistoryFilterSpec {
   q?: string;
   geo?: GeoQuery;
+  /**
+   * The instances the answer shows, when they are a selection of the history: a time window (on its time property)
+   * or datasetIds, and attrs. Only an entity holding at least one of them matches.
+   */
+  shown?: InstanceSelection;
 }
 
 type Expand = (term: string) => string;
+export type HistoryJudge = (h: History, tenant: string, rec: TemporalEntityRecord, budget: Budget) => Promise<boolean>;
 
-/** Compiles the filter, or undefined when the query has neither q nor a geo-query. */
-export function compileHistoryFilter(spec: HistoryFilterSpec, tq: TemporalQuery, expand: Expand):
-  ((h: History, tenant: string, rec: TemporalEntityRecord, budget: Budget) => Promise<boolean>) | undefined {
+/**
+ * Compiles the filter, or undefined when the query has neither q, a geo-query nor a selection of instances.
+ * CIM 009 v1.8 §5.7.4: a temporal query answers the temporal evolution of the matching entities within the asked
+ * time range; an entity with no instance there (or none of the asked datasetIds) has none to answer and is left out,
+ * before paging, so that pages and counts hold only entities that have something to show.
+ */
+export function compileHistoryFilter(spec: HistoryFilterSpec, tq: TemporalQuery, expand: Expand): HistoryJudge | undefined {
+  const shown = spec.shown;
+  const state = compileStateFilter(spec, tq, expand);
+  if (shown === undefined) return state;
+  const selection: InstanceSelection = { ...shown, limit: 1 };
+  return async (h, tenant, rec, budget) => {
+    budget.spendOne();
+    const page = await h.instances(tenant, rec.id, selection);
+    let any = false;
+    for (const attrIri in page.attrs) if (page.attrs[attrIri]!.length > 0) { any = true; break; }
+    if (!any) return false;
+    return state === undefined || state(h, tenant, rec, budget);
+  };
+}
+
+/** q and the geo-query, judged on the state the history gives at each instant of the window. */
+function compileStateFilter(spec: HistoryFilterSpec, tq: TemporalQuery, expand: Expand): HistoryJudge | undefined {
   if (spec.q === undefined && spec.geo === undefined) return undefined;
   const preds: Array<(e: StoredEntity) => boolean> = [];
   const attrs = new Set<string>();

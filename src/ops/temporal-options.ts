@@ -2,6 +2,7 @@
 // (format/options), aggregation, pick/omit, attrs, datasetId and lang, checked and parsed once per request.
 import { badRequest } from '../ngsild/problem.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
+import { checkDisjoint, parseProjection, parseProjectionList, type Projection } from '../ngsild/query/projection.js';
 import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.js';
 import type { TemporalFormat, TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
@@ -45,7 +46,7 @@ function checkLang(lang: string): string {
 }
 
 export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: string[] | undefined, lang: string | undefined,
-  projection: { pick?: string[]; omit?: string[] }): Asked {
+  projection: { pick?: Projection; omit?: Projection }): Asked {
   const q = req.query;
   const words = q.options(OPTION_WORDS);
   const format = formatOf(q.get('format'), words);
@@ -55,36 +56,42 @@ export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: strin
     render.aggrMethods = parseAggrMethods(q.get('aggrMethods'));
     render.aggrPeriod = parseAggrPeriod(q.get('aggrPeriodDuration'));
   } else if (q.has('aggrMethods') || q.has('aggrPeriodDuration')) {
-    throw badRequest('aggrMethods and aggrPeriodDuration are for the aggregated representation (format=aggregatedValues)');
+    // CIM 009 v1.8.1 §6.3.x: format takes precedence over the representation asked in options, and the aggregation
+    // parameters of an options=aggregatedValues it overrode go unused; given with no aggregation asked at all, they
+    // are a mistake worth telling. Either way a malformed one is refused.
+    if (!words.has('aggregatedValues'))
+      throw badRequest('aggrMethods and aggrPeriodDuration are for the aggregated representation (format=aggregatedValues)');
+    const methods = q.get('aggrMethods');
+    if (methods !== undefined) parseAggrMethods(methods);
+    parseAggrPeriod(q.get('aggrPeriodDuration'));
   }
   if (lang !== undefined) render.lang = checkLang(lang);
-  // §4.5.23 projection: pick and omit name compact members (id, type, scope and attributes), never both.
-  if (projection.pick !== undefined && projection.omit !== undefined) throw badRequest('pick and omit cannot be given together');
-  if (projection.pick !== undefined) render.pick = new Set(projection.pick);
-  if (projection.omit !== undefined) render.omit = new Set(projection.omit);
+  // CIM 009 v1.8.1 §4.21: pick and omit name compact members (id, type, scope and attributes); neither goes with
+  // attrs, and no member is in both. Braces (linked entities) have nothing to project here: there is no join.
+  const { pick, omit } = projection;
+  if ((pick !== undefined || omit !== undefined) && attrs !== undefined)
+    throw badRequest(`${pick !== undefined ? 'pick' : 'omit'} cannot be combined with attrs: name the attributes in pick`);
+  if (pick !== undefined && omit !== undefined) checkDisjoint(pick, omit);
+  if (pick !== undefined) render.pick = pick.names;
+  if (omit !== undefined) render.omit = omit.plain;
   const out: Asked = { tq, render };
   if (attrs !== undefined) out.attrs = attrs.map((a) => checkNameSize(req.context.expandTerm(a), 'attrs'));
   out.loadAttrs = out.attrs;
-  if (projection.pick !== undefined) {
-    const picked = projection.pick.filter((name) => !ENTITY_MEMBERS.has(name)).map((a) => checkNameSize(req.context.expandTerm(a), 'pick'));
-    out.loadAttrs = out.attrs === undefined ? picked : out.attrs.filter((a) => picked.includes(a));
-  }
+  if (pick !== undefined) out.loadAttrs = [...pick.names].filter((name) => !ENTITY_MEMBERS.has(name)).map((a) => checkNameSize(req.context.expandTerm(a), 'pick'));
   const datasetIds = q.csv('datasetId');
   if (datasetIds !== undefined) out.datasetIds = new Set(datasetIds);
   return out;
 }
 
-export function projectionParams(req: LdRequest): { pick?: string[]; omit?: string[] } {
-  return { pick: req.query.csv('pick'), omit: req.query.csv('omit') };
+export function projectionParams(req: LdRequest): { pick?: Projection; omit?: Projection } {
+  const pick = req.query.get('pick');
+  const omit = req.query.get('omit');
+  return { pick: pick === undefined ? undefined : parseProjection(pick, 'pick'), omit: omit === undefined ? undefined : parseProjection(omit, 'omit') };
 }
 
 /** A Query body's pick or omit (§5.2.23): an array of names, or one comma-separated string as in the URL. */
-export function namesMember(body: Record<string, unknown>, k: string): string[] | undefined {
-  const v = body[k];
-  if (v === undefined) return undefined;
-  if (typeof v === 'string' && v !== '') return v.split(',').map((n) => n.trim());
-  if (Array.isArray(v) && v.length > 0 && v.every((n) => typeof n === 'string' && n !== '')) return v as string[];
-  throw badRequest(`${k}: must be a non-empty array of names`);
+export function projectionMember(body: Record<string, unknown>, k: 'pick' | 'omit'): Projection | undefined {
+  return body[k] === undefined ? undefined : parseProjectionList(body[k], k);
 }
 
 export function temporalParams(req: LdRequest): TemporalQueryInput {

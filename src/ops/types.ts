@@ -1,17 +1,11 @@
 // Entity type discovery (CIM 009 v1.8 §5.7.5, §5.7.6, §6.25, §6.26): GET /types (EntityTypeList, or EntityType
 // objects with details=true) and GET /types/{type} (EntityTypeInfo), per tenant, names compacted with the
-// request's @context. Counts come from the store's discovery index, or from one scan where the store keeps none.
+// request's @context. Counts come from the store (its discovery index).
 import { randomUUID } from 'node:crypto';
 import { badRequest, notFound } from '../ngsild/problem.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
-import {
-  addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type Store, type TypeStat,
-} from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
-import type { OpHandler } from './op.js';
-
-const LIST_PARAMS = new Set(['details', 'local']);
-const ONE_PARAMS = new Set(['local']);
+import type { OpHandler } from '../pipeline/handler.js';
 
 /** `details` (and other boolean URL parameters): true, false or absent. */
 export function boolParam(req: LdRequest, name: string): boolean {
@@ -19,38 +13,6 @@ export function boolParam(req: LdRequest, name: string): boolean {
   if (v === undefined || v === 'false') return false;
   if (v === 'true') return true;
   throw badRequest(`${name}: '${v.slice(0, 80)}' is not true or false`);
-}
-
-/** One scan of the tenant's entities into discovery counts, for a store without the index. */
-async function scanStats(store: Store, tenant: string): Promise<{ types: Map<string, TypeStat>; attrs: Map<string, AttrStat> }> {
-  const types = new Map<string, TypeStat>();
-  const attrs = new Map<string, AttrStat>();
-  await store.queryEntities(tenant, {
-    limit: 0, offset: 0, count: false,
-    filter: (e) => {
-      const sig = entitySignature(e);
-      addToTypeStats(types, sig, 1);
-      addToAttrStats(attrs, sig, 1);
-      return false;
-    },
-  });
-  return { types, attrs };
-}
-
-export async function typeStatsOf(store: Store, tenant: string, typeIri?: string): Promise<TypeStat[]> {
-  if (store.typeStats !== undefined) return store.typeStats(tenant, typeIri);
-  const { types } = await scanStats(store, tenant);
-  if (typeIri === undefined) return [...types.values()];
-  const one = types.get(typeIri);
-  return one === undefined ? [] : [one];
-}
-
-export async function attributeStatsOf(store: Store, tenant: string, attrIri?: string): Promise<AttrStat[]> {
-  if (store.attributeStats !== undefined) return store.attributeStats(tenant, attrIri);
-  const { attrs } = await scanStats(store, tenant);
-  if (attrIri === undefined) return [...attrs.values()];
-  const one = attrs.get(attrIri);
-  return one === undefined ? [] : [one];
 }
 
 const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -62,10 +24,9 @@ export function nameParam(text: string, what: string): string {
 }
 
 export const listTypes: OpHandler = async (req, ctx) => {
-  req.query.only(LIST_PARAMS);
   const details = boolParam(req, 'details');
   boolParam(req, 'local');
-  const stats = (await typeStatsOf(ctx.store, req.tenant)).filter((s) => s.count > 0);
+  const stats = (await ctx.store.typeStats(req.tenant)).filter((s) => s.count > 0);
   const named = stats.map((s) => ({ name: req.context.compactIri(s.typeIri), stat: s })).sort(byName);
   if (!details) {
     return {
@@ -84,11 +45,10 @@ export const listTypes: OpHandler = async (req, ctx) => {
 };
 
 export const retrieveType: OpHandler = async (req, ctx) => {
-  req.query.only(ONE_PARAMS);
   boolParam(req, 'local');
   const typeTerm = nameParam(req.params[0]!, 'entity type');
   const typeIri = checkNameSize(req.context.expandTerm(typeTerm), 'entity type');
-  const stat = (await typeStatsOf(ctx.store, req.tenant, typeIri))[0];
+  const stat = (await ctx.store.typeStats(req.tenant, typeIri))[0];
   if (stat === undefined || stat.count <= 0) throw notFound(`no entity of type '${typeTerm}' exists`);
   const attributeDetails = Object.entries(stat.attrs)
     .map(([attrIri, use]) => ({ name: req.context.compactIri(attrIri), attrIri, use }))

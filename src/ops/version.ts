@@ -1,10 +1,10 @@
 // GET /version and GET /ngsi-ld/v1/version: what is running, for operators and for bug reports (Orion and Orion-LD
-// answer GET /version). No NGSI-LD operation (routes.ts BROKER_OPS): the auth plugin sees it as LdOp 0.
+// answer GET /version). No NGSI-LD operation (brokerOwn in ngsild/operations.ts): the auth plugin sees it as LdOp 0.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { OpHandler } from './op.js';
+import type { OpHandler } from '../pipeline/handler.js';
 
 /** The version of ETSI GS CIM 009 the broker implements. */
 export const NGSI_LD_SPEC_VERSION = '1.8.1';
@@ -83,6 +83,5 @@ export function versionInfo(httpServer: string): Promise<VersionInfo> {
 }
 
 export const brokerVersion: OpHandler = async (req, ctx) => {
-  req.query.only(new Set());
   return { status: 200, body: await versionInfo(ctx.config.httpServer) };
 };

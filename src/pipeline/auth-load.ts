@@ -5,7 +5,8 @@ import type { Logger } from '../logger.js';
 import type { ContextSource, WorkerInit } from './worker-context.js';
 import type { AuthRefusal, PipelineAuth } from './auth-step.js';
 import type { LdRequest } from './ld-request.js';
-import { PipelineAuthRequest } from './auth-request.js';
+import { BrokerAuthRequest } from './auth-request.js';
+import { refusalOf } from './auth-verdict.js';
 
 export async function loadPipelineAuth(init: WorkerInit, contexts: ContextSource, log: Logger): Promise<PipelineAuth> {
   const mod = await loadAuthModule(init.config.auth!, init.config.pluginDir);
@@ -23,16 +24,16 @@ class DriverAuth implements PipelineAuth {
    * The AuthRequest of each request in flight, so every hook of one request sees the same object (a plugin may key
    * its per-request state on it, seed 000 §2.4); dropped at release, which the pipeline always calls.
    */
-  private readonly views = new Map<LdRequest, PipelineAuthRequest>();
+  private readonly views = new Map<LdRequest, BrokerAuthRequest>();
 
   constructor(private readonly driver: AuthDriver, private readonly expandDefault: (term: string) => string) {
     this.beforeContext = driver.authorizeBeforeContext === true;
   }
 
-  private view(req: LdRequest): PipelineAuthRequest {
+  private view(req: LdRequest): BrokerAuthRequest {
     let v = this.views.get(req);
     if (v === undefined) {
-      v = new PipelineAuthRequest(req, this.expandDefault);
+      v = BrokerAuthRequest.ofRequest(req, this.expandDefault);
       this.views.set(req, v);
     }
     return v;
@@ -71,20 +72,6 @@ class DriverAuth implements PipelineAuth {
   release(req: LdRequest): void {
     const v = this.views.get(req);
     this.views.delete(req);
-    if (this.driver.release !== undefined) this.driver.release(v ?? new PipelineAuthRequest(req, this.expandDefault), req.task.identity);
-  }
-}
-
-function refusalOf(verdict: AuthVerdict, answer: AuthAnswer, hook: string): AuthRefusal | null {
-  switch (verdict) {
-    case AuthVerdict.Allow:
-      return null;
-    case AuthVerdict.Deny:
-      return { status: 403, title: answer.title ?? 'Forbidden', detail: answer.detail ?? 'the request is not allowed' };
-    case AuthVerdict.Unavailable:
-      return { status: 503, title: answer.title ?? 'Service Unavailable', detail: answer.detail ?? 'the authorization plugin cannot decide yet' };
-    default:
-      // Unauthenticated is an answer of authenticate only; from a later hook it refuses as a denial.
-      return { status: 403, title: answer.title ?? 'Forbidden', detail: answer.detail ?? `the ${hook} hook refused the request` };
+    if (this.driver.release !== undefined) this.driver.release(v ?? BrokerAuthRequest.ofRequest(req, this.expandDefault), req.task.identity);
   }
 }

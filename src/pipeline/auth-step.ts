@@ -3,10 +3,13 @@
 import type { LdRequest } from './ld-request.js';
 import type { AuthEntity } from '../auth/contract.js';
 
+/** A hook's refusal (auth-verdict.ts maps verdicts to it; problem-result.ts answers it). */
 export interface AuthRefusal {
   status: number;
   title: string;
   detail: string;
+  /** The WWW-Authenticate value of a 401. */
+  wwwAuthenticate?: string;
 }
 
 export interface PipelineAuth {

@@ -2,20 +2,23 @@
 // loads the auth plugin's worker instance, and keeps the subscription index that matches committed changes.
 // Used by each pipeline worker, and by the front when it runs inline.
 import { loadStorePlugin } from '../store/loader.js';
-import { ContextResolver } from '../ngsild/context/context-resolver.js';
+import { ContextService } from './contexts/context-service.js';
 import { threadLogger, type Logger } from '../logger.js';
-import { brokerUrlOf, keptContextStore } from '../ops/contexts.js';
+import { keptContextStore } from './contexts/kept-contexts.js';
+import { brokerUrlOf } from './contexts/served-url.js';
 import type { Store } from '../store/contract.js';
+import { historyPlace, openHistory } from '../history/loader.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { CounterReader } from '../notify/counter-reader.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
 
 /** The store handle and @context resolver of a thread (pipeline workers, the notifier). */
-export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Promise<{ store: Store; contexts: ContextResolver }> {
+export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Promise<{ store: Store; contexts: ContextService }> {
   const plugin = await loadStorePlugin(init.config.database, init.config.pluginDir);
-  const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger });
-  const contexts = new ContextResolver({
+  const keepHistory = historyPlace(init.config.troe, init.config.database).kind === 'store';
+  const store = await plugin.storeOpen({ options: init.storeOptions, primary: false, log: logger, keepHistory });
+  const contexts = new ContextService({
     coreVersion: init.config.coreContext,
     defaultUserContext: init.config.defaultUserContext,
     contextDir: init.config.contextDir,
@@ -32,11 +35,13 @@ export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Pr
 export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
   const logger = log ?? threadLogger(init.config, thread);
   const { store, contexts } = await openStoreAndContexts(init, logger);
+  const history = await openHistory(historyPlace(init.config.troe, init.config.database), store,
+    { options: init.historyOptions ?? {}, primary: false, log: logger, pluginDir: init.config.pluginDir });
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
-  const sync = new SubscriptionSync(store, contexts, logger, init.config.instance);
+  const sync = new SubscriptionSync(store, contexts, logger, init.config.instance, undefined, init.config.brokerUrl);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
-  return { config: init.config, store, contexts, log: logger, auth, changes, counters: new CounterReader(store, init.config.instance) };
+  return { config: init.config, store, history, contexts, log: logger, auth, changes, counters: new CounterReader(store, init.config.instance) };
 }

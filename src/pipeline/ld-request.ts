@@ -4,16 +4,19 @@ import type { PipelineTask } from './task.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { QueryParams } from './query-params.js';
-import { badRequest, invalidRequest } from '../ngsild/problem.js';
+import { badRequest, invalidRequest, type LdError } from '../ngsild/problem.js';
+import { parseTenant } from '../ngsild/tenant.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
 import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
 import { illFormedString } from '../ngsild/entity/well-formed.js';
-import type { LdOp } from '../front/routes.js';
+import { operationOf, type LdOp, type Operation } from '../ngsild/operations.js';
 
 const NO_BODY = Symbol('no body');
 
 export class LdRequest {
   readonly op: LdOp;
+  /** The operation's catalog entry: its parameters and flags. */
+  readonly operation: Operation;
   readonly method: string;
   readonly path: string;
   readonly route: string;
@@ -31,11 +34,14 @@ export class LdRequest {
   media: ResponseMedia = JSON_TYPE;
   private parsedQuery: QueryParams | undefined;
   private parsedBody: unknown = NO_BODY;
+  /** The NGSILD-Tenant value parsed, or why it is no tenant name; undefined until asked. */
+  private parsedTenant: string | LdError | undefined = undefined;
 
   constructor(task: PipelineTask, wait?: FetchWaiter) {
     this.task = task;
     this.wait = wait;
     this.op = task.op;
+    this.operation = operationOf(task.op);
     this.method = task.method;
     this.path = task.path;
     this.route = task.route;
@@ -44,6 +50,24 @@ export class LdRequest {
 
   get query(): QueryParams {
     return (this.parsedQuery ??= new QueryParams(this.task.query));
+  }
+
+  /**
+   * The tenant the request names (NGSILD-Tenant), parsed once however often it is asked (the auth view asks before
+   * the tenant step); 400 when the value is no tenant name. Whether it exists is the tenant step's question.
+   */
+  namedTenant(): string {
+    let tenant = this.parsedTenant;
+    if (tenant === undefined) {
+      try {
+        tenant = parseTenant(this.task.headers.tenant);
+      } catch (e) {
+        tenant = e as LdError;
+      }
+      this.parsedTenant = tenant;
+    }
+    if (typeof tenant !== 'string') throw tenant;
+    return tenant;
   }
 
   get bodyMediaType(): string {
@@ -84,17 +108,20 @@ export class LdRequest {
     return parsed;
   }
 
-  /** The body as a JSON object (400 otherwise). */
+  /**
+   * The body as a JSON object. Anything else is not the structure the operation takes: 400 InvalidRequest, as a body
+   * that is no JSON at all (CIM 009 v1.8 table 5.5.2-1; BadRequestData is for the content of a well-formed request).
+   */
   jsonObject(): Record<string, unknown> {
     const v = this.json();
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('the body must be a JSON object');
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidRequest('the body must be a JSON object');
     return v as Record<string, unknown>;
   }
 
-  /** The body as a JSON array (400 otherwise). */
+  /** The body as a JSON array (400 InvalidRequest otherwise, as jsonObject). */
   jsonArray(): unknown[] {
     const v = this.json();
-    if (!Array.isArray(v)) throw badRequest('the body must be a JSON array');
+    if (!Array.isArray(v)) throw invalidRequest('the body must be a JSON array');
     return v;
   }
 

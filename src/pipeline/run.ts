@@ -1,43 +1,45 @@
 // What a pipeline worker does for one request (ARCHITECTURE.md steps 5 to 10), in this order:
 // negotiate → authorize (before @context) → @context → authorize (after) → tenant → operation → serialize.
-import { LdError, ErrorType, problemOf, type ProblemDetails } from '../ngsild/problem.js';
-import { LdOp, BODY_OPS, CREATING_OPS, ldOpName } from '../front/routes.js';
+import { LdError, ErrorType, problemOf } from '../ngsild/problem.js';
+import { LdOp, ldOpName } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
 import { LdRequest } from './ld-request.js';
 import { negotiate, LD_JSON, GEO_JSON, JSON_TYPE } from './media.js';
 import type { WorkerContext } from './worker-context.js';
-import type { OpHandler, OpResult } from '../ops/op.js';
+import type { OpHandlers, OpResult } from './handler.js';
 import { resolveRequestContext } from './context-step.js';
 import { resolveTenant } from './tenant-step.js';
 import { formatLinkHeader } from '../ngsild/context/link-header.js';
-import type { AuthRefusal } from './auth-step.js';
+import { problemResult, refusalResult } from './problem-result.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
-import { keepUsedContexts, servedUrl } from '../ops/contexts.js';
+import { keepUsedContexts } from './contexts/kept-contexts.js';
+import { servedUrl } from './contexts/served-url.js';
 import { linkUrlIn } from '../ngsild/context/resolved.js';
 
-const GEO_OPS: ReadonlySet<LdOp> = new Set([LdOp.RetrieveEntity, LdOp.QueryEntities, LdOp.QueryPost]);
 const encoder = new TextEncoder();
 
 /** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
-export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: ReadonlyMap<LdOp, OpHandler>, wait?: FetchWaiter): Promise<PipelineResult> {
+export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: OpHandlers, wait?: FetchWaiter): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
   try {
-    req.media = negotiate(task.headers.accept, GEO_OPS.has(req.op));
+    req.media = negotiate(task.headers.accept, req.operation.geoJson);
     const auth = ctx.auth;
     if (auth !== undefined && auth.beforeContext) {
       const refusal = await auth.authorize(req);
-      if (refusal !== null) return refused(refusal);
+      if (refusal !== null) return refusalResult(refusal);
     }
     // CIM 009 §5.13.2: the body of POST /jsonldContexts is the @context to keep, not the request's own.
-    await resolveRequestContext(req, ctx, BODY_OPS.has(req.op) && req.op !== LdOp.CreateContext);
+    await resolveRequestContext(req, ctx, req.operation.body !== 'none' && req.op !== LdOp.CreateContext);
     if (auth !== undefined && !auth.beforeContext) {
       const refusal = await auth.authorize(req);
-      if (refusal !== null) return refused(refusal);
+      if (refusal !== null) return refusalResult(refusal);
     }
-    await resolveTenant(req, ctx, CREATING_OPS.has(req.op));
+    await resolveTenant(req, ctx, req.operation.createsTenant);
     const handler = handlers.get(req.op);
     if (handler === undefined)
       throw new LdError('OperationNotSupported', `${ldOpName(req.op)} (${req.method} ${req.route}) is not implemented yet`);
+    // CIM 009 v1.8.1 §6.3.20: a parameter the operation does not take is refused before it does anything.
+    req.query.only(req.operation.params);
     const opResult = await handler(req, ctx);
     // CIM 009 §5.13.1: what the request used is kept in its tenant before the answer links it.
     if (opResult.status < 400) {
@@ -64,8 +66,11 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
     if (req.media === LD_JSON) {
       contentType = LD_JSON;
       body = withContextMember(body, req.context.contextValue);
+    } else if (req.media === GEO_JSON && result.geoJson) {
+      // CIM 009 §6.3.15: a GeoJSON answer (a Feature or a FeatureCollection) carries @context as a member of its own.
+      contentType = GEO_JSON;
+      body = { ...(body as Record<string, unknown>), '@context': req.context.contextValue as object };
     } else {
-      if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
       // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
       headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.tenant))));
     }
@@ -79,16 +84,6 @@ function withContextMember(body: unknown, contextValue: unknown): unknown {
   if (Array.isArray(body)) return body.map((item) => withContextMember(item, contextValue));
   if (typeof body === 'object' && body !== null) return { ...(body as Record<string, unknown>), '@context': contextValue as object };
   return body;
-}
-
-function refused(r: AuthRefusal): PipelineResult {
-  return problemResult({ type: 'about:blank', title: r.title, status: r.status, detail: r.detail }, []);
-}
-
-export function problemResult(problem: ProblemDetails, headers: string[], accept?: string): PipelineResult {
-  const contentType = accept !== undefined && accept.includes('application/problem+json') ? 'application/problem+json' : JSON_TYPE;
-  headers.push('Content-Type', contentType);
-  return { status: problem.status, headers, body: encoder.encode(JSON.stringify(problem)) };
 }
 
 function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {

@@ -1,6 +1,6 @@
 // What crosses the thread boundary between the front and a pipeline worker: plain data only, the body
 // as a transferred ArrayBuffer each way (ARCHITECTURE.md steps 4 and 10).
-import type { LdOp } from '../front/routes.js';
+import type { LdOp } from '../ngsild/operations.js';
 
 /** Request headers the pipeline reads, picked by the front (lower-case names). */
 export interface TaskHeaders {
@@ -34,4 +34,16 @@ export interface PipelineResult {
   /** Flat list: name, value, name, value... */
   headers: string[];
   body: Uint8Array | null;
+}
+
+/** One request of a batch a pipeline thread is handed (src/pipeline/pool-runner.ts), with the front's id for it. */
+export interface BatchEntry {
+  id: number;
+  task: PipelineTask;
+}
+
+/** What a pipeline thread sends back for a batch: request ids and their results, in the same order. */
+export interface BatchReply {
+  ids: number[];
+  results: PipelineResult[];
 }

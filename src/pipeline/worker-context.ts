@@ -1,15 +1,16 @@
 // What a pipeline thread holds for its whole life: the store handle, the @context resolver, the auth
 // plugin's worker instance and the logger. Built once per thread from plain data (workerData).
-import type { BrokerConfig } from '../options.js';
+import type { BrokerConfig } from '../config.js';
 import type { Store } from '../store/contract.js';
+import type { History } from '../history/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { Logger } from '../logger.js';
 import type { PipelineAuth } from './auth-step.js';
-import type { ChangeSink } from '../ops/changes.js';
+import type { ChangeSink } from './change-sink.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import type { CounterReader } from '../notify/counter-reader.js';
 
-/** The @context services the pipeline needs (implemented by ngsild/context's ContextResolver). */
+/** The @context services the pipeline needs (implemented by the thread's ContextService, contexts/context-service.ts). */
 export interface ContextSource {
   readonly defaultContext: ResolvedContext;
   /** `wait` is told when the request has to wait for a remote document (see context-wait.ts). */
@@ -21,6 +22,8 @@ export interface ContextSource {
 export interface WorkerContext {
   config: BrokerConfig;
   store: Store;
+  /** The history of `--troe` (the store's own, or a plugin's beside it); undefined without one. */
+  history: History | undefined;
   contexts: ContextSource;
   log: Logger;
   auth: PipelineAuth | undefined;
@@ -37,4 +40,6 @@ export interface WorkerInit {
   storeOptions: Record<string, unknown>;
   /** Options of the auth plugin, parsed by the primary. */
   authOptions?: Record<string, unknown>;
+  /** Options of the history plugin beside the store (`--troe <plugin>`), parsed by the primary. */
+  historyOptions?: Record<string, unknown>;
 }

@@ -9,6 +9,8 @@ export interface OptionSpec {
   alias?: string;
   type: OptionType;
   values?: readonly string[];
+  /** An enum that also takes any other text, named so in `-u` (e.g. `<plugin>`: a plugin's name or path). */
+  other?: string;
   default?: string | number | boolean;
   help: string;
   /** Lower bound for int/number options. */

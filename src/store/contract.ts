@@ -1,28 +1,62 @@
 // The store contract (ARCHITECTURE.md "Stores"): what every store plugin implements and all core code goes through.
-// Async and tenant-aware; the default tenant is ''. Mutations run inside the store's transaction.
-import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../ngsild/entity/model.js';
+// Async and tenant-aware; the default tenant is ''. Store-neutral: queries are declarative, writes are mutations a
+// store may retry and hand back as write events; the kit (src/store/kit/) has the helpers a plugin may share.
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { EntityWrite, WriteChange } from '../ngsild/entity/write-change.js';
 import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
+import type { History } from '../history/contract.js';
+import type { EntityOrder, OrderTarget, SortKey } from '../ngsild/query/order-by.js';
+import type { EntitySelectionQuery, EntitySelector, EntityProjection } from '../ngsild/query/entity-selection.js';
 
 export type { StoredEntity } from '../ngsild/entity/model.js';
+export type { EntityWrite, WriteChange, WriteKind } from '../ngsild/entity/write-change.js';
 
 /**
- * A change to one entity, computed from its current state inside the store's write transaction.
- * Synchronous and pure: it may run again if the store retries. Returns the next state (`null` deletes,
- * `undefined` leaves it as it is) and a result handed back to the caller. Throwing an LdError writes nothing.
- * `writeSeq`: a number that grows with every write transaction of the store (the same for every mutation of one
- * transaction), so changes to one entity sort in the order they were made whichever thread made them (issue 4:
- * notifications keep their order); undefined from a store that keeps none.
+ * A change to one entity, computed from its current state inside the store's write: synchronous and pure. Returns the
+ * next state (`null` deletes, `undefined` leaves it as it is), a result handed back to the caller and, best, what the
+ * write changes. Throwing (an LdError) writes nothing.
+ *
+ * A mutation may run more than once for one call, on different current states, and only its last run counts: a store
+ * whose writes can race with another process's (docdb with several brokers) reads the entity with its version, runs
+ * the mutation and writes only if the version is still the one it read, else reads again and runs the mutation
+ * again. So the caller learns what was written from the outcome the call resolves with and from the write events
+ * (MutateOptions.events), never from what a run of the mutation did on the side. (embdb's write transaction holds
+ * the entity from read to commit: its check is trivially true and a mutation runs once.)
  */
-export type Mutation<R> = (current: StoredEntity | undefined, writeSeq?: number) => MutationOutcome<R>;
+export type Mutation<R> = (current: StoredEntity | undefined) => MutationOutcome<R>;
 
 export interface MutationOutcome<R> {
   next: StoredEntity | null | undefined;
   result: R;
+  /**
+   * What the write changes, as the operation computed it (ngsild/entity/merge.ts, write-change.ts). Absent, the store
+   * derives it by comparing the states (changeBetween), which costs more and cannot tell a replace from an update.
+   */
+  change?: WriteChange;
 }
 
 export interface MutateOptions {
   /** Register the tenant in the same transaction when this write creates something (creating operations only). */
   createTenant?: boolean;
+  /**
+   * Given, the store appends to it, once the write committed, the event of each entity the call changed (not of a
+   * mutation that left its entity as it was, or deleted one that was not there, nor of a batch entry that failed), in
+   * the order the mutations ran. Not given, a store need not build events.
+   */
+  events?: WriteEvent[];
+}
+
+/**
+ * A committed write of one entity: what subscriptions, a history beside the store (history/contract.ts) and bridges
+ * consume. `seq` orders the writes of one entity for notifications: of two committed writes of one entity where one
+ * finished before the other started, the later has the greater seq, whichever thread or broker made them; the writes
+ * of one call share theirs or grow in their order. (embdb: the LMDB write transaction's id; a store shared by brokers
+ * may use a version it keeps per entity, counting on across deletes.)
+ */
+export interface WriteEvent extends EntityWrite {
+  tenant: string;
+  id: string;
+  seq: number;
 }
 
 /** One entry of a batch: each runs in the same transaction, but a failing entry never changes another's outcome. */
@@ -33,26 +67,43 @@ export interface BatchItem<R> {
 
 export type BatchOutcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
 
-/** Selection of entities for a query; `filter` runs on candidates the indexes could not exclude. */
-export interface EntityQuery {
-  ids?: readonly string[];
-  /** Candidate type IRIs (an OR list); undefined: every type. */
-  typeIris?: readonly string[];
-  filter?: (entity: StoredEntity) => boolean;
+/**
+ * A query for entities (CIM 009 v1.8 §5.7.2), declarative so that a store can evaluate it or translate it (embdb
+ * evaluates it with kit/entity-query.ts; a document store turns what it can into its own query language). Every name
+ * is an expanded IRI: the caller expands the request's terms with its @context before it hands the query over.
+ * An entity matches when it meets every member given; a query without any selects every entity of the tenant
+ * (`local=true` alone).
+ *
+ * What a store answers exactly: the selection (every member below), the order (`orderBy`, else its own stable order
+ * in which pages of one query do not overlap), the page (`offset`, `limit`) and `count`. It always returns whole
+ * stored entities: the projection of what it returns (attrs, pick, omit, datasetId, lang) is the caller's.
+ */
+export interface EntityQuery extends EntitySelectionQuery {
   /**
-   * A geo-query's search box: every match has an instance of `attrIri` holding a geometry that meets `box`
-   * ([west, south, east, north]). A hint for a spatial index; `filter` still holds the exact relation.
+   * CIM 009 v1.9.1 §4.23 orderBy: the matches are sorted before they are paged (ties, and entities equal on every
+   * key, in id order), so that pages of one query do not overlap. Without it a store pages in its own stable order.
    */
-  geo?: { attrIri: string; box: [number, number, number, number] };
+  orderBy?: EntityOrder;
   limit: number;
   offset: number;
   count: boolean;
 }
 
+/** What an EntityQuery selects, without order and paging (ngsild/query/entity-selection.ts). */
+export type { EntitySelectionQuery, EntitySelector, EntityProjection };
+
+/** The order of an orderBy, as ngsild/query/order-by.ts compiles it for the store. */
+export type { EntityOrder, OrderTarget, SortKey };
+
 export interface EntityPage {
   entities: StoredEntity[];
   /** Total matches, when asked for. */
   count?: number;
+  /**
+   * Set, to the store's bound, when an orderBy query matched more entities than the store sorts in one request
+   * (entities is then empty): the caller answers 403 TooManyResults.
+   */
+  sortCap?: number;
 }
 
 /**
@@ -77,71 +128,6 @@ export interface AttrStat {
   count: number;
   attrTypes: Record<string, number>;
   typeIris: Record<string, number>;
-}
-
-/**
- * What one entity contributes to the discovery counts: its types and, per attribute, the attribute types of its
- * instances. Two entities with equal signatures contribute equally, so a write that keeps it changes no count.
- */
-export interface EntitySignature {
-  types: readonly string[];
-  attrs: Array<readonly [attrIri: string, attrTypes: readonly string[]]>;
-}
-
-export function entitySignature(entity: StoredEntity): EntitySignature {
-  const attrs: Array<readonly [string, readonly string[]]> = [];
-  for (const key in entity) {
-    if (!key.includes(':') || key === 'id' || ENTITY_MEMBER_KEYS.has(key)) continue;
-    const instances = entity[key];
-    if (!Array.isArray(instances)) continue;
-    const kinds: string[] = [];
-    for (const inst of instances) {
-      const kind = (inst as { type?: unknown }).type;
-      if (typeof kind === 'string' && !kinds.includes(kind)) kinds.push(kind);
-    }
-    attrs.push([key, kinds.sort()]);
-  }
-  attrs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return { types: entity.type, attrs };
-}
-
-export function sameSignature(a: EntitySignature, b: EntitySignature): boolean {
-  if (a.types.length !== b.types.length || a.attrs.length !== b.attrs.length) return false;
-  for (let i = 0; i < a.types.length; i++) if (a.types[i] !== b.types[i]) return false;
-  for (let i = 0; i < a.attrs.length; i++) {
-    const x = a.attrs[i]!;
-    const y = b.attrs[i]!;
-    if (x[0] !== y[0] || x[1].length !== y[1].length || x[1].some((k, j) => k !== y[1][j])) return false;
-  }
-  return true;
-}
-
-const ENTITY_MEMBER_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'scope', 'createdAt', 'modifiedAt', 'deletedAt', 'expiresAt']);
-
-/** Adds (sign 1) or removes (sign -1) an entity's contribution to type counts kept in `types` (absent: created). */
-export function addToTypeStats(types: Map<string, TypeStat>, sig: EntitySignature, sign: 1 | -1): void {
-  for (const typeIri of sig.types) {
-    let stat = types.get(typeIri);
-    if (stat === undefined) { stat = { typeIri, count: 0, attrs: {} }; types.set(typeIri, stat); }
-    stat.count += sign;
-    for (const [attrIri, kinds] of sig.attrs) {
-      const use = (stat.attrs[attrIri] ??= { n: 0, t: {} });
-      use.n += sign;
-      for (const k of kinds) { use.t[k] = (use.t[k] ?? 0) + sign; if (use.t[k] === 0) delete use.t[k]; }
-      if (use.n <= 0) delete stat.attrs[attrIri];
-    }
-  }
-}
-
-/** Adds (sign 1) or removes (sign -1) an entity's contribution to attribute counts kept in `attrs`. */
-export function addToAttrStats(attrs: Map<string, AttrStat>, sig: EntitySignature, sign: 1 | -1): void {
-  for (const [attrIri, kinds] of sig.attrs) {
-    let stat = attrs.get(attrIri);
-    if (stat === undefined) { stat = { attrIri, count: 0, attrTypes: {}, typeIris: {} }; attrs.set(attrIri, stat); }
-    stat.count += sign;
-    for (const k of kinds) { stat.attrTypes[k] = (stat.attrTypes[k] ?? 0) + sign; if (stat.attrTypes[k] === 0) delete stat.attrTypes[k]; }
-    for (const t of sig.types) { stat.typeIris[t] = (stat.typeIris[t] ?? 0) + sign; if (stat.typeIris[t] === 0) delete stat.typeIris[t]; }
-  }
 }
 
 /** A named document collection that nothing renders (`odrlPolicies`, `subscriptionOwners`, ...). */
@@ -187,268 +173,53 @@ export interface Store {
   mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]>;
   queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage>;
   /**
-   * Discovery counts kept as an index (optional: without it discovery scans the tenant's entities). With a
-   * typeIri, that type's counts only (empty when no entity has it).
+   * Discovery counts (§5.7.5, §5.7.6) of the tenant's entity types, exact after every committed write; with a
+   * typeIri, that type's counts only (empty when no entity has it). kit/discovery-counts.ts has the arithmetic of a
+   * store that keeps them in its write transactions.
    */
-  typeStats?(tenant: string, typeIri?: string): Promise<TypeStat[]>;
-  /** Discovery counts of attributes, kept as an index (optional, as typeStats). */
-  attributeStats?(tenant: string, attrIri?: string): Promise<AttrStat[]>;
+  typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]>;
+  /** Discovery counts of attributes (§5.7.7, §5.7.8), as typeStats. */
+  attributeStats(tenant: string, attrIri?: string): Promise<AttrStat[]>;
 
   collection(tenant: string, name: string): DocCollection;
 
-  /** The history (temporal representation, `--troe`) this store keeps in its own transactions; absent when off. */
+  /**
+   * Registers a tenant that holds data elsewhere (a history beside the store, history/contract.ts), as the
+   * `createTenant` of a creating write does; nothing when it is registered (the default tenant always is).
+   */
+  addTenant(tenant: string): Promise<void>;
+
+  /**
+   * The history (temporal representation) this store keeps in its own write transactions, when it was opened with
+   * `keepHistory` (`--troe` names the store) and can keep one; absent otherwise.
+   */
   readonly history?: History;
-}
-
-// ---- History (CIM 009 v1.8 §5.5, §6.18 to §6.24) -------------------------------------------------------------
-// A history is fed by the store's writes and by the temporal API's own writes, and answers the temporal queries.
-// Names are expanded IRIs; times are ISO 8601 strings in UTC. Two kinds fit this contract:
-// - inside the store (embdb): `historyOfWrite` of each write is applied in the write's own transaction;
-// - beside it (tsdb, QuestDB): `record` is handed each committed write and appends `historyOfWrite` of it. There is
-//   no transaction across the two: a crash between commit and append loses that write's history, and such a history
-//   says so. Its instances are append-only rows ordered by time; `updateInstance`, `deleteInstance`,
-//   `deleteAttribute` and `deleteTemporalEntity` are outcomes, which an append-only history realises by appending
-//   rows that supersede or retract earlier ones (by instanceId) and that its reads honour.
-
-export type TimeProperty = 'observedAt' | 'createdAt' | 'modifiedAt' | 'deletedAt';
-
-/** One stored attribute instance of the history: the attribute instance plus its identity and system times. */
-export interface HistoryInstance extends AttrInstance {
-  instanceId: string;
-  createdAt: string;
-  modifiedAt: string;
-  /** Tombstones only: the value member is `urn:ngsi-ld:null`. */
-  deletedAt?: string;
-}
-
-/** What the history knows of an entity as a whole (kept after the entity is deleted). */
-export interface TemporalEntityRecord {
-  id: string;
-  type: string[];
-  scope?: string[];
-  createdAt: string;
-  /** The last change of the entity as a whole (created, types or scope, deleted); instances carry their own times. */
-  modifiedAt: string;
-  deletedAt?: string;
-}
-
-export interface EntityEvent {
-  kind: 'created' | 'replaced' | 'deleted';
-  at: string;
-}
-
-/** A time window on one time property: `from` inclusive, `to` exclusive, in ms since the epoch. */
-export interface TimeWindow {
-  timeproperty: TimeProperty;
-  from?: number;
-  to?: number;
-}
-
-export interface InstanceSelection {
-  /** Expanded attribute names; undefined: every attribute. */
-  attrs?: readonly string[];
-  /** Instances without a datasetId are selected by `@none`. */
-  datasetIds?: ReadonlySet<string>;
-  window?: TimeWindow;
-  /**
-   * Without a window, the time property instances are ordered and picked (lastN) by: `observedAt` orders those
-   * without one at their createdAt; absent (or another property), createdAt.
-   */
-  order?: 'observedAt';
-  /** The last `lastN` instances per attribute on the window's time property (or `order`; returned oldest first). */
-  lastN?: number;
-  /** At most this many instances per attribute; more matching sets `truncated`. */
-  limit: number;
-}
-
-export interface InstancePage {
-  /** Per attribute, in time order on the selection's time property. */
-  attrs: Record<string, HistoryInstance[]>;
-  /** Attributes that had more instances than the limit. */
-  truncated: string[];
-}
-
-export interface TemporalEntityQuery {
-  ids?: readonly string[];
-  typeIris?: readonly string[];
-  /** Only entities whose history holds at least one of these attributes. */
-  attrs?: readonly string[];
-  filter?: (entity: TemporalEntityRecord) => boolean;
-  /**
-   * Keyset paging for callers that filter further on their side (q on the history): only entities whose id sorts
-   * after this one. Without `ids`, entities come in id order, so the last id of a page continues the scan.
-   */
-  afterId?: string;
-  limit: number;
-  offset: number;
-  count: boolean;
-}
-
-export type InstanceUpdateOutcome = 'updated' | 'notFound' | 'typeMismatch';
-
-export interface History {
-  readonly name: string;
-  getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
-  queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
-  entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
-  instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
-
-  /**
-   * Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true).
-   * `opts.createTenant`: a history inside the store registers the tenant in the same transaction; the tenant
-   * registry is the store's, so a history beside it (tsdb) cannot, and its caller must register the tenant there.
-   */
-  addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
-    at: string, opts?: MutateOptions): Promise<boolean>;
-  /** Removes the whole temporal representation; false when there is none. */
-  deleteTemporalEntity(tenant: string, id: string): Promise<boolean>;
-  /** Removes an attribute's instances (of one datasetId, the default ones, or all with deleteAll); false when none. */
-  deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean>;
-  /** Replaces one instance's members (§6.22.3.1), keeping its instanceId and createdAt. */
-  updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome>;
-  deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean>;
-
-  /**
-   * A history outside the store's transaction receives each committed write here, in commit order per entity
-   * (before undefined: created; after undefined: deleted), and appends `historyOfWrite` of it.
-   */
-  record?(tenant: string, changes: ReadonlyArray<{ id: string; before: StoredEntity | undefined; after: StoredEntity | undefined }>): Promise<void>;
-}
-
-/** What one entity write adds to a history (seed 001, importer behaviour 4): the same for every history plugin. */
-export interface HistoryWrite {
-  event?: EntityEvent;
-  /**
-   * The temporal entity as the write leaves it, when the write changes it (created, types or scope, deleted).
-   * Unless `fresh` (a create, which also starts a re-created entity anew), the history keeps its record's createdAt.
-   */
-  entity?: TemporalEntityRecord;
-  fresh: boolean;
-  /** New instances and tombstones, in the order they were written. */
-  instances: Array<{ attrIri: string; instance: HistoryInstance }>;
-}
-
-const NGSI_LD_NULL = 'urn:ngsi-ld:null';
-
-/**
- * The history of the write that turns `current` into `next` (null: deleted; undefined current: created). An update
- * records the instances it touched (an instance the mutation kept, or whose modifiedAt is not the write's, is
- * untouched) and a tombstone per instance it removed; `newInstanceId` names each new instance from its time in ms.
- */
-export function historyOfWrite(current: StoredEntity | undefined, next: StoredEntity | null, newInstanceId: (ms: number) => string): HistoryWrite {
-  const out: HistoryWrite = { fresh: false, instances: [] };
-  const add = (attrIri: string, instance: HistoryInstance): void => { out.instances.push({ attrIri, instance }); };
-  if (next === null) {
-    if (current === undefined) return out;
-    const at = new Date().toISOString();
-    out.event = { kind: 'deleted', at };
-    out.entity = { ...temporalRecordOf(current), modifiedAt: at, deletedAt: at };
-    for (const attrIri in current) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      for (const old of current[attrIri] as AttrInstance[]) add(attrIri, tombstoneOf(old, at, newInstanceId));
-    }
-    return out;
-  }
-  const at = next.modifiedAt;
-  if (current === undefined) {
-    out.event = { kind: 'created', at: next.createdAt };
-    out.entity = temporalRecordOf(next);
-    out.fresh = true;
-    for (const attrIri in next) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      for (const inst of next[attrIri] as AttrInstance[]) add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
-    }
-    return out;
-  }
-  if (isReplacement(current, next)) out.event = { kind: 'replaced', at };
-  // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
-  if (!sameList(current.type, next.type) || !sameList(current.scope, next.scope)) out.entity = temporalRecordOf(next);
-  for (const attrIri in next) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    const before = current[attrIri] as AttrInstance[] | undefined;
-    for (const inst of next[attrIri] as AttrInstance[]) {
-      const old = before?.find((b) => b.datasetId === inst.datasetId);
-      if (old !== undefined && unchanged(old, inst, at)) continue;
-      add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
-    }
-  }
-  for (const attrIri in current) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    const after = next[attrIri] as AttrInstance[] | undefined;
-    for (const old of current[attrIri] as AttrInstance[]) {
-      if (after?.some((a) => a.datasetId === old.datasetId)) continue;
-      add(attrIri, tombstoneOf(old, at, newInstanceId));
-    }
-  }
-  return out;
-}
-
-/** The instance as a history keeps it: its own identity, created and modified at the write's time. */
-export function historyInstanceOf(inst: AttrInstance, at: string, instanceId: string): HistoryInstance {
-  return { ...inst, instanceId, createdAt: at, modifiedAt: at };
-}
-
-/** seed 001 importer behaviour 4: a deletion is the attribute's type, value `urn:ngsi-ld:null` and deletedAt. */
-function tombstoneOf(old: AttrInstance, at: string, newInstanceId: (ms: number) => string): HistoryInstance {
-  const t: HistoryInstance = { type: old.type, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at, deletedAt: at };
-  t[VALUE_MEMBER[old.type]] = NGSI_LD_NULL;
-  if (old.datasetId !== undefined) t.datasetId = old.datasetId;
-  return t;
-}
-
-function temporalRecordOf(e: StoredEntity): TemporalEntityRecord {
-  const rec: TemporalEntityRecord = { id: e.id, type: e.type, createdAt: e.createdAt, modifiedAt: e.modifiedAt };
-  if (e.scope !== undefined) rec.scope = e.scope;
-  return rec;
-}
-
-function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/**
- * An instance the write left alone: the same object (the mutation kept it), or the same modifiedAt when that is not
- * the write's own time (a write stamps every instance it touches with its time).
- */
-function unchanged(old: AttrInstance, inst: AttrInstance, at: string): boolean {
-  return old === inst || (inst.modifiedAt !== undefined && inst.modifiedAt === old.modifiedAt && inst.modifiedAt !== at);
-}
-
-/**
- * A replace (PUT) is not told apart by the mutation, so it is recognised by its effect: a type removed (only a
- * replace removes types), or every instance new (createdAt at the write's time) over an entity that had attributes.
- */
-function isReplacement(current: StoredEntity, next: StoredEntity): boolean {
-  if (current.type.some((t) => !next.type.includes(t))) return true;
-  let hadAttrs = false;
-  for (const attrIri in current) if (!ENTITY_CORE_MEMBERS.has(attrIri)) { hadAttrs = true; break; }
-  if (!hadAttrs) return false;
-  let any = false;
-  for (const attrIri in next) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-    for (const inst of next[attrIri] as AttrInstance[]) {
-      if (inst.createdAt !== next.modifiedAt) return false;
-      any = true;
-    }
-  }
-  return any;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */
 export interface StoreOpenParams {
-  /** The plugin's options and the broker's store options (dbDir, dbSync, dbCompress, dbLockPrefer, ...). */
+  /** The plugin's own options (declared in its `options`), parsed, and what its storePrepare returned. */
   options: Record<string, unknown>;
   /** True in the thread that creates the store's files (the front); workers open what it created. */
   primary: boolean;
   log: PluginLogger;
+  /** `--troe` names this store: keep the history of every write in the write's own transaction (Store.history). */
+  keepHistory?: boolean;
 }
 
-/** What a store plugin module exports. */
+/**
+ * What a store plugin module exports: `dist/src/plugins/store/<name>/index.js`, or `<pluginDir>/store/<name>.js`.
+ * Besides this contract a plugin may import the kit (src/store/kit/: query planning, discovery counts, history of a
+ * write), nothing else of the broker.
+ */
 export interface StorePluginModule {
+  /** The plugin's own command-line options (`-u` lists them; BROKER_<NAME> sets them too). */
   options?: OptionSpec[];
+  /**
+   * True when the store keeps its data in this machine's memory with these options (embdb without --dbDir): the
+   * pipeline then runs one thread per core unless --connectionPoolSize says otherwise (seed 001 §4.4).
+   */
+  storeInMemory?(options: Record<string, unknown>): boolean;
   /** Called once in the primary before any thread opens the store: returns options the other threads need (e.g. a RAM path). */
   storePrepare?(params: StoreOpenParams): Promise<Record<string, unknown>>;
   storeOpen(params: StoreOpenParams): Promise<Store>;

@@ -181,3 +181,18 @@ t.test('a query leaves out the entities the entity hook denies', async (t) => {
   const post = await call(broker, 'POST', `${NGSI}/entityOperations/query`, { body: { type: 'Query', entities: [{ type: 'Q' }] }, headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:Q:1' } });
   t.same(post.json.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Q:2']);
 });
+
+t.test('a purge asks the entity hook for each entity and leaves the denied ones; a drop passes over them', async (t) => {
+  const ids = ['urn:ngsi-ld:P:1', 'urn:ngsi-ld:P:2', 'urn:ngsi-ld:P:3'];
+  const body = ids.map((id) => ({ id, type: 'P', a: { type: 'Property', value: 1 }, b: { type: 'Property', value: 2 } }));
+  t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, { body, headers: U })).status, 201);
+  const deny = { ...U, 'x-deny-entity': 'urn:ngsi-ld:P:1' };
+  t.equal((await call(broker, 'DELETE', `${NGSI}/entities?type=P&drop=a`, { headers: deny })).status, 204);
+  const left = await call(broker, 'GET', `${NGSI}/entities?type=P`, { headers: U });
+  t.same(left.json.map((e: { id: string; a?: unknown }) => [e.id, e.a !== undefined]), [[ids[0], true], [ids[1], false], [ids[2], false]], 'the denied entity keeps its attribute');
+  const before = trace().length;
+  t.equal((await call(broker, 'DELETE', `${NGSI}/entities?type=P`, { headers: deny })).status, 204);
+  t.same(trace().slice(before).filter((l) => l.startsWith('entity urn:ngsi-ld:P:')).map((l) => l.split(' ').slice(0, 2).join(' ')).sort(),
+    ids.map((id) => `entity ${id}`), 'the hook was asked once per entity');
+  t.same((await call(broker, 'GET', `${NGSI}/entities?type=P`, { headers: U })).json.map((e: { id: string }) => e.id), [ids[0]], 'only the denied entity is left');
+});

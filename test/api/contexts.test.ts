@@ -45,7 +45,9 @@ t.test('POST /jsonldContexts keeps a Hosted @context (201, Location) and GET ser
   t.equal(d.json.kind, 'Hosted');
   t.equal(d.json.localId, loc.split('/').pop());
   t.match(d.json.URL, new RegExp(`${loc}$`));
-  t.type(d.json.timestamp, 'string');
+  // CIM 009 v1.8.1 §5.13.3 names the time it was added createdAt (v1.7 said timestamp).
+  t.ok(!Number.isNaN(Date.parse(d.json.createdAt)), `createdAt is a date-time: ${d.text}`);
+  t.notOk('timestamp' in d.json, 'the older member name is not given besides it');
 });
 
 t.test('a Hosted @context works in Link headers, served from the store whatever host the URL names', async (t) => {
@@ -67,11 +69,15 @@ t.test('a Hosted @context works in Link headers, served from the store whatever 
 
 t.test('POST /jsonldContexts refuses what is no valid @context with 400 BadRequestData and keeps nothing', async (t) => {
   const before = (await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`)).json.length;
-  for (const body of [{ '@context': 42 }, { '@context': true }, { notContext: {} }, { '@context': ['https://example.org/x.jsonld', 7] }, { '@context': { id: 'https://example.org/id' } }, { '@context': 'not a url' }]) {
+  for (const body of [{ '@context': 42 }, { '@context': true }, { '@context': ['https://example.org/x.jsonld', 7] }, { '@context': { id: 'https://example.org/id' } }, { '@context': 'not a url' }]) {
     const r = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body });
     t.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
     t.equal(r.json.type, `${ERR}BadRequestData`, JSON.stringify(body));
   }
+  // No @context member at all: not the structure the operation takes (CIM 009 §5.13.2), InvalidRequest.
+  const noContext = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: { notContext: {} } });
+  t.equal(noContext.status, 400, noContext.text);
+  t.equal(noContext.json.type, `${ERR}InvalidRequest`);
   const notJson = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { raw: '{"@context": ', headers: { 'content-type': 'application/json' } });
   t.equal(notJson.status, 400);
   const arr = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: [{ '@context': {} }] });
@@ -99,7 +105,7 @@ t.test('GET /jsonldContexts lists URLs; details and kind filter; bad kind or det
   }
 });
 
-t.test('the core @context is listed as Cached: details are served, the content is 422, it cannot be deleted', async (t) => {
+t.test('the core @context is listed as Cached: details are served, the content is 422, it cannot be deleted but reloads', async (t) => {
   const core = encodeURIComponent('https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld');
   const r = await call(broker, 'GET', `${NGSI}/jsonldContexts/${core}`);
   t.equal(r.status, 422, r.text);
@@ -108,6 +114,38 @@ t.test('the core @context is listed as Cached: details are served, the content i
   t.equal(d.status, 200);
   t.equal(d.json.kind, 'Cached');
   t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${core}`)).status, 400);
+  t.equal((await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${core}?reload=false`)).status, 400);
+  // §5.13.5: reload=true reloads the core; the broker embeds it, so that is a no-op (no network), 204.
+  const reload = await call(broker, 'DELETE', `${NGSI}/jsonldContexts/${core}?reload=true`);
+  t.equal(reload.status, 204, reload.text);
+  t.equal((await call(broker, 'GET', `${NGSI}/jsonldContexts/${core}?details=true`)).json?.kind, 'Cached', 'still there');
+});
+
+t.test('a @context the broker ships (the ETSI suite\'s) is Cached once used: listed, reloaded without the network, deleted', async (t) => {
+  const suiteUrl = 'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/ngsi-ld-test-suite.jsonld';
+  const h = { 'NGSILD-Tenant': 'shipped' };
+  const listed = async (): Promise<Array<Record<string, string>>> =>
+    ((await call(broker, 'GET', `${NGSI}/jsonldContexts?details=true&kind=Cached`, { headers: h })).json ?? []).filter((e: Record<string, string>) => e.URL === suiteUrl);
+  const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Building:shipped', type: 'Building' }, headers: { ...h, Link: linkTo(suiteUrl) } });
+  t.equal(c.status, 201, c.text);
+  let found: Array<Record<string, string>> = [];
+  for (let i = 0; i < 50 && found.length === 0; i++) {
+    found = await listed();
+    if (found.length === 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  t.equal(found.length, 1, 'listed as Cached in the tenant that used it');
+  t.ok(!Number.isNaN(Date.parse(found[0]?.createdAt ?? '')), 'with its createdAt');
+  t.same((await call(broker, 'GET', `${NGSI}/jsonldContexts?kind=Cached`)).json.filter((u: string) => u === suiteUrl), [], 'not in another tenant');
+  const byUrl = `${NGSI}/jsonldContexts/${encodeURIComponent(suiteUrl)}`;
+  const reload = await call(broker, 'DELETE', `${byUrl}?reload=true`, { headers: h });
+  t.equal(reload.status, 204, `reloaded from the copy the broker ships: ${reload.text}`);
+  const del = await call(broker, 'DELETE', byUrl, { headers: h });
+  t.equal(del.status, 204, del.text);
+  t.same(await listed(), [], 'deleted');
+  t.equal((await call(broker, 'DELETE', byUrl, { headers: h })).status, 404, 'then it is not kept');
+  const again = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:shipped`, { headers: { ...h, Link: linkTo(suiteUrl) } });
+  t.equal(again.status, 200, 'and it still serves requests');
+  t.equal(again.json?.type, 'Building');
 });
 
 t.test('DELETE: reload of a Hosted one is 400 and keeps it; delete is 204, then 404; a Link to it is 503', async (t) => {

@@ -60,7 +60,14 @@ function tallied(t: Test, what: string): void {
 async function send(method: string, path: string, headers: Record<string, string>, body?: string | Uint8Array): Promise<Answer> {
   const res = await fetch(broker.url + NGSI + path, { method, headers, body, signal: AbortSignal.timeout(ANSWER_MS) });
   count(String(res.status));
-  return { method, status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+  const text = await res.text();
+  if (method === 'HEAD' && res.status >= 500) {
+    // RFC 9110 §9.3.2: the answer to HEAD has no body; the same request as GET tells which error it is.
+    const get = await fetch(broker.url + NGSI + path, { method: 'GET', headers, signal: AbortSignal.timeout(ANSWER_MS) });
+    const getText = await get.text();
+    if (get.status === res.status) return { method, status: res.status, contentType: get.headers.get('content-type') ?? '', text: getText };
+  }
+  return { method, status: res.status, contentType: res.headers.get('content-type') ?? '', text };
 }
 
 /** Why an answer breaks the rules, or undefined when it keeps them. */

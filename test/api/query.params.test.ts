@@ -141,9 +141,12 @@ t.test('attrs keeps the attributes asked (and selects entities holding one); pic
   t.same(p.json.map((e: any) => Object.keys(e).sort()), [['id', 'speed'], ['id', 'speed']]);
   const o = await get(`id=${P1}&omit=type,name,address,temperature,registeredAt,location,parking,scope,bodyStyle`);
   t.same(Object.keys(o.json[0]).sort(), ['category', 'id', 'owner', 'speed']);
-  const both = await get('type=Car&pick=id&omit=speed');
-  t.equal(both.status, 400, 'pick and omit together are refused');
-  t.equal(both.json.type, `${ERR}BadRequestData`);
+  const both = await get('type=Car&pick=id,speed&omit=type');
+  t.equal(both.status, 200, 'pick and omit together apply both (CIM 009 v1.8.1 §4.21)');
+  t.same(both.json.map((e: any) => Object.keys(e).sort()), [['id', 'speed'], ['id', 'speed']]);
+  const same = await get('type=Car&pick=id,speed&omit=speed');
+  t.equal(same.status, 400, 'a member both picked and omitted is refused');
+  t.equal(same.json.type, `${ERR}BadRequestData`);
 });
 
 t.test('datasetId keeps only the instances with those datasetIds, @none the default one (§4.5.5)', async (t) => {
@@ -187,11 +190,16 @@ t.test('format and options choose normalized, concise or keyValues; conflicting 
   t.same(conc.json[0].owner, { object: 'urn:ngsi-ld:Person:alice' });
   t.same(conc.json[0].speed, { value: 10, observedAt: '2024-03-01T10:00:00Z', accuracy: 0.5 });
   t.same((await get(`id=${P4}&format=normalized&options=keyValues`)).json[0].speed, { type: 'Property', value: 5 }, 'format wins over options');
-  for (const bad of ['options=keyValues,concise', 'format=compact', 'format=']) {
+  const both = await get(`id=${P4}&options=keyValues,concise`);
+  t.equal(both.status, 400, both.text);
+  t.equal(both.json?.type, `${ERR}BadRequestData`, 'two representations at once');
+  for (const bad of ['format=compact', 'format=']) {
     const r = await get(`id=${P4}&${bad}`);
     t.equal(r.status, 400, `${bad}: ${r.text}`);
-    t.equal(r.json?.type, `${ERR}BadRequestData`, bad);
+    t.equal(r.json?.type, `${ERR}InvalidRequest`, `${bad}: a representation the operation does not support (CIM 009 v1.8.1 §6.3.20)`);
   }
+  const retrieve = await call(broker, 'GET', `${NGSI}/entities/${P4}?format=invalidFormat`);
+  t.equal(retrieve.json?.type, `${ERR}InvalidRequest`, `so on a retrieve: ${retrieve.text}`);
   const word = await get(`id=${P4}&options=sideways`);
   t.equal(word.status, 400, word.text);
   t.equal(word.json?.type, `${ERR}InvalidRequest`, 'an options word the operation does not support (CIM 009 v1.8.1 §6.3.20)');

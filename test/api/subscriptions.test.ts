@@ -90,6 +90,7 @@ const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['a throttling that is no number', sub({ throttling: '5' }), /throttling/],
   ['timeInterval together with watchedAttributes', sub({ timeInterval: 10 }), /timeInterval/],
   ['a timeInterval of 0', sub({ watchedAttributes: undefined, timeInterval: 0 }), /timeInterval/],
+  ['a timeInterval under the 1 s bound', sub({ watchedAttributes: undefined, timeInterval: 0.001 }), /^timeInterval: must be a number of seconds, at least 1, not 0.001/],
   ['a q that does not parse', sub({ q: 'speed>>' }), /^q: /],
   ['a geoQ that does not parse', sub({ geoQ: { georel: 'near;maxDistance==10', geometry: 'Point', coordinates: [1] } }), /geoQ/],
   ['a geoQ with an unknown georel', sub({ geoQ: { georel: 'around', geometry: 'Point', coordinates: [1, 2] } }), /geoQ/],
@@ -110,7 +111,10 @@ const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['isActive that is no boolean', sub({ isActive: 'yes' }), /isActive/],
   ['watchedAttributes that are no names', sub({ watchedAttributes: ['a b'] }), /watchedAttributes/],
   ['an id that is no URI', sub({ id: 'sub 1' }), /^id/],
-  ['pick together with omit', sub({ notification: { pick: ['a'], omit: ['b'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /pick/],
+  ['a member both in pick and omit', sub({ notification: { pick: ['id', 'a'], omit: ['a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /'notification\.a' is both in pick and in omit/],
+  ['pick with attributes', sub({ notification: { pick: ['id'], attributes: ['id'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.pick: cannot be combined with notification\.attributes/],
+  ['omit with attributes', sub({ notification: { omit: ['a'], attributes: ['b'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.omit: cannot be combined/],
+  ['a malformed pick', sub({ notification: { pick: ['id', 'rel{a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.pick: expected ',' or '}'/],
   ['a jsonldContext that is no URL', sub({ jsonldContext: 'context' }), /jsonldContext/],
   ['a lang that is no language list', sub({ lang: 'e n' }), /lang/],
 ];
@@ -150,14 +154,15 @@ t.test('GET /subscriptions lists in creation order, pages with limit/offset and 
 
 t.test('PATCH /subscriptions/{id} replaces the members given, keeps the others, and validates the result', async (t) => {
   const id = 'urn:ngsi-ld:Subscription:patch1';
-  t.equal((await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id, q: 'speed>10' }) })).status, 201);
-  const p = await call(broker, 'PATCH', `${NGSI}/subscriptions/${id}`, { body: { isActive: false, notification: { format: 'keyValues' }, q: null } });
+  t.equal((await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id, q: 'speed>10', notification: { sysAttrs: true, endpoint: { uri: 'http://127.0.0.1:9/notify' } } }) })).status, 201);
+  const p = await call(broker, 'PATCH', `${NGSI}/subscriptions/${id}`, { body: { isActive: false, notification: { format: 'keyValues', endpoint: { uri: 'http://127.0.0.1:9/other' } }, q: null } });
   t.equal(p.status, 204, p.text);
   const g = (await call(broker, 'GET', `${NGSI}/subscriptions/${id}`)).json;
   t.equal(g.isActive, false);
   t.equal(g.status, 'paused');
   t.equal(g.notification.format, 'keyValues');
-  t.equal(g.notification.endpoint.uri, 'http://127.0.0.1:9/notify', 'the endpoint was kept');
+  t.equal(g.notification.endpoint.uri, 'http://127.0.0.1:9/other');
+  t.notOk('sysAttrs' in g.notification, 'CIM 009 §5.5.8: notification was replaced whole');
   t.notOk('q' in g, 'null removed q');
   t.same(g.watchedAttributes, ['speed']);
 
@@ -165,7 +170,10 @@ t.test('PATCH /subscriptions/{id} replaces the members given, keeps the others, 
     [{ timeInterval: 5 }, /timeInterval/],
     [{ throttling: -3 }, /throttling/],
     [{ notification: { endpoint: { uri: 'mqtt://127.0.0.1/t' } } }, /notification\.endpoint\.uri/],
-    [{ notification: { format: 'xml' } }, /notification\.format/],
+    [{ notification: { format: 'xml', endpoint: { uri: 'http://127.0.0.1:9/notify' } } }, /notification\.format/],
+    [{ notification: { format: 'keyValues' } }, /notification\.endpoint/],
+    [{ notification: { format: 'keyValues', endpoint: null } }, /notification\.endpoint/],
+    [{ notification: null }, /^notification/],
     [{ q: '(((' }, /^q/],
     [{ expiresAt: '2001-01-01T00:00:00Z' }, /expiresAt/],
     [{ id: 'urn:ngsi-ld:Subscription:other' }, /^id/],

@@ -63,7 +63,7 @@ t.test('options=count (Orion-LD, from NGSIv2) asks list operations for NGSILD-Re
   const subs = await get('/subscriptions?options=count');
   t.equal(subs.status, 200, subs.text);
   t.equal(subs.headers.get('ngsild-results-count'), '1', 'GET /subscriptions (what FiLiP sends to list subscriptions)');
-  const regs = await get('/csourceRegistrations?options=count');
+  const regs = await get('/csourceRegistrations?type=Room&options=count');
   t.equal(regs.status, 200, regs.text);
   t.equal(regs.headers.get('ngsild-results-count'), '0');
   const ents = await get('/entities?type=Building&options=count,keyValues');

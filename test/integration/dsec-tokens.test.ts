@@ -175,6 +175,37 @@ t.test('an unknown kid makes at most one key read a second', async (t) => {
   t.equal(verifier.jwksRequests() - before, 1, 'five unknown kids, one read');
 });
 
+t.test('a flood of forged tokens with random kids reads the key set at most once a second, and a valid token holds meanwhile', async (t) => {
+  const { driver, instance, verifier } = await setup(t, { dsecRefresh: 30 }, [rsa]);
+  t.ok(await ready(instance));
+  const valid = await signToken(rsa);
+  const before = verifier.jwksRequests();
+  const body = base64url.encode(JSON.stringify({ iss: ISSUER, exp: Math.floor(Date.now() / 1000) + 300 }));
+  const started = Date.now();
+  let forged = 0;
+  let letIn = 0;
+  let validRefused = 0;
+  // Unsigned tokens cost the client nothing: the kid is looked up before any signature is checked.
+  while (Date.now() - started < 2500) {
+    const kid = `forged-${forged++}-${Math.random().toString(36).slice(2)}`;
+    const r = await authenticate(driver, request(bearer(`${base64url.encode(JSON.stringify({ alg: 'RS256', kid }))}.${body}.c2lnbmF0dXJl`)));
+    if (r.verdict !== AuthVerdict.Unauthenticated) letIn++;
+    if (forged % 1000 === 0) {
+      if ((await authenticate(driver, request(bearer(valid)))).verdict !== AuthVerdict.Allow) validRefused++;
+      // Let the forced reads' fetches run between the bursts, as the front's event loop does between requests.
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  t.equal(letIn, 0, 'no forged token was let in');
+  t.equal(validRefused, 0, 'the valid token held throughout the flood');
+  await new Promise((r) => setTimeout(r, 300));
+  const seconds = Math.ceil((Date.now() - started) / 1000);
+  const reads = verifier.jwksRequests() - before;
+  t.ok(forged > 1000, `${forged} forged tokens`);
+  t.ok(reads >= 1, 'an unknown kid does make the keys be read');
+  t.ok(reads <= seconds + 1, `${reads} key reads in ${seconds} s of flood: at most one a second`);
+});
+
 t.test('keys not loaded yet: a token is 503, a request without token still 401', async (t) => {
   const pap = await new FakePap().start();
   pap.policies = [anyonePolicy('urn:p:any')];

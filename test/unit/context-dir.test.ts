@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
 import { CORE_URLS } from '../../src/ngsild/context/core-contexts.js';
 import { LdError } from '../../src/ngsild/problem.js';
 
@@ -33,7 +33,7 @@ const good = contextDir({
 });
 
 t.test('a mapped URL is served from its file, also when another context names it', async (t) => {
-  const r = new ContextResolver({ contextDir: good, fetchTimeoutMs: 200 });
+  const r = new ContextService({ contextDir: good, fetchTimeoutMs: 200 });
   await r.init();
   const b = await r.resolve(BUILDING);
   t.equal(b.expandTerm('Building'), 'https://models.invalid/Building');
@@ -51,20 +51,20 @@ t.test('the configured core version can be replaced from the directory', async (
     'index.json': JSON.stringify({ [CORE_URLS['1.8']]: 'core.jsonld' }),
     'core.jsonld': JSON.stringify({ '@context': { '@version': 1.1, '@protected': true, 'ngsi-ld': 'https://uri.etsi.org/ngsi-ld/', location: 'ngsi-ld:location', '@vocab': 'https://local.invalid/vocab/' } }),
   });
-  const r = new ContextResolver({ contextDir: dir });
+  const r = new ContextService({ contextDir: dir });
   await r.init();
   t.equal(r.defaultContext.expandTerm('Building'), 'https://local.invalid/vocab/Building');
   t.equal(r.defaultContext.expandTerm('observedAt'), 'https://local.invalid/vocab/observedAt', 'only the local file’s terms');
 });
 
 t.test('--defaultUserContext can come from the directory', async (t) => {
-  const r = new ContextResolver({ contextDir: good, defaultUserContext: BUILDING });
+  const r = new ContextService({ contextDir: good, defaultUserContext: BUILDING });
   await r.init();
   t.equal(r.defaultContext.expandTerm('floors'), 'https://models.invalid/floors');
 });
 
 t.test('an unmapped URL still goes to the network (and fails here)', async (t) => {
-  const r = new ContextResolver({ contextDir: good, fetchTimeoutMs: 300 });
+  const r = new ContextService({ contextDir: good, fetchTimeoutMs: 300 });
   await r.init();
   const e = await r.resolve('urn:example:context:other').then(() => undefined, (err: unknown) => err);
   t.ok(e instanceof LdError && e.kind === 'LdContextNotAvailable', 'LdContextNotAvailable');
@@ -84,10 +84,10 @@ t.test('a missing or invalid index stops init() with a message naming the proble
     ['file without @context', { 'index.json': JSON.stringify({ [BUILDING]: 'b.jsonld' }), 'b.jsonld': '{"a": 1}' }, /b\.jsonld .*a JSON object with an @context member/],
   ];
   for (const [name, files, message] of cases) {
-    const r = new ContextResolver({ contextDir: contextDir(files) });
+    const r = new ContextService({ contextDir: contextDir(files) });
     await t.rejects(r.init(), message, name);
   }
-  await t.rejects(new ContextResolver({ contextDir: join(good, 'does-not-exist') }).init(), /--contextDir .*does-not-exist: index\.json cannot be read/, 'no directory');
+  await t.rejects(new ContextService({ contextDir: join(good, 'does-not-exist') }).init(), /--contextDir .*does-not-exist: index\.json cannot be read/, 'no directory');
 });
 
 t.test('a mapped file that is not a valid JSON-LD context fails the request that uses it, with 400', async (t) => {
@@ -95,7 +95,7 @@ t.test('a mapped file that is not a valid JSON-LD context fails the request that
     'index.json': JSON.stringify({ [BUILDING]: 'b.jsonld' }),
     'b.jsonld': JSON.stringify({ '@context': { location: 'https://models.invalid/location' } }),
   });
-  const r = new ContextResolver({ contextDir: dir });
+  const r = new ContextService({ contextDir: dir });
   await r.init();
   const e = await r.resolve(BUILDING).then(() => undefined, (err: unknown) => err);
   t.ok(e instanceof LdError && e.kind === 'InvalidRequest', 'InvalidRequest');

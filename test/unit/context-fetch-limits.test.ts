@@ -5,7 +5,7 @@
 import t from 'tap';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { ContextResolver, type ContextResolverOptions } from '../../src/ngsild/context/context-resolver.js';
+import { ContextService, type ContextServiceOptions } from '../../src/pipeline/contexts/context-service.js';
 import { LdError } from '../../src/ngsild/problem.js';
 import { ContextWait, ParkingLot } from '../../src/pipeline/context-wait.js';
 import { rejectsLd } from './helpers/errors.js';
@@ -68,8 +68,8 @@ async function until(cond: () => boolean, what: string): Promise<void> {
 /** A pause long enough for fetches that were going to start to reach the server (not an assertion of time). */
 const grace = (): Promise<void> => new Promise((r) => setTimeout(r, 100));
 
-async function fresh(opts: ContextResolverOptions = {}): Promise<ContextResolver> {
-  const r = new ContextResolver(opts);
+async function fresh(opts: ContextServiceOptions = {}): Promise<ContextService> {
+  const r = new ContextService(opts);
   await r.init();
   return r;
 }

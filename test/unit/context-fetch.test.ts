@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
 import { CORE_URLS } from '../../src/ngsild/context/core-contexts.js';
 import { rejectsLd } from './helpers/errors.js';
 
@@ -84,6 +84,11 @@ const server: Server = createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/ld+json' });
       res.end('{"@context":' + '{"a":'.repeat(100_000) + '"x"' + '}'.repeat(100_000) + '}');
       return;
+    case '/proto':
+      // Raw text: in an object literal, __proto__ would be the prototype, not a member.
+      res.writeHead(200, { 'content-type': 'application/ld+json' });
+      res.end('{"@context": {"a": "https://ex.org/a", "s": {"@id": "https://ex.org/s", "@context": {"__proto__": "https://ex.org/p"}}}}');
+      return;
     case '/no-context':
       return json(res, { brand: 'https://ex.org/brand' });
     case '/protected':
@@ -107,8 +112,8 @@ t.teardown(() => {
   server.close();
 });
 
-async function fresh(opts: { maxContextBytes?: number } = {}): Promise<ContextResolver> {
-  const r = new ContextResolver({ fetchTimeoutMs: TIMEOUT_MS, ...opts });
+async function fresh(opts: { maxContextBytes?: number } = {}): Promise<ContextService> {
+  const r = new ContextService({ fetchTimeoutMs: TIMEOUT_MS, ...opts });
   await r.init();
   return r;
 }
@@ -121,7 +126,7 @@ t.test('a context served over HTTP is fetched and applied, core last', async (t)
   t.equal(ctx.compactIri('https://ex.org/wheel'), 'ex:wheel');
   t.equal(ctx.expandTerm('location'), 'https://uri.etsi.org/ngsi-ld/location');
   t.equal(ctx.linkUrl, `${base}/ok.jsonld`);
-  t.same(ctx.contextValue, [`${base}/ok.jsonld`, CORE_URLS['1.8']]);
+  t.equal(ctx.contextValue, `${base}/ok.jsonld`, 'echoed as the request named it');
   t.equal((await r.resolve(`${base}/plain-json`)).expandTerm('tyre'), 'https://ex.org/tyre', 'any content type is read as JSON');
   t.equal((await r.resolve(`${base}/redirect`)).expandTerm('brand'), 'https://ex.org/brand', 'redirects are followed');
 });
@@ -207,4 +212,10 @@ t.test('a document that is not a valid context is InvalidRequest (400)', async (
   await rejectsLd(t, r.resolve(`${base}/protected`), 'InvalidRequest', "protected core term 'location'");
   await rejectsLd(t, r.resolve(`${base}/cycle-a`), 'InvalidRequest', /Cyclical @context URLs/);
   await rejectsLd(t, r.resolve({ '@import': `${base}/invalid` }), 'InvalidRequest', 'is not valid JSON');
+});
+
+t.test('a fetched context defining a term __proto__ is refused (jsonld would drop the term)', async (t) => {
+  const r = await fresh();
+  await rejectsLd(t, r.resolve(`${base}/proto`), 'InvalidRequest', /holds a member named "__proto__" \(at @context\.s\.@context\.__proto__\)/);
+  t.equal(r.cachedUrls().includes(`${base}/proto`), false, 'not cached, so never kept as Cached');
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
-import { CORE_URLS, CORE_URL_UNVERSIONED, EMBEDDED_URLS } from '../../src/ngsild/context/core-contexts.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
+import { CORE_URLS, CORE_URL_UNVERSIONED } from '../../src/ngsild/context/core-contexts.js';
+import { EMBEDDED_URLS } from '../../src/pipeline/contexts/embedded.js';
 import { rejectsLd } from './helpers/errors.js';
 import { linkUrlIn } from '../../src/ngsild/context/resolved.js';
 
@@ -10,7 +11,7 @@ const CORE18 = CORE_URLS['1.8'];
 const FORGE = 'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/';
 const EGM = 'https://easy-global-market.github.io/ngsild-api-data-models/ngsildTestSuite/';
 
-const resolver = new ContextResolver();
+const resolver = new ContextService();
 await resolver.init();
 const core = resolver.defaultContext;
 
@@ -77,7 +78,7 @@ t.test('a user context object adds terms, prefixes and keeps the core last', asy
   t.equal(ctx.termType('speed'), 'http://www.w3.org/2001/XMLSchema#double');
   t.equal(ctx.compactIri('https://schema.org/name'), 'name');
   t.equal(ctx.compactIri('https://schema.org/email'), 'schema:email');
-  t.same(ctx.contextValue, [user, CORE18], 'contextValue: the user context, core last');
+  t.same(ctx.contextValue, user, 'contextValue: the user context as given (answers echo it; the core applies anyway)');
   t.equal(ctx.linkUrl, CORE18, 'an inline context links the core (no hosting yet)');
   t.match(ctx.key, /^core-1\.8 #/);
   t.equal(await resolver.resolve({ ...user }), ctx, 'an equal object resolves to the cached context');
@@ -101,14 +102,18 @@ t.test('a @vocab, @import and @protected in a user context are handled by JSON-L
   t.equal(imported.expandTerm('extra'), 'http://ex.org/extra');
 });
 
-t.test('arrays: URLs and objects in order, core URLs of any version dropped and replaced by the broker core', async (t) => {
+t.test('arrays: URLs and objects in order, core URLs of any version dropped and replaced by the broker core; the answer echoes the spelling', async (t) => {
   const arr = [`${FORGE}ngsi-ld-test-suite.jsonld`, { speed: 'http://ex.org/speed' }, CORE_URLS['1.7']];
   const ctx = await resolver.resolve(arr);
   t.equal(ctx.expandTerm('speed'), 'http://ex.org/speed', 'a later user context wins over an earlier one');
   t.equal(ctx.expandTerm('fuelLevel'), 'https://ngsi-ld-test-suite/context#fuelLevel');
-  t.same(ctx.contextValue, [arr[0], arr[1], CORE18]);
+  t.same(ctx.contextValue, arr, 'echoed as given');
   const single = await resolver.resolve([`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18]);
-  t.equal(single, await resolver.resolve(`${FORGE}ngsi-ld-test-suite.jsonld`), '[url, core] is the same context as url');
+  const plain = await resolver.resolve(`${FORGE}ngsi-ld-test-suite.jsonld`);
+  t.equal(single.expandTerm('fuelLevel'), plain.expandTerm('fuelLevel'), '[url, core] expands as url');
+  t.same(single.contextValue, [`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18], 'and echoes its own spelling');
+  t.equal(plain.contextValue, `${FORGE}ngsi-ld-test-suite.jsonld`);
+  t.equal(await resolver.resolve([`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18]), single, 'one spelling resolves to one cached context');
   t.equal(single.linkUrl, `${FORGE}ngsi-ld-test-suite.jsonld`);
   t.equal(await resolver.resolve([CORE18]), resolver.coreContext, '[core] is the core context');
   t.equal(await resolver.resolve([CORE_URL_UNVERSIONED, CORE_URLS['1.9']]), resolver.coreContext, 'other core versions too');
@@ -121,7 +126,7 @@ t.test('the ETSI test-suite contexts are served embedded, with every core versio
     t.equal(ctx.expandTerm('Building'), 'https://ngsi-ld-test-suite/context#Building', url);
     t.equal(ctx.expandTerm('location'), `${NGSI}location`);
     t.equal(ctx.compactIri('https://ngsi-ld-test-suite/context#name'), 'name');
-    t.same(ctx.contextValue, [url, CORE18]);
+    t.equal(ctx.contextValue, url, 'the Link URL echoed as it is');
     t.equal(ctx.linkUrl, url);
     t.equal(resolver.resolveCachedUrl(url), ctx, 'then served by the sync fast path');
   }
@@ -137,7 +142,7 @@ t.test('every embedded URL loads as a context document', async (t) => {
 
 t.test('every core version initializes; core terms win over user terms in all of them', async (t) => {
   for (const v of ['1.6', '1.7', '1.8', '1.9'] as const) {
-    const r = new ContextResolver({ coreVersion: v });
+    const r = new ContextService({ coreVersion: v });
     await r.init();
     t.equal(r.coreUrl, CORE_URLS[v]);
     t.equal(r.defaultContext.expandTerm('location'), `${NGSI}location`, v);
@@ -149,13 +154,13 @@ t.test('every core version initializes; core terms win over user terms in all of
       t.equal(ctx.expandTerm('location'), `${NGSI}location`, `${v}: the core wins`);
     }
   }
-  const v19 = new ContextResolver({ coreVersion: '1.9' });
+  const v19 = new ContextService({ coreVersion: '1.9' });
   t.equal((await v19.resolve(undefined)).expandTerm('EntityMap'), `${NGSI}EntityMap`, 'resolve() initializes on demand');
 });
 
 t.test('a user @vocab is overridden by the core @vocab, which comes last, in every core version', async (t) => {
   for (const v of ['1.7', '1.8', '1.9'] as const) {
-    const r = new ContextResolver({ coreVersion: v });
+    const r = new ContextService({ coreVersion: v });
     const ctx = await r.resolve({ '@vocab': 'http://ex.org/vocab/', a: 'http://ex.org/a' });
     t.equal(ctx.expandTerm('zzz'), `${DEFAULT}zzz`, v);
     t.equal(ctx.expandTerm('a'), 'http://ex.org/a', v);
@@ -208,7 +213,7 @@ t.test('the sync fast path answers core URLs and misses unknown ones', async (t)
 
 t.test('the inlineContextUrl hook gives inline contexts their Link URL', async (t) => {
   const seen: unknown[] = [];
-  const r = new ContextResolver({
+  const r = new ContextService({
     inlineContextUrl: (key, value) => {
       seen.push(value);
       return `https://broker.example/ngsi-ld/v1/jsonldContexts/${encodeURIComponent(key)}`;
@@ -216,42 +221,42 @@ t.test('the inlineContextUrl hook gives inline contexts their Link URL', async (
   });
   const ctx = await r.resolve({ a: 'http://ex.org/a' });
   t.match(ctx.linkUrl, /^https:\/\/broker\.example\/ngsi-ld\/v1\/jsonldContexts\/core-1\.8%20%23/);
-  t.same(seen, [[{ a: 'http://ex.org/a' }, CORE18]]);
+  t.same(seen, [{ a: 'http://ex.org/a' }], 'the inline context as given');
   t.equal((await r.resolve(`${FORGE}ngsi-ld-test-suite.jsonld`)).linkUrl, `${FORGE}ngsi-ld-test-suite.jsonld`, 'a single URL links itself');
 });
 
 t.test('concurrent resolves of one context share one resolution', async (t) => {
-  const r = new ContextResolver();
+  const r = new ContextService();
   await r.init();
   const obj = { shared: 'http://ex.org/shared' };
   const all = await Promise.all([r.resolve(obj), r.resolve({ ...obj }), r.resolve([obj, CORE18])]);
   t.equal(all[0], all[1]);
-  t.equal(all[1], all[2]);
+  t.equal(all[2].expandTerm('shared'), all[0].expandTerm('shared'), 'another spelling expands alike (and echoes its own)');
 });
 
 t.test('--defaultUserContext is the context of requests that carry none', async (t) => {
   const url = `${FORGE}ngsi-ld-test-suite.jsonld`;
-  const r = new ContextResolver({ defaultUserContext: url });
+  const r = new ContextService({ defaultUserContext: url });
   await r.init();
   t.equal(r.defaultContext.expandTerm('speed'), 'https://ngsi-ld-test-suite/context#speed');
-  t.same(r.defaultContext.contextValue, [url, CORE18]);
+  t.equal(r.defaultContext.contextValue, url);
   t.equal(r.defaultContext.linkUrl, url);
   t.equal(await r.resolve(undefined), r.defaultContext);
   t.equal((await r.resolve({ a: 'http://ex.org/a' })).expandTerm('speed'), `${DEFAULT}speed`, 'a request context replaces it');
-  const bad = new ContextResolver({ defaultUserContext: 'urn:nothing:here' });
+  const bad = new ContextService({ defaultUserContext: 'urn:nothing:here' });
   await t.rejects(bad.init(), /--defaultUserContext urn:nothing:here/);
-  const badVersion = (): ContextResolver => new ContextResolver({ coreVersion: '2.0' as never });
+  const badVersion = (): ContextService => new ContextService({ coreVersion: '2.0' as never });
   t.throws(badVersion, /unknown core context version/);
 });
 
 t.test('defaultContext before init() throws a clear error', async (t) => {
-  const r = new ContextResolver();
+  const r = new ContextService();
   t.throws(() => r.defaultContext, /init\(\)/);
 });
 
 t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy once, again after a forget', async (t) => {
   const docs = new Map<string, Record<string, unknown>>();
-  const r = new ContextResolver({
+  const r = new ContextService({
     hosted: { get: async (id) => docs.get(id), insert: async (id, doc) => { docs.set(id, doc); return true; } },
     brokerUrl: 'http://broker.example:1026',
   });
@@ -261,6 +266,10 @@ t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy o
   t.equal(linkUrlIn(ctx, ''), ctx.linkUrl, 'the default tenant links the plain id');
   t.equal(linkUrlIn(ctx, 'fleet'), ctx.linkUrl.replace('/implicit-', '/fleet~implicit-'), 'a tenant links its own copy');
   t.equal(linkUrlIn(core, 'fleet'), core.linkUrl, 'the core is the same URL in every tenant');
+  const path = new URL(ctx.linkUrl).pathname;
+  t.equal(linkUrlIn(ctx, '', 'https://public.example'), `https://public.example${path}`, 'at the address given (--brokerUrl, a request\'s Host)');
+  t.equal(linkUrlIn(ctx, 'fleet', 'http://[::1]:8080'), `http://[::1]:8080${path.replace('/implicit-', '/fleet~implicit-')}`, 'in a tenant too');
+  t.equal(linkUrlIn(core, '', 'https://public.example'), core.linkUrl, 'the core keeps its own URL');
   const first = r.keptFor('fleet', ctx);
   t.same(first.map((k) => k.localId), [`fleet~${ctx.implicitId}`]);
   t.same(first[0]!.doc.context, { Ship: 'https://example.org/Ship' });

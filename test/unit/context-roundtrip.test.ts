@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ContextResolver } from '../../src/ngsild/context/context-resolver.js';
+import { ContextService } from '../../src/pipeline/contexts/context-service.js';
 import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
 import { rng } from './helpers/rng.js';
 
@@ -40,7 +40,7 @@ const USER = {
   geo: 'https://purl.org/geojson/vocab#',
 };
 
-const resolver = new ContextResolver();
+const resolver = new ContextService();
 await resolver.init();
 const contexts: Array<[string, ResolvedContext]> = [
   ['core', resolver.defaultContext],

@@ -11,7 +11,9 @@ import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { compileGeoQuery, geoQuerySearchBox, parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
 import { geoCandidates, geoCellsOf, WIDE } from '../../src/plugins/store/embdb/geo-index.js';
+import { compareIds } from '../../src/plugins/store/embdb/keys.js';
 import { rng } from './helpers/rng.js';
+import { ofTypes } from './helpers/store-query.js';
 
 const NS = 'https://example.org/ns/';
 const LOC = NS + 'location';
@@ -98,10 +100,13 @@ t.test('with the index, every geo-query answers what the scan answers', async (t
       const box = geoQuerySearchBox(q);
       if (box === undefined) continue;
       const filter = compileGeoQuery(q);
-      const typeIris = r() < 0.5 ? [NS + 'A'] : undefined;
-      const base = { typeIris, filter, limit: 100_000, offset: 0, count: true };
-      const scan = await store.queryEntities('', base);
-      const indexed = await store.queryEntities('', { ...base, geo: { attrIri: LOC, box } });
+      const type = r() < 0.5 ? ofTypes(NS + 'A') : undefined;
+      const base = { type, limit: 100_000, offset: 0, count: true };
+      // The scan: every entity (of the type) read, the geo-query's predicate applied here.
+      const every = await store.queryEntities('', base);
+      const scanned = every.entities.filter(filter);
+      const scan = { entities: scanned, count: scanned.length };
+      const indexed = await store.queryEntities('', { ...base, geo: q });
       const ids = (p: { entities: StoredEntity[] }): string[] => p.entities.map((e) => e.id).sort();
       if (JSON.stringify(ids(indexed)) !== JSON.stringify(ids(scan))) {
         t.fail(`${round}: ${JSON.stringify(q.geometry).slice(0, 100)} ${q.georel} ${q.maxDistance ?? ''}: ${ids(indexed).length} vs ${ids(scan).length}`);
@@ -115,7 +120,7 @@ t.test('with the index, every geo-query answers what the scan answers', async (t
       }
       // Paging through the index: offset and limit cut the same sorted list.
       if (scan.entities.length > 3) {
-        const page = await store.queryEntities('', { ...base, geo: { attrIri: LOC, box }, offset: 1, limit: 2 });
+        const page = await store.queryEntities('', { ...base, geo: q, offset: 1, limit: 2 });
         t.same(page.entities.map((e) => e.id), indexed.entities.slice(1, 3).map((e) => e.id), `${round}: a page of the index's answer`);
       }
     }
@@ -149,5 +154,44 @@ t.test('a store from before the spatial index gets it at open', async (t) => {
   await store.close();
   store = await open();
   t.same(geoCandidates(store.indexedDbs().geoCells, '', LOC, [2.3, 48.8, 2.4, 48.9]), [here.id]);
+  await store.close();
+});
+
+t.test('compareIds orders ids as their UTF-8 keys do, not as UTF-16 units', async (t) => {
+  const r = rng(20261124);
+  const units = ['a', 'z', '\u00e9', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uff21', '\ufffd', '\uffff', '\u{10000}', '\u{1f600}', '\u{10ffff}'];
+  const ids = Array.from({ length: 400 }, () => 'urn:x:' + Array.from({ length: 1 + Math.floor(r() * 4) }, () => units[Math.floor(r() * units.length)]).join(''));
+  const byBytes = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  t.same([...ids].sort(compareIds), byBytes);
+  t.equal(compareIds('urn:x:a', 'urn:x:a'), 0);
+  t.ok(compareIds('urn:x:\u{1f600}', 'urn:x:\ue000') > 0, 'U+1F600 after U+E000, as in UTF-8 (UTF-16 puts its surrogate D83D first)');
+  t.ok(compareIds('urn:x:', 'urn:x:a') < 0, 'a prefix first');
+});
+
+t.test('the spatial index answers in the order of the scan and the type index: ids above U+FFFF and in U+E000-U+FFFF', async (t) => {
+  const store = await openStore(t);
+  const ids = ['urn:x:a', 'urn:x:\ue000', 'urn:x:\u{1f600}', 'urn:x:\uff21', 'urn:x:\u{10000}', 'urn:x:\ufffd', 'urn:x:\uffffz', 'urn:x:\u{10ffff}'];
+  const here = { type: 'Point', coordinates: [2.35, 48.85] };
+  await store.mutateEntities('', ids.map((id) => ({
+    id, mutation: () => ({ next: { id, type: [NS + 'A'], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: here }] }, result: undefined }),
+  })));
+  const q = parseGeoQueryObject({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: [2.35, 48.85] }, expand);
+  const box = geoQuerySearchBox(q)!;
+  const filter = compileGeoQuery(q);
+  const order = (p: { entities: StoredEntity[] }): string[] => p.entities.map((e) => e.id);
+  const base = { limit: 100, offset: 0, count: false };
+  // The scan: every entity of the tenant read, the geo-query's predicate applied here.
+  const scan = (await store.queryEntities('', base)).entities.filter(filter).map((e) => e.id);
+  const byType = order(await store.queryEntities('', { ...base, type: ofTypes(NS + 'A') }));
+  const indexed = order(await store.queryEntities('', { ...base, geo: q }));
+  t.ok(geoCandidates(store.indexedDbs().geoCells, '', LOC, box) !== undefined, 'the spatial index answers this query');
+  t.same(scan, [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))), 'the scan is in UTF-8 byte order');
+  t.same(byType, scan, 'the type index too');
+  t.same(indexed, scan, 'and the spatial index (before: UTF-16 order, U+10000 before U+E000)');
+  // A page is the same slice whichever way the query is answered, so paging never skips or repeats an entity.
+  for (let offset = 0; offset < ids.length; offset += 3) {
+    const page = order(await store.queryEntities('', { ...base, geo: q, offset, limit: 3 }));
+    t.same(page, scan.slice(offset, offset + 3), `page at ${offset}`);
+  }
   await store.close();
 });

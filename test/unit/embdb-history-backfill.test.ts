@@ -8,6 +8,7 @@ import { open } from 'lmdb';
 import { storeOpen } from '../../src/plugins/store/embdb/index.js';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/store/contract.js';
+import { ofTypes } from './helpers/store-query.js';
 
 const NS = 'https://example.org/ns/';
 const AT = '2024-01-01T00:00:00.000Z';
@@ -18,10 +19,10 @@ function recorder(): { msgs: string[]; log: { debug: () => void; info: (o: objec
 }
 
 const openStore = async (path: string, log = recorder().log): Promise<EmbdbStore> =>
-  (await storeOpen({ options: { dbPath: path, ram: false, troe: 'embdb' }, primary: true, log })) as EmbdbStore;
+  (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log, keepHistory: true })) as EmbdbStore;
 
 const byType = async (store: EmbdbStore, tenant: string, type: string): Promise<string[]> =>
-  (await store.history!.queryTemporalEntities(tenant, { typeIris: [NS + type], limit: 100, offset: 0, count: false })).entities.map((e) => e.id).sort();
+  (await store.history!.queryTemporalEntities(tenant, { type: ofTypes(NS + type), limit: 100, offset: 0, count: false })).entities.map((e) => e.id).sort();
 
 t.test('an older history without a type index gets one at open; a history that has one is left alone', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-hist-backfill-'));

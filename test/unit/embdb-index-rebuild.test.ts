@@ -9,6 +9,7 @@ import { storeOpen } from '../../src/plugins/store/embdb/index.js';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import { INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION, indexFormatOf } from '../../src/plugins/store/embdb/index-rebuild.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { ofTypes } from './helpers/store-query.js';
 
 const NS = 'https://example.org/ns/';
 const T0 = '2026-01-01T00:00:00Z';
@@ -74,19 +75,19 @@ t.test('indexes removed and an older marker: reopening rebuilds them; query by t
     dbs.attrStats.clearSync();
     dbs.meta.putSync(INDEX_FORMAT_KEY, 1);
   });
-  t.same((await store.queryEntities('', { typeIris: [NS + 'A'], limit: 100, offset: 0, count: true })).entities, [], 'the index is gone');
+  t.same((await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 100, offset: 0, count: true })).entities, [], 'the index is gone');
   await store.close();
 
   const { lines, log } = recorder();
   store = await openStore(path, log);
   t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 87), 'the rebuild is logged with the entities visited');
-  const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 20, offset: 0, count: true });
+  const a = await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 20, offset: 0, count: true });
   t.equal(a.entities.length, 20);
   t.equal(a.count, 30);
   t.ok(a.entities.every((e) => e.type[0] === NS + 'A'));
-  const b = await store.queryEntities('', { typeIris: [NS + 'B'], limit: 0, offset: 0, count: true });
+  const b = await store.queryEntities('', { type: ofTypes(NS + 'B'), limit: 0, offset: 0, count: true });
   t.same(b, { entities: [], count: 50 });
-  const other = await store.queryEntities('tenant1', { typeIris: [NS + 'A'], limit: 100, offset: 0, count: true });
+  const other = await store.queryEntities('tenant1', { type: ofTypes(NS + 'A'), limit: 100, offset: 0, count: true });
   t.equal(other.count, 7);
   t.equal(other.entities.length, 7);
   t.same((await store.typeStats('')).map((s) => [s.typeIri, s.count]).sort(), [[NS + 'A', 30], [NS + 'B', 50]]);
@@ -118,11 +119,11 @@ t.test('a format-2 store (type index keys [tenant, typeIri, id]) is migrated to 
   const { lines, log } = recorder();
   store = await openStore(path, log);
   t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 15), 'the rebuild ran');
-  const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 20, offset: 0, count: true });
+  const a = await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 20, offset: 0, count: true });
   t.same(a.entities.map((e) => e.id), ['urn:ngsi-ld:A:0', 'urn:ngsi-ld:A:10', 'urn:ngsi-ld:A:2', 'urn:ngsi-ld:A:4', 'urn:ngsi-ld:A:6', 'urn:ngsi-ld:A:8'],
     'ids of a type in id order');
   t.equal(a.count, 6);
-  t.equal((await store.queryEntities('tenant1', { typeIris: [NS + 'A'], limit: 20, offset: 1, count: true })).entities.length, 2);
+  t.equal((await store.queryEntities('tenant1', { type: ofTypes(NS + 'A'), limit: 20, offset: 1, count: true })).entities.length, 2);
   const after = store.indexedDbs().env.openDB<null, [string, string, string]>({ name: 'typeIds' });
   t.equal([...after.getKeys()].length, 0, 'the format-2 index is dropped');
   t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
@@ -152,7 +153,7 @@ t.test('a store of entities only, written with lmdb default encoding, opens with
   let found = 0;
   for (let k = 0; k < N; k += 97) if ((await store.getEntity('', entity(k % 3 === 0 ? 'A' : 'B', k).id)) !== undefined) found++;
   t.equal(found, Math.ceil(N / 97), 'every entity sampled is found by key');
-  const a = await store.queryEntities('', { typeIris: [NS + 'A'], limit: 5, offset: 10, count: true });
+  const a = await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 5, offset: 10, count: true });
   t.equal(a.count, N / 3);
   t.same(a.entities.map((e) => e.id).length, 5);
   const one = await store.getEntity('', 'urn:ngsi-ld:A:300');

@@ -10,6 +10,7 @@ import { storeOpen } from '../../src/plugins/store/embdb/index.js';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import { INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION, indexFormatOf } from '../../src/plugins/store/embdb/index-rebuild.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { ofTypes, qOf } from './helpers/store-query.js';
 
 const NS = 'https://example.org/ns/';
 const T0 = '2026-01-01T00:00:00Z';
@@ -82,10 +83,10 @@ for (const compress of [false, true]) {
     t.notOk(lines.some((l) => l.msg === 'embdb: indexes rebuilt'), 'the indexes of format 4 stand as they are');
     t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
     for (const tenant of TENANTS) {
-      const scan = await store.queryEntities(tenant, { filter: (e) => (e[NS + 'speed'] as Array<{ value: number }>)[0]!.value > 10, limit: 100, offset: 0, count: true });
+      const scan = await store.queryEntities(tenant, { q: qOf('speed>10', NS), limit: 100, offset: 0, count: true });
       t.equal(scan.count, LENGTHS.length, `tenant '${tenant}': q=speed>10 finds every entity`);
       t.same(scan.entities.map((e) => e.id), LENGTHS.map(idOf).sort(), 'in id order');
-      const typed = await store.queryEntities(tenant, { typeIris: [NS + 'Vehicle'], limit: 100, offset: 0, count: true });
+      const typed = await store.queryEntities(tenant, { type: ofTypes(NS + 'Vehicle'), limit: 100, offset: 0, count: true });
       t.equal(typed.entities.length, LENGTHS.length, `tenant '${tenant}': type=Vehicle reads every entity by its new key`);
       for (const l of LENGTHS) t.same(await store.getEntity(tenant, idOf(l)), entity(l));
       const docs = store.collection(tenant, 'subscriptions');

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { EntityQuery } from '../../src/store/contract.js';
+import { inBox as geoBox, ofTypes as typeQuery, qOf } from './helpers/store-query.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { MAX_ID_BYTES } from '../../src/ngsild/entity/limits.js';
 
@@ -79,22 +80,22 @@ const listed = [idOf(1000, 0), idOf(3, 1), 'urn:not:there', idOf(64, 0), idOf(63
 
 const PATHS: Path[] = [
   { name: 'local=true: a scan of the tenant', query: {}, expected: (all) => inIdOrder(all) },
-  { name: 'idPattern without type', query: { filter: (e) => idPattern.test(e.id) }, expected: (all) => inIdOrder(all.filter((e) => idPattern.test(e.id))) },
-  { name: 'q=speed>10 without type', query: { filter: (e) => speedOf(e) > 10 }, expected: (all) => inIdOrder(all.filter((e) => speedOf(e) > 10)) },
-  { name: 'attrs=name without type', query: { filter: (e) => NAME in e }, expected: (all) => inIdOrder(all.filter((e) => NAME in e)) },
-  { name: 'type=A', query: { typeIris: [A] }, expected: (all) => ofTypes(all, [A]) },
-  { name: 'type of a 300-character IRI', query: { typeIris: [LONG_TYPE] }, expected: (all) => ofTypes(all, [LONG_TYPE]) },
-  { name: 'type=B,long,A', query: { typeIris: [B, LONG_TYPE, A] }, expected: (all) => ofTypes(all, [B, LONG_TYPE, A]) },
-  { name: 'type=A with q', query: { typeIris: [A], filter: (e) => speedOf(e) > 40 }, expected: (all) => ofTypes(all, [A]).filter((e) => speedOf(e) > 40) },
+  { name: 'idPattern without type', query: { idPattern: idPattern.source }, expected: (all) => inIdOrder(all.filter((e) => idPattern.test(e.id))) },
+  { name: 'q=speed>10 without type', query: { q: qOf('speed>10', NS) }, expected: (all) => inIdOrder(all.filter((e) => speedOf(e) > 10)) },
+  { name: 'attrs=name without type', query: { attrs: [NAME] }, expected: (all) => inIdOrder(all.filter((e) => NAME in e)) },
+  { name: 'type=A', query: { type: typeQuery(A) }, expected: (all) => ofTypes(all, [A]) },
+  { name: 'type of a 300-character IRI', query: { type: typeQuery(LONG_TYPE) }, expected: (all) => ofTypes(all, [LONG_TYPE]) },
+  { name: 'type=B,long,A', query: { type: typeQuery(B, LONG_TYPE, A) }, expected: (all) => ofTypes(all, [B, LONG_TYPE, A]) },
+  { name: 'type=A with q', query: { type: typeQuery(A), q: qOf('speed>40', NS) }, expected: (all) => ofTypes(all, [A]).filter((e) => speedOf(e) > 40) },
   {
     name: 'an id list',
     query: { ids: listed },
     expected: (all) => listed.map((id) => all.find((e) => e.id === id)).filter((e): e is StoredEntity => e !== undefined),
   },
-  { name: 'a geo-query without type', query: { geo: { attrIri: LOC, box: BOX }, filter: inBox }, expected: (all) => inIdOrder(all.filter(inBox)) },
+  { name: 'a geo-query without type', query: { geo: geoBox(LOC, BOX) }, expected: (all) => inIdOrder(all.filter(inBox)) },
   {
     name: 'a geo-query with type=B',
-    query: { typeIris: [B], geo: { attrIri: LOC, box: BOX }, filter: inBox },
+    query: { type: typeQuery(B), geo: geoBox(LOC, BOX) },
     expected: (all) => inIdOrder(all.filter((e) => inBox(e) && e.type.includes(B))),
   },
 ];
@@ -154,7 +155,7 @@ t.test('the history of every tenant answers what a full scan answers, ids of eve
       afterId = walked[walked.length - 1];
     }
     t.same(walked, all, `tenant '${tenant}': keyset pages (afterId) of the scan`);
-    const typed = await history.queryTemporalEntities(tenant, { typeIris: [LONG_TYPE, B], limit: 1000, offset: 0, count: true });
+    const typed = await history.queryTemporalEntities(tenant, { type: typeQuery(LONG_TYPE, B), limit: 1000, offset: 0, count: true });
     t.same(typed.entities.map((r) => r.id), ids(inIdOrder(ENTITIES.filter((e) => e.type.includes(LONG_TYPE) || e.type.includes(B)))),
       `tenant '${tenant}': the history by types`);
     const withName = await history.queryTemporalEntities(tenant, { attrs: [NAME], limit: 1000, offset: 0, count: true });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { inBox, ofTypes } from './helpers/store-query.js';
 
 const NS = 'https://example.org/ns/';
 const T0 = '2026-01-01T00:00:00Z';
@@ -41,8 +42,8 @@ function faultyStore(t: { teardown: (fn: () => void | Promise<void>) => void }, 
 
 async function nothingWritten(t: Test, store: EmbdbStore, tenant: string, ids: string[]): Promise<void> {
   for (const id of ids) t.equal(await store.getEntity(tenant, id), undefined, `${id} is not stored`);
-  t.same(await store.queryEntities(tenant, { typeIris: [NS + 'Vehicle'], limit: 10, offset: 0, count: true }), { entities: [], count: 0 }, 'no type index entry, no count');
-  t.same((await store.queryEntities(tenant, { geo: { attrIri: NS + 'location', box: [2.3, 48.8, 2.4, 48.9] }, limit: 10, offset: 0, count: true })).count, 0, 'no spatial index entry');
+  t.same(await store.queryEntities(tenant, { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true }), { entities: [], count: 0 }, 'no type index entry, no count');
+  t.same((await store.queryEntities(tenant, { geo: inBox(NS + 'location', [2.3, 48.8, 2.4, 48.9]), limit: 10, offset: 0, count: true })).count, 0, 'no spatial index entry');
   t.same(await store.typeStats(tenant), [], 'no type count');
   t.same(await store.attributeStats(tenant), [], 'no attribute count');
   t.same(await store.listTenants(), [], 'no tenant registered');
@@ -76,7 +77,7 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
     const ids = ['urn:ngsi-ld:Vehicle:1', BOOM, 'urn:ngsi-ld:Vehicle:2'];
     const settled = await Promise.allSettled(ids.map((id) => store.mutateEntity('', id, () => ({ next: vehicle(id), result: id }))));
     t.same(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
-    t.same((await store.queryEntities('', { typeIris: [NS + 'Vehicle'], limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
+    t.same((await store.queryEntities('', { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
       ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'], 'the type index holds the two written');
     t.equal((await store.typeStats(''))[0]?.count, 2);
     t.equal(await store.history!.getTemporalEntity('', BOOM), undefined);

@@ -13,6 +13,7 @@ import {
 import { LdError } from '../../src/ngsild/problem.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { inBox, ofTypes } from './helpers/store-query.js';
 
 /** A string of exactly `bytes` UTF-8 bytes: a prefix, then 'é' (2 bytes each), then ASCII to make up the rest. */
 function ofBytes(prefix: string, bytes: number): string {
@@ -96,10 +97,10 @@ t.test('an entity with every id and name at its limit is written with its histor
   };
   await store.mutateEntity(TENANT, ID, () => ({ next: entity, result: undefined }), { createTenant: true });
   t.same(await store.getEntity(TENANT, ID), entity);
-  for (const query of [{}, { typeIris: [TYPE] }, { ids: [ID] }, { geo: { attrIri: ATTR, box: [2.3, 48.8, 2.4, 48.9] as [number, number, number, number] } }])
+  for (const query of [{}, { type: ofTypes(TYPE) }, { ids: [ID] }, { geo: inBox(ATTR, [2.3, 48.8, 2.4, 48.9]) }])
     t.equal((await store.queryEntities(TENANT, { ...query, limit: 10, offset: 0, count: true })).count, 1, JSON.stringify(Object.keys(query)));
   const history = store.history!;
-  t.same((await history.queryTemporalEntities(TENANT, { typeIris: [TYPE], attrs: [ATTR], limit: 10, offset: 0, count: true })).count, 1);
+  t.same((await history.queryTemporalEntities(TENANT, { type: ofTypes(TYPE), attrs: [ATTR], limit: 10, offset: 0, count: true })).count, 1);
   const page = await history.instances(TENANT, ID, { attrs: [ATTR], limit: 10 });
   t.equal(page.attrs[ATTR]?.length, 2, 'both instances in the history');
   t.equal(await history.updateInstance(TENANT, ID, ATTR, INSTANCE_ID, { type: 'GeoProperty', value: { type: 'Point', coordinates: [0, 0] } }, '2026-01-02T00:00:00Z'), 'notFound',
@@ -117,8 +118,8 @@ t.test('a read naming an id or a name past every limit finds nothing, it does no
   t.equal(await store.getEntity('', huge), undefined);
   t.equal(await store.getEntityTypes('', huge), undefined);
   t.same((await store.queryEntities('', { ids: [huge, e.id], limit: 10, offset: 0, count: true })).count, 1);
-  t.same(await store.queryEntities('', { typeIris: [huge], limit: 10, offset: 0, count: true }), { entities: [], count: 0 });
-  t.same((await store.queryEntities('', { typeIris: [huge, 'https://example.org/A'], limit: 10, offset: 0, count: true })).count, 1);
-  t.same((await store.queryEntities('', { typeIris: [huge], filter: () => true, limit: 10, offset: 0, count: true })).count, 0);
-  t.same((await store.queryEntities('', { geo: { attrIri: huge, box: [0, 0, 1, 1] }, limit: 10, offset: 0, count: true })).count, 0);
+  t.same(await store.queryEntities('', { type: ofTypes(huge), limit: 10, offset: 0, count: true }), { entities: [], count: 0 });
+  t.same((await store.queryEntities('', { type: ofTypes(huge, 'https://example.org/A'), limit: 10, offset: 0, count: true })).count, 1);
+  t.same((await store.queryEntities('', { type: ofTypes(huge), idPattern: '.*', limit: 10, offset: 0, count: true })).count, 0);
+  t.same((await store.queryEntities('', { geo: inBox(huge, [0, 0, 1, 1]), limit: 10, offset: 0, count: true })).count, 0);
 });

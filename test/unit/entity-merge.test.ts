@@ -152,11 +152,13 @@ t.test('partial attribute update reports a missing attribute or datasetId as not
   t.strictSame(inst(c.entity, 'speed')!.map((i) => i.value), [1, 1]);
 });
 
-t.test('partial attribute update refuses a type change without the new value member', async (t) => {
-  const f = expandAttributeFragment({ type: 'Relationship' }, ctx, { now: t1 });
-  const err = ldErrorOf(() => partialAttributeUpdate(base(), dc('temp'), f, { now: t1 }));
-  t.equal(err.status, 400);
-  t.match(err.detail, 'needs the object member');
+t.test('partial attribute update refuses to change the kind of the attribute (§5.6.4), with or without the new value member', async (t) => {
+  for (const fragment of [{ type: 'Relationship' }, { type: 'Relationship', object: 'urn:x:2' }, { type: 'JsonProperty', json: { a: 1 } }]) {
+    const f = expandAttributeFragment(fragment, ctx, { now: t1 });
+    const err = ldErrorOf(() => partialAttributeUpdate(base(), dc('temp'), f, { now: t1 }));
+    t.equal(err.status, 400, JSON.stringify(fragment));
+    t.match(err.detail, `cannot make a Property a ${fragment.type}`, JSON.stringify(fragment));
+  }
 });
 
 t.test('partial attribute update with a value urn:ngsi-ld:null deletes the instance', async (t) => {
@@ -170,7 +172,7 @@ t.test('partial attribute update with a value urn:ngsi-ld:null deletes the insta
 t.test('partial attribute update cannot turn location into something else than a GeoProperty', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'T', location: { type: 'Point', coordinates: [0, 0] } }, ctx, { now: t0 });
   const f = expandAttributeFragment({ type: 'Property', value: 'x' }, ctx, { now: t1 });
-  t.match(ldErrorOf(() => partialAttributeUpdate(e, NGSI_LD + 'location', f, { now: t1 })).detail, 'must be a GeoProperty');
+  t.match(ldErrorOf(() => partialAttributeUpdate(e, NGSI_LD + 'location', f, { now: t1 })).detail, 'cannot make a GeoProperty a Property');
 });
 
 t.test('delete attribute removes the default instance, a datasetId instance, or all with deleteAll', async (t) => {

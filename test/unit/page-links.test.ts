@@ -4,7 +4,7 @@ import t from 'tap';
 import { pageLinks } from '../../src/ops/page-links.js';
 import { queryPart } from '../../src/ngsild/uri-encode.js';
 import { LdRequest } from '../../src/pipeline/ld-request.js';
-import { LdOp } from '../../src/front/routes.js';
+import { LdOp } from '../../src/ngsild/operations.js';
 import { LD_JSON } from '../../src/pipeline/media.js';
 
 const ROUTE = '/ngsi-ld/v1/entities';

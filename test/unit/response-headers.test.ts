@@ -8,7 +8,7 @@ import { errorDescription, MAX_ERROR_DESCRIPTION } from '../../src/plugins/auth/
 import { shown } from '../../src/plugins/auth/dsec/token.js';
 import { pathSegment, uriReference } from '../../src/ngsild/uri-encode.js';
 import { lookupRoute } from '../../src/front/router.js';
-import { LdOp } from '../../src/front/routes.js';
+import { LdOp } from '../../src/ngsild/operations.js';
 
 function logCapture(): { log: pino.Logger; lines: string[] } {
   const lines: string[] = [];

@@ -5,7 +5,7 @@ import t from 'tap';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { pino } from 'pino';
-import { Delivery, type DeliveryOutcome } from '../../src/notify/delivery.js';
+import { Delivery, notificationBytes, requestHeaders, type DeliveryOutcome } from '../../src/notify/delivery.js';
 import { Lane, type Waiting } from '../../src/notify/lane.js';
 import type { DueNotification } from '../../src/notify/channel.js';
 
@@ -173,4 +173,54 @@ t.test('a notification is counted sent before its receiver can see it, and its o
   t.equal(c.lastSuccess, outcomes[0]!.at);
   await d.close();
   await counters.close();
+});
+
+t.test('request headers keep the names as given; a later one replaces an earlier one of its name in any case', async (t) => {
+  t.same(requestHeaders(['Content-Type', 'application/json', 'Link', '<x>', 'NGSILD-Tenant', 'city', 'X-Additional-Key', 'v']),
+    { 'Content-Type': 'application/json', Link: '<x>', 'NGSILD-Tenant': 'city', 'X-Additional-Key': 'v' });
+  t.same(requestHeaders(['NGSILD-Tenant', 'city', 'ngsild-tenant', 'other', 'X-A', '1', 'X-A', '2']), { 'ngsild-tenant': 'other', 'X-A': '2' });
+  t.same(requestHeaders([]), {});
+});
+
+t.test('a notification left unbuilt (join) is built in its turn: the later ones of its order key wait; a failed build fails unsent', async (t) => {
+  const ok = await listen((n, res) => { received.push(n); res.writeHead(204).end(); });
+  t.teardown(() => { for (const s of sockets) s.destroy(); ok.server.close(); });
+  received.length = 0;
+  const outcomes: DeliveryOutcome[] = [];
+  const built: number[] = [];
+  const d = new Delivery((o) => outcomes.push(o), log, {
+    complete: async (unbuilt) => {
+      const n = unbuilt.seq;
+      // The first build is slow: the already built notification behind it must not overtake it.
+      if (n === 1) await new Promise((r) => setTimeout(r, 200));
+      if (n === 3) throw new Error('store closed');
+      if (n === 4) return false;
+      built.push(n);
+      unbuilt.body = `{"n":${n}}`;
+      unbuilt.headers = ['Content-Type', 'application/json'];
+      unbuilt.join = undefined;
+      return true;
+    },
+  });
+  const unbuilt = (n: number): DueNotification => ({ ...due(`${ok.url}/n`, n), body: '', headers: [], join: { entities: [{ id: `urn:e:${n}`, type: ['T'] } as never], trigger: undefined } });
+  d.enqueue(unbuilt(1));
+  d.enqueue(due(`${ok.url}/n`, 2));
+  d.enqueue(unbuilt(3));
+  d.enqueue(unbuilt(4));
+  d.enqueue(unbuilt(5));
+  t.ok(await until(() => outcomes.length === 5), 'every notification has its outcome');
+  t.same(received, [1, 2, 5], 'the slow build went first; the failed ones were not sent');
+  t.same(built, [1, 5]);
+  const byN = (n: number): DeliveryOutcome | undefined => outcomes.find((o) => o.due.seq === n);
+  t.match(byN(3), { ok: false, sent: false, reason: /cannot be built: store closed/ });
+  t.match(byN(4), { ok: false, sent: false, reason: 'subscription deleted' });
+  t.equal(d.pending(), 0);
+  await d.close();
+});
+
+t.test('an unbuilt notification waits counted as its notified entities', async (t) => {
+  const base = { ...due('http://127.0.0.1:9/n', 1), body: '', headers: [] };
+  const small = notificationBytes({ ...base, join: { entities: [{ id: 'urn:e:1', type: ['T'] } as never], trigger: undefined } });
+  const big = notificationBytes({ ...base, join: { entities: [{ id: 'urn:e:1', type: ['T'], text: 'x'.repeat(10_000) } as never], trigger: undefined } });
+  t.ok(big - small >= 10_000, 'the entities count');
 });

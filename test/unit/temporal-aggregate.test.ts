@@ -1,12 +1,12 @@
-// Aggregated temporal representation (CIM 009 v1.8 §4.5.19): the eight methods, periods of aggrPeriodDuration,
-// empty periods left out, non-numeric values, and refused method lists.
+// Aggregated temporal representation (CIM 009 v1.8 §4.5.19): the eight methods, periods of aggrPeriodDuration (each
+// one whole, cut only by the asked range's end), empty periods left out, non-numeric values, and refused method lists.
 import t from 'tap';
-import { aggregate, parseAggrMethods, parseAggrPeriod, type Sample } from '../../src/ngsild/temporal/aggregate.js';
+import { aggregate, parseAggrMethods, parseAggrPeriod, periodBound, type Sample } from '../../src/ngsild/temporal/aggregate.js';
 import { LdError } from '../../src/ngsild/problem.js';
 
 const T0 = Date.parse('2024-01-01T00:00:00Z');
 const min = (m: number): number => T0 + m * 60_000;
-const iso = (m: number): string => new Date(min(m)).toISOString();
+const iso = (m: number): string => new Date(min(m)).toISOString().replace('.000Z', 'Z');
 const s = (value: unknown, m: number): Sample => ({ value, t: min(m) });
 const badRequestOf = (fn: () => unknown): boolean => {
   try { fn(); return false; } catch (e) { return e instanceof LdError && e.kind === 'BadRequestData'; }
@@ -35,6 +35,26 @@ t.test('periods step by the duration from the range start; empty periods are lef
 t.test('without bounds the range runs from the first sample to just after the last', async (t) => {
   const r = aggregate([s(1, 3), s(2, 5)], ['max'], undefined, undefined, undefined);
   t.same(r.max, [[2, iso(3), new Date(min(5) + 1).toISOString()]]);
+});
+
+t.test('without the range end, the last period still spans the whole duration', async (t) => {
+  const r = aggregate([s(67, 0), s(53, 62), s(40, 124)], ['avg'], parseAggrPeriod('PT1H'), undefined, undefined);
+  t.same(r.avg, [[67, iso(0), iso(60)], [53, iso(60), iso(120)], [40, iso(120), iso(180)]]);
+  const day = aggregate([s(80, 2), s(120, 4)], ['max'], parseAggrPeriod('P1D'), min(0), undefined);
+  t.same(day.max, [[120, iso(0), iso(24 * 60)]], 'a day, not up to the last sample');
+});
+
+t.test('periods far from the range start are found without stepping through the empty ones', async (t) => {
+  const from = Date.parse('0001-01-01T00:00:00Z');
+  const r = aggregate([s(5, 0), s(7, 0)], ['sum'], parseAggrPeriod('PT1S'), from, undefined);
+  t.same(r.sum, [[12, iso(0), new Date(min(0) + 1000).toISOString().replace('.000Z', 'Z')]]);
+  const monthly = aggregate([s(1, 0)], ['sum'], parseAggrPeriod('P1M'), Date.parse('1900-01-01T00:00:00Z'), undefined);
+  t.same(monthly.sum, [[1, '2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z']], 'calendar periods step from the range start');
+});
+
+t.test('period bounds are written to the second, with a fraction only when they have one', async (t) => {
+  t.equal(periodBound(Date.parse('2020-08-01T12:03:00Z')), '2020-08-01T12:03:00Z');
+  t.equal(periodBound(Date.parse('2020-08-01T12:03:00.250Z')), '2020-08-01T12:03:00.250Z');
 });
 
 t.test('the last period is cut at the range end', async (t) => {
@@ -72,5 +92,5 @@ t.test('aggrPeriodDuration: zero is the whole range; malformed is refused', asyn
   t.equal(parseAggrPeriod(undefined), undefined);
   t.equal(parseAggrPeriod('PT0S'), undefined);
   t.equal(parseAggrPeriod('P1D')?.days, 1);
-  for (const bad of ['P', '1H', 'PT-1H', 'P1.5M']) t.ok(badRequestOf(() => parseAggrPeriod(bad)), bad);
+  for (const bad of ['P', '1H', 'PT-1H', 'P1.5M', 'PT0.0001S']) t.ok(badRequestOf(() => parseAggrPeriod(bad)), bad);
 });

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { Budget, HISTORY_FILTER_BUDGET } from '../../src/ops/temporal-filter.js';
 import { kindOf } from './helpers/errors.js';
-import type { HistoryInstance } from '../../src/store/contract.js';
+import type { HistoryInstance } from '../../src/history/contract.js';
 
 const some = (n: number): HistoryInstance[] =>
   Array.from({ length: n }, (_, i) => ({ type: 'Property', value: i, instanceId: `urn:i:${i}`, createdAt: 'x', modifiedAt: 'x' }));

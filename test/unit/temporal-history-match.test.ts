@@ -4,7 +4,7 @@ import t from 'tap';
 import { matchesAtSomeInstant, type HistoryMatchInput } from '../../src/ngsild/temporal/history-match.js';
 import { parseQ } from '../../src/ngsild/query/q-parser.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
-import type { HistoryInstance, TemporalEntityRecord } from '../../src/store/contract.js';
+import type { HistoryInstance, TemporalEntityRecord } from '../../src/history/contract.js';
 
 const V = 'https://uri.etsi.org/ngsi-ld/default-context/';
 const expand = (term: string): string => (term.includes(':') ? term : V + term);

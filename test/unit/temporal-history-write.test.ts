@@ -1,7 +1,13 @@
-// historyOfWrite (store contract): what one entity write adds to any history, embdb in its transaction or tsdb after
+// historyOfWrite (store kit): what one entity write adds to any history, embdb in its transaction or tsdb after
 // the commit: events, the temporal entity, new instances and tombstones (seed 001, importer behaviour 4).
 import t from 'tap';
-import { historyOfWrite, type StoredEntity } from '../../src/store/contract.js';
+import { historyOfWrite as ofWrite } from '../../src/store/kit/history-of-write.js';
+import { changeBetween } from '../../src/ngsild/entity/write-change.js';
+import type { StoredEntity } from '../../src/store/contract.js';
+
+/** The history of a write whose change is found by comparing the states (as a store does for a mutation that gives none). */
+const historyOfWrite = (current: StoredEntity | undefined, next: StoredEntity | null, newInstanceId: (ms: number) => string) =>
+  ofWrite(current, next, changeBetween(current, next ?? undefined), newInstanceId);
 
 const A = 'https://example.org/a';
 const B = 'https://example.org/b';

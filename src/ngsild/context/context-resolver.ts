@@ -10,17 +10,18 @@
 //
 // A request that has to wait for a remote document is told so (FetchWaiter.park) the moment its resolution goes
 // to the network: the pipeline then lets it wait off the thread's capacity (issue 13, src/pipeline/context-wait.ts).
+//
+// The documents come through ContextDocuments, which the thread's context service implements
+// (src/pipeline/contexts/context-service.ts): files and fetches are its business, none is done here.
 import { createHash } from 'node:crypto';
-import { BroadcastChannel } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { LdError } from '../problem.js';
 import { tenantLocalId, type ResolvedContext } from './resolved.js';
-import { CORE_URLS, embeddedDocument, isCoreContextUrl, type CoreVersion } from './core-contexts.js';
+import { CORE_URLS, isCoreContextUrl, type CoreVersion } from './core-contexts.js';
 import { FlatContext, type ContextKeeps } from './flat-context.js';
-import { checkContextDocument } from './context-fetch.js';
-import { ContextFetcher, type FetcherOptions } from './context-fetcher.js';
+import type { ContextBroadcast, ContextDocuments } from './context-document.js';
+import { checkNoProtoMember } from '../entity/proto-member.js';
 import { SharedBuild, type FetchWaiter } from './shared-build.js';
-import { loadContextDir } from './context-dir.js';
 import {
   initialContext,
   isJsonLdError,
@@ -42,18 +43,8 @@ export interface ContextResolverOptions {
   coreVersion?: CoreVersion;
   /** URL of the user context used when a request carries none (with the core, as always). */
   defaultUserContext?: string;
-  /** Directory with index.json mapping context URLs to local files (see context-dir.ts). */
-  contextDir?: string;
-  /** Deadline of one remote context fetch, headers and body (default 5000 ms). */
-  fetchTimeoutMs?: number;
-  /** Largest remote context document accepted (default 2 MiB). */
-  maxContextBytes?: number;
   /** Resolved contexts kept (default 1000). */
   cacheSize?: number;
-  /** Fetched context documents kept (default 500). */
-  documentCacheSize?: number;
-  /** Bounds of remote fetches and the failure memory (defaults in FETCHER_DEFAULTS, context-fetcher.ts). */
-  fetches?: Partial<Pick<FetcherOptions, 'perHost' | 'total' | 'maxQueued' | 'failureMemoryMs' | 'now' | 'deadline'>>;
   log?: ContextLog;
   /**
    * Hook for hosting inline contexts (CIM 009 v1.8 §5.13.4, a later issue): the URL at which the broker serves
@@ -108,9 +99,6 @@ export function cachedLocalId(url: string): string {
   return 'cached-' + createHash('sha256').update(url).digest('base64url').slice(0, 22);
 }
 
-/** Channel on which threads tell each other to drop what they cached of a kept @context. */
-const FORGET_CHANNEL = 'ldbroker:jsonldContexts';
-
 const NOTHING_TO_KEEP: readonly ContextToKeep[] = [];
 
 /** A @context to keep in a tenant's collection: its local id there and the document. */
@@ -136,10 +124,8 @@ export class ContextResolver {
   readonly coreVersion: CoreVersion;
   readonly coreUrl: string;
   private readonly opts: ContextResolverOptions;
-  private readonly fetcher: ContextFetcher;
   private readonly resolved: LRUCache<string, FlatContext>;
   private readonly pending = new Map<string, SharedBuild>();
-  private localDocs = new Map<string, object>();
   private coreDoc: object | undefined;
   private coreActive: JsonLdActiveContext | undefined;
   private coreCtx: FlatContext | undefined;
@@ -149,27 +135,24 @@ export class ContextResolver {
   private initializing: Promise<void> | undefined;
   /** URL of a kept @context → the timestamp of the version its resolved entry was built from. */
   private readonly hostedVersions = new Map<string, string>();
-  private forgetChannel: BroadcastChannel | undefined;
+  /** Set once this thread listens to the others (it keeps @contexts in the store): then it tells them too. */
+  private broadcasting = false;
   /** Local ids (tenant's included) this thread has kept: a request finding its @contexts here writes nothing. */
   private readonly keptIds = new LRUCache<string, true>({ max: 10_000 });
 
-  constructor(opts: ContextResolverOptions = {}) {
+  /**
+   * `documents`: where every document comes from; `broadcast`: how the threads keeping @contexts in the store
+   * (`hosted`) tell each other to drop one.
+   */
+  constructor(opts: ContextResolverOptions, private readonly documents: ContextDocuments, private readonly broadcast?: ContextBroadcast) {
     this.opts = opts;
     this.coreVersion = opts.coreVersion ?? '1.8';
     this.coreUrl = CORE_URLS[this.coreVersion];
     if (this.coreUrl === undefined) throw new Error(`unknown core context version '${String(opts.coreVersion)}'`);
-    this.fetcher = new ContextFetcher({
-      ...opts.fetches,
-      ...(opts.fetchTimeoutMs !== undefined ? { timeoutMs: opts.fetchTimeoutMs } : {}),
-      ...(opts.maxContextBytes !== undefined ? { maxBytes: opts.maxContextBytes } : {}),
-      ...(opts.documentCacheSize !== undefined ? { documents: opts.documentCacheSize } : {}),
-      onFetched: (url) => this.opts.log?.debug({ url }, '@context fetched'),
-      onFailed: (url, e) => this.opts.log?.debug({ url, err: e.detail }, '@context fetch failed'),
-    });
     this.resolved = new LRUCache({ max: opts.cacheSize ?? 1000 });
   }
 
-  /** Loads --contextDir, processes the core and resolves --defaultUserContext; throws an Error naming the option. */
+  /** Opens the local documents, processes the core and resolves --defaultUserContext; throws an Error naming the option. */
   init(): Promise<void> {
     this.initializing ??= this.initOnce();
     return this.initializing;
@@ -196,7 +179,7 @@ export class ContextResolver {
 
   /** The documents this thread fetched and still caches, by URL. */
   cachedUrls(): string[] {
-    return this.fetcher.urls();
+    return this.documents.urls();
   }
 
   /**
@@ -204,7 +187,7 @@ export class ContextResolver {
    * and every resolved context, since any of them may include it.
    */
   forget(url: string, tellOthers = true): void {
-    this.fetcher.forget(url);
+    this.documents.forget(url);
     this.dropResolved(url, tellOthers);
   }
 
@@ -213,7 +196,7 @@ export class ContextResolver {
     this.hostedVersions.delete(url);
     // A kept @context of some tenant was deleted: the next request using it keeps it again.
     this.keptIds.clear();
-    if (tellOthers) this.forgetChannel?.postMessage(url);
+    if (tellOthers && this.broadcasting) this.broadcast!.post(url);
   }
 
   /**
@@ -222,7 +205,7 @@ export class ContextResolver {
    */
   async reload(url: string, waiter?: FetchWaiter): Promise<object> {
     waiter?.park();
-    const doc = await this.fetcher.reload(url);
+    const doc = await this.documents.reload(url);
     this.dropResolved(url, true);
     return doc;
   }
@@ -244,7 +227,7 @@ export class ContextResolver {
     for (const { url, cachedId } of keeps.fetched) {
       const localId = tenantLocalId(tenant, cachedId);
       if (this.keptIds.has(localId)) continue;
-      const doc = this.fetcher.cached(url) as Record<string, unknown> | undefined;
+      const doc = (this.documents.cached(url) ?? this.documents.local(url)) as Record<string, unknown> | undefined;
       out.push({ localId, doc: { kind: 'Cached', url, context: doc?.['@context'], timestamp: new Date().toISOString() } });
     }
     return out;
@@ -315,16 +298,13 @@ export class ContextResolver {
   }
 
   private async initOnce(): Promise<void> {
-    if (this.opts.hosted !== undefined) {
-      this.forgetChannel = new BroadcastChannel(this.opts.instance === undefined ? FORGET_CHANNEL : `${FORGET_CHANNEL}:${this.opts.instance}`);
-      this.forgetChannel.unref();
-      this.forgetChannel.onmessage = (m: unknown) => {
-        const url = (m as { data?: unknown }).data;
-        if (typeof url === 'string') this.forget(url, false);
-      };
+    if (this.opts.hosted !== undefined && this.broadcast !== undefined) {
+      this.broadcast.listen((url) => this.forget(url, false));
+      this.broadcasting = true;
     }
-    if (this.opts.contextDir !== undefined) this.localDocs = loadContextDir(this.opts.contextDir);
-    this.coreDoc = this.localDocs.get(this.coreUrl) ?? checkContextDocument(this.coreUrl, embeddedDocument(this.coreUrl));
+    this.documents.open();
+    this.coreDoc = this.documents.local(this.coreUrl);
+    if (this.coreDoc === undefined) throw new Error(`core context ${this.coreUrl} is not available locally`);
     const failures: LdError[] = [];
     try {
       this.coreActive = await processContext(await initialContext(), this.coreUrl, { documentLoader: this.loader(failures, undefined, undefined) });
@@ -351,11 +331,28 @@ export class ContextResolver {
     return userKey === CORE_ONLY ? `core-${this.coreVersion}` : `core-${this.coreVersion} ${userKey}`;
   }
 
+  /**
+   * The user context of a request's @context. `contextValue` is the @context as the request gave it (the core alone
+   * when it gave only the core): answers echo it (ETSI's suite pins the response @context to the request's; the core
+   * applies anyway, CIM 009 §5.5.7). Two spellings of one context (`X`, `[X]`, `[X, core]`) are processed alike but
+   * echo differently, so the spelling is part of the key.
+   */
   private normalize(ctx: unknown): UserContext {
+    // jsonld drops a term named __proto__ (its clone assigns it as a prototype) and the store could not keep it.
+    checkNoProtoMember(ctx, '@context');
+    const user = this.normalizeElements(ctx);
+    if (user.userKey === CORE_ONLY || typeof ctx === 'string' || (!Array.isArray(ctx) && user.elements.length === 1)) return user;
+    const canonical = user.elements.length === 1 ? user.elements[0] : user.elements;
+    const spelling = JSON.stringify(ctx);
+    if (spelling === JSON.stringify(canonical)) return user;
+    return { ...user, userKey: `${user.userKey} as ${digestKey(ctx)}`, contextValue: ctx };
+  }
+
+  private normalizeElements(ctx: unknown): UserContext {
     if (typeof ctx === 'string') {
       if (isCoreContextUrl(ctx)) return { userKey: CORE_ONLY, elements: [], contextValue: this.coreUrl, url: undefined };
       checkUrl(ctx);
-      return { userKey: ctx, elements: [ctx], contextValue: [ctx, this.coreUrl], url: ctx };
+      return { userKey: ctx, elements: [ctx], contextValue: ctx, url: ctx };
     }
     if (Array.isArray(ctx)) {
       const elements: unknown[] = [];
@@ -369,10 +366,10 @@ export class ContextResolver {
         elements.push(item);
       }
       if (elements.length === 0) return { userKey: CORE_ONLY, elements, contextValue: this.coreUrl, url: undefined };
-      if (elements.length === 1 && typeof elements[0] === 'string') return this.normalize(elements[0]);
-      return { userKey: digestKey(elements.length === 1 ? elements[0] : elements), elements, contextValue: [...elements, this.coreUrl], url: undefined };
+      if (elements.length === 1 && typeof elements[0] === 'string') return this.normalizeElements(elements[0]);
+      return { userKey: digestKey(elements.length === 1 ? elements[0] : elements), elements, contextValue: elements.length === 1 ? elements[0] : elements, url: undefined };
     }
-    if (typeof ctx === 'object' && ctx !== null) return { userKey: digestKey(ctx), elements: [ctx], contextValue: [ctx, this.coreUrl], url: undefined };
+    if (typeof ctx === 'object' && ctx !== null) return { userKey: digestKey(ctx), elements: [ctx], contextValue: ctx, url: undefined };
     throw new LdError('InvalidRequest', '@context must be a URL, a context object, or an array of those');
   }
 
@@ -452,9 +449,9 @@ export class ContextResolver {
   }
 
   /**
-   * A context document by URL: the core, --contextDir, embedded files, the cache, a failure remembered, then the
-   * network, where the build (and every request awaiting it) is told it waits. URLs taken from the cache or the
-   * network are noted in `fetched` (they are kept as Cached for the request's tenant).
+   * A context document by URL: the core, a kept one, a local one (--contextDir, embedded files), the cache, a failure
+   * remembered, then the network, where the build (and every request awaiting it) is told it waits. URLs taken from
+   * a local copy, the cache or the network are noted in `fetched` (they are kept as Cached for the request's tenant).
    */
   private async loadDocument(url: string, b: SharedBuild | undefined, fetched?: string[]): Promise<object> {
     if (isCoreContextUrl(url)) return this.coreDoc!;
@@ -462,17 +459,17 @@ export class ContextResolver {
       const localId = hostedLocalId(url);
       if (localId !== undefined) return this.keptDocument(url, localId);
     }
-    const local = this.localDocs.get(url);
-    if (local !== undefined) return local;
-    const embedded = embeddedDocument(url);
-    if (embedded !== undefined) return checkContextDocument(url, embedded);
+    // CIM 009 v1.8 §5.13.1: a copy the broker holds of a remote @context (from --contextDir or shipped with it) is
+    // Cached as a fetched one is, listed and managed in the tenants that use it; only the core is everyone's.
     if (fetched !== undefined && !fetched.includes(url)) fetched.push(url);
-    const cached = this.fetcher.cached(url);
+    const local = this.documents.local(url);
+    if (local !== undefined) return local;
+    const cached = this.documents.cached(url);
     if (cached !== undefined) return cached;
-    const failed = this.fetcher.failure(url);
+    const failed = this.documents.failure(url);
     if (failed !== undefined) throw failed;
     b?.goRemote();
-    return this.fetcher.load(url);
+    return this.documents.load(url);
   }
 
   /** A kept @context as a context document, from the store (the broker never fetches from itself). */

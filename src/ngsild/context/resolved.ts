@@ -33,9 +33,15 @@ export function tenantLocalId(tenant: string, localId: string): string {
   return tenant === '' ? localId : tenant + TENANT_SEPARATOR + localId;
 }
 
-/** The URL for a `Link` header on application/json answers to a request (or notifications) of `tenant`. */
-export function linkUrlIn(ctx: ResolvedContext, tenant: string): string {
+/**
+ * The URL for a `Link` header on application/json answers to a request (or notifications) of `tenant`. For an
+ * ImplicitlyCreated @context the broker names it at its configured address; `brokerUrl` (scheme, host and port)
+ * puts another in its place: the one the client reached, or --brokerUrl.
+ */
+export function linkUrlIn(ctx: ResolvedContext, tenant: string, brokerUrl?: string): string {
   const id = ctx.implicitId;
-  if (id === undefined || tenant === '') return ctx.linkUrl;
-  return ctx.linkUrl.slice(0, ctx.linkUrl.length - id.length) + tenantLocalId(tenant, id);
+  if (id === undefined) return ctx.linkUrl;
+  let url = ctx.linkUrl;
+  if (tenant !== '') url = url.slice(0, url.length - id.length) + tenantLocalId(tenant, id);
+  return brokerUrl === undefined ? url : brokerUrl + url.slice(url.indexOf('/', url.indexOf('//') + 2));
 }

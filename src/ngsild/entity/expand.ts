@@ -8,6 +8,7 @@ import { MAX_NESTING, tooDeepAt } from './depth.js';
 import { geometryProblem, looksLikeGeometry } from './geometry.js';
 import { NGSI_LD_NULL, forbiddenNameChar, isDateTime, isPlainObject, isScope, isUri, show } from './syntax.js';
 import { isNullMarker, setValue } from './value-members.js';
+import { checkNoProtoMember } from './proto-member.js';
 import { checkIdSize, checkNameSize } from './limits.js';
 
 const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
@@ -236,6 +237,9 @@ function expandTypes(raw: unknown, at: string, ctx: ResolvedContext): string[] {
     const bad = forbiddenNameChar(t);
     if (bad !== undefined) throw badRequest(`${at}: ${show(t)} holds the forbidden character ${JSON.stringify(bad)}`);
     const iri = checkNameSize(ctx.expandTerm(t), at);
+    // CIM 009 §5.2.4 (Entity type: a Name expanded to an IRI): a term the @context maps to a keyword (the core's
+    // `type` and `id` aliases) or to no IRI names no type.
+    if (iri.indexOf(':') < 0) throw badRequest(`${at}: ${show(t)} does not expand to an IRI`);
     if (!out.includes(iri)) out.push(iri);
   }
   return out;
@@ -318,10 +322,10 @@ function fromBareValue(raw: unknown, at: string, attrIri: string, env: Env): Att
   } else if (looksLikeGeometry(raw)) {
     const p = geometryProblem(raw);
     if (p !== undefined) throw badRequest(`${at}: the GeoJSON value ${p}`);
-    inst = { type: 'GeoProperty', value: raw };
+    inst = { type: 'GeoProperty', value: checkNoProtoMember(raw, at) };
   } else {
     if (RESERVED_GEO_IRIS.has(attrIri)) throw badRequest(`${at}: must be a GeoProperty (a GeoJSON geometry)`);
-    inst = { type: 'Property', value: raw };
+    inst = { type: 'Property', value: checkNoProtoMember(raw, at) };
   }
   stamp(inst, env.now);
   return inst;

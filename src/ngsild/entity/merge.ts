@@ -5,18 +5,9 @@ import { badRequest } from '../problem.js';
 import { VALUE_MEMBER, ENTITY_CORE_MEMBERS, type AttrInstance, type AttrType, type StoredEntity } from './model.js';
 import { RESERVED_GEO_IRIS, type AttrFragment } from './expand.js';
 import { isNullMarker } from './value-members.js';
+import { datasetKey, noChanges, type AttrChanges } from './write-change.js';
 
-/** What an operation changed, by expanded attribute name. */
-export interface AttrChanges {
-  /** Attributes that did not exist before. */
-  created: string[];
-  /** Existing attributes with an instance added, replaced, merged or deleted (but some instance left). */
-  modified: string[];
-  /** Attributes removed entirely. */
-  deleted: string[];
-  /** The instances, before the operation, of every modified or deleted attribute. */
-  previous: Record<string, AttrInstance[]>;
-}
+export type { AttrChanges } from './write-change.js';
 
 export interface NotUpdated {
   /** Expanded attribute name. */
@@ -39,10 +30,6 @@ export interface AttrResult extends AttrChanges {
 
 export interface EntityResult extends AttrChanges {
   entity: StoredEntity;
-}
-
-function changes(): AttrChanges {
-  return { created: [], modified: [], deleted: [], previous: {} };
 }
 
 function keyOf(inst: AttrInstance | AttrFragment): string | undefined {
@@ -86,14 +73,40 @@ function addTypes(entity: StoredEntity, types: readonly string[] | undefined): b
   return true;
 }
 
-function noteChanged(c: AttrChanges, attrIri: string, before: AttrInstance[] | undefined, after: AttrInstance[] | undefined): void {
+/**
+ * The scope a fragment's `scope` gives an entity (CIM 009 v1.8 §4.18): the given scopes replace the entity's, or with
+ * `merge` (append with noOverwrite) are added to them; undefined when that changes nothing.
+ */
+function nextScope(current: readonly string[] | undefined, given: readonly string[], merge: boolean): string[] | undefined {
+  const next = merge && current !== undefined ? [...current, ...given.filter((s) => !current.includes(s))] : [...new Set(given)];
+  if (current !== undefined && current.length === next.length && current.every((s, i) => s === next[i])) return undefined;
+  return next;
+}
+
+/** Entity members that operations on attributes also change, named as in an UpdateResult (§5.2.18). */
+export const TYPE_MEMBER = 'type';
+export const SCOPE_MEMBER = 'scope';
+
+/** Records what happened to one attribute: its instances before and after, and the keys of those `written`. */
+function noteChanged(c: AttrChanges, attrIri: string, before: AttrInstance[] | undefined, after: AttrInstance[] | undefined, written: string[]): void {
   if (before === undefined) {
-    if (after !== undefined) c.created.push(attrIri);
+    if (after !== undefined) {
+      c.created.push(attrIri);
+      c.written[attrIri] = written;
+    }
     return;
   }
   c.previous[attrIri] = before;
   if (after === undefined) c.deleted.push(attrIri);
-  else c.modified.push(attrIri);
+  else {
+    c.modified.push(attrIri);
+    c.written[attrIri] = written;
+  }
+}
+
+/** Notes that the instance of `key` was put (added, or in place of the one there). */
+function wrote(written: string[], key: string): void {
+  if (!written.includes(key)) written.push(key);
 }
 
 function setAttr(entity: StoredEntity, attrIri: string, instances: AttrInstance[]): AttrInstance[] | undefined {
@@ -111,14 +124,26 @@ function setAttr(entity: StoredEntity, attrIri: string, instances: AttrInstance[
  * An instance whose value member is `urn:ngsi-ld:null` deletes the matching instance. `types` are added to the entity's.
  */
 export function appendAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
-  opts: { noOverwrite: boolean; now: string; types?: readonly string[] }): UpdateResult {
+  opts: { noOverwrite: boolean; now: string; types?: readonly string[]; scope?: readonly string[] }): UpdateResult {
   const next: StoredEntity = { ...entity };
-  const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...changes() };
+  const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...noChanges() };
+  // §4.16: a type in the fragment is added to the entity's types; §4.18: a scope replaces the entity's, or with
+  // noOverwrite is added to it (an append never refuses a scope).
   let touched = addTypes(next, opts.types);
+  if (touched) result.updated.push(TYPE_MEMBER);
+  if (opts.scope !== undefined) {
+    const scope = nextScope(entity.scope, opts.scope, opts.noOverwrite);
+    if (scope !== undefined) {
+      next.scope = scope;
+      result.updated.push(SCOPE_MEMBER);
+      touched = true;
+    }
+  }
   for (const attrIri in attrs) {
     const given = attrs[attrIri]!;
     const before = entity[attrIri] as AttrInstance[] | undefined;
     const instances = before === undefined ? [] : before.slice();
+    const written: string[] = [];
     let applied = false;
     let refused: string | undefined;
     for (const inst of given) {
@@ -131,16 +156,18 @@ export function appendAttributes(entity: StoredEntity, attrs: Record<string, Att
         }
       } else if (at < 0) {
         put(instances, inst);
+        wrote(written, datasetKey(inst));
         applied = true;
       } else if (opts.noOverwrite) {
         refused = datasetReason(inst, 'exists and noOverwrite was asked');
       } else {
         instances[at] = replacing(instances[at]!, inst, opts.now);
+        wrote(written, datasetKey(inst));
         applied = true;
       }
     }
     if (applied) {
-      noteChanged(result, attrIri, before, setAttr(next, attrIri, instances));
+      noteChanged(result, attrIri, before, setAttr(next, attrIri, instances), written);
       result.updated.push(attrIri);
       touched = true;
     }
@@ -158,9 +185,21 @@ function datasetReason(inst: AttrInstance | AttrFragment, what: string): string 
  * Update Entity Attributes (§5.6.2): only existing instances (matched by datasetId) are replaced, keeping their
  * createdAt; others are reported in notUpdated. `urn:ngsi-ld:null` deletes the matching instance.
  */
-export function updateAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>, opts: { now: string }): UpdateResult {
+export function updateAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
+  opts: { now: string; types?: readonly string[]; scope?: readonly string[] }): UpdateResult {
   const next: StoredEntity = { ...entity };
-  const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...changes() };
+  const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...noChanges() };
+  // §4.16: a type in the fragment is added to the entity's types. §4.18: a scope replaces the entity's scope as an
+  // update replaces an attribute: only when the entity has one, else it is not updated.
+  if (addTypes(next, opts.types)) result.updated.push(TYPE_MEMBER);
+  if (opts.scope !== undefined) {
+    if (entity.scope === undefined) result.notUpdated.push({ attrName: SCOPE_MEMBER, reason: 'the entity has no scope' });
+    else {
+      const scope = nextScope(entity.scope, opts.scope, false);
+      if (scope !== undefined) next.scope = scope;
+      result.updated.push(SCOPE_MEMBER);
+    }
+  }
   for (const attrIri in attrs) {
     const before = entity[attrIri] as AttrInstance[] | undefined;
     if (before === undefined) {
@@ -168,6 +207,7 @@ export function updateAttributes(entity: StoredEntity, attrs: Record<string, Att
       continue;
     }
     const instances = before.slice();
+    const written: string[] = [];
     let applied = false;
     let refused: string | undefined;
     for (const inst of attrs[attrIri]!) {
@@ -175,12 +215,15 @@ export function updateAttributes(entity: StoredEntity, attrs: Record<string, Att
       if (at < 0) refused = datasetReason(inst, 'does not exist');
       else {
         if (isDeletion(inst)) instances.splice(at, 1);
-        else instances[at] = replacing(instances[at]!, inst, opts.now);
+        else {
+          instances[at] = replacing(instances[at]!, inst, opts.now);
+          wrote(written, datasetKey(inst));
+        }
         applied = true;
       }
     }
     if (applied) {
-      noteChanged(result, attrIri, before, setAttr(next, attrIri, instances));
+      noteChanged(result, attrIri, before, setAttr(next, attrIri, instances), written);
       result.updated.push(attrIri);
     }
     if (refused !== undefined) result.notUpdated.push({ attrName: attrIri, reason: refused });
@@ -197,19 +240,26 @@ export function updateAttributes(entity: StoredEntity, attrs: Record<string, Att
  */
 export function partialAttributeUpdate(entity: StoredEntity, attrIri: string, fragment: AttrFragment,
   opts: { datasetId?: string; now: string }): AttrResult {
-  const c = changes();
+  const c = noChanges();
   const before = entity[attrIri] as AttrInstance[] | undefined;
   const datasetId = opts.datasetId ?? fragment.datasetId;
   const at = before === undefined ? -1 : indexOfDataset(before, datasetId);
   if (before === undefined || at < 0) return { found: false, entity, ...c };
+  // CIM 009 §5.6.4: a partial update changes the members of the attribute, not what it is: a fragment typed as
+  // another kind (Property for a Relationship) is refused; Update Entity Attributes (§5.6.2) replaces it whole.
+  const kind = fragment.type;
+  if (kind !== undefined && kind !== before[at]!.type && !isDeletion(fragment))
+    throw badRequest(`${attrIri}: a partial update cannot make a ${before[at]!.type} a ${kind}; replace the attribute instead`);
   const next: StoredEntity = { ...entity, modifiedAt: opts.now };
   const instances = before.slice();
+  const written: string[] = [];
   if (isDeletion(fragment)) {
     instances.splice(at, 1);
   } else {
     instances[at] = mergeInstance(instances[at]!, fragment, opts.now, attrIri);
+    written.push(datasetKey(instances[at]!));
   }
-  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances), written);
   return { found: true, entity: next, ...c };
 }
 
@@ -260,7 +310,7 @@ function requireValue<T extends AttrInstance | AttrFragment>(inst: T, attrIri: s
  */
 export function deleteAttribute(entity: StoredEntity, attrIri: string,
   opts: { datasetId?: string; deleteAll?: boolean; now: string }): AttrResult {
-  const c = changes();
+  const c = noChanges();
   const before = entity[attrIri] as AttrInstance[] | undefined;
   if (before === undefined || ENTITY_CORE_MEMBERS.has(attrIri)) return { found: false, entity, ...c };
   let instances: AttrInstance[] = [];
@@ -271,7 +321,19 @@ export function deleteAttribute(entity: StoredEntity, attrIri: string,
     instances.splice(at, 1);
   }
   const next: StoredEntity = { ...entity, modifiedAt: opts.now };
-  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances), []);
+  return { found: true, entity: next, ...c };
+}
+
+/**
+ * Delete of the entity's scope through the attribute route (DELETE /entities/{id}/attrs/scope, §4.18, §5.6.5):
+ * `found` false when the entity has none.
+ */
+export function deleteScope(entity: StoredEntity, now: string): AttrResult {
+  const c = noChanges();
+  if (entity.scope === undefined) return { found: false, entity, ...c };
+  const next: StoredEntity = { ...entity, modifiedAt: now };
+  delete next.scope;
   return { found: true, entity: next, ...c };
 }
 
@@ -280,15 +342,16 @@ export function deleteAttribute(entity: StoredEntity, attrIri: string,
  * Attributes of `old` missing from `next` are reported deleted, the others modified or created.
  */
 export function replaceEntity(old: StoredEntity, next: StoredEntity, now: string): EntityResult {
-  const c = changes();
+  const c = noChanges();
   const entity: StoredEntity = { ...next, id: old.id, createdAt: old.createdAt, modifiedAt: now };
   for (const key in old) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
-    if (!(key in next)) noteChanged(c, key, old[key] as AttrInstance[], undefined);
+    if (!(key in next)) noteChanged(c, key, old[key] as AttrInstance[], undefined, []);
   }
   for (const key in next) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
-    noteChanged(c, key, old[key] as AttrInstance[] | undefined, next[key] as AttrInstance[]);
+    const instances = next[key] as AttrInstance[];
+    noteChanged(c, key, old[key] as AttrInstance[] | undefined, instances, instances.map(datasetKey));
   }
   return { entity, ...c };
 }
@@ -298,17 +361,19 @@ export function replaceEntity(old: StoredEntity, next: StoredEntity, now: string
  * instance of its datasetId (keeping createdAt), or is added. `found` false when the attribute does not exist.
  */
 export function replaceAttribute(entity: StoredEntity, attrIri: string, given: AttrInstance | AttrInstance[], now: string): AttrResult {
-  const c = changes();
+  const c = noChanges();
   const before = entity[attrIri] as AttrInstance[] | undefined;
   if (before === undefined) return { found: false, entity, ...c };
   const instances = before.slice();
+  const written: string[] = [];
   for (const inst of Array.isArray(given) ? given : [given]) {
     const at = indexOfDataset(instances, keyOf(inst));
     if (at < 0) put(instances, inst);
     else instances[at] = replacing(instances[at]!, inst, now);
+    wrote(written, datasetKey(inst));
   }
   const next: StoredEntity = { ...entity, modifiedAt: now };
-  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+  noteChanged(c, attrIri, before, setAttr(next, attrIri, instances), written);
   return { found: true, entity: next, ...c };
 }
 
@@ -319,7 +384,7 @@ export function replaceAttribute(entity: StoredEntity, attrIri: string, given: A
  */
 export function mergeEntity(entity: StoredEntity, patch: StoredEntity, now: string): EntityResult {
   const next: StoredEntity = { ...entity };
-  const c = changes();
+  const c = noChanges();
   let touched = addTypes(next, patch.type);
   if (patch.scope !== undefined) {
     next.scope = patch.scope;
@@ -329,6 +394,7 @@ export function mergeEntity(entity: StoredEntity, patch: StoredEntity, now: stri
     if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
     const before = entity[attrIri] as AttrInstance[] | undefined;
     const instances = before === undefined ? [] : before.slice();
+    const written: string[] = [];
     let applied = false;
     for (const inst of patch[attrIri] as AttrInstance[]) {
       const at = indexOfDataset(instances, keyOf(inst));
@@ -340,14 +406,16 @@ export function mergeEntity(entity: StoredEntity, patch: StoredEntity, now: stri
       } else if (at < 0) {
         requireValue(inst, attrIri);
         put(instances, inst);
+        wrote(written, datasetKey(inst));
         applied = true;
       } else {
         instances[at] = mergeInstance(instances[at]!, inst, now, attrIri);
+        wrote(written, datasetKey(inst));
         applied = true;
       }
     }
     if (!applied) continue;
-    noteChanged(c, attrIri, before, setAttr(next, attrIri, instances));
+    noteChanged(c, attrIri, before, setAttr(next, attrIri, instances), written);
     touched = true;
   }
   if (touched) next.modifiedAt = now;

@@ -13,9 +13,9 @@ export interface RenderEntityOptions {
   sysAttrs?: boolean;
   /** Expanded attribute names to keep (the `attrs` parameter). */
   attrs?: ReadonlySet<string>;
-  /** Compact member names to keep, `id` and `type` included (§4.5.23). */
+  /** Compact member names to keep, `id` and `type` included (CIM 009 v1.8.1 §4.21). */
   pick?: ReadonlySet<string>;
-  /** Compact member names to leave out, `id` and `type` included (§4.5.23). */
+  /** Compact member names to leave out, `id` and `type` included (§4.21); with pick, both apply. */
   omit?: ReadonlySet<string>;
   /** The `lang` parameter (§4.15). */
   lang?: string;
@@ -73,8 +73,29 @@ function setMember(o: Record<string, unknown>, name: string, v: unknown): void {
 }
 
 function included(name: string, pick: ReadonlySet<string> | undefined, omit: ReadonlySet<string> | undefined): boolean {
-  if (pick !== undefined) return pick.has(name);
-  return omit === undefined || !omit.has(name);
+  return (pick === undefined || pick.has(name)) && (omit === undefined || !omit.has(name));
+}
+
+/**
+ * True when rendering `entity` with `opts` gives at least one member, without rendering it. CIM 009 v1.8.1 §4.21:
+ * an entity that the projections leave empty is not found (retrieve: 404) and is left out of a query's answer.
+ */
+export function rendersAnything(entity: StoredEntity, ctx: ResolvedContext, opts: RenderEntityOptions): boolean {
+  const pick = opts.pick;
+  const omit = opts.omit;
+  if (included('id', pick, omit) || included('type', pick, omit) || opts.sysAttrs === true) return true;
+  if (entity.scope !== undefined && included('scope', pick, omit)) return true;
+  if (entity.expiresAt !== undefined && included('expiresAt', pick, omit)) return true;
+  const attrs = opts.attrs;
+  for (const attrIri in entity) {
+    if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+    if (attrs !== undefined && !attrs.has(attrIri)) continue;
+    if (!included(ctx.compactIri(attrIri), pick, omit)) continue;
+    const datasetIds = opts.datasetId;
+    if (datasetIds === undefined) return true;
+    for (const inst of entity[attrIri] as AttrInstance[]) if (datasetIds.has(inst.datasetId ?? '@none')) return true;
+  }
+  return false;
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { ResolvedContext } from '../context/resolved.js';
 import { badRequest } from '../problem.js';
 import { VALUE_MEMBER, type AttrInstance, type AttrType } from './model.js';
+import { checkNoProtoMember } from './proto-member.js';
 import { NGSI_LD_NULL, isLanguageKey, isPlainObject, isUri, show } from './syntax.js';
 
 /** A value member that asks for deletion (§5.6.17): `urn:ngsi-ld:null`, alone or as the only list element or language. */
@@ -20,17 +21,26 @@ export function isNullMarker(v: unknown): boolean {
   return false;
 }
 
+/**
+ * The NGSI-LD Null as the value member of a `type` attribute (§4.5.0): the URI, an array of it where an array is
+ * required, `{"@none": null URI}` as a languageMap. Also how a deleted attribute keeps its kind in a notification.
+ */
+export function nullValueOf(type: AttrType): unknown {
+  if (type === 'ListProperty' || type === 'ListRelationship') return [NGSI_LD_NULL];
+  return type === 'LanguageProperty' ? { '@none': NGSI_LD_NULL } : NGSI_LD_NULL;
+}
+
 /** Checks `v` as the value member of a `type` attribute and sets it on `inst` (vocab expanded, objectList normalized). */
 export function setValue(inst: AttrInstance, type: AttrType, v: unknown, at: string, ctx: ResolvedContext, nullable: boolean): void {
   if (v === null && nullable) {
-    inst[VALUE_MEMBER[type]] = type === 'ListProperty' || type === 'ListRelationship' ? [NGSI_LD_NULL] : type === 'LanguageProperty' ? { '@none': NGSI_LD_NULL } : NGSI_LD_NULL;
+    inst[VALUE_MEMBER[type]] = nullValueOf(type);
     return;
   }
   switch (type) {
     case 'Property':
     case 'GeoProperty':
       if (v === null || v === undefined) throw badRequest(`${at}: a ${type} value cannot be null`);
-      inst.value = v;
+      inst.value = checkNoProtoMember(v, at);
       return;
     case 'Relationship':
       inst.object = checkObject(v, at);
@@ -43,11 +53,11 @@ export function setValue(inst: AttrInstance, type: AttrType, v: unknown, at: str
       return;
     case 'JsonProperty':
       if (v === null || v === undefined) throw badRequest(`${at}: a JsonProperty json member cannot be null`);
-      inst.json = v;
+      inst.json = checkNoProtoMember(v, at);
       return;
     case 'ListProperty':
       if (!Array.isArray(v)) throw badRequest(`${at}: ${show(v)} is not an array`);
-      inst.valueList = v;
+      inst.valueList = checkNoProtoMember(v, at);
       return;
     case 'ListRelationship':
       inst.objectList = checkObjectList(v, at);

@@ -13,10 +13,14 @@ export interface QPath {
 
 export type QCompareOp = '==' | '!=' | '>' | '>=' | '<' | '<=';
 
-/** A literal of the grammar; `dateTime`, `date`, `time` and `uri` keep their text as written. */
+/**
+ * A literal of the grammar; `dateTime`, `date`, `time` and `uri` keep their text as written. A string's `expanded`
+ * is set in a tree whose names are resolved (q-resolve.ts): the string as a term of the request's @context, which a
+ * VocabProperty's vocab (and expandValues) compares with.
+ */
 export type QLiteral =
   | { kind: 'number'; value: number }
-  | { kind: 'string'; value: string }
+  | { kind: 'string'; value: string; expanded?: string }
   | { kind: 'boolean'; value: boolean }
   | { kind: 'dateTime'; value: string }
   | { kind: 'date'; value: string }
@@ -26,6 +30,8 @@ export type QLiteral =
 export interface QUri {
   kind: 'uri';
   value: string;
+  /** As a string literal's `expanded`. */
+  expanded?: string;
 }
 
 export interface QList {
@@ -65,6 +71,11 @@ export interface QCompare {
   path: QPath;
   op: QCompareOp;
   value: QValue;
+  /**
+   * Set in a resolved tree when expandValues names the path's attribute (CIM 009 v1.8 table 6.4.3.2-1): its values
+   * hold IRIs, so the query's strings compare as expanded terms, as for a VocabProperty.
+   */
+  vocab?: boolean;
 }
 /** `~=` (negated false) and `!~=` (negated true); `pattern` is RE2 syntax, validated by the parser. */
 export interface QMatch {

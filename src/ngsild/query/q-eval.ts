@@ -20,6 +20,17 @@ const INSTANCE_MEMBERS = ['observedAt', 'unitCode', 'datasetId', 'createdAt', 'm
 const MEMBER_BY_NAME: ReadonlyMap<string, string> = new Map(
   INSTANCE_MEMBERS.flatMap((m) => [[m, m], [NGSI_LD + m, m]] as [string, string][]),
 );
+
+/**
+ * The IRI of a path step after the first (a sub-attribute, or an instance member such as observedAt): the member's
+ * core IRI when the name as written or its expansion names one, else the expansion. Evaluating that IRI addresses
+ * what evaluating the name with `expand` does (q-resolve.ts).
+ */
+export function stepIri(name: string, expand: Expand): string {
+  const iri = expand(name);
+  const member = MEMBER_BY_NAME.get(name) ?? MEMBER_BY_NAME.get(iri);
+  return member === undefined ? iri : NGSI_LD + member;
+}
 // Entity members a one-name path may address (`q=modifiedAt>2024-01-01T00:00:00Z`): an extension of §4.9, whose
 // paths start at an attribute; these names can never be attributes (§4.5.1), so nothing is shadowed.
 const ENTITY_MEMBERS: ReadonlyMap<string, 'createdAt' | 'modifiedAt'> = new Map([
@@ -76,7 +87,7 @@ export function compileQ(ast: QNode, expand: Expand, expandValues?: ReadonlySet<
     case 'compare': {
       const resolve = compilePath(ast.path, expand);
       const visit = compileComparison(ast, expand);
-      if (expandValues !== undefined && expandValues.has(expand(ast.path.attr[0]!)) && stringsOnly(ast.value)) {
+      if ((ast.vocab === true || (expandValues !== undefined && expandValues.has(expand(ast.path.attr[0]!)))) && stringsOnly(ast.value)) {
         // CIM 009 v1.8 table 6.4.3.2-1, expandValues: the attribute's values hold IRIs, so the query's strings are compared
         // as the terms they are too (expanded with the @context), as for a VocabProperty.
         const asVocab: Visit = (t, c) => visit(t, c === VALUE ? VOCAB : c);
@@ -110,6 +121,22 @@ export function attributesOf(ast: QNode): string[] {
 }
 
 const found: Visit = () => true;
+
+/**
+ * The first target of `path` in an entity (in stored instance order), undefined when it has none: what orderBy
+ * sorts on (CIM 009 v1.9.1 §4.23 names its keys with the attribute paths of §4.9).
+ */
+export function compilePathValue(path: QPath, expand: Expand): (entity: StoredEntity) => unknown {
+  const resolve = compilePath(path, expand);
+  return (entity) => {
+    let first: unknown;
+    resolve(entity, (target) => {
+      first = target;
+      return true;
+    });
+    return first;
+  };
+}
 
 // ---- paths ---------------------------------------------------------------------------------------------------
 
@@ -244,7 +271,7 @@ function prepare(lit: QLiteral | QUri, expand: Expand): Prepared {
     case 'string':
     case 'uri':
       p.str = lit.value;
-      p.vocabIri = expand(lit.value);
+      p.vocabIri = lit.expanded ?? expand(lit.value);
       break;
     case 'dateTime':
       p.num = dateTimeMs(lit.value);

@@ -49,6 +49,19 @@ export function parseQ(text: string): QNode {
   return node;
 }
 
+/**
+ * An attribute path on its own (`attr.sub[member]`, §4.9), as orderBy names what it sorts on (v1.9.1 §4.23).
+ * Throws InvalidRequest as parseQ does when the text is not one whole path.
+ */
+export function parseQPath(text: string): QPath {
+  if (text.length === 0) throw invalidRequest('q: expected an attribute name at position 0');
+  if (text.length > Q_MAX_LENGTH) throw invalidRequest(`q: longer than ${Q_MAX_LENGTH} characters`);
+  const parser = new QParser(text);
+  const path = parser.parsePath();
+  if (parser.pos < text.length) parser.fail("expected '.', '[' or the end of the path");
+  return path;
+}
+
 class QParser {
   pos = 0;
   constructor(private readonly text: string) {}

@@ -29,6 +29,18 @@ export function printTypeExpression(node: TypeExpression): string {
   return printLogical(node, ',', (a) => a.name);
 }
 
+/** `node` with every type name expanded by `expand`: what a store query carries (store/contract.ts EntityQuery.type). */
+export function resolveTypeExpression(node: TypeExpression, expand: (term: string) => string): TypeExpression {
+  if (!isComposite(node)) return { kind: 'type', name: expand(node.name) };
+  return { kind: node.kind, terms: node.terms.map((t) => resolveTypeExpression(t, expand)) };
+}
+
+/** The expression that matches an entity with any of `typeIris` (one or more expanded type names). */
+export function anyTypeOf(typeIris: readonly string[]): TypeExpression {
+  if (typeIris.length === 1) return { kind: 'type', name: typeIris[0]! };
+  return { kind: 'or', terms: typeIris.map((name) => ({ kind: 'type', name })) };
+}
+
 export interface CompiledTypeExpression {
   matches(types: readonly string[]): boolean;
   /** Expanded type IRIs when the expression is one type or a pure OR of types (for a type index lookup). */

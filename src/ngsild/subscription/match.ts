@@ -2,7 +2,8 @@
 // tenant, entity type and id, so a write only looks at the subscriptions that can concern it, then the full test.
 import type { AttrInstance, StoredEntity } from '../entity/model.js';
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER } from '../entity/model.js';
-import { NGSI_LD_NULL } from '../entity/syntax.js';
+import { nullValueOf } from '../entity/value-members.js';
+import { datasetKey, sameList, type EntityWrite } from '../entity/write-change.js';
 import type { CompiledSubscription } from './compile.js';
 import type { NotificationTrigger } from './model.js';
 
@@ -101,9 +102,13 @@ export function isLive(sub: CompiledSubscription, now: number): boolean {
   return sub.isActive && sub.expiresAtMs > now;
 }
 
-/** The full test of one change against one subscription; undefined when it does not notify. */
-export function matchChange(sub: CompiledSubscription, before: StoredEntity | undefined, after: StoredEntity | undefined, now: number): Matched | undefined {
+/**
+ * The full test of one write against one subscription; undefined when it does not notify. What changed is the
+ * write's own account of it (write-change.ts), read for the attributes it names only.
+ */
+export function matchChange(sub: CompiledSubscription, write: EntityWrite, now: number): Matched | undefined {
   if (sub.periodMs !== undefined || !isLive(sub, now)) return undefined;
+  const { before, after } = write;
   const subject = after ?? before;
   if (subject === undefined) return undefined;
   if (sub.selects !== undefined && !sub.selects(subject)) return undefined;
@@ -113,30 +118,28 @@ export function matchChange(sub: CompiledSubscription, before: StoredEntity | un
   const datasetIds = sub.render.datasetId;
   if (after === undefined) {
     const gone: StoredEntity = { id: subject.id, type: subject.type, createdAt: subject.createdAt, modifiedAt: nowIso, deletedAt: nowIso };
-    if (triggers.has('entityDeleted')) return { trigger: 'entityDeleted', entity: gone };
+    if (triggers.has('entityDeleted')) {
+      // CIM 009 §5.8.6: an entity's deletion shows its deletedAt only, unless showChanges asks for what it had: then
+      // each of its attributes, deleted, with its previous value.
+      if (sub.showChanges) addDeletedAttrs(gone, subject, undefined, sub, nowIso);
+      return { trigger: 'entityDeleted', entity: gone };
+    }
     if (!triggers.has('attributeDeleted')) return undefined;
     // CIM 009 §5.8.6: deleting an entity deletes its attributes, so a subscription to attributeDeleted (and not to
     // entityDeleted) hears of the watched ones the entity had, each as NGSI-LD null, with the entity's deletedAt.
-    let any = false;
-    for (const attrIri in subject) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri) || (sub.watched !== undefined && !sub.watched.has(attrIri))) continue;
-      const lost = instancesIn(subject, attrIri, datasetIds);
-      if (lost === undefined) continue;
-      gone[attrIri] = lost.map((inst) => nulled(inst, nowIso));
-      any = true;
-    }
-    return any ? { trigger: 'attributeDeleted', entity: gone } : undefined;
+    return addDeletedAttrs(gone, subject, sub.watched, sub, nowIso) ? { trigger: 'attributeDeleted', entity: gone } : undefined;
   }
   if (before === undefined) {
-    const created = changedAttrs(undefined, after, sub.watched, datasetIds);
+    const created = changedAttrs(write, sub.watched, datasetIds);
     if (triggers.has('entityCreated') && (sub.watched === undefined || created.created.length > 0)) return { trigger: 'entityCreated', entity: after };
     if (triggers.has('attributeCreated') && created.created.length > 0) return { trigger: 'attributeCreated', entity: after };
     return undefined;
   }
-  const diff = changedAttrs(before, after, sub.watched, datasetIds);
+  const diff = changedAttrs(write, sub.watched, datasetIds);
   const any = diff.created.length + diff.updated.length + diff.deleted.length > 0;
   let trigger: NotificationTrigger | undefined;
-  if (triggers.has('entityUpdated') && (any || (sub.watched === undefined && entityMembersChanged(before, after)))) trigger = 'entityUpdated';
+  const membersChanged = (): boolean => !sameList(before.type, after.type) || !sameList(before.scope, after.scope);
+  if (triggers.has('entityUpdated') && (any || (sub.watched === undefined && membersChanged()))) trigger = 'entityUpdated';
   else if (triggers.has('attributeCreated') && diff.created.length > 0) trigger = 'attributeCreated';
   else if (triggers.has('attributeUpdated') && diff.updated.length > 0) trigger = 'attributeUpdated';
   else if (triggers.has('attributeDeleted') && diff.deleted.length > 0) trigger = 'attributeDeleted';
@@ -144,27 +147,66 @@ export function matchChange(sub: CompiledSubscription, before: StoredEntity | un
   const notifyDeleted = (trigger === 'attributeDeleted' || trigger === 'entityUpdated') && diff.deleted.length > 0;
   if (!sub.showChanges && !notifyDeleted) return { trigger, entity: after };
   const entity: StoredEntity = { ...after };
-  if (sub.showChanges) for (const attrIri of diff.updated) entity[attrIri] = withPrevious(after[attrIri] as AttrInstance[], before[attrIri] as AttrInstance[]);
+  const previous = write.change.previous;
+  if (sub.showChanges) for (const attrIri of diff.updated) entity[attrIri] = withPrevious(after[attrIri] as AttrInstance[], previous[attrIri]!);
   // CIM 009 §5.8.6: a deleted attribute, or a deleted datasetId instance of one (§5.6.5), is notified with the
   // NGSI-LD null as its value, after the instances the attribute keeps.
   if (notifyDeleted) {
     for (const attrIri of diff.deleted) {
       const kept = (entity[attrIri] as AttrInstance[] | undefined) ?? [];
-      const lost = lostInstances(instancesIn(before, attrIri, datasetIds)!, instancesIn(after, attrIri, datasetIds));
-      entity[attrIri] = [...kept, ...lost.map((inst) => nulled(inst, nowIso))];
+      const keptSelected = instancesIn(after, attrIri, datasetIds);
+      const lost = lostInstances(inDatasets(previous[attrIri], datasetIds)!, keptSelected);
+      entity[attrIri] = [...kept, ...deletedInstances(lost, keptSelected === undefined, sub, nowIso)];
     }
   }
   return { trigger, entity };
 }
 
-/** A deleted instance as notified: the NGSI-LD null in its place, its datasetId kept. */
-function nulled(inst: AttrInstance, deletedAt: string): AttrInstance {
-  const out: AttrInstance = { type: 'Property', value: NGSI_LD_NULL, deletedAt };
-  if (inst.datasetId !== undefined) out.datasetId = inst.datasetId;
-  return out;
+/**
+ * Sets on `gone` the attributes `subject` had (the watched ones, of the selected datasetIds), deleted with it; false
+ * when there was none.
+ */
+function addDeletedAttrs(gone: StoredEntity, subject: StoredEntity, watched: ReadonlySet<string> | undefined, sub: CompiledSubscription, deletedAt: string): boolean {
+  let any = false;
+  for (const attrIri in subject) {
+    if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
+    const lost = instancesIn(subject, attrIri, sub.render.datasetId);
+    if (lost === undefined) continue;
+    gone[attrIri] = deletedInstances(lost, true, sub, deletedAt);
+    any = true;
+  }
+  return any;
 }
 
-const datasetKey = (inst: AttrInstance): string => inst.datasetId ?? '@none';
+/**
+ * The instances an attribute lost, as a notification shows them (CIM 009 §5.8.6): each keeps its kind with the
+ * NGSI-LD Null as its value member (§4.5.0: `urn:ngsi-ld:null` as value, object, vocab or json, in an array as
+ * valueList or objectList, `{"@none": ...}` as languageMap), its datasetId, with showChanges the value it had, with
+ * sysAttrs its createdAt and the deletion as modifiedAt and deletedAt. An attribute deleted whole (`whole`: the
+ * subscription sees no instance left) is the attribute's name and the null alone: one instance, the default one's (else
+ * the first's) kind, unless a datasetId or a previous value per instance is needed (the subscription selects
+ * datasetIds, or showChanges).
+ */
+function deletedInstances(lost: readonly AttrInstance[], whole: boolean, sub: CompiledSubscription, deletedAt: string): AttrInstance[] {
+  const showChanges = sub.showChanges;
+  if (whole && lost.length > 1 && !showChanges && sub.render.datasetId === undefined) {
+    const main = lost.find((inst) => inst.datasetId === undefined) ?? lost[0]!;
+    return [nulled(main, deletedAt, false, false)];
+  }
+  return lost.map((inst) => nulled(inst, deletedAt, showChanges, true));
+}
+
+function nulled(inst: AttrInstance, deletedAt: string, withPrevious: boolean, withDatasetId: boolean): AttrInstance {
+  const member = VALUE_MEMBER[inst.type];
+  const out: AttrInstance = { type: inst.type };
+  out[member] = nullValueOf(inst.type);
+  if (withPrevious && inst[member] !== undefined) out[PREVIOUS[member]!] = inst[member];
+  if (withDatasetId && inst.datasetId !== undefined) out.datasetId = inst.datasetId;
+  if (inst.createdAt !== undefined) out.createdAt = inst.createdAt;
+  out.modifiedAt = deletedAt;
+  out.deletedAt = deletedAt;
+  return out;
+}
 
 /** The instances of `was` whose datasetId `now` no longer has. */
 function lostInstances(was: readonly AttrInstance[], now: readonly AttrInstance[] | undefined): AttrInstance[] {
@@ -181,46 +223,64 @@ interface AttrDiff {
 }
 
 function instancesIn(entity: StoredEntity | undefined, attrIri: string, datasetIds: ReadonlySet<string> | undefined): AttrInstance[] | undefined {
-  const all = entity?.[attrIri] as AttrInstance[] | undefined;
+  return inDatasets(entity?.[attrIri] as AttrInstance[] | undefined, datasetIds);
+}
+
+/** The instances of the datasetIds a subscription selects (all without a datasetId member); undefined when none. */
+function inDatasets(all: AttrInstance[] | undefined, datasetIds: ReadonlySet<string> | undefined): AttrInstance[] | undefined {
   if (all === undefined || datasetIds === undefined) return all;
-  const kept = all.filter((i) => datasetIds.has(i.datasetId ?? '@none'));
+  const kept = all.filter((i) => datasetIds.has(datasetKey(i)));
   return kept.length === 0 ? undefined : kept;
 }
 
-/** Attributes created, updated (any member, modifiedAt included) and deleted between two states; watched ones only. */
-export function changedAttrs(before: StoredEntity | undefined, after: StoredEntity, watched: ReadonlySet<string> | undefined, datasetIds?: ReadonlySet<string>): AttrDiff {
+/**
+ * Attributes created, updated (an instance written: any member, modifiedAt included) and deleted by a write, as the
+ * subscription sees them: watched ones only, and of the selected datasetIds only (an attribute whose selected
+ * instances appear is created for it, one whose selected instances all go is deleted for it). Attributes deleted
+ * whole are listed in the order the entity had them, the order a notification shows them in.
+ */
+export function changedAttrs(write: EntityWrite, watched: ReadonlySet<string> | undefined, datasetIds?: ReadonlySet<string>): AttrDiff {
   const diff: AttrDiff = { created: [], updated: [], deleted: [] };
-  for (const attrIri in after) {
-    if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
-    const now = instancesIn(after, attrIri, datasetIds);
-    if (now === undefined) continue;
-    const was = instancesIn(before, attrIri, datasetIds);
-    if (was === undefined) {
-      diff.created.push(attrIri);
-      continue;
-    }
-    if (was === now || JSON.stringify(was) === JSON.stringify(now)) continue;
-    const lost = lostInstances(was, now);
-    if (lost.length === 0) {
-      diff.updated.push(attrIri);
-      continue;
-    }
-    // One datasetId instance deleted (§5.6.5 with datasetId) is an attribute deletion; what else changed, an update.
-    diff.deleted.push(attrIri);
-    const rest = was.filter((inst) => !lost.includes(inst));
-    if (JSON.stringify(rest) !== JSON.stringify(now)) diff.updated.push(attrIri);
+  const { after, change } = write;
+  for (const attrIri of change.created) {
+    if (watched !== undefined && !watched.has(attrIri)) continue;
+    if (instancesIn(after, attrIri, datasetIds) !== undefined) diff.created.push(attrIri);
   }
-  if (before !== undefined) {
-    for (const attrIri in before) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
-      if (instancesIn(before, attrIri, datasetIds) !== undefined && instancesIn(after, attrIri, datasetIds) === undefined) diff.deleted.push(attrIri);
+  for (const attrIri of change.modified) {
+    if (watched !== undefined && !watched.has(attrIri)) continue;
+    const was = inDatasets(change.previous[attrIri], datasetIds);
+    const now = instancesIn(after, attrIri, datasetIds);
+    if (was === undefined) {
+      if (now !== undefined) diff.created.push(attrIri);
+      continue;
+    }
+    if (now === undefined) {
+      diff.deleted.push(attrIri);
+      continue;
+    }
+    const written = change.written[attrIri] ?? [];
+    const rewritten = now.some((inst) => written.includes(datasetKey(inst)));
+    // One datasetId instance deleted (§5.6.5 with datasetId) is an attribute deletion; what else changed, an update.
+    if (lostInstances(was, now).length > 0) diff.deleted.push(attrIri);
+    if (rewritten) diff.updated.push(attrIri);
+  }
+  if (change.deleted.length > 0) {
+    const gone = change.deleted.length === 1 ? change.deleted : inEntityOrder(change.deleted, write.before);
+    for (const attrIri of gone) {
+      if (watched !== undefined && !watched.has(attrIri)) continue;
+      if (inDatasets(change.previous[attrIri], datasetIds) !== undefined) diff.deleted.push(attrIri);
     }
   }
   return diff;
 }
 
-function entityMembersChanged(before: StoredEntity, after: StoredEntity): boolean {
-  return JSON.stringify(before.type) !== JSON.stringify(after.type) || JSON.stringify(before.scope) !== JSON.stringify(after.scope);
+/** `names` in the order `entity` has them as members. */
+function inEntityOrder(names: readonly string[], entity: StoredEntity | undefined): string[] {
+  if (entity === undefined) return names.slice();
+  const wanted = new Set(names);
+  const out: string[] = [];
+  for (const key in entity) if (wanted.has(key)) out.push(key);
+  return out;
 }
 
 const PREVIOUS: Record<string, string> = {

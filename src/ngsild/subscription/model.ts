@@ -5,11 +5,6 @@ import { mapSubscriptionNames } from './names.js';
 
 export const SUBSCRIPTIONS = 'subscriptions';
 export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
-/**
- * Tenants that hold subscriptions, kept in the default tenant. Creating a subscription registers its tenant in the
- * store too now; this list stays for stores written before that, whose subscription-only tenants are found here.
- */
-export const SUBSCRIPTION_TENANTS = 'subscriptionTenants';
 
 export type NotificationTrigger =
   | 'entityCreated' | 'entityUpdated' | 'entityDeleted'
@@ -53,8 +48,19 @@ export interface NotificationParamsBody {
   format?: NotificationFormat;
   sysAttrs?: boolean;
   showChanges?: boolean;
+  /** Linked entity retrieval in the notifications (CIM 009 v1.8.1 §5.2.14, §4.5.23). */
+  join?: 'flat' | 'inline' | '@none';
+  /** Hops of the join, 1 to MAX_JOIN_LEVEL; only with join flat or inline (default 1). */
+  joinLevel?: number;
   endpoint: EndpointBody;
 }
+
+/**
+ * The shortest timeInterval, in seconds. CIM 009 v1.8 §5.2.12 sets no bound, but each periodic subscription reads
+ * its entities from the store on the notifier thread every timeInterval: a few milliseconds would let one client
+ * load that thread for every subscription; a change more often than each second is what watchedAttributes is for.
+ */
+export const MIN_TIME_INTERVAL_S = 1;
 
 /** The subscription as the client gave it (validated, compact terms), without the computed members. */
 export interface SubscriptionBody {
@@ -83,6 +89,12 @@ export interface SubscriptionDoc {
   body: SubscriptionBody;
   /** The @context of the request that created (or last updated) the subscription, as it carried it. */
   context: unknown;
+  /**
+   * The broker's address as the latest request that created or updated the subscription reached it (`http://` and
+   * its Host, validated as host[:port]): where its notifications' Link names the @contexts the broker serves, unless
+   * --brokerUrl is set. Absent when no such request had a usable Host.
+   */
+  brokerUrl?: string;
   createdAt: string;
   modifiedAt: string;
 }

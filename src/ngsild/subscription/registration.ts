@@ -6,6 +6,7 @@ import { badRequest } from '../problem.js';
 import { isDateTime, isPlainObject, isUri, show } from '../entity/syntax.js';
 import { checkIdSize } from '../entity/limits.js';
 import { geometryProblem } from '../entity/geometry.js';
+import { checkNoProtoMember } from '../entity/proto-member.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression } from '../query/type-expression.js';
 
@@ -66,6 +67,8 @@ export interface RegistrationDoc {
 }
 
 export function validateRegistration(input: Record<string, unknown>, now: number): RegistrationBody {
+  // Registration properties are kept as given: a member the store cannot keep is refused, anywhere in the body.
+  checkNoProtoMember(input, '');
   if (input.type !== 'ContextSourceRegistration') throw badRequest(`type: must be 'ContextSourceRegistration', not ${show(input.type)}`);
   let id = input.id;
   if (id === undefined) id = `urn:ngsi-ld:ContextSourceRegistration:${randomUUID()}`;
@@ -146,6 +149,7 @@ export function validateRegistration(input: Record<string, unknown>, now: number
 export function patchRegistration(current: RegistrationBody, fragment: Record<string, unknown>, now: number): RegistrationBody {
   if (Object.keys(fragment).filter((k) => k !== '@context').length === 0) throw badRequest('the body holds no member to update');
   if (fragment.id !== undefined && fragment.id !== current.id) throw badRequest(`id: a registration's id cannot be changed`);
+  checkNoProtoMember(fragment, '');
   const merged: Record<string, unknown> = { ...current };
   for (const [k, v] of Object.entries(fragment)) {
     if (k === '@context') continue;

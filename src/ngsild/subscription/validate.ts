@@ -4,13 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { badRequest } from '../problem.js';
 import { isDateTime, isPlainObject, isUri, show } from '../entity/syntax.js';
 import { checkIdSize } from '../entity/limits.js';
+import { checkNoProtoMember } from '../entity/proto-member.js';
 import { parseQ } from '../query/q-parser.js';
+import { checkDisjoint, parseProjectionList } from '../query/projection.js';
+import { MAX_JOIN_LEVEL } from '../entity/linked-join.js';
 import { parseGeoQueryObject } from '../query/geoq.js';
 import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression } from '../query/type-expression.js';
 import {
-  NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
+  MIN_TIME_INTERVAL_S, NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
   type NotificationTrigger, type SubscriptionBody,
 } from './model.js';
 
@@ -46,6 +49,8 @@ export interface ValidateOptions {
 
 /** Checks a whole Subscription (create, or the result of a PATCH) and returns its stored body. */
 export function validateSubscription(input: Record<string, unknown>, opts: ValidateOptions): SubscriptionBody {
+  // Members such as geoQ are kept as given: one the store cannot keep is refused, anywhere in the body.
+  checkNoProtoMember(input, '');
   for (const k of Object.keys(input)) {
     if (!MEMBERS.has(k) && !COMPUTED.has(k) && !NOTIFICATION_COMPUTED.has(k)) throw badRequest(`${k}: not a member of a Subscription`);
   }
@@ -71,7 +76,8 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
   if (input.notificationTrigger !== undefined) body.notificationTrigger = triggers(input.notificationTrigger);
   if (input.timeInterval !== undefined) {
     const ti = input.timeInterval;
-    if (typeof ti !== 'number' || !Number.isFinite(ti) || ti <= 0) throw badRequest(`timeInterval: must be a number of seconds above 0, not ${show(ti)}`);
+    if (typeof ti !== 'number' || !Number.isFinite(ti) || ti < MIN_TIME_INTERVAL_S)
+      throw badRequest(`timeInterval: must be a number of seconds, at least ${MIN_TIME_INTERVAL_S}, not ${show(ti)}`);
     body.timeInterval = ti;
   }
   // CIM 009 §5.2.12: at least one of entities and watchedAttributes; a periodic subscription watches no attributes.
@@ -134,25 +140,19 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
 }
 
 /**
- * CIM 009 §5.8.2: a PATCH replaces the members it gives (null removes an optional one); the result is validated
- * whole, so that a fragment cannot make an invalid subscription (timeInterval with watchedAttributes...).
+ * CIM 009 §5.8.2, §5.5.8: a PATCH replaces the members it gives (null removes an optional one); the result is
+ * validated whole, so that a fragment cannot make an invalid subscription (timeInterval with watchedAttributes...).
+ * `notification` is a member like the others: replaced whole, so a fragment's notification needs its endpoint.
  */
 export function patchSubscription(current: SubscriptionBody, fragment: Record<string, unknown>, opts: ValidateOptions): SubscriptionBody {
   if (Object.keys(fragment).filter((k) => k !== '@context').length === 0) throw badRequest('the body holds no member to update');
   if (fragment.id !== undefined && fragment.id !== current.id) throw badRequest(`id: a subscription's id cannot be changed`);
   if (fragment.type !== undefined && fragment.type !== 'Subscription') throw badRequest(`type: must be 'Subscription', not ${show(fragment.type)}`);
+  checkNoProtoMember(fragment, '');
   const merged: Record<string, unknown> = { ...(current as unknown as Record<string, unknown>) };
   for (const [k, v] of Object.entries(fragment)) {
     if (k === '@context') continue;
-    if (k === 'notification' && isPlainObject(v)) {
-      // The notification parameters are merged member by member: PATCHing the format keeps the endpoint.
-      const n: Record<string, unknown> = { ...(current.notification as unknown as Record<string, unknown>) };
-      for (const [nk, nv] of Object.entries(v)) {
-        if (nv === null) delete n[nk];
-        else n[nk] = nv;
-      }
-      merged.notification = n;
-    } else if (v === null) delete merged[k];
+    if (v === null) delete merged[k];
     else merged[k] = v;
   }
   // A given expiresAt is checked against now; a kept one is not (status shows it expired).
@@ -234,9 +234,15 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
   if (v.endpoint === undefined) throw badRequest('notification.endpoint: notification parameters need an endpoint');
   const out: NotificationParamsBody = { endpoint: endpoint(v.endpoint, opts) };
   if (v.attributes !== undefined) out.attributes = nameList(v.attributes, 'notification.attributes');
+  // CIM 009 v1.8.1 §4.21: pick and omit are projections (parsed for their syntax), neither goes with attributes,
+  // and no member is both picked and omitted.
+  const pick = v.pick === undefined ? undefined : parseProjectionList(v.pick, 'notification.pick');
+  const omit = v.omit === undefined ? undefined : parseProjectionList(v.omit, 'notification.omit');
+  if ((pick !== undefined || omit !== undefined) && out.attributes !== undefined)
+    throw badRequest(`notification.${pick !== undefined ? 'pick' : 'omit'}: cannot be combined with notification.attributes`);
+  if (pick !== undefined && omit !== undefined) checkDisjoint(pick, omit, 'notification.');
   if (v.pick !== undefined) out.pick = nameList(v.pick, 'notification.pick');
   if (v.omit !== undefined) out.omit = nameList(v.omit, 'notification.omit');
-  if (out.pick !== undefined && out.omit !== undefined) throw badRequest('notification.pick: cannot be given together with notification.omit');
   if (v.format !== undefined) {
     if (typeof v.format !== 'string' || !FORMATS.has(v.format)) throw badRequest(`notification.format: ${show(v.format)} is not one of normalized, keyValues, simplified, concise`);
     // CIM 009 §4.5.3: simplified is the other name of keyValues; the subscription keeps the one name.
@@ -246,6 +252,19 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
     if (v[k] === undefined) continue;
     if (typeof v[k] !== 'boolean') throw badRequest(`notification.${k}: must be true or false, not ${show(v[k])}`);
     out[k] = v[k] as boolean;
+  }
+  // CIM 009 v1.8.1 §5.2.14: join is flat, inline or @none (no join); joinLevel, the depth, only goes with a join. The
+  // bound of the retrieval routes holds (ops/linked.ts): each level can multiply the entities a notification reads.
+  if (v.join !== undefined) {
+    if (v.join !== 'flat' && v.join !== 'inline' && v.join !== '@none') throw badRequest(`notification.join: ${show(v.join)} is not one of flat, inline, @none`);
+    out.join = v.join;
+  }
+  if (v.joinLevel !== undefined) {
+    const level = v.joinLevel;
+    if (typeof level !== 'number' || !Number.isInteger(level) || level < 1 || level > MAX_JOIN_LEVEL)
+      throw badRequest(`notification.joinLevel: must be an integer from 1 to ${MAX_JOIN_LEVEL}, not ${show(level)}`);
+    if (out.join !== 'flat' && out.join !== 'inline') throw badRequest('notification.joinLevel: only with notification.join flat or inline');
+    out.joinLevel = level;
   }
   return out;
 }

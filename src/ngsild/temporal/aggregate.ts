@@ -22,7 +22,10 @@ export function parseAggrPeriod(text: string | undefined): Duration | undefined 
   if (text === undefined) return undefined;
   const d = parseDuration(text);
   if (d === undefined) throw badRequest(`aggrPeriodDuration: '${text.slice(0, 40)}' is not an ISO 8601 duration`);
-  return isZeroDuration(d) ? undefined : d;
+  if (isZeroDuration(d)) return undefined;
+  // Instants are milliseconds: a shorter period would never move on.
+  if (addDuration(0, d) < 1) throw badRequest(`aggrPeriodDuration: '${text.slice(0, 40)}' is shorter than a millisecond`);
+  return d;
 }
 
 export interface Sample {
@@ -34,8 +37,19 @@ export interface Sample {
 export type Triple = [unknown, string, string];
 
 /**
+ * A period bound as the instance times it is computed from are written: to the second, with a fraction only when
+ * the bound has one (`2020-08-01T12:03:00Z`, `2020-08-01T12:03:00.250Z`); both are ISO 8601 UTC date-times.
+ */
+export function periodBound(ms: number): string {
+  const text = new Date(ms).toISOString();
+  return text.endsWith('.000Z') ? `${text.slice(0, -5)}Z` : text;
+}
+
+/**
  * Aggregates samples (in time order) over periods starting at `from` (else the first sample) and stepping by
- * `period` (undefined: one period up to `to`, else to the last sample). Periods without samples are left out.
+ * `period`. Each period spans one `period` (§4.5.19), the last one included; only the asked range's end `to`, when
+ * there is one, cuts it. Without `period`, one period spans the asked range (to just after the last sample without
+ * `to`). Periods without samples are left out, and skipped without stepping through them one by one.
  */
 export function aggregate(samples: readonly Sample[], methods: readonly AggrMethod[], period: Duration | undefined,
   from: number | undefined, to: number | undefined): Record<AggrMethod, Triple[]> {
@@ -43,26 +57,33 @@ export function aggregate(samples: readonly Sample[], methods: readonly AggrMeth
   for (const m of methods) out[m] = [];
   if (samples.length === 0) return out;
   const first = from ?? samples[0]!.t;
-  const last = to ?? samples[samples.length - 1]!.t + 1;
+  const end = to ?? samples[samples.length - 1]!.t + 1;
+  // A fixed period (no years or months) locates the one holding a sample by division; a calendar one steps.
+  const fixedMs = period !== undefined && period.years === 0 && period.months === 0 ? addDuration(0, period) : undefined;
   let i = 0;
   let start = first;
-  while (i < samples.length && start < last) {
-    const end = period === undefined ? last : Math.min(addDuration(start, period), last);
-    if (end <= start) break;
+  while (i < samples.length && samples[i]!.t < first) i++;
+  while (i < samples.length && samples[i]!.t < end) {
+    const t = samples[i]!.t;
+    let stop: number;
+    if (period === undefined) {
+      stop = end;
+    } else if (fixedMs !== undefined) {
+      start = first + Math.floor((t - first) / fixedMs) * fixedMs;
+      stop = start + fixedMs;
+    } else {
+      for (stop = addDuration(start, period); stop <= t; stop = addDuration(start, period)) start = stop;
+    }
+    if (to !== undefined && stop > to) stop = to;
     const inPeriod: unknown[] = [];
-    while (i < samples.length && samples[i]!.t < end) {
-      if (samples[i]!.t >= start) inPeriod.push(samples[i]!.value);
-      i++;
+    for (; i < samples.length && samples[i]!.t < stop; i++) inPeriod.push(samples[i]!.value);
+    const s = periodBound(start);
+    const e = periodBound(stop);
+    for (const m of methods) {
+      const r = apply(m, inPeriod);
+      if (r !== undefined) out[m].push([r, s, e]);
     }
-    if (inPeriod.length > 0) {
-      const s = new Date(start).toISOString();
-      const e = new Date(end).toISOString();
-      for (const m of methods) {
-        const r = apply(m, inPeriod);
-        if (r !== undefined) out[m].push([r, s, e]);
-      }
-    }
-    start = end;
+    start = stop;
   }
   return out;
 }

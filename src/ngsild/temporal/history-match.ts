@@ -9,7 +9,7 @@
 // without a window, every instance time of the history. An entity with no instance of the filtered attributes is
 // judged once, on the state without them (so `!attr` matches it). Deleted entities are judged like any other.
 import type { StoredEntity } from '../entity/model.js';
-import type { HistoryInstance, TemporalEntityRecord } from '../../store/contract.js';
+import type { HistoryInstance, TemporalEntityRecord } from './history-model.js';
 
 export type StatePredicate = (state: StoredEntity) => boolean;
 

@@ -2,7 +2,7 @@
 // timeproperty, and lastN, checked and turned into the history's time window. Bad combinations are 400s.
 import { badRequest } from '../problem.js';
 import { isDateTime } from '../entity/syntax.js';
-import type { TimeProperty, TimeWindow } from '../../store/contract.js';
+import type { TimeProperty, TimeWindow } from './history-model.js';
 
 export const TIME_PROPERTIES: readonly TimeProperty[] = ['observedAt', 'createdAt', 'modifiedAt', 'deletedAt'];
 

@@ -3,7 +3,7 @@
 import type { ResolvedContext } from '../context/resolved.js';
 import { VALUE_MEMBER, type AttrType } from '../entity/model.js';
 import { renderAttribute } from '../entity/render.js';
-import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from '../../store/contract.js';
+import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from './history-model.js';
 import { aggregate, type AggrMethod, type Sample } from './aggregate.js';
 import type { Duration } from './duration.js';
 
@@ -14,7 +14,7 @@ export interface TemporalRenderOptions {
   sysAttrs: boolean;
   timeproperty: TimeProperty;
   lang?: string;
-  /** Compact member names to keep (id, type, scope and attributes), or to leave out (§4.5.23). */
+  /** Compact member names to keep (id, type, scope and attributes), and to leave out (§4.21). */
   pick?: ReadonlySet<string>;
   omit?: ReadonlySet<string>;
   aggrMethods?: readonly AggrMethod[];
@@ -42,10 +42,16 @@ export function instanceTime(inst: HistoryInstance, prop: TimeProperty): string 
   return typeof t === 'string' ? t : inst.createdAt;
 }
 
+/**
+ * `emptied`: attributes with instances in the asked range that all fall past a paged answer's cut (CIM 009 v1.8
+ * §6.3.10), by type. Each is rendered with no instance, so the page still says it exists: an empty array, or its
+ * simplified or aggregated object with empty lists.
+ */
 export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<string, HistoryInstance[]>, ctx: ResolvedContext,
-  opts: TemporalRenderOptions): Record<string, unknown> {
+  opts: TemporalRenderOptions, emptied?: Readonly<Record<string, AttrType>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const shown = (name: string): boolean => (opts.pick !== undefined ? opts.pick.has(name) : opts.omit === undefined || !opts.omit.has(name));
+  // CIM 009 v1.8.1 §4.21: pick keeps, omit leaves out; given together (on different members), both apply.
+  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
   if (shown('id')) out.id = rec.id;
   if (shown('type')) out.type = rec.type.length === 1 ? ctx.compactIri(rec.type[0]!) : rec.type.map((t) => ctx.compactIri(t));
   if (rec.scope !== undefined && shown('scope')) out.scope = rec.scope.length === 1 ? rec.scope[0] : rec.scope;
@@ -60,9 +66,23 @@ export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<st
     const name = ctx.compactIri(attrIri);
     if (!shown(name)) continue;
     if (opts.format === 'normalized' || opts.format === 'concise') out[name] = instances.map((i) => instanceOf(i, ctx, opts));
-    else out[name] = perDataset(instances, (group) => (opts.format === 'temporalValues' ? simplified(group, opts) : aggregated(group, opts)));
+    else out[name] = perDataset(instances, (group) => (opts.format === 'temporalValues' ? simplified(group, opts, ctx) : aggregated(group, opts)));
+  }
+  if (emptied !== undefined) {
+    for (const attrIri in emptied) {
+      const name = ctx.compactIri(attrIri);
+      if (shown(name)) out[name] = emptyAttribute(emptied[attrIri]!, opts);
+    }
   }
   return out;
+}
+
+function emptyAttribute(type: AttrType, opts: TemporalRenderOptions): unknown {
+  if (opts.format === 'normalized' || opts.format === 'concise') return [];
+  const o: Record<string, unknown> = { type };
+  if (opts.format === 'temporalValues') o[SIMPLIFIED_MEMBER[type]] = [];
+  else for (const m of opts.aggrMethods ?? []) o[m] = [];
+  return o;
 }
 
 /**
@@ -100,11 +120,32 @@ function typeOf(group: readonly HistoryInstance[]): AttrType {
   return group[group.length - 1]!.type;
 }
 
-function simplified(group: readonly HistoryInstance[], opts: TemporalRenderOptions): Record<string, unknown> {
+function simplified(group: readonly HistoryInstance[], opts: TemporalRenderOptions, ctx: ResolvedContext): Record<string, unknown> {
   const type = typeOf(group);
   const pairs: unknown[] = [];
-  for (const inst of group) pairs.push([inst[VALUE_MEMBER[inst.type]], instanceTime(inst, opts.timeproperty)]);
+  for (const inst of group) pairs.push([simplifiedValue(inst, ctx), instanceTime(inst, opts.timeproperty)]);
   return { type, [SIMPLIFIED_MEMBER[type]]: pairs };
+}
+
+/**
+ * The value of a [value, time] pair (§4.5.9, v1.8.1). languageMaps, vocabs and jsons are `@list` containers in the
+ * core @context, so a bare language map would read as a node object, a bare vocab as a plain string and a bare JSON
+ * value as JSON-LD: each value is wrapped in the member that gives it its kind (languageMap: `@language`, vocab:
+ * `@vocab`, json: `@json`), and a vocab is compacted with the request's @context as in the other representations.
+ */
+function simplifiedValue(inst: HistoryInstance, ctx: ResolvedContext): unknown {
+  switch (inst.type) {
+    case 'LanguageProperty':
+      return { languageMap: inst.languageMap };
+    case 'VocabProperty': {
+      const v = inst.vocab as string | string[] | undefined;
+      return { vocab: typeof v === 'string' ? ctx.compactIri(v) : v?.map((iri) => ctx.compactIri(iri)) };
+    }
+    case 'JsonProperty':
+      return { json: inst.json };
+    default:
+      return inst[VALUE_MEMBER[inst.type]];
+  }
 }
 
 function aggregated(group: readonly HistoryInstance[], opts: TemporalRenderOptions): Record<string, unknown> {

@@ -21,17 +21,20 @@ const grammarText = fc.oneof(
 );
 
 /**
- * The longest names generated. Excluded above it, a defect of the embdb store keys for the coordinator: a write or
- * read whose LMDB key passes 1978 bytes answers 500 ("Key of size N was too large"): an entity id, type or
- * attribute name of ~2000 characters on create, a temporal query's pick or attrs, a temporal attribute delete, and
- * with --troe an id and attribute name that together pass it (the history key holds both). Raise to 2500 once fixed.
+ * Sizes in UTF-8 bytes around every limit of README "Limits" (an instanceId 256 bytes, a name 512 bytes once the
+ * default vocabulary's 45 characters expand it, an id 1024) and far past them (LMDB refuses a key over 1978 bytes).
  */
-const LONG = 800;
+const SIZES = [255, 256, 257, 466, 467, 468, 511, 512, 513, 1023, 1024, 1025, 1500, 2500];
+
+/** `prefix` then one-, two- or four-byte characters up to one of SIZES bytes. */
+const long = (prefix = ''): fc.Arbitrary<string> => fc.record({ bytes: fc.constantFrom(...SIZES), unit: fc.constantFrom('a', '\u00e9', '\u{1f600}') })
+  .map(({ bytes, unit }) => prefix + unit.repeat(Math.max(1, Math.ceil((bytes - prefix.length) / Buffer.byteLength(unit)))));
 
 /** A path segment: an id-like string, percent-encoded (fetch would refuse or rewrite raw controls). */
 const segment = fc.oneof(
-  fc.constantFrom('urn:ngsi-ld:Fz:1', 'urn:ngsi-ld:J:1', 'x', '', '..', '%', 'urn:ngsi-ld:null', 'a'.repeat(LONG)),
-  grammarText,
+  { weight: 4, arbitrary: fc.constantFrom('urn:ngsi-ld:Fz:1', 'urn:ngsi-ld:J:1', 'x', '', '..', '%', 'urn:ngsi-ld:null') },
+  { weight: 1, arbitrary: long() }, { weight: 1, arbitrary: long('urn:ngsi-ld:J:') },
+  { weight: 3, arbitrary: grammarText },
 ).map((s) => encodeURIComponent(s));
 
 const ROUTES: ReadonlyArray<readonly [string, string]> = [
@@ -61,10 +64,10 @@ const ATTR_TYPES = ['Property', 'Relationship', 'GeoProperty', 'LanguageProperty
 
 /** An entity-shaped object: mostly one the broker takes, each part sometimes wrong. */
 const entityLike = fc.record({
-  id: mostly(fc.oneof(fc.nat(20).map((n) => `urn:ngsi-ld:J:${n}`), fc.constant(`urn:ngsi-ld:J:${'i'.repeat(LONG)}`)), fc.oneof(grammarText, fc.jsonValue({ maxDepth: 1 }))),
-  type: mostly(fc.constantFrom('J', 'K', ['J', 'K'], 't'.repeat(LONG)), fc.oneof(fc.constantFrom('Fz', null, 'urn:ngsi-ld:null', ''), grammarText)),
+  id: mostly(fc.oneof({ weight: 5, arbitrary: fc.nat(20).map((n) => `urn:ngsi-ld:J:${n}`) }, { weight: 1, arbitrary: long('urn:ngsi-ld:J:') }), fc.oneof(grammarText, fc.jsonValue({ maxDepth: 1 }))),
+  type: mostly(fc.oneof({ weight: 5, arbitrary: fc.constantFrom<string | string[]>('J', 'K', ['J', 'K']) }, { weight: 1, arbitrary: long() }), fc.oneof(fc.constantFrom('Fz', null, 'urn:ngsi-ld:null', ''), grammarText)),
   attrs: fc.dictionary(
-    mostly(fc.constantFrom('a', 'b', 'location', 'constructor', '__proto__', 'ñ', 'n'.repeat(LONG)), fc.oneof(fc.constantFrom('@context', '@id', 'id', 'type', 'scope', 'createdAt', 'observationSpace'), grammarText)),
+    mostly(fc.oneof({ weight: 6, arbitrary: fc.constantFrom('a', 'b', 'location', 'constructor', '__proto__', 'ñ') }, { weight: 1, arbitrary: long() }), fc.oneof(fc.constantFrom('@context', '@id', 'id', 'type', 'scope', 'createdAt', 'observationSpace'), grammarText)),
     mostly(
       fc.oneof(
         fc.record({ type: fc.constant('Property'), value: fc.jsonValue({ maxDepth: 3 }).filter((v) => v !== null), observedAt: fc.constant('2020-01-01T00:00:00Z'), unitCode: fc.constant('MTR') }, { requiredKeys: ['type', 'value'] }),
@@ -156,11 +159,11 @@ export const headersArb: fc.Arbitrary<Record<string, string>> = fc.record({
 export const junkRequestArb: fc.Arbitrary<JunkRequest> = fc.record({ route, headers: headersArb, body: fc.oneof({ weight: 1, arbitrary: fc.constant(null) }, { weight: 4, arbitrary: bodyText }) })
   .map(({ route: r, headers, body }) => ({ ...r, headers, ...(body === null || r.method === 'GET' || r.method === 'HEAD' ? {} : { body }) }));
 
-const QUERY_VALUES = fc.oneof({ weight: 1, arbitrary: grammarText }, {
+const QUERY_VALUES = fc.oneof({ weight: 1, arbitrary: grammarText }, { weight: 1, arbitrary: long() }, {
   weight: 4,
   arbitrary: fc.constantFrom('J', 'a', 'a,s,l', 'true', '0', '-1', '1001', 'keyValues,concise', 'sysAttrs', 'near;maxDistance==1', 'Point', '[1,2]',
     '[[[0,0],[1,0],[1,1],[0,0]]]', '2020-01-01T00:00:00Z', 'after', 'a>0;s=="text"', 'o[b]==1', 'l.en=="one"', '/a/b', 'urn:ngsi-ld:J:.*', '(a+)+$',
-    'flat', 'inline', '2', 'en,fr;q=0.5', 'urn:ngsi-ld:Dataset:d', '@none', 'x'.repeat(LONG)),
+    'flat', 'inline', '2', 'en,fr;q=0.5', 'urn:ngsi-ld:Dataset:d', '@none'),
 });
 
 /** The parameters each kind of path takes: a query string of others is refused before any of them is parsed. */

@@ -1,17 +1,25 @@
 // embdb: the Store contract on one LMDB environment (lmdb-js), opened by every thread of the broker.
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
 import { open, type Database, type RootDatabase } from 'lmdb';
-import {
-  entitySignature,
-  type AttrStat, type BatchItem, type BatchOutcome, type DocCollection, type EntityPage, type EntityQuery,
-  type MutateOptions, type Mutation, type MutationOutcome, type Store, type StoreStatus, type TypeStat,
+import type {
+  AttrStat, BatchItem, BatchOutcome, DocCollection, EntityOrder, EntityPage, EntityQuery,
+  MutateOptions, Mutation, MutationOutcome, SortKey, Store, StoreStatus, TypeStat, WriteEvent,
 } from '../../../store/contract.js';
+import { changeBetween } from '../../../ngsild/entity/write-change.js';
+import { entitySignature } from '../../../store/kit/discovery-counts.js';
+import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
 import { StatsBatch } from './stats-batch.js';
+
+/**
+ * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
+ * so the bound is on memory and time per request; a query matching more is answered `sortCap`.
+ */
+export const ORDERED_QUERY_CAP = 20_000;
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -27,6 +35,8 @@ export interface EmbdbSettings {
   ram: boolean;
   /** `--troe embdb`: record the history of every write in the same transaction. */
   troe?: 'none' | 'embdb';
+  /** Most matches an orderBy query sorts; ORDERED_QUERY_CAP unless given (tests give less). */
+  orderedQueryCap?: number;
 }
 
 interface DocRecord {
@@ -84,7 +94,7 @@ export class EmbdbStore implements Store {
     this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ ...KEY_CODEC, name: 'attrStats', ...mapOptions });
     this.docs = this.env.openDB<DocRecord, DocKey>({ ...KEY_CODEC, name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ ...KEY_CODEC, name: 'docOrder' });
-    this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn)) : undefined;
+    this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn), (tenant) => this.registerTenant(tenant)) : undefined;
   }
 
   status(): StoreStatus {
@@ -125,6 +135,11 @@ export class EmbdbStore implements Store {
     return true;
   }
 
+  async addTenant(tenant: string): Promise<void> {
+    if (await this.hasTenant(tenant)) return;
+    await this.write(() => this.registerTenant(tenant));
+  }
+
   async listTenants(): Promise<string[]> {
     return [...this.tenants.getKeys()];
   }
@@ -143,19 +158,24 @@ export class EmbdbStore implements Store {
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
-    return this.write(() => {
+    const events = opts?.events === undefined ? undefined : [] as WriteEvent[];
+    const result = await this.write(() => {
+      if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
-      // LMDB's transaction id: grows with each write transaction of the env, whichever thread commits it.
-      const result = this.applyOutcome(tenant, id, key, current, mutation(current, this.env.getWriteTxnId()), stats, opts);
+      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, opts, events);
       stats.flush();
-      return result;
+      return r;
     });
+    if (events !== undefined) opts!.events!.push(...events);
+    return result;
   }
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
-    return this.write(() => {
+    const events = opts?.events === undefined ? undefined : [] as WriteEvent[];
+    const outcomes = await this.write(() => {
+      if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
@@ -165,36 +185,46 @@ export class EmbdbStore implements Store {
         // the successful entries only); an error while writing leaves this loop and aborts the whole transaction.
         let outcome: MutationOutcome<R>;
         try {
-          outcome = item.mutation(current, this.env.getWriteTxnId());
+          outcome = item.mutation(current);
         } catch (error) {
           outcomes.push({ ok: false, error });
           continue;
         }
-        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts) });
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts, events) });
       }
       stats.flush();
       return outcomes;
     });
+    if (events !== undefined) opts!.events!.push(...events);
+    return outcomes;
   }
 
-  /** Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and history. */
-  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, { next, result }: MutationOutcome<R>,
-    stats: StatsBatch, opts?: MutateOptions): R {
-    if (next === undefined) return result;
+  /**
+   * Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and
+   * history, and notes its event (its sequence: LMDB's transaction id, which grows with each write transaction of
+   * the env whichever thread commits it).
+   */
+  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, outcome: MutationOutcome<R>,
+    stats: StatsBatch, opts: MutateOptions | undefined, events: WriteEvent[] | undefined): R {
+    const next = outcome.next;
+    if (next === undefined || (next === null && current === undefined)) return outcome.result;
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     moveGeoEntries(this.geoCells, tenant, id, current, next);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
-    if (next === null) {
-      if (current !== undefined) this.entities.removeSync(key);
-    } else {
+    if (next === null) this.entities.removeSync(key);
+    else {
       this.entities.putSync(key, next);
       if (opts?.createTenant) this.registerTenant(tenant);
     }
-    this.history?.recordWrite(tenant, id, current, next);
-    return result;
+    if (this.history === undefined && events === undefined) return outcome.result;
+    const after = next === null ? undefined : next;
+    const change = outcome.change ?? changeBetween(current, after);
+    this.history?.recordWrite(tenant, id, current, next, change);
+    events?.push({ tenant, id, before: current, after, change, seq: this.env.getWriteTxnId() });
+    return outcome.result;
   }
 
   async typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]> {
@@ -214,50 +244,92 @@ export class EmbdbStore implements Store {
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
+    const plan = planEntityQuery(query);
+    if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy);
+    if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined) return this.typePage(tenant, plan.typeIris, query);
     const page: StoredEntity[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
-    const consider = (entity: StoredEntity | undefined): boolean => {
-      if (entity === undefined) return true;
-      if (query.filter !== undefined && !query.filter(entity)) return true;
+    const filter = plan.filter;
+    this.scan(tenant, plan, (entity) => {
+      if (filter !== undefined && !filter(entity)) return true;
       if (matched >= query.offset && matched < end) page.push(entity);
       matched++;
       return query.count || matched < end;
-    };
-    if (query.ids === undefined && query.typeIris !== undefined && query.filter === undefined) return this.typePage(tenant, query);
-    const geo = query.ids === undefined ? query.geo : undefined;
+    });
+    return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  /**
+   * The candidates of a query, each once, in a stable order (the ids as given, else id order per index), until
+   * `visit` answers false. Candidates come from the spatial index, the ids, the type index or the whole tenant;
+   * types are checked here where the index read did not; the plan's filter is the caller's.
+   */
+  private scan(tenant: string, plan: QueryPlan<StoredEntity>, visit: (entity: StoredEntity) => boolean): void {
+    const geo = plan.ids === undefined ? plan.geo : undefined;
     const geoIds = geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
     if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
-      const typeIris = query.typeIris;
+      const typeIris = plan.typeIris;
       for (const id of geoIds) {
         const entity = this.entities.get(entityKey(tenant, id));
-        if (entity !== undefined && typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t))) continue;
-        if (!consider(entity)) break;
+        if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) continue;
+        if (!visit(entity)) return;
       }
-    } else if (query.ids !== undefined) {
-      for (const id of query.ids) if (!consider(this.entityOf(tenant, id))) break;
-    } else if (query.typeIris !== undefined) {
-      const seen = query.typeIris.length > 1 ? new Set<string>() : undefined;
-      outer: for (const typeIri of query.typeIris) {
+    } else if (plan.ids !== undefined) {
+      for (const id of plan.ids) {
+        const entity = this.entityOf(tenant, id);
+        if (entity !== undefined && !visit(entity)) return;
+      }
+    } else if (plan.typeIris !== undefined) {
+      const seen = plan.typeIris.length > 1 ? new Set<string>() : undefined;
+      for (const typeIri of plan.typeIris) {
         if (!storablePart(typeIri)) continue;
         for (const id of this.typeMembers.getValues([tenant, typeIri])) {
           if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
-          if (!consider(this.entities.get(entityKey(tenant, id)))) break outer;
+          const entity = this.entities.get(entityKey(tenant, id));
+          if (entity !== undefined && !visit(entity)) return;
         }
       }
     } else {
-      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!consider(value)) break;
+      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!visit(value)) return;
     }
-    return query.count ? { entities: page, count: matched } : { entities: page };
+  }
+
+  /**
+   * orderBy (CIM 009 v1.9.1 §4.23): every match is found and sorted before the page is cut, so pages do not overlap.
+   * Only the sort keys and ids of the matches are held, at most ORDERED_QUERY_CAP of them: a query matching more is
+   * answered `sortCap` (the caller refuses it, 403 TooManyResults) rather than sorted, as no index serves any key.
+   */
+  private orderedPage(tenant: string, plan: QueryPlan<StoredEntity>, query: EntityQuery, order: EntityOrder): EntityPage {
+    const cap = this.settings.orderedQueryCap ?? ORDERED_QUERY_CAP;
+    const matches: Array<{ id: string; key: SortKey }> = [];
+    let over = false;
+    const filter = plan.filter;
+    this.scan(tenant, plan, (entity) => {
+      if (filter !== undefined && !filter(entity)) return true;
+      if (matches.length >= cap) {
+        over = true;
+        return false;
+      }
+      matches.push({ id: entity.id, key: order.keyOf(entity) });
+      return true;
+    });
+    if (over) return { entities: [], sortCap: cap };
+    matches.sort((a, b) => order.compare(a.key, b.key) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const page: StoredEntity[] = [];
+    for (const { id } of matches.slice(query.offset, query.offset + query.limit)) {
+      const entity = this.entityOf(tenant, id);
+      if (entity !== undefined) page.push(entity);
+    }
+    return query.count ? { entities: page, count: matches.length } : { entities: page };
   }
 
   /**
    * A query by types alone: the page is read from the type index (offset skips keys, no entity read), and one type's
    * count comes from the discovery index, so the cost does not grow with the other data of the tenant.
    */
-  private typePage(tenant: string, query: EntityQuery): EntityPage {
-    const typeIris = query.typeIris!;
+  private typePage(tenant: string, typeIris: readonly string[], query: EntityQuery): EntityPage {
     const page: StoredEntity[] = [];
     const end = query.offset + query.limit;
     let position = 0;

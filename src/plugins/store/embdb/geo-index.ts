@@ -9,6 +9,7 @@ import type { Database } from 'lmdb';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { ENTITY_CORE_MEMBERS } from '../../../ngsild/entity/model.js';
 import { bboxOf, geometryOf, type BBox } from '../../../ngsild/query/geoq.js';
+import { compareIds } from './keys.js';
 
 /** Key of the spatial index: `[tenant, geoproperty IRI, cell]`; values: entity ids (sorted duplicates). */
 export type GeoKey = [string, string, number];
@@ -92,8 +93,9 @@ export function putGeoEntries(db: Database<string, GeoKey>, tenant: string, enti
 }
 
 /**
- * The ids of the entities whose `attrIri` may lie in `box`, sorted, each once; undefined when the index would not
- * narrow the search (a box over too many cells, or too many candidates): the caller scans as without an index.
+ * The ids of the entities whose `attrIri` may lie in `box`, each once, in the order of the scan and the type index
+ * (their keys' order, compareIds); undefined when the index would not narrow the search (a box over too many cells,
+ * or too many candidates): the caller scans as without an index.
  */
 export function geoCandidates(db: Database<string, GeoKey>, tenant: string, attrIri: string, box: BBox): string[] | undefined {
   const s = span(box);
@@ -107,5 +109,5 @@ export function geoCandidates(db: Database<string, GeoKey>, tenant: string, attr
       if (ids.size > MAX_CANDIDATES) return undefined;
     }
   }
-  return [...ids].sort();
+  return [...ids].sort(compareIds);
 }

@@ -2,13 +2,13 @@
 // store's write transaction (seed 001, importer behaviour 4), and the temporal API's reads and writes on them.
 import { randomBytes } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import {
-  historyInstanceOf, historyOfWrite,
-  type EntityEvent, type History, type HistoryInstance, type InstancePage, type InstanceSelection, type InstanceUpdateOutcome,
-  type MutateOptions, type TemporalEntityQuery, type TemporalEntityRecord,
-} from '../../../store/contract.js';
+import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of-write.js';
+import type { WriteChange } from '../../../ngsild/entity/write-change.js';
+import { type MutateOptions } from '../../../store/contract.js';
+import type { EntityEvent, History, HistoryInstance, InstancePage, InstanceSelection, InstanceUpdateOutcome, TemporalEntityQuery, TemporalEntityRecord } from '../../../history/contract.js';
 import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
+import { planTemporalQuery } from '../../../store/kit/entity-query.js';
 import { KEY_CODEC } from './keys.js';
 
 type Key = Array<string | number>;
@@ -64,16 +64,18 @@ export class EmbdbHistory implements History {
   private readonly typeIds: Database<null, Key>;
   /** [tenant, id, at ms, instance-like id] → event. */
   private readonly events: Database<EntityEvent, Key>;
-  private readonly tenants: Database<{ createdAt: string }, string>;
 
-  constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>) {
+  /**
+   * `registerTenant`: the store's, the one place a tenant is registered (inside the write transaction that runs it);
+   * a temporal create registers its tenant there as an entity create does.
+   */
+  constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>, private readonly registerTenant: (tenant: string) => void) {
     this.inst = env.openDB<HistoryInstance, Key>({ ...KEY_CODEC, name: 'histInstances' });
     this.observed = env.openDB<number, Key>({ ...KEY_CODEC, name: 'histObserved' });
     this.attrs = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histAttrs' });
     this.ents = env.openDB<TemporalEntityRecord, Key>({ ...KEY_CODEC, name: 'histEntities' });
     this.typeIds = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histTypeIds' });
     this.events = env.openDB<EntityEvent, Key>({ ...KEY_CODEC, name: 'histEvents' });
-    this.tenants = env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
   }
 
   /**
@@ -107,9 +109,12 @@ export class EmbdbHistory implements History {
 
   // ---- capture: called by the store inside its write transaction -------------------------------------------
 
-  /** Records the write that turns `current` into `next` (null: deleted). Synchronous: runs inside the store's transaction. */
-  recordWrite(tenant: string, id: string, current: StoredEntity | undefined, next: StoredEntity | null): void {
-    const w = historyOfWrite(current, next, newInstanceId);
+  /**
+   * Records the write that turns `current` into `next` (null: deleted), which made `change`. Synchronous: runs inside
+   * the store's transaction.
+   */
+  recordWrite(tenant: string, id: string, current: StoredEntity | undefined, next: StoredEntity | null, change: WriteChange): void {
+    const w = historyOfWrite(current, next, change, newInstanceId);
     if (w.event !== undefined) this.putEvent(tenant, id, w.event.kind, w.event.at);
     if (w.entity !== undefined) {
       const rec = this.ents.get([tenant, id]);
@@ -190,26 +195,28 @@ export class EmbdbHistory implements History {
   }
 
   async queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+    const plan = planTemporalQuery(query);
+    const filter = plan.filter;
     const page: TemporalEntityRecord[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
     const consider = (rec: TemporalEntityRecord | undefined): boolean => {
       if (rec === undefined) return true;
       if (query.attrs !== undefined && !query.attrs.some((a) => this.attrs.get([tenant, rec.id, a]) !== undefined)) return true;
-      if (query.filter !== undefined && !query.filter(rec)) return true;
+      if (filter !== undefined && !filter(rec)) return true;
       if (matched >= query.offset && matched < end) page.push(rec);
       matched++;
       return query.count || matched < end;
     };
-    if (query.ids !== undefined) {
-      const types = query.typeIris;
-      for (const id of query.ids) {
+    if (plan.ids !== undefined) {
+      const types = plan.typeIris;
+      for (const id of plan.ids) {
         const rec = this.ents.get([tenant, id]);
         if (rec !== undefined && types !== undefined && !rec.type.some((t) => types.includes(t))) continue;
         if (!consider(rec)) break;
       }
-    } else if (query.typeIris !== undefined) {
-      for (const id of this.idsOfTypes(tenant, query.typeIris, query.afterId)) if (!consider(this.ents.get([tenant, id]))) break;
+    } else if (plan.typeIris !== undefined) {
+      for (const id of this.idsOfTypes(tenant, plan.typeIris, query.afterId)) if (!consider(this.ents.get([tenant, id]))) break;
     } else {
       for (const { key, value } of this.ents.getRange({ start: [tenant, query.afterId ?? ''], end: [tenant, LAST] })) {
         if (key[1] === query.afterId) continue;
@@ -350,7 +357,7 @@ export class EmbdbHistory implements History {
           placedAt = h.createdAt;
         }
       }
-      if (opts?.createTenant && tenant !== '' && this.tenants.get(tenant) === undefined) this.tenants.putSync(tenant, { createdAt: at });
+      if (opts?.createTenant) this.registerTenant(tenant);
       return rec === undefined;
     });
   }

@@ -2,9 +2,8 @@
 // type and count indexes (or before entities were encoded with shared structures, or before array keys) is brought
 // up to date once, at open.
 import type { Database, Key, RootDatabase } from 'lmdb';
-import {
-  addToAttrStats, addToTypeStats, entitySignature, type AttrStat, type TypeStat,
-} from '../../../store/contract.js';
+import type { AttrStat, TypeStat } from '../../../store/contract.js';
+import { addToAttrStats, addToTypeStats, entitySignature } from '../../../store/kit/discovery-counts.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, type DocKey, type EntityKey } from './keys.js';

@@ -1,14 +1,35 @@
-// The embdb store plugin: LMDB in RAM (an env on tmpfs, removed at exit) or on disk (--dbDir).
+// The embdb store plugin: LMDB in RAM (an env on tmpfs, removed at exit) or on disk (--dbDir). Its options are its
+// own (the broker lists them with -u when embdb is the store); the history of `--troe embdb` lives in its transactions.
 import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store, StoreOpenParams } from '../../../store/contract.js';
+import type { OptionSpec } from '../../../plugin/contract.js';
 import { EmbdbStore } from './embdb-store.js';
 import { rebuildIndexesIfOld } from './index-rebuild.js';
 
+export const options: OptionSpec[] = [
+  { name: 'dbDir', type: 'string', help: 'embdb directory on disk (absent: in RAM, removed at exit)' },
+  { name: 'dbSync', type: 'enum', values: ['interval', 'request'], default: 'interval',
+    help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms' },
+  { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
+  { name: 'dbLockPrefer', type: 'enum', values: ['reads', 'writes'], default: 'reads',
+    help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker' },
+];
+
+/** The value of one of our options: as given, else the table's default (the one place defaults are written). */
+function setting<T>(o: Record<string, unknown>, name: string): T {
+  return (o[name] ?? options.find((s) => s.name === name)!.default) as T;
+}
+
+/** Without --dbDir the store is in RAM (seed 001 §4.4: the pipeline then runs a thread per core). */
+export function storeInMemory(o: Record<string, unknown>): boolean {
+  return setting<string | undefined>(o, 'dbDir') === undefined;
+}
+
 /** Primary only: picks the directory every thread opens. */
 export async function storePrepare(params: StoreOpenParams): Promise<Record<string, unknown>> {
-  const dbDir = params.options.dbDir as string | undefined;
+  const dbDir = setting<string | undefined>(params.options, 'dbDir');
   if (dbDir !== undefined) {
     mkdirSync(dbDir, { recursive: true });
     return { dbPath: join(dbDir, 'embdb'), ram: false };
@@ -22,10 +43,10 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
   const store = new EmbdbStore({
     path: o.dbPath as string,
     ram: o.ram === true,
-    sync: (o.dbSync as 'interval' | 'request' | undefined) ?? 'interval',
-    compress: o.dbCompress === true,
-    lockPrefer: (o.dbLockPrefer as 'reads' | 'writes' | undefined) ?? 'reads',
-    troe: o.troe === 'embdb' ? 'embdb' : 'none',
+    sync: setting(o, 'dbSync'),
+    compress: setting(o, 'dbCompress'),
+    lockPrefer: setting(o, 'dbLockPrefer'),
+    troe: params.keepHistory === true ? 'embdb' : 'none',
   });
   // The primary opens the store before any worker thread does: an old store's indexes are whole before a query runs.
   if (params.primary) {

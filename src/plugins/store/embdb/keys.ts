@@ -27,6 +27,24 @@ export function storablePart(s: string): boolean {
   return s.length * 3 <= MAX_ID_BYTES || Buffer.byteLength(s, 'utf8') <= MAX_ID_BYTES;
 }
 
+/**
+ * Two ids in the order of their keys: a key part is its UTF-8 bytes (see above), and UTF-8 byte order is code point
+ * order. JavaScript's `<` and `sort()` compare UTF-16 units, which put a character above U+FFFF (a surrogate pair,
+ * D800-DFFF) before one in U+E000-U+FFFF; at the first unit that differs, both are moved so that surrogates come last.
+ */
+export function compareIds(a: string, b: string): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800) x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+    if (y >= 0xd800) y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
 /** After the first byte of any part: UTF-8 never holds 0xff and a number's first byte is below 0x20. */
 const AFTER_ANY_PART = Uint8Array.of(0xff);
 

@@ -1,9 +1,8 @@
 // The discovery counts (CIM 009 v1.8 §5.7.5 to §5.7.8) moved by the writes of one transaction: each count record
 // is read once, changed in memory by every entity of the batch, and written once when the transaction ends.
 import type { Database } from 'lmdb';
-import {
-  addToAttrStats, addToTypeStats, sameSignature, type AttrStat, type EntitySignature, type TypeStat,
-} from '../../../store/contract.js';
+import type { AttrStat, TypeStat } from '../../../store/contract.js';
+import { addToAttrStats, addToTypeStats, sameSignature, type EntitySignature } from '../../../store/kit/discovery-counts.js';
 
 export class StatsBatch {
   /** Per tenant: the count records read or changed in this transaction, by IRI. */

@@ -1,6 +1,8 @@
-// The shape every operation handler has: request view and thread context in, a result to serialize out.
-import type { LdRequest } from '../pipeline/ld-request.js';
-import type { WorkerContext } from '../pipeline/worker-context.js';
+// The shape every operation handler has: request view and thread context in, a result to serialize out. The
+// pipeline owns it: handlers (src/ops) implement it, and the runners are handed a map of them (LdOp → handler).
+import type { LdRequest } from './ld-request.js';
+import type { WorkerContext } from './worker-context.js';
+import type { LdOp } from '../ngsild/operations.js';
 
 export interface OpResult {
   status: number;
@@ -15,3 +17,6 @@ export interface OpResult {
 }
 
 export type OpHandler = (req: LdRequest, ctx: WorkerContext) => Promise<OpResult>;
+
+/** The handler of every implemented operation; an operation without one answers 501. */
+export type OpHandlers = ReadonlyMap<LdOp, OpHandler>;

@@ -1,32 +1,12 @@
-// The pipeline runner the front hands tasks to: a Piscina pool of worker threads, or, with
-// --connectionPoolSize 0, the same pipeline run inline on the front thread (measured beside the pool).
+// The pipeline runner of a Piscina pool of worker threads (workers/pipeline.ts runs the pipeline there with the
+// operation handlers): requests go out in batches and come back on each thread's reply port.
 import { Piscina } from 'piscina';
 import { availableParallelism } from 'node:os';
-import type { PipelineResult, PipelineTask } from '../pipeline/task.js';
-import type { WorkerContext, WorkerInit } from '../pipeline/worker-context.js';
-import { createWorkerContext } from '../pipeline/init.js';
-import { runPipeline } from '../pipeline/run.js';
-import { handlers } from '../ops/index.js';
-import type { Logger } from '../logger.js';
 import type { MessagePort } from 'node:worker_threads';
-import { LdError } from '../ngsild/problem.js';
-import { ContextWait, ParkingLot } from '../pipeline/context-wait.js';
-
-export interface PoolStats {
-  mode: 'pool' | 'inline';
-  threads: number;
-  inFlight: number;
-  queued: number;
-  utilization: number;
-  completed: number;
-}
-
-export interface PipelineRunner {
-  run(task: PipelineTask): Promise<PipelineResult>;
-  stats(): PoolStats;
-  /** Waits for in-flight tasks, then stops the threads. */
-  close(): Promise<void>;
-}
+import type { BatchEntry, BatchReply, PipelineResult, PipelineTask } from './task.js';
+import type { WorkerInit } from './worker-context.js';
+import type { Logger } from '../logger.js';
+import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
 
 /**
  * Batches one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
@@ -38,12 +18,13 @@ export const TASKS_PER_THREAD = 16;
 /** Requests one batch (one Piscina task) carries at most. */
 export const MAX_BATCH = 64;
 
-/** `execArgv`: the Node options of the pool's threads (default: this thread's, as node:worker_threads has it). */
-export async function createRunner(init: WorkerInit, log: Logger, execArgv?: string[]): Promise<PipelineRunner> {
-  const size = init.config.connectionPoolSize;
+/**
+ * Starts the pool of --connectionPoolSize threads (at most one per core) and waits until each is up. `execArgv`: the
+ * Node options of the pool's threads (default: this thread's, as node:worker_threads has it).
+ */
+export async function createPoolRunner(init: WorkerInit, log: Logger, execArgv?: string[]): Promise<PipelineRunner> {
   const admission = new Admission(init.config.maxPendingRequests);
-  if (size === 0) return new InlineRunner(await createWorkerContext(init, 'front', log), admission);
-  const threads = Math.max(1, Math.min(size, availableParallelism()));
+  const threads = Math.max(1, Math.min(init.config.connectionPoolSize, availableParallelism()));
   const pool = new Piscina({
     filename: new URL('../../workers/pipeline.js', import.meta.url).href,
     minThreads: threads,
@@ -66,23 +47,6 @@ export async function createRunner(init: WorkerInit, log: Logger, execArgv?: str
   return new PoolRunner(pool, threads, ports, admission);
 }
 
-/** The refusal of a request past --maxPendingRequests: 503 with Retry-After (RFC 9110 §15.6.4, §10.2.3). */
-export class Overloaded extends LdError {
-  /** Seconds: the pending requests are pipeline work of milliseconds each, so the queue is short again by then. */
-  readonly retryAfterSeconds = 1;
-  constructor(max: number) {
-    super('Unavailable', `the broker holds ${max} requests already (--maxPendingRequests); retry later`);
-  }
-}
-
-/** --maxPendingRequests: back-pressure, not an unbounded queue; a request past it is refused before any work. */
-class Admission {
-  constructor(private readonly max: number) {}
-  check(held: number): void {
-    if (held >= this.max) throw new Overloaded(this.max);
-  }
-}
-
 /**
  * Asks every thread for the receiving end of its reply channel (workers/pipeline.ts `replyPort`). Piscina cannot address
  * a thread, so rounds of one request per thread run at once, each holding its slot a moment so the balancer spreads
@@ -95,17 +59,6 @@ async function replyPorts(pool: Piscina, threads: number): Promise<MessagePort[]
     for (const port of answers) if (port !== null) ports.push(port);
   }
   return ports;
-}
-
-/** What a pipeline thread sends back for a batch: request ids and their results, in the same order. */
-export interface BatchReply {
-  ids: number[];
-  results: PipelineResult[];
-}
-
-export interface BatchEntry {
-  id: number;
-  task: PipelineTask;
 }
 
 interface Waiter {
@@ -201,34 +154,5 @@ class PoolRunner implements PipelineRunner {
 
   async close(): Promise<void> {
     await this.pool.close();
-  }
-}
-
-class InlineRunner implements PipelineRunner {
-  private inFlight = 0;
-  private completed = 0;
-  /** No slots to give back here, but the same bound on requests waiting for remote @contexts as a pool thread's. */
-  private readonly lot = new ParkingLot();
-  constructor(private readonly ctx: WorkerContext, private readonly admission: Admission) {}
-
-  async run(task: PipelineTask): Promise<PipelineResult> {
-    this.admission.check(this.inFlight);
-    this.inFlight++;
-    const wait = new ContextWait(this.lot, undefined);
-    try {
-      return await runPipeline(this.ctx, task, handlers, wait);
-    } finally {
-      wait.end();
-      this.inFlight--;
-      this.completed++;
-    }
-  }
-
-  stats(): PoolStats {
-    return { mode: 'inline', threads: 0, inFlight: this.inFlight, queued: 0, utilization: 0, completed: this.completed };
-  }
-
-  async close(): Promise<void> {
-    await this.ctx.store.close();
   }
 }

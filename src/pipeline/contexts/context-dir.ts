@@ -14,8 +14,8 @@
 // a missing or invalid index or file stops the broker with a message naming it.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
-import { LdError } from '../problem.js';
-import { parseContextDocument } from './context-fetch.js';
+import { LdError } from '../../ngsild/problem.js';
+import { parseContextDocument } from '../../ngsild/context/context-document.js';
 
 /** URL → parsed context document, for every entry of the index. */
 export function loadContextDir(dir: string): Map<string, object> {

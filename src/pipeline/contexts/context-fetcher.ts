@@ -3,7 +3,7 @@
 // the rest queued under the same deadline; documents kept in an LRU; failures remembered a few seconds.
 import { LRUCache } from 'lru-cache';
 import { Agent } from 'undici';
-import { LdError } from '../problem.js';
+import { LdError } from '../../ngsild/problem.js';
 import { fetchContextDocument, notAvailable, type FetchLimits } from './context-fetch.js';
 import { FetchSlots } from './fetch-slots.js';
 

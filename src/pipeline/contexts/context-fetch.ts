@@ -1,8 +1,8 @@
 // Fetches a remote @context document over http(s) with a deadline and a size cap enforced while streaming,
 // so a slow or huge context costs the broker at most `timeoutMs` and `maxBytes` (CIM 009 v1.8 §5.5.7).
 import { fetch, type Dispatcher, type Response } from 'undici';
-import { LdError } from '../problem.js';
-import { MAX_NESTING, tooDeepAt } from '../entity/depth.js';
+import { LdError } from '../../ngsild/problem.js';
+import { parseContextDocument } from '../../ngsild/context/context-document.js';
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -71,27 +71,6 @@ async function readCapped(url: string, res: Response, limits: FetchLimits, signa
     throw notAvailable(url, signal.aborted ? `it was not received within ${limits.timeoutMs} ms` : describe(e));
   }
   return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/** Parses a context document's text; used for fetched documents and for --contextDir files. */
-export function parseContextDocument(url: string, text: string): object {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not valid JSON: ${describe(e)}`);
-  }
-  // JSON-LD context processing recurses into scoped contexts: a document is bounded as a request body is.
-  if (tooDeepAt(doc, MAX_NESTING) !== undefined)
-    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is nested deeper than ${MAX_NESTING} levels`);
-  return checkContextDocument(url, doc);
-}
-
-/** A context document is a JSON object with an `@context` member (JSON-LD 1.1 API §9.4.3 "loading remote context"). */
-export function checkContextDocument(url: string, doc: unknown): object {
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !('@context' in doc))
-    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not a JSON-LD context document (a JSON object with an @context member)`);
-  return doc;
 }
 
 async function discard(res: Response): Promise<void> {

@@ -1,0 +1,121 @@
+// The history contract (CIM 009 v1.8 §5.5, §6.18 to §6.24; `--troe`): what a history plugin implements and the
+// temporal API goes through. A history is fed by the store's writes and by the temporal API's own writes, and answers
+// the temporal queries. Names are expanded IRIs; times are ISO 8601 strings in UTC. Two kinds fit this contract:
+// - inside the store (`--troe` names the store, embdb): the store applies `historyOfWrite` (store/kit/
+//   history-of-write.ts) of each write in the write's own transaction, and offers the history as Store.history;
+// - beside it (a history plugin, tsdb for QuestDB): `record` is handed each committed write (WriteEvent) and appends
+//   `historyOfWrite` of it. There is no transaction across the two: a crash between commit and append loses that
+//   write's history, and such a history says so. Its instances are append-only rows ordered by time;
+//   `updateInstance`, `deleteInstance`, `deleteAttribute` and `deleteTemporalEntity` are outcomes, which an
+//   append-only history realises by appending rows that supersede or retract earlier ones (by instanceId) and that
+//   its reads honour.
+import type { AttrInstance } from '../ngsild/entity/model.js';
+import type { EntityQuery, MutateOptions, WriteEvent } from '../store/contract.js';
+import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
+
+// The temporal representation a history stores (its instances, records and time windows) is NGSI-LD's, defined in
+// ngsild/temporal/history-model.ts.
+import type { HistoryInstance, TemporalEntityRecord, TimeWindow } from '../ngsild/temporal/history-model.js';
+export type { HistoryInstance, TemporalEntityRecord, TimeProperty, TimeWindow } from '../ngsild/temporal/history-model.js';
+
+export interface EntityEvent {
+  kind: 'created' | 'replaced' | 'deleted';
+  at: string;
+}
+
+export interface InstanceSelection {
+  /** Expanded attribute names; undefined: every attribute. */
+  attrs?: readonly string[];
+  /** Instances without a datasetId are selected by `@none`. */
+  datasetIds?: ReadonlySet<string>;
+  window?: TimeWindow;
+  /**
+   * Without a window, the time property instances are ordered and picked (lastN) by: `observedAt` orders those
+   * without one at their createdAt; absent (or another property), createdAt.
+   */
+  order?: 'observedAt';
+  /** The last `lastN` instances per attribute on the window's time property (or `order`; returned oldest first). */
+  lastN?: number;
+  /** At most this many instances per attribute; more matching sets `truncated`. */
+  limit: number;
+}
+
+export interface InstancePage {
+  /** Per attribute, in time order on the selection's time property. */
+  attrs: Record<string, HistoryInstance[]>;
+  /** Attributes that had more instances than the limit. */
+  truncated: string[];
+}
+
+/**
+ * A query on the history's temporal entities (§5.7.4), declarative as EntityQuery: ids, type, idPattern and entities
+ * select as there (names expanded), scopeQ holds on the scope the temporal entity keeps.
+ */
+export interface TemporalEntityQuery extends Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities' | 'scopeQ'> {
+  /** Only entities whose history holds at least one of these attributes. */
+  attrs?: readonly string[];
+  /**
+   * Keyset paging for callers that filter further on their side (q on the history): only entities whose id sorts
+   * after this one. Without `ids`, entities come in id order, so the last id of a page continues the scan.
+   */
+  afterId?: string;
+  limit: number;
+  offset: number;
+  count: boolean;
+}
+
+export type InstanceUpdateOutcome = 'updated' | 'notFound' | 'typeMismatch';
+
+export interface History {
+  readonly name: string;
+  getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
+  queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
+  entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
+  instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
+
+  /**
+   * Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true).
+   * `opts.createTenant`: a history inside the store registers the tenant in the same transaction; the tenant
+   * registry is the store's, so a history beside it (tsdb) cannot, and its caller must register the tenant there.
+   */
+  addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
+    at: string, opts?: MutateOptions): Promise<boolean>;
+  /** Removes the whole temporal representation; false when there is none. */
+  deleteTemporalEntity(tenant: string, id: string): Promise<boolean>;
+  /** Removes an attribute's instances (of one datasetId, the default ones, or all with deleteAll); false when none. */
+  deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean>;
+  /** Replaces one instance's members (§6.22.3.1), keeping its instanceId and createdAt. */
+  updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome>;
+  deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean>;
+
+  /**
+   * A history beside the store receives each committed write here, in commit order per entity, and appends
+   * `historyOfWrite` of it (store/kit/history-of-write.ts). Resolves once a temporal read sees the write; rejects
+   * when it cannot keep it (the broker logs that: the write stands, its history is lost). A history inside the store
+   * has no `record`.
+   */
+  record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
+  /** Releases what the history holds (connections); called once per thread at exit. */
+  close?(): Promise<void>;
+}
+
+/** How a history plugin is opened, in every thread that serves the temporal API or writes entities. */
+export interface HistoryOpenParams {
+  /** The plugin's own options (declared in its `options`), parsed. */
+  options: Record<string, unknown>;
+  /** True in the front thread (the first to open it); the pipeline threads open it after. */
+  primary: boolean;
+  log: PluginLogger;
+}
+
+/**
+ * What a history plugin module exports: `dist/src/plugins/history/<name>/index.js`, `<pluginDir>/history/<name>.js`,
+ * or a path given to `--troe`. It may import this contract, the store contract and the store kit.
+ */
+export interface HistoryPluginModule {
+  /** The plugin's own command-line options (`-u` lists them; BROKER_<NAME> sets them too). */
+  options?: OptionSpec[];
+  historyOpen(params: HistoryOpenParams): Promise<History>;
+}
+
+

@@ -1,0 +1,9 @@
+// Where the pipeline hands committed writes: the thread's change sink (subscriptions match there,
+// src/notify/subscription-sink.ts; ARCHITECTURE.md step 11). A write event (store/contract.ts WriteEvent) carries
+// the entity before and after, what the write changed and the store's sequence.
+import type { WriteEvent } from '../store/contract.js';
+
+/** Where committed writes go; absent when nothing listens (no subscriptions, no bridges). */
+export interface ChangeSink {
+  publish(events: readonly WriteEvent[]): void;
+}

@@ -1,0 +1,44 @@
+// The pipeline run inline on the front thread (--connectionPoolSize 0, measured beside the pool): one WorkerContext
+// for the front, the operation handlers given by the caller (the pipeline never imports the operations).
+import type { PipelineResult, PipelineTask } from './task.js';
+import type { WorkerContext, WorkerInit } from './worker-context.js';
+import type { OpHandlers } from './handler.js';
+import type { Logger } from '../logger.js';
+import { createWorkerContext } from './init.js';
+import { runPipeline } from './run.js';
+import { ContextWait, ParkingLot } from './context-wait.js';
+import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+
+/** Opens the front thread's store and resolver, then runs every task here with `handlers`. */
+export async function createInlineRunner(init: WorkerInit, log: Logger, handlers: OpHandlers): Promise<PipelineRunner> {
+  return new InlineRunner(await createWorkerContext(init, 'front', log), handlers, new Admission(init.config.maxPendingRequests));
+}
+
+class InlineRunner implements PipelineRunner {
+  private inFlight = 0;
+  private completed = 0;
+  /** No slots to give back here, but the same bound on requests waiting for remote @contexts as a pool thread's. */
+  private readonly lot = new ParkingLot();
+  constructor(private readonly ctx: WorkerContext, private readonly handlers: OpHandlers, private readonly admission: Admission) {}
+
+  async run(task: PipelineTask): Promise<PipelineResult> {
+    this.admission.check(this.inFlight);
+    this.inFlight++;
+    const wait = new ContextWait(this.lot, undefined);
+    try {
+      return await runPipeline(this.ctx, task, this.handlers, wait);
+    } finally {
+      wait.end();
+      this.inFlight--;
+      this.completed++;
+    }
+  }
+
+  stats(): PoolStats {
+    return { mode: 'inline', threads: 0, inFlight: this.inFlight, queued: 0, utilization: 0, completed: this.completed };
+  }
+
+  async close(): Promise<void> {
+    await this.ctx.store.close();
+  }
+}

@@ -1,0 +1,37 @@
+// What the front hands tasks to, whichever runs them: a pool of pipeline threads (pool-runner.ts) or the pipeline
+// inline on the front thread (inline-runner.ts, --connectionPoolSize 0); the top of the broker picks one.
+import type { PipelineResult, PipelineTask } from './task.js';
+import { LdError } from '../ngsild/problem.js';
+
+export interface PoolStats {
+  mode: 'pool' | 'inline';
+  threads: number;
+  inFlight: number;
+  queued: number;
+  utilization: number;
+  completed: number;
+}
+
+export interface PipelineRunner {
+  run(task: PipelineTask): Promise<PipelineResult>;
+  stats(): PoolStats;
+  /** Waits for in-flight tasks, then stops the threads. */
+  close(): Promise<void>;
+}
+
+/** The refusal of a request past --maxPendingRequests: 503 with Retry-After (RFC 9110 §15.6.4, §10.2.3). */
+export class Overloaded extends LdError {
+  /** Seconds: the pending requests are pipeline work of milliseconds each, so the queue is short again by then. */
+  readonly retryAfterSeconds = 1;
+  constructor(max: number) {
+    super('Unavailable', `the broker holds ${max} requests already (--maxPendingRequests); retry later`);
+  }
+}
+
+/** --maxPendingRequests: back-pressure, not an unbounded queue; a request past it is refused before any work. */
+export class Admission {
+  constructor(private readonly max: number) {}
+  check(held: number): void {
+    if (held >= this.max) throw new Overloaded(this.max);
+  }
+}
