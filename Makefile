@@ -5,7 +5,7 @@ NPM ?= npm
 PORT ?= 1026
 ARGS ?=
 
-.PHONY: install build run test test-unit test-api bench bench-smoke lint clean conformance
+.PHONY: install build run test test-unit test-api bench bench-smoke lint format clean conformance
 
 # `npm ci`: exactly the locked versions, on npm 10 and 11 alike.
 node_modules/.install-stamp: package.json package-lock.json
@@ -23,10 +23,16 @@ build: install
 run: build
 	node dist/src/main.js --port $(PORT) $(ARGS)
 
-# Types (tsc --noEmit) and ESLint: the recommended rules that hold here and the layer rules (eslint.config.js).
+# Types (tsc --noEmit), ESLint (the recommended rules that hold here and the layer rules, eslint.config.js) and the
+# format (Prettier, .prettierrc.json: `make format` writes it).
+PRETTIER_FILES = "src/**/*.ts" "workers/**/*.ts" "test/**/*.ts" "bench/**/*.ts" "*.js"
 lint: install
 	npx tsc -p tsconfig.json --noEmit
 	npx eslint src workers
+	npx prettier --check $(PRETTIER_FILES)
+
+format: install
+	npx prettier --write --log-level warn $(PRETTIER_FILES)
 
 # Every test: tap (unit, api, integration) and the exporter's pytest suite against real servers.
 test: build

@@ -11,11 +11,28 @@ import tseslint from 'typescript-eslint';
 
 /** Everything directly under src/, folders and top-level modules. */
 const SRC = {
-  ngsild: 'ngsild', plugin: 'plugin', store: 'store', auth: 'auth', pipeline: 'pipeline', notify: 'notify', ops: 'ops',
-  front: 'front', plugins: 'plugins', policyapi: 'policyapi', migrate: 'migrate', build: 'build',
+  ngsild: 'ngsild',
+  plugin: 'plugin',
+  store: 'store',
+  auth: 'auth',
+  pipeline: 'pipeline',
+  notify: 'notify',
+  ops: 'ops',
+  front: 'front',
+  plugins: 'plugins',
+  policyapi: 'policyapi',
+  migrate: 'migrate',
+  build: 'build',
 };
 const TOP = ['main', 'broker', 'command-line', 'runner', 'options'];
-const CONTRACT_FILES = ['src/*/contract.ts', 'src/store/kit/**/*.ts', 'src/plugin/**/*.ts', 'src/logger.ts', 'src/features.ts', 'src/config.ts'];
+const CONTRACT_FILES = [
+  'src/*/contract.ts',
+  'src/store/kit/**/*.ts',
+  'src/plugin/**/*.ts',
+  'src/logger.ts',
+  'src/features.ts',
+  'src/config.ts',
+];
 const LOADERS = ['src/store/loader.ts', 'src/auth/loader.ts'];
 
 /** A regexp matching a relative import that, from `depth` folders below src/, names one of `targets` of src/. */
@@ -33,14 +50,44 @@ function layer(folder, targets, message, depths = [1, 2, 3]) {
   }));
 }
 
-const ABOVE_CONTRACTS = [SRC.pipeline, SRC.notify, SRC.ops, SRC.front, SRC.plugins, SRC.policyapi, SRC.migrate, SRC.build, ...TOP, 'store/loader', 'auth/loader'];
+const ABOVE_CONTRACTS = [
+  SRC.pipeline,
+  SRC.notify,
+  SRC.ops,
+  SRC.front,
+  SRC.plugins,
+  SRC.policyapi,
+  SRC.migrate,
+  SRC.build,
+  ...TOP,
+  'store/loader',
+  'auth/loader',
+];
 const ABOVE_PIPELINE = [SRC.ops, SRC.front, SRC.plugins, SRC.policyapi, SRC.migrate, SRC.build, ...TOP];
 
 /** Node modules that do I/O: none of them in ngsild/. */
 const IO_MODULES = [
-  'fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'worker_threads', 'node:worker_threads', 'net', 'node:net', 'http',
-  'node:http', 'https', 'node:https', 'http2', 'node:http2', 'dgram', 'node:dgram', 'child_process', 'node:child_process',
-  'undici', 'lmdb', 'piscina',
+  'fs',
+  'node:fs',
+  'fs/promises',
+  'node:fs/promises',
+  'worker_threads',
+  'node:worker_threads',
+  'net',
+  'node:net',
+  'http',
+  'node:http',
+  'https',
+  'node:https',
+  'http2',
+  'node:http2',
+  'dgram',
+  'node:dgram',
+  'child_process',
+  'node:child_process',
+  'undici',
+  'lmdb',
+  'piscina',
 ].map((name) => ({ name, message: 'ngsild/ does no I/O: the pipeline owns it (src/pipeline/contexts for @contexts)' }));
 
 export default tseslint.config(
@@ -62,47 +109,93 @@ export default tseslint.config(
   ...[1, 2, 3].map((depth) => ({
     files: [`src/ngsild/${'*/'.repeat(depth - 1)}*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: IO_MODULES,
-        patterns: [{ regex: `^(?:\\.\\./){${depth}}`, message: 'ngsild/ imports nothing else of src: it is the lowest layer' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: IO_MODULES,
+          patterns: [{ regex: `^(?:\\.\\./){${depth}}`, message: 'ngsild/ imports nothing else of src: it is the lowest layer' }],
+        },
+      ],
     },
   })),
   // Contracts and kits, and the loaders: ngsild and each other only.
   {
     files: [...CONTRACT_FILES, ...LOADERS],
     ignores: ['src/plugin/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: reaching(1, ABOVE_CONTRACTS), message: 'contracts and loaders sit below the pipeline' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: reaching(1, ABOVE_CONTRACTS), message: 'contracts and loaders sit below the pipeline' }] },
+      ],
+    },
   },
   {
     files: ['src/*.ts'],
     ignores: TOP.map((m) => `src/${m}.ts`),
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: reaching(0, ABOVE_CONTRACTS), message: 'contracts and kits sit below the pipeline' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: reaching(0, ABOVE_CONTRACTS), message: 'contracts and kits sit below the pipeline' }] },
+      ],
+    },
   },
   ...layer('pipeline', ABOVE_PIPELINE, 'the pipeline sits below ops and the front: handlers are given to it, never imported'),
   ...layer('notify', ABOVE_PIPELINE, 'notify sits below ops and the front'),
-  ...layer('ops', [SRC.front, SRC.plugins, SRC.policyapi, SRC.migrate, SRC.build, ...TOP], 'ops read the pipeline and below, never the front or the command line'),
-  ...layer('front', [SRC.ops, SRC.notify, SRC.plugins, SRC.migrate, SRC.build, ...TOP], 'the front hands tasks to a runner: it never imports ops'),
-  ...[SRC.policyapi, SRC.migrate, SRC.build].flatMap((folder) => layer(folder, [SRC.ops, SRC.pipeline, SRC.notify, SRC.plugins, ...TOP], 'services use contracts and the front kit, not the broker core')),
+  ...layer(
+    'ops',
+    [SRC.front, SRC.plugins, SRC.policyapi, SRC.migrate, SRC.build, ...TOP],
+    'ops read the pipeline and below, never the front or the command line',
+  ),
+  ...layer(
+    'front',
+    [SRC.ops, SRC.notify, SRC.plugins, SRC.migrate, SRC.build, ...TOP],
+    'the front hands tasks to a runner: it never imports ops',
+  ),
+  ...[SRC.policyapi, SRC.migrate, SRC.build].flatMap((folder) =>
+    layer(
+      folder,
+      [SRC.ops, SRC.pipeline, SRC.notify, SRC.plugins, ...TOP],
+      'services use contracts and the front kit, not the broker core',
+    ),
+  ),
   // Plugins: contracts only (ngsild too, until the store contract carries what embdb takes from it).
   ...[2, 3, 4].map((depth) => ({
     files: [`src/plugins/${'*/'.repeat(depth - 1)}*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{
-          regex: `^(?:\\.\\./){${depth}}(?!\\.\\./)(?!ngsild/|plugin/contract\\.js$|[a-z]+/contract\\.js$|store/kit/)`,
-          message: 'a plugin imports contract files only (ARCHITECTURE.md "Contracts are the walls")',
-        }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(?:\\.\\./){${depth}}(?!\\.\\./)(?!ngsild/|plugin/contract\\.js$|[a-z]+/contract\\.js$|store/kit/)`,
+              message: 'a plugin imports contract files only (ARCHITECTURE.md "Contracts are the walls")',
+            },
+          ],
+        },
+      ],
     },
   })),
   // The top: anything but a plugin; the workers, the pipeline's wire types, not the front's.
   {
     files: TOP.map((m) => `src/${m}.ts`),
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: reaching(0, [SRC.plugins]), message: 'core code loads plugins by name, never imports one' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: reaching(0, [SRC.plugins]), message: 'core code loads plugins by name, never imports one' }] },
+      ],
+    },
   },
   {
     files: ['workers/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./src/(?:front|plugins)/', message: 'a worker runs the pipeline: its wire types are src/pipeline/task.ts' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./src/(?:front|plugins)/', message: 'a worker runs the pipeline: its wire types are src/pipeline/task.ts' },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -33,24 +33,38 @@ const odrl = (uid: string, action: string, type: string): Record<string, unknown
     'odrl:target': {
       '@type': 'odrl:AssetCollection',
       'odrl:source': 'urn:asset',
-      'odrl:refinement': { '@type': 'odrl:Constraint', 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': { '@id': 'odrl:eq' }, 'odrl:rightOperand': type },
+      'odrl:refinement': {
+        '@type': 'odrl:Constraint',
+        'odrl:leftOperand': 'ngsi-ld:entityType',
+        'odrl:operator': { '@id': 'odrl:eq' },
+        'odrl:rightOperand': type,
+      },
     },
   },
 });
 
-interface Row { name: string; result: LoadResult }
+interface Row {
+  name: string;
+  result: LoadResult;
+}
 
 async function measure(name: string, url: string, headers: Record<string, string>): Promise<Row> {
   const ids = Array.from({ length: SEEDED }, (_, i) => benchId(i + 1));
   const requests: LoadRequest[] = ids.map((id) => ({ method: 'GET', path: `${NGSI}/entities/${id}`, headers }));
   const result = await runLoad(requests, { url, connections: 50, durationS, warmupS });
-  process.stdout.write(`  ${name.padEnd(22)} ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.p99Ms} ms, ${failedRequests(result)} failed\n`);
+  process.stdout.write(
+    `  ${name.padEnd(22)} ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.p99Ms} ms, ${failedRequests(result)} failed\n`,
+  );
   return { name, result };
 }
 
 async function seed(url: string, headers: Record<string, string>): Promise<void> {
   for (let i = 1; i <= SEEDED; i++)
-    await expectStatus('seed', send(url, 'POST', `${NGSI}/entities`, JSON.stringify(benchEntity(benchId(i))), { ...JSON_HEADERS, ...headers }), [201, 409]);
+    await expectStatus(
+      'seed',
+      send(url, 'POST', `${NGSI}/entities`, JSON.stringify(benchEntity(benchId(i))), { ...JSON_HEADERS, ...headers }),
+      [201, 409],
+    );
 }
 
 async function main(): Promise<void> {
@@ -64,8 +78,14 @@ async function main(): Promise<void> {
     for (let i = 0; i < POLICIES - 2; i++) policies.push(odrl(`urn:p:other-${i}`, 'odrl:read', `Other${i}`));
     policies.push(odrl('urn:p:read', 'odrl:read', 'Bench'));
     writeFileSync(join(dir, 'policies.json'), JSON.stringify(policies));
-    const token = await new SignJWT({ verifiableCredential: { type: ['VerifiableCredential'], issuer: 'did:web:issuer.bench', credentialSubject: {} } })
-      .setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(ISSUER).setIssuedAt().setExpirationTime('2h').sign(privateKey);
+    const token = await new SignJWT({
+      verifiableCredential: { type: ['VerifiableCredential'], issuer: 'did:web:issuer.bench', credentialSubject: {} },
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime('2h')
+      .sign(privateKey);
     const auth = { authorization: `Bearer ${token}` };
 
     const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
@@ -78,7 +98,17 @@ async function main(): Promise<void> {
     await seed(plain.url, {});
     rows.push(await measure('retrieve, no auth', plain.url, {}));
     await plain.stop();
-    const dsec = await startServer('dsec', BROKER_SCRIPT, [...base, '--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
+    const dsec = await startServer('dsec', BROKER_SCRIPT, [
+      ...base,
+      '--auth',
+      'dsec',
+      '--dsecJwks',
+      join(dir, 'jwks.json'),
+      '--dsecIssuer',
+      ISSUER,
+      '--dsecPolicies',
+      join(dir, 'policies.json'),
+    ]);
     servers.push(dsec);
     // Keys and policies reach every pipeline thread by broadcast: wait until a run of requests is decided.
     for (let i = 0, decided = 0; i < 200 && decided < 20; i++) {
@@ -95,13 +125,25 @@ async function main(): Promise<void> {
     process.stdout.write(`  dsec / no auth: ${vsPlain} (target >= 0.85)\n`);
     const failed = rows.reduce((n, r) => n + failedRequests(r.result), 0);
     if (!smoke) {
-      appendFileSync(RESULTS, [
-        '', '## Authorization: retrieve with `--auth dsec` (100 policies, the allowing one last, token cached)', '',
-        `Run: \`node dist/bench/auth.js\`, ${durationS} s after ${warmupS} s warm-up, 50 connections.`, '',
-        '| row | req/s | p99 ms | ratio to bare | failed |', '|---|---:|---:|---:|---:|',
-        ...rows.map((r) => `| ${r.name} | ${Math.round(r.result.requestsPerSecond)} | ${r.result.p99Ms} | ${ratio(r)} | ${failedRequests(r.result)} |`),
-        '', `dsec / no auth: **${vsPlain}** (target >= 0.85). Cache-miss cost per algorithm: \`node dist/bench/micro/dsec-decide.js\`.`, '',
-      ].join('\n'));
+      appendFileSync(
+        RESULTS,
+        [
+          '',
+          '## Authorization: retrieve with `--auth dsec` (100 policies, the allowing one last, token cached)',
+          '',
+          `Run: \`node dist/bench/auth.js\`, ${durationS} s after ${warmupS} s warm-up, 50 connections.`,
+          '',
+          '| row | req/s | p99 ms | ratio to bare | failed |',
+          '|---|---:|---:|---:|---:|',
+          ...rows.map(
+            (r) =>
+              `| ${r.name} | ${Math.round(r.result.requestsPerSecond)} | ${r.result.p99Ms} | ${ratio(r)} | ${failedRequests(r.result)} |`,
+          ),
+          '',
+          `dsec / no auth: **${vsPlain}** (target >= 0.85). Cache-miss cost per algorithm: \`node dist/bench/micro/dsec-decide.js\`.`,
+          '',
+        ].join('\n'),
+      );
     }
     if (failed > 0) process.exitCode = 1;
   } finally {

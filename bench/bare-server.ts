@@ -12,14 +12,19 @@ const body = Buffer.from(BARE_BODY);
 // Reads the body to its end so a write costs what a real server pays for the upload, then answers.
 function answerAfterBody(res: HttpResponse, status: string): void {
   const state = { aborted: false };
-  res.onAborted(() => { state.aborted = true; });
+  res.onAborted(() => {
+    state.aborted = true;
+  });
   res.onData((_chunk, isLast) => {
     if (!isLast || state.aborted) return;
-    res.cork(() => { res.writeStatus(status).end(); });
+    res.cork(() => {
+      res.writeStatus(status).end();
+    });
   });
 }
 
-const app = uws.App()
+const app = uws
+  .App()
   .get('/*', (res) => {
     res.cork(() => {
       res.writeStatus('200 OK').writeHeader('Content-Type', 'application/json').end(body);

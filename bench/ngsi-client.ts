@@ -12,12 +12,21 @@ export interface Answer {
 }
 
 export class UnexpectedAnswer extends Error {
-  constructor(readonly what: string, readonly answer: Answer) {
+  constructor(
+    readonly what: string,
+    readonly answer: Answer,
+  ) {
     super(`${what} answered ${answer.status}: ${answer.body.slice(0, 500)}`);
   }
 }
 
-export async function send(baseUrl: string, method: string, path: string, body?: string, headers?: Record<string, string>): Promise<Answer> {
+export async function send(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: string,
+  headers?: Record<string, string>,
+): Promise<Answer> {
   const res = await fetch(baseUrl + path, { method, body, headers: headers ?? (body === undefined ? undefined : JSON_HEADERS) });
   return { status: res.status, body: await res.text() };
 }
@@ -42,14 +51,16 @@ export async function seedEntities(baseUrl: string, ids: readonly string[]): Pro
  */
 export function attributePatches(ids: readonly string[]): LoadRequest[] {
   let n = 0;
-  return [{
-    method: 'PATCH',
-    path: `${NGSI}/entities/${ids[0]}/attrs/temperature`,
-    headers: JSON_HEADERS,
-    body: '{"type":"Property","value":0}',
-    next: () => {
-      n++;
-      return { path: `${NGSI}/entities/${ids[n % ids.length]}/attrs/temperature`, body: `{"type":"Property","value":${n}}` };
+  return [
+    {
+      method: 'PATCH',
+      path: `${NGSI}/entities/${ids[0]}/attrs/temperature`,
+      headers: JSON_HEADERS,
+      body: '{"type":"Property","value":0}',
+      next: () => {
+        n++;
+        return { path: `${NGSI}/entities/${ids[n % ids.length]}/attrs/temperature`, body: `{"type":"Property","value":${n}}` };
+      },
     },
-  }];
+  ];
 }

@@ -55,7 +55,9 @@ async function load(store: EmbdbStore, type: string, from: number, to: number): 
     const done = Math.min(to, s + LOAD_BATCH);
     if (Math.floor(done / PROGRESS_EVERY) > Math.floor(s / PROGRESS_EVERY)) {
       const secs = (Date.now() - started) / 1000;
-      process.stdout.write(`  loaded ${type} ${done.toLocaleString('en')} / ${to.toLocaleString('en')} (${secs.toFixed(1)} s, ${Math.round((done - from) / secs).toLocaleString('en')} entities/s)\n`);
+      process.stdout.write(
+        `  loaded ${type} ${done.toLocaleString('en')} / ${to.toLocaleString('en')} (${secs.toFixed(1)} s, ${Math.round((done - from) / secs).toLocaleString('en')} entities/s)\n`,
+      );
     }
   }
 }
@@ -74,14 +76,16 @@ async function round(store: EmbdbStore, query: EntityQuery): Promise<number> {
   return Number(now - t0) / 1e3 / n;
 }
 
-
 const expand = (term: string): string => (term.includes(':') ? term : NS + term);
 const QSCALE = anyTypeOf([NS + 'QScale']);
 const QUERIES: Array<{ name: string; query: EntityQuery }> = [
   { name: 'type=QScale&limit=20', query: { type: QSCALE, limit: 20, offset: 0, count: false } },
   { name: 'type=QScale&limit=20&count=true', query: { type: QSCALE, limit: 20, offset: 0, count: true } },
   { name: 'type=QScale&limit=0&count=true', query: { type: QSCALE, limit: 0, offset: 0, count: true } },
-  { name: 'type=QScale&q=temperature>=38&count=true', query: { type: QSCALE, q: resolveQ(parseQ('temperature>=38'), expand), limit: 20, offset: 0, count: true } },
+  {
+    name: 'type=QScale&q=temperature>=38&count=true',
+    query: { type: QSCALE, q: resolveQ(parseQ('temperature>=38'), expand), limit: 20, offset: 0, count: true },
+  },
 ];
 
 async function main(): Promise<void> {
@@ -127,7 +131,10 @@ async function main(): Promise<void> {
     '',
     `| query | ${head.join(' | ')} | last / first |`,
     `|---|${steps.map(() => '---:').join('|')}|---:|`,
-    ...QUERIES.map((q, i) => `| ${q.name} | ${table[i]!.map((us, j) => `${us.toFixed(1)} (${spreads[i]![j]})`).join(' | ')} | ${(table[i]!.at(-1)! / table[i]![0]!).toFixed(2)} |`),
+    ...QUERIES.map(
+      (q, i) =>
+        `| ${q.name} | ${table[i]!.map((us, j) => `${us.toFixed(1)} (${spreads[i]![j]})`).join(' | ')} | ${(table[i]!.at(-1)! / table[i]![0]!).toFixed(2)} |`,
+    ),
     END,
   ];
   const section = lines.join('\n');
@@ -135,6 +142,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

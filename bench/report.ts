@@ -72,7 +72,14 @@ const HEAD = ['scenario', 'variant', 'req/s', 'p99 ms', 'ratio to bare', 'errors
 export function consoleTable(rows: readonly Row[]): string {
   const all = [HEAD, ...rows.map(cells)];
   const widths = HEAD.map((_, i) => Math.max(...all.map((c) => c[i]!.length)));
-  return all.map((c) => c.map((v, i) => (i >= 2 && i <= 5 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return all
+    .map((c) =>
+      c
+        .map((v, i) => (i >= 2 && i <= 5 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function markdownTable(rows: readonly Row[]): string {
@@ -84,8 +91,14 @@ function markdownTable(rows: readonly Row[]): string {
 function statusDetail(rows: readonly Row[]): string[] {
   const out: string[] = [];
   for (const row of rows) {
-    const codes = row.result === undefined ? '' : Object.entries(row.result.statusCodes).map(([c, n]) => `${c}×${n}`).join(', ');
-    const extra = row.result !== undefined && row.result.errors > 0 ? `; socket errors ${row.result.errors} (timeouts ${row.result.timeouts})` : '';
+    const codes =
+      row.result === undefined
+        ? ''
+        : Object.entries(row.result.statusCodes)
+            .map(([c, n]) => `${c}×${n}`)
+            .join(', ');
+    const extra =
+      row.result !== undefined && row.result.errors > 0 ? `; socket errors ${row.result.errors} (timeouts ${row.result.timeouts})` : '';
     if (rowFailed(row) || row.notes.length > 0) {
       out.push(`- ${row.scenario} / ${row.variant}: ${codes === '' ? 'no answers' : `statuses ${codes}`}${extra}`);
       for (const note of row.notes) out.push(`  - ${note.replace(/\n/g, ' ')}`);
@@ -100,7 +113,9 @@ function loadText(l: readonly number[]): string {
 
 export function markdownReport(rows: readonly Row[], info: RunInfo): string {
   const cpu = cpus();
-  const exits = Object.entries(info.exitCodes).map(([v, c]) => `${v} ${c === null ? 'killed' : c}`).join(', ');
+  const exits = Object.entries(info.exitCodes)
+    .map(([v, c]) => `${v} ${c === null ? 'killed' : c}`)
+    .join(', ');
   const problems = statusDetail(rows);
   return [
     '# Benchmark results',

@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 export const RESULTS = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
 /** The markers of section `name`: `<!-- name:begin -->` and `<!-- name:end -->`. */
-export const sectionMarkers = (name: string): { begin: string; end: string } => ({ begin: `<!-- ${name}:begin -->`, end: `<!-- ${name}:end -->` });
+export const sectionMarkers = (name: string): { begin: string; end: string } => ({
+  begin: `<!-- ${name}:begin -->`,
+  end: `<!-- ${name}:end -->`,
+});
 
 /** Prints `body` (which starts with the begin marker and ends with the end marker) and puts it in `out`. */
 export function writeResultsSection(name: string, body: string, out: string = RESULTS): void {
@@ -22,5 +25,7 @@ export function writeResultsSection(name: string, body: string, out: string = RE
 
 /** What the run was measured on: the cores and the load average when it started (1/5/15 min). */
 export function machineAtStart(): string {
-  return `${cpus().length} cores, load average at start ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`;
+  return `${cpus().length} cores, load average at start ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')}`;
 }

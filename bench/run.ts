@@ -52,18 +52,28 @@ function positive(name: string, text: string | undefined, fallback: number, allo
 
 function pick<T extends { name: string }>(flag: string, table: readonly T[], text: string | undefined, fallback: readonly T[]): T[] {
   if (text === undefined) return [...fallback];
-  return text.split(',').filter((s) => s !== '').map((name) => {
-    const found = table.find((x) => x.name === name);
-    if (found === undefined) throw new UsageError(`--${flag}: unknown '${name}' (known: ${table.map((x) => x.name).join(', ')})`);
-    return found;
-  });
+  return text
+    .split(',')
+    .filter((s) => s !== '')
+    .map((name) => {
+      const found = table.find((x) => x.name === name);
+      if (found === undefined) throw new UsageError(`--${flag}: unknown '${name}' (known: ${table.map((x) => x.name).join(', ')})`);
+      return found;
+    });
 }
 
 function adHocVariant(text: string): BrokerVariant {
   const eq = text.indexOf('=');
   const name = eq < 0 ? '' : text.slice(0, eq).trim();
   if (name === '') throw new UsageError(`--variant: '${text}' is not name=args`);
-  return { name, description: 'ad hoc (--variant)', args: text.slice(eq + 1).split(/\s+/).filter((a) => a !== '') };
+  return {
+    name,
+    description: 'ad hoc (--variant)',
+    args: text
+      .slice(eq + 1)
+      .split(/\s+/)
+      .filter((a) => a !== ''),
+  };
 }
 
 function settings(argv: string[]): Settings {
@@ -127,7 +137,14 @@ function ratio(row: Row, ...baselines: (Row | undefined)[]): number | undefined 
 }
 
 /** A broker row seeds and probes first; `baseline` is the bare row its ratio is taken to. */
-async function measure(server: ServerProcess, variant: string, scenario: Scenario, s: Settings, broker: boolean, baseline?: Row): Promise<Row> {
+async function measure(
+  server: ServerProcess,
+  variant: string,
+  scenario: Scenario,
+  s: Settings,
+  broker: boolean,
+  baseline?: Row,
+): Promise<Row> {
   const row: Row = { scenario: scenario.name, variant, notes: [], targetRatio: broker ? scenario.targetRatio : undefined };
   try {
     if (broker) await scenario.setup?.(server.url);
@@ -145,7 +162,9 @@ async function measure(server: ServerProcess, variant: string, scenario: Scenari
     row.notes.push(`${server.name} died (exit ${server.proc.exitCode ?? server.proc.signalCode}); last output:\n${server.tail()}`);
   }
   const r = row.result;
-  log(`  ${scenario.name.padEnd(14)} ${variant.padEnd(13)} ${r === undefined ? 'not measured' : `${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99Ms} ms, ${r.errors + r.non2xx} errors`}${row.ratio === undefined ? '' : `, ratio ${row.ratio.toFixed(3)} (to the first bare row)`}`);
+  log(
+    `  ${scenario.name.padEnd(14)} ${variant.padEnd(13)} ${r === undefined ? 'not measured' : `${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99Ms} ms, ${r.errors + r.non2xx} errors`}${row.ratio === undefined ? '' : `, ratio ${row.ratio.toFixed(3)} (to the first bare row)`}`,
+  );
   for (const note of row.notes) log(`    ${note.split('\n')[0]}`);
   return row;
 }
@@ -169,7 +188,9 @@ async function main(): Promise<number> {
     variants: s.variants,
     exitCodes: {},
   };
-  log(`bench: ${s.scenarios.length} scenarios × (bare + ${s.variants.map((v) => v.name).join(', ')}), ${s.load.connections} connections, ${s.load.durationS} s after ${s.load.warmupS} s warm-up`);
+  log(
+    `bench: ${s.scenarios.length} scenarios × (bare + ${s.variants.map((v) => v.name).join(', ')}), ${s.load.connections} connections, ${s.load.durationS} s after ${s.load.warmupS} s warm-up`,
+  );
 
   const rows: Row[] = [];
   const bareRows = new Map<string, Row>();
@@ -190,13 +211,15 @@ async function main(): Promise<number> {
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       log(`${variant.name}: ${message}`);
-      for (const scenario of s.scenarios) rows.push({ scenario: scenario.name, variant: variant.name, notes: [`broker did not start: ${message}`] });
+      for (const scenario of s.scenarios)
+        rows.push({ scenario: scenario.name, variant: variant.name, notes: [`broker did not start: ${message}`] });
       continue;
     }
     log(`${variant.name} on ${broker.url} (${variant.args.join(' ') || 'defaults'})`);
     for (const scenario of s.scenarios) rows.push(await measure(broker, variant.name, scenario, s, true, bareRows.get(scenario.name)));
     info.exitCodes[variant.name] = await broker.stop();
-    if (info.exitCodes[variant.name] !== 0) log(`${variant.name} exited with ${info.exitCodes[variant.name]} after SIGTERM (0 expected)\n${broker.tail()}`);
+    if (info.exitCodes[variant.name] !== 0)
+      log(`${variant.name} exited with ${info.exitCodes[variant.name]} after SIGTERM (0 expected)\n${broker.tail()}`);
   }
 
   if (!s.smoke && s.variants.length > 0) {
@@ -205,7 +228,8 @@ async function main(): Promise<number> {
       const start = bareRows.get(scenario.name);
       const end = await measure(bare, BARE_END, scenario, s, false, start);
       rows.push(end);
-      for (const row of rows) if (row.scenario === scenario.name && row.variant !== BARE && row.variant !== BARE_END) row.ratio = ratio(row, start, end);
+      for (const row of rows)
+        if (row.scenario === scenario.name && row.variant !== BARE && row.variant !== BARE_END) row.ratio = ratio(row, start, end);
     }
   }
   await bare.stop();
@@ -220,16 +244,28 @@ async function main(): Promise<number> {
     await writeReport(s.out, rows, info);
     log(`\nwritten to ${s.out}`);
   }
-  if (s.json !== undefined) await writeFile(s.json, JSON.stringify({ info: { ...info, scenarios: s.scenarios.map((x) => x.name), variants: s.variants.map((v) => v.name) }, rows }, null, 2));
+  if (s.json !== undefined)
+    await writeFile(
+      s.json,
+      JSON.stringify(
+        { info: { ...info, scenarios: s.scenarios.map((x) => x.name), variants: s.variants.map((v) => v.name) }, rows },
+        null,
+        2,
+      ),
+    );
 
   const failed = rows.filter(rowFailed);
   const badExits = Object.entries(info.exitCodes).filter(([, code]) => code !== 0);
-  if (failed.length > 0) log(`\n${failed.length} row(s) with failed requests or not measured: ${failed.map((r) => `${r.scenario}/${r.variant}`).join(', ')}`);
+  if (failed.length > 0)
+    log(`\n${failed.length} row(s) with failed requests or not measured: ${failed.map((r) => `${r.scenario}/${r.variant}`).join(', ')}`);
   if (badExits.length > 0) log(`broker variant(s) not exiting 0 after SIGTERM: ${badExits.map(([v, c]) => `${v} (${c})`).join(', ')}`);
   return failed.length > 0 || badExits.length > 0 ? 1 : 0;
 }
 
-main().then((code) => process.exit(code), (e: unknown) => {
-  process.stderr.write(`bench: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  },
+);

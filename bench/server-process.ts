@@ -36,7 +36,10 @@ export async function startServer(name: string, script: string, args: readonly s
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       keep(line);
       const port = listeningPort(line);
-      if (port !== undefined) { clearTimeout(timer); resolve(port); }
+      if (port !== undefined) {
+        clearTimeout(timer);
+        resolve(port);
+      }
     });
     void exited.then((code) => {
       clearTimeout(timer);

@@ -49,8 +49,13 @@ async function seedInstances(url: string, id: string, count: number): Promise<vo
   await expectStatus(`temporal create ${id}`, send(url, 'POST', `${NGSI}/temporal/entities`, JSON.stringify({ id, type: 'Meter' })), [201]);
   for (let i = 0; i < count; i += PER_BODY) {
     const power: unknown[] = [];
-    for (let k = i; k < Math.min(count, i + PER_BODY); k++) power.push({ type: 'Property', value: k, observedAt: new Date(start + k * 1000).toISOString() });
-    await expectStatus(`instances ${i}.. of ${id}`, send(url, 'POST', `${NGSI}/temporal/entities/${id}/attrs`, JSON.stringify({ power })), [204]);
+    for (let k = i; k < Math.min(count, i + PER_BODY); k++)
+      power.push({ type: 'Property', value: k, observedAt: new Date(start + k * 1000).toISOString() });
+    await expectStatus(
+      `instances ${i}.. of ${id}`,
+      send(url, 'POST', `${NGSI}/temporal/entities/${id}/attrs`, JSON.stringify({ power })),
+      [204],
+    );
   }
 }
 
@@ -58,15 +63,25 @@ async function seedInstances(url: string, id: string, count: number): Promise<vo
 async function seedTyped(url: string, type: string, count: number): Promise<void> {
   for (let i = 0; i < count; i += 1000) {
     const batch = [];
-    for (let k = i; k < Math.min(count, i + 1000); k++) batch.push({ id: `urn:ngsi-ld:${type}:${k}`, type, power: { type: 'Property', value: k } });
+    for (let k = i; k < Math.min(count, i + 1000); k++)
+      batch.push({ id: `urn:ngsi-ld:${type}:${k}`, type, power: { type: 'Property', value: k } });
     await expectStatus(`create ${type} ${i}..`, send(url, 'POST', `${NGSI}/entityOperations/create`, JSON.stringify(batch)), [201]);
   }
 }
 
-const lastN = (id: string): LoadRequest[] => [{ method: 'GET', path: `${NGSI}/temporal/entities/${id}?lastN=100&timerel=after&timeAt=2024-01-01T00:00:00Z` }];
+const lastN = (id: string): LoadRequest[] => [
+  { method: 'GET', path: `${NGSI}/temporal/entities/${id}?lastN=100&timerel=after&timeAt=2024-01-01T00:00:00Z` },
+];
 const byType: LoadRequest[] = [{ method: 'GET', path: `${NGSI}/temporal/entities?type=Rare&lastN=1` }];
 const bareGet: LoadRequest[] = [{ method: 'GET', path: `${NGSI}/entities/${benchId(1)}` }];
-const barePatch: LoadRequest[] = [{ method: 'PATCH', path: `${NGSI}/entities/${benchId(1)}/attrs/temperature`, headers: JSON_HEADERS, body: '{"type":"Property","value":0}' }];
+const barePatch: LoadRequest[] = [
+  {
+    method: 'PATCH',
+    path: `${NGSI}/entities/${benchId(1)}/attrs/temperature`,
+    headers: JSON_HEADERS,
+    body: '{"type":"Property","value":0}',
+  },
+];
 const patchedIds = Array.from({ length: PATCHED }, (_, i) => benchId(i + 1));
 const patches = (): LoadRequest[] => attributePatches(patchedIds);
 
@@ -111,20 +126,56 @@ async function main(): Promise<void> {
     await seedInstances(full.url, 'urn:ngsi-ld:Meter:small', SMALL);
     await seedInstances(full.url, 'urn:ngsi-ld:Meter:big', bigCount);
     let s = (Date.now() - t0) / 1000;
-    seeding.push(`${SMALL + bigCount} instances through the temporal API in ${s.toFixed(0)} s (${((SMALL + bigCount) / s).toFixed(0)} instances/s)`);
+    seeding.push(
+      `${SMALL + bigCount} instances through the temporal API in ${s.toFixed(0)} s (${((SMALL + bigCount) / s).toFixed(0)} instances/s)`,
+    );
     t0 = Date.now();
     await seedTyped(full.url, 'Other', otherCount);
     s = (Date.now() - t0) / 1000;
-    seeding.push(`${otherCount} entities of type Other by batch create with --troe embdb in ${s.toFixed(0)} s (${(otherCount / s).toFixed(0)} entities/s)`);
+    seeding.push(
+      `${otherCount} entities of type Other by batch create with --troe embdb in ${s.toFixed(0)} s (${(otherCount / s).toFixed(0)} entities/s)`,
+    );
     for (const b of [full, lean]) await seedTyped(b.url, 'Rare', RARE);
-    for (const b of [lean, none]) await seedEntities(b.url, Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)));
+    for (const b of [lean, none])
+      await seedEntities(
+        b.url,
+        Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)),
+      );
 
     const rows: Row[] = [
       { name: 'bare uWS, GET', bare: 'get', target: () => bare.url, requests: () => bareGet, runs: [], ratios: [] },
-      { name: `lastN=100, entity with ${SMALL} instances`, bare: 'get', target: () => full.url, requests: () => lastN('urn:ngsi-ld:Meter:small'), runs: [], ratios: [] },
-      { name: `lastN=100, entity with ${bigCount} instances`, bare: 'get', target: () => full.url, requests: () => lastN('urn:ngsi-ld:Meter:big'), runs: [], ratios: [] },
-      { name: `type=Rare (${RARE}), history without other types`, bare: 'get', target: () => lean.url, requests: () => byType, runs: [], ratios: [] },
-      { name: `type=Rare (${RARE}), beside ${otherCount} of type Other`, bare: 'get', target: () => full.url, requests: () => byType, runs: [], ratios: [] },
+      {
+        name: `lastN=100, entity with ${SMALL} instances`,
+        bare: 'get',
+        target: () => full.url,
+        requests: () => lastN('urn:ngsi-ld:Meter:small'),
+        runs: [],
+        ratios: [],
+      },
+      {
+        name: `lastN=100, entity with ${bigCount} instances`,
+        bare: 'get',
+        target: () => full.url,
+        requests: () => lastN('urn:ngsi-ld:Meter:big'),
+        runs: [],
+        ratios: [],
+      },
+      {
+        name: `type=Rare (${RARE}), history without other types`,
+        bare: 'get',
+        target: () => lean.url,
+        requests: () => byType,
+        runs: [],
+        ratios: [],
+      },
+      {
+        name: `type=Rare (${RARE}), beside ${otherCount} of type Other`,
+        bare: 'get',
+        target: () => full.url,
+        requests: () => byType,
+        runs: [],
+        ratios: [],
+      },
       { name: 'bare uWS, PATCH', bare: 'patch', target: () => bare.url, requests: () => barePatch, runs: [], ratios: [] },
       { name: 'PATCH attribute, --troe none', bare: 'patch', target: () => none.url, requests: patches, runs: [], ratios: [] },
       { name: 'PATCH attribute, --troe embdb', bare: 'patch', target: () => lean.url, requests: patches, runs: [], ratios: [] },
@@ -148,8 +199,10 @@ async function main(): Promise<void> {
     const write = pairRatio(rows[7]!, rows[6]!);
     const lines = [
       `${new Date().toISOString()}, ${machine}, ${connections} connections, ${durationS} s per run after 2 s warm-up, ${rounds} alternated rounds; whole run`,
-      `${((Date.now() - started) / 60000).toFixed(1)} min. Seeded: ${seeding.join('; ')}.`, '',
-      '| row | req/s (median) | req/s range | p50 ms | p99 ms | ratio to bare uWS (median) |', '|---|---:|---:|---:|---:|---:|',
+      `${((Date.now() - started) / 60000).toFixed(1)} min. Seeded: ${seeding.join('; ')}.`,
+      '',
+      '| row | req/s (median) | req/s range | p50 ms | p99 ms | ratio to bare uWS (median) |',
+      '|---|---:|---:|---:|---:|---:|',
       ...rows.map(line),
       '',
       `- lastN=100 on ${bigCount} vs ${SMALL} instances: **${last.median.toFixed(2)}** of the req/s (rounds ${last.range}; 1.0 = the same time).`,
@@ -168,6 +221,6 @@ function writeSection(lines: readonly string[]): void {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

@@ -63,7 +63,7 @@ export interface Broker {
 let brokersStarted = 0;
 
 export async function createBroker(argv: readonly string[] | BrokerArgs, opts: CreateOptions = {}): Promise<Broker> {
-  const args = Array.isArray(argv) ? await readArgs(argv as readonly string[], opts.env) : argv as BrokerArgs;
+  const args = Array.isArray(argv) ? await readArgs(argv as readonly string[], opts.env) : (argv as BrokerArgs);
   const { authModule, storePlugin, troePlace, authOptions, historyOptions } = args;
   const { config, cors } = readConfig(args);
   config.instance = `${process.pid}.${++brokersStarted}`;
@@ -88,12 +88,18 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   }
 
   // From here a start-up failure also closes what is open, and removes a RAM store's directory (it would stay on tmpfs).
-  const undo: Array<() => Promise<void> | void> = [() => relay?.close(), () => { healthServer?.close(); }];
+  const undo: Array<() => Promise<void> | void> = [
+    () => relay?.close(),
+    () => {
+      healthServer?.close();
+    },
+  ];
   const failed = async (error: unknown, logAs?: string): Promise<never> => {
     if (logAs !== undefined) log.error({ err: error }, logAs);
     for (const step of undo.reverse()) await step();
     if (error instanceof StartError) throw error;
-    throw logAs !== undefined ? new StartError(`${logAs}: ${error instanceof Error ? error.message : String(error)}`, true)
+    throw logAs !== undefined
+      ? new StartError(`${logAs}: ${error instanceof Error ? error.message : String(error)}`, true)
       : new StartError(error instanceof Error ? error.message : String(error));
   };
 
@@ -102,7 +108,10 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   storeParams.options = { ...storeParams.options, ...prepared };
   const store = await storePlugin.storeOpen(storeParams);
   health.store = store;
-  undo.push(async () => { await store.close(); await storePlugin.storeDispose?.(storeParams); });
+  undo.push(async () => {
+    await store.close();
+    await storePlugin.storeDispose?.(storeParams);
+  });
   // The history's primary instance: opened here first, so a history that cannot open stops the start.
   let history: History | undefined;
   try {
@@ -110,13 +119,20 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   } catch (e) {
     return failed(e);
   }
-  undo.push(async () => { if (history !== store.history) await history?.close?.(); });
+  undo.push(async () => {
+    if (history !== store.history) await history?.close?.();
+  });
 
   let policyApi: PolicyApiServer | undefined;
   const listenPolicyApi = async (): Promise<void> => {
     if (config.policyApiPort === undefined || policyApi !== undefined) return;
     const { startPolicyApi } = await import('./policyapi/server.js');
-    policyApi = await startPolicyApi(loadUws().uws!, store, { host: config.policyApiHost, port: config.policyApiPort, maxBodySize: config.maxBodySize, log });
+    policyApi = await startPolicyApi(loadUws().uws!, store, {
+      host: config.policyApiHost,
+      port: config.policyApiPort,
+      maxBodySize: config.maxBodySize,
+      log,
+    });
     undo.push(() => policyApi?.close());
   };
   if (opts.listen === true) {
@@ -127,7 +143,13 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     }
   }
 
-  const contexts = new ContextService({ coreVersion: config.coreContext, defaultUserContext: config.defaultUserContext, contextDir: config.contextDir, log, instance: config.instance });
+  const contexts = new ContextService({
+    coreVersion: config.coreContext,
+    defaultUserContext: config.defaultUserContext,
+    contextDir: config.contextDir,
+    log,
+    instance: config.instance,
+  });
   try {
     await contexts.init();
   } catch (e) {
@@ -142,7 +164,9 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     try {
       const driver = await registerAuth(authModule, { options: authOptions as OptionValues, primary: true, log, expandDefault });
       const shutdown = (authModule as { authShutdown?: () => Promise<void> | void }).authShutdown;
-      frontAuth = createFrontAuth(driver, expandDefault, async () => { await shutdown?.(); });
+      frontAuth = createFrontAuth(driver, expandDefault, async () => {
+        await shutdown?.();
+      });
       log.info({ plugin: driver.name, abi: driver.abiVersion }, 'auth plugin loaded');
     } catch (e) {
       return failed(e);
@@ -179,16 +203,19 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   undo.push(() => notifier.stop());
 
   const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
-  const handler = (ex: Parameters<typeof dispatch>[0]): void => { void dispatch(ex, deps); };
+  const handler = (ex: Parameters<typeof dispatch>[0]): void => {
+    void dispatch(ex, deps);
+  };
   let server: HttpServer | undefined;
   let port: number | undefined;
   const listen = async (): Promise<Ports> => {
     await listenHealth();
     await listenPolicyApi();
     if (server === undefined) {
-      const created = uws !== undefined
-        ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
-        : createNodeServer(handler, { maxBodySize: config.maxBodySize });
+      const created =
+        uws !== undefined
+          ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
+          : createNodeServer(handler, { maxBodySize: config.maxBodySize });
       port = await created.listen(config.host, config.port);
       server = created;
       health.ready = true;
@@ -232,7 +259,13 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   };
 }
 
-async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, auth: FrontAuth | undefined, history: History | undefined): Promise<void> {
+async function shutdownAll(
+  log: Logger,
+  runner: PipelineRunner,
+  store: Store,
+  auth: FrontAuth | undefined,
+  history: History | undefined,
+): Promise<void> {
   try {
     await runner.close();
     await auth?.close();
@@ -248,7 +281,10 @@ async function shutdownAll(log: Logger, runner: PipelineRunner, store: Store, au
 class LogRelay {
   private readonly channel: BroadcastChannel;
 
-  constructor(config: BrokerConfig, private readonly destination: LogDestination) {
+  constructor(
+    config: BrokerConfig,
+    private readonly destination: LogDestination,
+  ) {
     config.logChannel = `ldbroker:log:${config.instance}`;
     this.channel = new BroadcastChannel(config.logChannel);
     this.channel.unref();

@@ -15,7 +15,10 @@ import { loadUws } from './front/server-uws.js';
 
 /** A start-up refusal. main.ts prints `ldbroker: <message>` (unless the reason is logged already) and exits 1. */
 export class StartError extends Error {
-  constructor(message: string, readonly logged = false) {
+  constructor(
+    message: string,
+    readonly logged = false,
+  ) {
     super(message);
   }
 }
@@ -83,8 +86,15 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     return picked;
   };
   return {
-    values, usage: usage(tables), authModule, storePlugin, troePlace, historyModule,
-    authOptions: pick(authModule?.options), storeOptions: pick(storePlugin.options), historyOptions: pick(historyModule?.options),
+    values,
+    usage: usage(tables),
+    authModule,
+    storePlugin,
+    troePlace,
+    historyModule,
+    authOptions: pick(authModule?.options),
+    storeOptions: pick(storePlugin.options),
+    historyOptions: pick(historyModule?.options),
   };
 }
 
@@ -102,9 +112,11 @@ export function readConfig(args: BrokerArgs): { config: BrokerConfig; cors: Cors
   // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
   if (config.policyApiPort !== undefined) {
     if (!FEATURES.policyApi) throw new StartError('--policyApiPort: this broker was built without the policy API (FEATURES=nopolicyApi)');
-    if (config.httpServer === 'node') throw new StartError('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
+    if (config.httpServer === 'node')
+      throw new StartError('--policyApiPort needs the uWebSockets.js server and cannot be used with --httpServer node');
     const { reason } = loadUws();
-    if (reason !== undefined) throw new StartError(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
+    if (reason !== undefined)
+      throw new StartError(`--policyApiPort needs uWebSockets.js, which cannot be loaded on this platform: ${reason}`);
   }
   return { config, cors };
 }

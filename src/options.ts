@@ -9,39 +9,85 @@ export { OptionError, type BrokerConfig } from './config.js';
 export const brokerOptions: OptionSpec[] = [
   { name: 'port', type: 'int', default: 1026, min: 0, help: 'port of the NGSI-LD API' },
   { name: 'host', type: 'string', default: '0.0.0.0', help: 'address the NGSI-LD API listens on' },
-  { name: 'database', alias: 'db', type: 'enum', values: ['embdb', 'docdb'], default: 'embdb', help: 'store plugin (its options follow the broker\'s)' },
-  { name: 'troe', type: 'enum', values: ['none', 'embdb'], other: '<plugin>', default: 'none',
-    help: 'history of every write (temporal API): none; embdb (in the embedded store, in the write\'s own transaction); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path. tsdb (QuestDB, issue 18) is not available yet' },
-  { name: 'temporalInstanceCap', type: 'int', default: 1000, min: 1,
-    help: 'most instances of one attribute in a temporal answer; past it the answer is 206 with Content-Range and the rest on the next page (CIM 009 §6.3.10)' },
-  { name: 'connectionPoolSize', type: 'int', min: 0,
-    help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread' },
+  {
+    name: 'database',
+    alias: 'db',
+    type: 'enum',
+    values: ['embdb', 'docdb'],
+    default: 'embdb',
+    help: "store plugin (its options follow the broker's)",
+  },
+  {
+    name: 'troe',
+    type: 'enum',
+    values: ['none', 'embdb'],
+    other: '<plugin>',
+    default: 'none',
+    help: "history of every write (temporal API): none; embdb (in the embedded store, in the write's own transaction); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path. tsdb (QuestDB, issue 18) is not available yet",
+  },
+  {
+    name: 'temporalInstanceCap',
+    type: 'int',
+    default: 1000,
+    min: 1,
+    help: 'most instances of one attribute in a temporal answer; past it the answer is 206 with Content-Range and the rest on the next page (CIM 009 §6.3.10)',
+  },
+  {
+    name: 'connectionPoolSize',
+    type: 'int',
+    min: 0,
+    help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread',
+  },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
   { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
-  { name: 'policyApiPort', type: 'int', min: 0,
-    help: "port of the policy API (the PAP's /policy routes, no authentication; off when absent; needs --httpServer uws)" },
+  {
+    name: 'policyApiPort',
+    type: 'int',
+    min: 0,
+    help: "port of the policy API (the PAP's /policy routes, no authentication; off when absent; needs --httpServer uws)",
+  },
   { name: 'policyApiHost', type: 'string', default: '127.0.0.1', help: 'address the policy API listens on' },
-  { name: 'logLevel', type: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info',
-    help: 'pino log level' },
+  {
+    name: 'logLevel',
+    type: 'enum',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    help: 'pino log level',
+  },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
-  { name: 'brokerUrl', type: 'string',
-    help: "the broker's public address (http[s]://host[:port]): the URLs it gives of the @contexts it serves, notifications included; absent: the address each request reached (its Host)" },
-  { name: 'corsOrigin', type: 'string',
-    help: 'CORS for browsers: the origin allowed (http[s]://host[:port]), or __ALL (or *) for any; off when absent' },
+  {
+    name: 'brokerUrl',
+    type: 'string',
+    help: "the broker's public address (http[s]://host[:port]): the URLs it gives of the @contexts it serves, notifications included; absent: the address each request reached (its Host)",
+  },
+  {
+    name: 'corsOrigin',
+    type: 'string',
+    help: 'CORS for browsers: the origin allowed (http[s]://host[:port]), or __ALL (or *) for any; off when absent',
+  },
   { name: 'corsMaxAge', type: 'int', default: 86400, min: 0, help: 'CORS: seconds a browser may keep the answer to a preflight' },
   { name: 'maxBodySize', type: 'int', default: 8 * 1024 * 1024, min: 1, help: 'largest request body in bytes (413 above)' },
-  { name: 'maxPendingRequests', type: 'int', default: 10_000, min: 1,
-    help: 'requests the pipeline holds at once, queued or running; past it the broker answers 503 Unavailable at once' },
-  { name: 'notificationQueueBytes', type: 'int', default: 64 * 1024 * 1024, min: 1,
-    help: 'bytes of notifications waiting for every endpoint together; past it the oldest of the slowest endpoint is dropped (a failure of its subscription)' },
+  {
+    name: 'maxPendingRequests',
+    type: 'int',
+    default: 10_000,
+    min: 1,
+    help: 'requests the pipeline holds at once, queued or running; past it the broker answers 503 Unavailable at once',
+  },
+  {
+    name: 'notificationQueueBytes',
+    type: 'int',
+    default: 64 * 1024 * 1024,
+    min: 1,
+    help: 'bytes of notifications waiting for every endpoint together; past it the oldest of the slowest endpoint is dropped (a failure of its subscription)',
+  },
   { name: 'pluginDir', type: 'string', help: 'directory of plugins (<pluginDir>/<category>/<name>.js); default: the built-in ones' },
   { name: 'auth', type: 'string', help: 'authorization plugin: a name in <pluginDir>/auth or a path' },
   { name: 'coreContext', type: 'enum', values: ['1.6', '1.7', '1.8', '1.9'], default: '1.8', help: 'version of the default core @context' },
   { name: 'fg', type: 'bool', default: false, help: 'accepted for compatibility: the broker always runs in the foreground' },
   { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },
 ];
-
 
 /**
  * One broker option's value before the plugins' tables are known (it chooses a plugin whose table parsing needs):
@@ -68,8 +114,10 @@ export function splitArgs(argv: readonly string[]): RawArgs {
     let name = arg.replace(/^--?/, '');
     let value: string | true = true;
     const eq = name.indexOf('=');
-    if (eq >= 0) { value = name.slice(eq + 1); name = name.slice(0, eq); }
-    else if (i + 1 < argv.length && !isOptionWord(argv[i + 1]!)) value = argv[++i]!;
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    } else if (i + 1 < argv.length && !isOptionWord(argv[i + 1]!)) value = argv[++i]!;
     given.set(name, value);
   }
   return { given };
@@ -86,7 +134,8 @@ export function parseOptions(raw: RawArgs, tables: readonly OptionSpec[], env: N
     byName.set(spec.name, spec);
     if (spec.alias) byName.set(spec.alias, spec);
   }
-  for (const name of raw.given.keys()) if (!byName.has(name)) throw new OptionError(`unknown option '-${name.length > 2 ? '-' : ''}${name}'`);
+  for (const name of raw.given.keys())
+    if (!byName.has(name)) throw new OptionError(`unknown option '-${name.length > 2 ? '-' : ''}${name}'`);
   const values: OptionValues = {};
   for (const spec of tables) {
     const fromArgs = raw.given.get(spec.name) ?? (spec.alias ? raw.given.get(spec.alias) : undefined);

@@ -5,5 +5,5 @@ import { runNotifier, type NotifierData } from '../src/notify/notifier-thread.js
 if (parentPort === null) throw new Error('workers/notifier.js runs as a worker thread');
 const port = parentPort;
 runNotifier(workerData as NotifierData, port).catch((e: unknown) => {
-  port.postMessage({ kind: 'failed', error: e instanceof Error ? e.stack ?? e.message : String(e) });
+  port.postMessage({ kind: 'failed', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
 });

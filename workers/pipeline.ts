@@ -16,7 +16,10 @@ const ready = createWorkerContext(workerData as WorkerInit, `pipeline-${threadId
 
 /** Moves a value to the front with the buffers (or port) it names transferred. */
 class Moved<T> {
-  constructor(private readonly value: T, private readonly transfer: Array<ArrayBuffer | MessagePort>) {}
+  constructor(
+    private readonly value: T,
+    private readonly transfer: Array<ArrayBuffer | MessagePort>,
+  ) {}
   get [Piscina.transferableSymbol](): Array<ArrayBuffer | MessagePort> {
     return this.transfer;
   }
@@ -58,12 +61,14 @@ export async function batch(entries: BatchEntry[]): Promise<unknown> {
   const ctx = await ready;
   if (reply === undefined) {
     // The front never got this thread's port (see replyPorts): the results go back with the task, which must wait for all.
-    const results = await Promise.all(entries.map(async (e) => {
-      const wait = new ContextWait(lot, undefined);
-      const result = await runPipeline(ctx, e.task, handlers, wait);
-      wait.end();
-      return result;
-    }));
+    const results = await Promise.all(
+      entries.map(async (e) => {
+        const wait = new ContextWait(lot, undefined);
+        const result = await runPipeline(ctx, e.task, handlers, wait);
+        wait.end();
+        return result;
+      }),
+    );
     const out: BatchReply = { ids: entries.map((e) => e.id), results };
     return Piscina.move(new Moved(out, bodiesOf(results)) as never);
   }

@@ -12,7 +12,11 @@ import { TokenVerifier, bearerToken, type ClaimRules } from '../../src/plugins/a
 const ORG = 'did:web:provider.example';
 
 function report(name: string, ops: number, ms: number): void {
-  process.stdout.write(`${name.padEnd(48)} ${Math.round((ops / ms) * 1000).toLocaleString('en').padStart(12)} ops/s\n`);
+  process.stdout.write(
+    `${name.padEnd(48)} ${Math.round((ops / ms) * 1000)
+      .toLocaleString('en')
+      .padStart(12)} ops/s\n`,
+  );
 }
 
 async function measure(name: string, fn: () => unknown, minMs = 1000): Promise<void> {
@@ -33,15 +37,31 @@ function policy(i: number, type: string): unknown {
     'odrl:uid': `urn:bench:${i}`,
     'odrl:permission': {
       'odrl:action': { '@id': 'odrl:read' },
-      'odrl:assignee': { '@type': 'odrl:PartyCollection', 'odrl:refinement': { 'odrl:leftOperand': 'vc:role', 'odrl:operator': 'odrl:hasPart', 'odrl:rightOperand': 'OPERATOR' } },
-      'odrl:target': { '@type': 'odrl:AssetCollection', 'odrl:refinement': { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': type } },
+      'odrl:assignee': {
+        '@type': 'odrl:PartyCollection',
+        'odrl:refinement': { 'odrl:leftOperand': 'vc:role', 'odrl:operator': 'odrl:hasPart', 'odrl:rightOperand': 'OPERATOR' },
+      },
+      'odrl:target': {
+        '@type': 'odrl:AssetCollection',
+        'odrl:refinement': { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': type },
+      },
     },
   };
 }
 
 const request: AuthRequest = {
-  method: 'GET', path: '/ngsi-ld/v1/entities/urn:ngsi-ld:Car:1', params: [], ldOp: 0, ldOpName: '', route: '', tenant: '',
-  entities: false, header: () => undefined, body: () => null, expand: () => null, expandDefault: (t) => t,
+  method: 'GET',
+  path: '/ngsi-ld/v1/entities/urn:ngsi-ld:Car:1',
+  params: [],
+  ldOp: 0,
+  ldOpName: '',
+  route: '',
+  tenant: '',
+  entities: false,
+  header: () => undefined,
+  body: () => null,
+  expand: () => null,
+  expandDefault: (t) => t,
 };
 const credential = { issuer: 'did:web:issuer.example', credentialSubject: { roles: [{ target: ORG, names: ['OPERATOR'] }] } };
 
@@ -52,15 +72,24 @@ function anyonePolicy(i: number, type: string): unknown {
     'odrl:permission': {
       'odrl:action': { '@id': 'odrl:read' },
       'odrl:assignee': { '@id': 'vc:any' },
-      'odrl:target': { '@type': 'odrl:AssetCollection', 'odrl:refinement': { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': { '@id': 'odrl:eq' }, 'odrl:rightOperand': type } },
+      'odrl:target': {
+        '@type': 'odrl:AssetCollection',
+        'odrl:refinement': { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': { '@id': 'odrl:eq' }, 'odrl:rightOperand': type },
+      },
     },
   };
 }
 
 const input = new DecisionInput();
 const out: Decision = { verdict: AuthVerdict.Deny, reason: '' };
-for (const [name, make] of [['role and type', policy], ['anyone, type', anyonePolicy]] as const) {
-  const set = compilePolicySet([Array.from({ length: 100 }, (_, i) => make(i, i === 99 ? 'Car' : `Type${i}`))], { organization: ORG, ngsild: false });
+for (const [name, make] of [
+  ['role and type', policy],
+  ['anyone, type', anyonePolicy],
+] as const) {
+  const set = compilePolicySet([Array.from({ length: 100 }, (_, i) => make(i, i === 99 ? 'Car' : `Type${i}`))], {
+    organization: ORG,
+    ngsild: false,
+  });
   await measure(`decide: 100 policies (${name}), the last allows`, () => {
     decide(set, input.reset(request, credential, false, Date.now()), out);
     input.clear();
@@ -77,7 +106,11 @@ for (const alg of ['RS256', 'ES256'] as const) {
   const exp = Math.floor(Date.now() / 1000) + 3600;
   const tokens: string[] = [];
   for (let i = 0; i < 3000; i++) {
-    tokens.push(await new SignJWT({ iss: 'did:web:verifier', exp, jti: String(i), verifiableCredential: credential }).setProtectedHeader({ alg, kid: 'k' }).sign(privateKey));
+    tokens.push(
+      await new SignJWT({ iss: 'did:web:verifier', exp, jti: String(i), verifiableCredential: credential })
+        .setProtectedHeader({ alg, kid: 'k' })
+        .sign(privateKey),
+    );
   }
   const now = Math.floor(Date.now() / 1000);
   const hit = tokens[0] as string;
@@ -85,10 +118,16 @@ for (const alg of ['RS256', 'ES256'] as const) {
   await measure(`token ${alg}: cache hit, same string`, () => verifier.checkCached(hit, rules, now));
   // A request brings its header as a new string (the front decodes it from the socket): its hash is not known yet.
   const headerBytes = Buffer.from(`Bearer ${hit}`, 'latin1');
-  await measure(`token ${alg}: cache hit, header of a request`, () => verifier.checkCached(bearerToken(headerBytes.toString('latin1')) as string, rules, now));
+  await measure(`token ${alg}: cache hit, header of a request`, () =>
+    verifier.checkCached(bearerToken(headerBytes.toString('latin1')) as string, rules, now),
+  );
   let i = 0;
-  await measure(`token ${alg}: cache miss (signature verified)`, () => {
-    verifier.setKeys(verifier.keys!);
-    return verifier.verify(tokens[i++ % tokens.length] as string, rules, now);
-  }, 1500);
+  await measure(
+    `token ${alg}: cache miss (signature verified)`,
+    () => {
+      verifier.setKeys(verifier.keys!);
+      return verifier.verify(tokens[i++ % tokens.length] as string, rules, now);
+    },
+    1500,
+  );
 }

@@ -13,7 +13,9 @@ function entity(i: number): Record<string, unknown> {
     type: [NS + 'QBench'],
     createdAt: '2026-11-21T19:00:00.000Z',
     modifiedAt: '2026-11-21T19:00:00.000Z',
-    [NS + 'temperature']: [{ type: 'Property', value: i % 40, createdAt: '2026-11-21T19:00:00.000Z', modifiedAt: '2026-11-21T19:00:00.000Z' }],
+    [NS + 'temperature']: [
+      { type: 'Property', value: i % 40, createdAt: '2026-11-21T19:00:00.000Z', modifiedAt: '2026-11-21T19:00:00.000Z' },
+    ],
     [NS + 'name']: [{ type: 'Property', value: `n${i}`, createdAt: '2026-11-21T19:00:00.000Z', modifiedAt: '2026-11-21T19:00:00.000Z' }],
   };
 }
@@ -48,5 +50,7 @@ for (const c of codecs) {
     for (let i = 0; i < N; i++) sink += (c.decode(buffers[i]!) as { id: string }).id.length;
     best = Math.max(best, N / (Number(process.hrtime.bigint() - t0) / 1e9));
   }
-  process.stdout.write(`${c.name.padEnd(44)} ${(best / 1e6).toFixed(3).padStart(7)} M decodes/s, ${buffers[0]!.length} bytes${sink === 0 ? ' (?)' : ''}\n`);
+  process.stdout.write(
+    `${c.name.padEnd(44)} ${(best / 1e6).toFixed(3).padStart(7)} M decodes/s, ${buffers[0]!.length} bytes${sink === 0 ? ' (?)' : ''}\n`,
+  );
 }

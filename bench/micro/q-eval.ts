@@ -47,4 +47,5 @@ for (const q of [
   'controlledBy==urn:ngsi-ld:Device:7',
   'name~=^sensor-1[0-9]$',
   '(temperature<5|temperature>35);!missing',
-]) run(q);
+])
+  run(q);

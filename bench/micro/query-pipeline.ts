@@ -21,7 +21,10 @@ const T0 = '2026-11-21T00:00:00.000Z';
 
 function entity(k: number): StoredEntity {
   return {
-    id: `urn:ngsi-ld:QBench:${k}`, type: [NS + 'QBench'], createdAt: T0, modifiedAt: T0,
+    id: `urn:ngsi-ld:QBench:${k}`,
+    type: [NS + 'QBench'],
+    createdAt: T0,
+    modifiedAt: T0,
     [NS + 'temperature']: [{ type: 'Property', value: k % 40, createdAt: T0, modifiedAt: T0 }],
     [NS + 'name']: [{ type: 'Property', value: `n${k}`, createdAt: T0, modifiedAt: T0 }],
   };
@@ -43,7 +46,9 @@ async function timeIt(name: string, fn: () => unknown): Promise<void> {
     rounds.push(Number(now - t0) / 1e3 / n);
   }
   rounds.sort((a, b) => a - b);
-  process.stdout.write(`${name.padEnd(40)} ${rounds[ROUNDS >> 1]!.toFixed(1).padStart(7)} us  (rounds ${rounds[0]!.toFixed(1)}-${rounds[ROUNDS - 1]!.toFixed(1)})\n`);
+  process.stdout.write(
+    `${name.padEnd(40)} ${rounds[ROUNDS >> 1]!.toFixed(1).padStart(7)} us  (rounds ${rounds[0]!.toFixed(1)}-${rounds[ROUNDS - 1]!.toFixed(1)})\n`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -54,13 +59,22 @@ async function main(): Promise<void> {
   const primary = await storeOpen(params);
   for (let s = 0; s < N; s += 10_000) {
     const items = [];
-    for (let k = s; k < s + 10_000; k++) { const e = entity(k); items.push({ id: e.id, mutation: () => ({ next: e, result: undefined }) }); }
+    for (let k = s; k < s + 10_000; k++) {
+      const e = entity(k);
+      items.push({ id: e.id, mutation: () => ({ next: e, result: undefined }) });
+    }
     await primary.mutateEntities('', items);
   }
   const ctx = await createWorkerContext({ config, storeOptions: params.options }, 'bench', log);
   const task = (): PipelineTask => ({
-    op: LdOp.QueryEntities, route: '/entities', method: 'GET', path: '/ngsi-ld/v1/entities', query: 'type=QBench&limit=20',
-    params: [], headers: {}, body: null,
+    op: LdOp.QueryEntities,
+    route: '/entities',
+    method: 'GET',
+    path: '/ngsi-ld/v1/entities',
+    query: 'type=QBench&limit=20',
+    params: [],
+    headers: {},
+    body: null,
   });
   const first = await runPipeline(ctx, task(), handlers);
   if (first.status !== 200) throw new Error(`status ${first.status}: ${new TextDecoder().decode(first.body!)}`);
@@ -78,6 +92,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

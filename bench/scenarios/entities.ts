@@ -29,13 +29,15 @@ const create: Scenario = {
   targetRatio: 0.25,
   requests: () => {
     let n = 0;
-    return [{
-      method: 'POST',
-      path: `${NGSI}/entities`,
-      headers: JSON_HEADERS,
-      body: `${createHead}urn:ngsi-ld:BenchCreate:0${createTail}`,
-      next: () => ({ body: `${createHead}urn:ngsi-ld:BenchCreate:${++n}${createTail}` }),
-    }];
+    return [
+      {
+        method: 'POST',
+        path: `${NGSI}/entities`,
+        headers: JSON_HEADERS,
+        body: `${createHead}urn:ngsi-ld:BenchCreate:0${createTail}`,
+        next: () => ({ body: `${createHead}urn:ngsi-ld:BenchCreate:${++n}${createTail}` }),
+      },
+    ];
   },
 };
 
@@ -49,17 +51,19 @@ const patch: Scenario = {
 
 // Ten fixed bodies of 100 entities each: the first round creates (201), later rounds replace (204).
 const batchBodies = Array.from({ length: BATCH_BODIES }, (_, b) =>
-  JSON.stringify(Array.from({ length: BATCH }, (_, i) => benchEntity(`urn:ngsi-ld:BenchBatch:${b * BATCH + i + 1}`))));
+  JSON.stringify(Array.from({ length: BATCH }, (_, i) => benchEntity(`urn:ngsi-ld:BenchBatch:${b * BATCH + i + 1}`))),
+);
 
 const batchUpsert: Scenario = {
   name: 'batch-upsert',
   description: `POST /entityOperations/upsert of ${BATCH} entities, cycling over ${BATCH_BODIES} bodies`,
-  requests: () => batchBodies.map((body): LoadRequest => ({
-    method: 'POST',
-    path: `${NGSI}/entityOperations/upsert`,
-    headers: JSON_HEADERS,
-    body,
-  })),
+  requests: () =>
+    batchBodies.map((body): LoadRequest => ({
+      method: 'POST',
+      path: `${NGSI}/entityOperations/upsert`,
+      headers: JSON_HEADERS,
+      body,
+    })),
 };
 
 export const entityScenarios: Scenario[] = [retrieve, create, patch, batchUpsert];

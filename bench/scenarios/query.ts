@@ -23,7 +23,11 @@ function entity(type: string, k: number, geo: boolean): Record<string, unknown> 
     name: { type: 'Property', value: `n${k}` },
   };
   // A 1000 × 1000 grid of points 0.001° apart around (2.0, 48.0).
-  if (geo) e.location = { type: 'GeoProperty', value: { type: 'Point', coordinates: [2 + (k % 1000) * 0.001, 48 + Math.floor(k / 1000) * 0.001] } };
+  if (geo)
+    e.location = {
+      type: 'GeoProperty',
+      value: { type: 'Point', coordinates: [2 + (k % 1000) * 0.001, 48 + Math.floor(k / 1000) * 0.001] },
+    };
   return e;
 }
 
@@ -34,15 +38,23 @@ async function seedRange(baseUrl: string, type: string, from: number, to: number
   const started = Date.now();
   let done = from;
   for (let i = 0; i < starts.length; i += PARALLEL) {
-    await Promise.all(starts.slice(i, i + PARALLEL).map((s) => {
-      const body = JSON.stringify(Array.from({ length: Math.min(BATCH, to - s) }, (_, j) => entity(type, s + j, geo)));
-      return expectStatus(`seeding ${type} ${s}..`, send(baseUrl, 'POST', `${NGSI}/entityOperations/upsert`, body, JSON_HEADERS), [201, 204]);
-    }));
+    await Promise.all(
+      starts.slice(i, i + PARALLEL).map((s) => {
+        const body = JSON.stringify(Array.from({ length: Math.min(BATCH, to - s) }, (_, j) => entity(type, s + j, geo)));
+        return expectStatus(
+          `seeding ${type} ${s}..`,
+          send(baseUrl, 'POST', `${NGSI}/entityOperations/upsert`, body, JSON_HEADERS),
+          [201, 204],
+        );
+      }),
+    );
     const before = done;
-    done = Math.min(to, (starts[i + PARALLEL] ?? to));
+    done = Math.min(to, starts[i + PARALLEL] ?? to);
     if (Math.floor(done / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY) || (done === to && to - from >= PROGRESS_EVERY)) {
       const s = (Date.now() - started) / 1000;
-      process.stdout.write(`    seeded ${type} ${done.toLocaleString('en')} / ${to.toLocaleString('en')} (${s.toFixed(1)} s, ${Math.round((done - from) / s).toLocaleString('en')} entities/s)\n`);
+      process.stdout.write(
+        `    seeded ${type} ${done.toLocaleString('en')} / ${to.toLocaleString('en')} (${s.toFixed(1)} s, ${Math.round((done - from) / s).toLocaleString('en')} entities/s)\n`,
+      );
     }
   }
 }
@@ -76,15 +88,28 @@ const queryNear: Scenario = {
   name: 'query-near',
   description: `GET /entities?type=QGeo&georel=near;maxDistance==500 around a point of a ${GEO_N.toLocaleString('en')}-point grid`,
   setup: (url) => seedRange(url, 'QGeo', 0, GEO_N, true),
-  requests: () => get(`${NGSI}/entities?type=QGeo&georel=${encodeURIComponent('near;maxDistance==500')}&geometry=Point&coordinates=${encodeURIComponent('[2.05,48.005]')}&limit=20`),
+  requests: () =>
+    get(
+      `${NGSI}/entities?type=QGeo&georel=${encodeURIComponent('near;maxDistance==500')}&geometry=Point&coordinates=${encodeURIComponent('[2.05,48.005]')}&limit=20`,
+    ),
 };
 
 /** The same query at three sizes of unrelated data: its cost should not grow with it. */
 const scale = (label: string, others: number): Scenario => ({
   name: `query-scale-${label}`,
   description: `GET /entities?type=QScale&limit=20&count=true (${n(1000).toLocaleString('en')} QScale) with ${others.toLocaleString('en')} entities of another type in the store`,
-  setup: async (url) => { await seedRange(url, 'QScale', 0, n(1000)); await topUpOther(url, others); },
+  setup: async (url) => {
+    await seedRange(url, 'QScale', 0, n(1000));
+    await topUpOther(url, others);
+  },
   requests: () => get(`${NGSI}/entities?type=QScale&limit=20&count=true`),
 });
 
-export const queryScenarios: Scenario[] = [queryType, queryQ, queryNear, scale('10k', n(10_000)), scale('100k', n(100_000)), scale('1m', n(1_000_000))];
+export const queryScenarios: Scenario[] = [
+  queryType,
+  queryQ,
+  queryNear,
+  scale('10k', n(10_000)),
+  scale('100k', n(100_000)),
+  scale('1m', n(1_000_000)),
+];

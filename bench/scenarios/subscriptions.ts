@@ -64,7 +64,6 @@ async function measure(url: string, warmupS: number): Promise<LoadResult> {
   return r;
 }
 
-
 interface PatchRow {
   label: string;
   server: ServerProcess;
@@ -82,9 +81,14 @@ async function nonMatching(lines: string[]): Promise<void> {
       const b = await broker();
       servers.push(b);
       const t0 = Date.now();
-      await seedEntities(b.url, Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)));
+      await seedEntities(
+        b.url,
+        Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)),
+      );
       await subscribe(b.url, 0, level, (i) => ({
-        type: 'Subscription', entities: [{ type: `Other${i}` }], notification: { endpoint: { uri: 'http://127.0.0.1:9/never' } },
+        type: 'Subscription',
+        entities: [{ type: `Other${i}` }],
+        notification: { endpoint: { uri: 'http://127.0.0.1:9/never' } },
       }));
       process.stderr.write(`broker with ${level} subscriptions seeded in ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
       rows.push({ label: String(level), server: b, runs: [] });
@@ -102,7 +106,8 @@ async function nonMatching(lines: string[]): Promise<void> {
     const bareRuns = rows[0]!.runs;
     const zeroRuns = rows[1]!.runs;
     lines.push(
-      `### PATCH with subscriptions on other types (${rounds} alternated rounds, one broker per level)`, '',
+      `### PATCH with subscriptions on other types (${rounds} alternated rounds, one broker per level)`,
+      '',
       '| subscriptions on other types | PATCH req/s (median) | req/s range | p50 ms | p99 ms | ratio to 0 (median, range) | ratio to bare uWS (median) |',
       '|---|---:|---:|---:|---:|---:|---:|',
     );
@@ -111,10 +116,16 @@ async function nonMatching(lines: string[]): Promise<void> {
       const toZero = row.runs.map((r, k) => r.requestsPerSecond / zeroRuns[k]!.requestsPerSecond);
       const toBare = row.runs.map((r, k) => r.requestsPerSecond / bareRuns[k]!.requestsPerSecond);
       const zeroCell = row === rows[0] ? '' : `${median(toZero).toFixed(2)} (${range(toZero, 2)})`;
-      lines.push(`| ${row.label} | ${median(rps).toFixed(0)} | ${range(rps)} | ${median(row.runs.map((r) => r.p50Ms))} | ${median(row.runs.map((r) => r.p99Ms))} | ${zeroCell} | ${median(toBare).toFixed(3)} |`);
+      lines.push(
+        `| ${row.label} | ${median(rps).toFixed(0)} | ${range(rps)} | ${median(row.runs.map((r) => r.p50Ms))} | ${median(row.runs.map((r) => r.p99Ms))} | ${zeroCell} | ${median(toBare).toFixed(3)} |`,
+      );
     }
     const at10k = median(rows[4]!.runs.map((r, k) => r.requestsPerSecond / zeroRuns[k]!.requestsPerSecond));
-    lines.push('', `Target: ratio >= 0.9 at 10,000: measured **${at10k.toFixed(2)}** (median of the rounds' ratios) - ${at10k >= 0.9 ? 'met' : 'MISSED'}.`, '');
+    lines.push(
+      '',
+      `Target: ratio >= 0.9 at 10,000: measured **${at10k.toFixed(2)}** (median of the rounds' ratios) - ${at10k >= 0.9 ? 'met' : 'MISSED'}.`,
+      '',
+    );
   } finally {
     for (const p of servers) await p.stop();
   }
@@ -128,8 +139,13 @@ async function brokerCounters(url: string): Promise<{ sent: number; failed: numb
     let sent = 0;
     let failed = 0;
     for (let offset = 0; ; offset += 1000) {
-      const page = JSON.parse((await expectStatus('GET /subscriptions', send(url, 'GET', `${NGSI}/subscriptions?limit=1000&offset=${offset}`), [200])).body) as Array<{ notification: { timesSent: number; timesFailed: number } }>;
-      for (const s of page) { sent += s.notification.timesSent; failed += s.notification.timesFailed; }
+      const page = JSON.parse(
+        (await expectStatus('GET /subscriptions', send(url, 'GET', `${NGSI}/subscriptions?limit=1000&offset=${offset}`), [200])).body,
+      ) as Array<{ notification: { timesSent: number; timesFailed: number } }>;
+      for (const s of page) {
+        sent += s.notification.timesSent;
+        failed += s.notification.timesFailed;
+      }
       if (page.length < 1000) break;
     }
     if (sent === prev) return { sent, failed };
@@ -142,20 +158,31 @@ async function delivery(lines: string[]): Promise<void> {
   let last = 0;
   const receiver = createServer((req, res) => {
     req.resume();
-    req.on('end', () => { delivered++; last = Date.now(); res.writeHead(204).end(); });
+    req.on('end', () => {
+      delivered++;
+      last = Date.now();
+      res.writeHead(204).end();
+    });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const uri = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/notify`;
   const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
   const b = await broker();
   try {
-    await seedEntities(b.url, Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)));
+    await seedEntities(
+      b.url,
+      Array.from({ length: PATCHED }, (_, i) => benchId(i + 1)),
+    );
     await subscribe(b.url, 0, PATCHED, (i) => ({
-      type: 'Subscription', entities: [{ id: benchId(i + 1), type: 'Bench' }], watchedAttributes: ['temperature'],
-      notificationTrigger: ['attributeUpdated'], notification: { endpoint: { uri } },
+      type: 'Subscription',
+      entities: [{ id: benchId(i + 1), type: 'Bench' }],
+      watchedAttributes: ['temperature'],
+      notificationTrigger: ['attributeUpdated'],
+      notification: { endpoint: { uri } },
     }));
     lines.push(
-      `### Notifications delivered: ${PATCHED} entities, one matching subscription each, a local node:http receiver`, '',
+      `### Notifications delivered: ${PATCHED} entities, one matching subscription each, a local node:http receiver`,
+      '',
       '| round | bare uWS PATCH req/s | broker PATCH req/s | ratio to bare uWS | due (PATCH answered 204) | sent (timesSent) | failed (timesFailed) | delivered | notifications/s |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
@@ -180,11 +207,17 @@ async function delivery(lines: string[]): Promise<void> {
       before = after;
       if (!(delivered === sent && failed === 0 && delivered >= due)) allDelivered = false;
       perSecond.push(delivered / seconds);
-      lines.push(`| ${round + 1} | ${bareRun.requestsPerSecond.toFixed(0)} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / bareRun.requestsPerSecond).toFixed(3)} | ${due} | ${sent} | ${failed} | ${delivered} | ${(delivered / seconds).toFixed(0)} |`);
+      lines.push(
+        `| ${round + 1} | ${bareRun.requestsPerSecond.toFixed(0)} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / bareRun.requestsPerSecond).toFixed(3)} | ${due} | ${sent} | ${failed} | ${delivered} | ${(delivered / seconds).toFixed(0)} |`,
+      );
       process.stderr.write(`delivery round ${round + 1}: ${due} due, ${delivered} delivered, ${(delivered / seconds).toFixed(0)}/s\n`);
     }
-    lines.push('', `Notifications/s (median of ${rounds} rounds): **${median(perSecond).toFixed(0)}** (range ${range(perSecond)}). ` +
-      (allDelivered ? 'Every due notification was delivered in every round.' : 'NOT ALL DELIVERED in some round (see the table).'), '');
+    lines.push(
+      '',
+      `Notifications/s (median of ${rounds} rounds): **${median(perSecond).toFixed(0)}** (range ${range(perSecond)}). ` +
+        (allDelivered ? 'Every due notification was delivered in every round.' : 'NOT ALL DELIVERED in some round (see the table).'),
+      '',
+    );
   } finally {
     await b.stop();
     await bare.stop();
@@ -198,8 +231,21 @@ async function delivery(lines: string[]): Promise<void> {
  */
 function matchingCost(lines: string[]): void {
   const vocab = 'https://uri.etsi.org/ngsi-ld/default-context/';
-  const ctx = { key: 'bench', expandTerm: (t: string) => vocab + t, compactIri: (i: string) => i.slice(vocab.length), termType: () => undefined, contextValue: null, linkUrl: '' } as ResolvedContext;
-  const before: StoredEntity = { id: benchId(1), type: [`${vocab}Bench`], createdAt: '', modifiedAt: '', [`${vocab}temperature`]: [{ type: 'Property', value: 1 }] };
+  const ctx = {
+    key: 'bench',
+    expandTerm: (t: string) => vocab + t,
+    compactIri: (i: string) => i.slice(vocab.length),
+    termType: () => undefined,
+    contextValue: null,
+    linkUrl: '',
+  } as ResolvedContext;
+  const before: StoredEntity = {
+    id: benchId(1),
+    type: [`${vocab}Bench`],
+    createdAt: '',
+    modifiedAt: '',
+    [`${vocab}temperature`]: [{ type: 'Property', value: 1 }],
+  };
   const after: StoredEntity = { ...before, [`${vocab}temperature`]: [{ type: 'Property', value: 2 }] };
   const write: EntityWrite = { before, after, change: changeBetween(before, after) };
   const perWrite = (index: SubscriptionIndex): number => {
@@ -213,15 +259,32 @@ function matchingCost(lines: string[]): void {
   const empty = new SubscriptionIndex();
   const full = new SubscriptionIndex();
   for (let i = 0; i < 10_000; i++) {
-    full.upsert(compileSubscription('', {
-      body: { id: `urn:ngsi-ld:Subscription:${i}`, type: 'Subscription', entities: [{ type: `Other${i}` }], notification: { endpoint: { uri: 'http://127.0.0.1:9/n' } } },
-      context: null, createdAt: '', modifiedAt: '',
-    }, ctx, ctx));
+    full.upsert(
+      compileSubscription(
+        '',
+        {
+          body: {
+            id: `urn:ngsi-ld:Subscription:${i}`,
+            type: 'Subscription',
+            entities: [{ type: `Other${i}` }],
+            notification: { endpoint: { uri: 'http://127.0.0.1:9/n' } },
+          },
+          context: null,
+          createdAt: '',
+          modifiedAt: '',
+        },
+        ctx,
+        ctx,
+      ),
+    );
   }
   perWrite(full);
   const ns0 = perWrite(empty);
   const ns10k = perWrite(full);
-  lines.push(`Matching per write, in process: ${ns0.toFixed(0)} ns with no subscription, ${ns10k.toFixed(0)} ns with 10,000 on other types.`, '');
+  lines.push(
+    `Matching per write, in process: ${ns0.toFixed(0)} ns with no subscription, ${ns10k.toFixed(0)} ns with 10,000 on other types.`,
+    '',
+  );
 }
 
 async function main(): Promise<void> {
@@ -229,7 +292,9 @@ async function main(): Promise<void> {
   const machine = machineAtStart();
   const lines: string[] = [
     `${new Date().toISOString()}, ${machine},`,
-    `${connections} connections, ${durationS} s per run, ${PATCHED} entities patched in turn.`, ''];
+    `${connections} connections, ${durationS} s per run, ${PATCHED} entities patched in turn.`,
+    '',
+  ];
   const only = values.only?.split(',');
   if (only === undefined || only.includes('matching')) matchingCost(lines);
   if (only === undefined || only.includes('patch')) await nonMatching(lines);
@@ -244,6 +309,6 @@ function writeSection(lines: readonly string[]): void {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

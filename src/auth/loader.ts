@@ -7,7 +7,8 @@ import type { PluginHost } from '../plugin/contract.js';
 
 export function authPluginUrl(nameOrPath: string, pluginDir?: string): string {
   if (nameOrPath.includes('/') || nameOrPath.endsWith('.js')) return pathToFileURL(resolve(nameOrPath)).href;
-  if (pluginDir !== undefined) return pathToFileURL(join(isAbsolute(pluginDir) ? pluginDir : resolve(pluginDir), 'auth', `${nameOrPath}.js`)).href;
+  if (pluginDir !== undefined)
+    return pathToFileURL(join(isAbsolute(pluginDir) ? pluginDir : resolve(pluginDir), 'auth', `${nameOrPath}.js`)).href;
   return new URL(`../plugins/auth/${nameOrPath}/index.js`, import.meta.url).href;
 }
 

@@ -10,7 +10,10 @@ const REMOVED: Record<string, string[]> = {
   nopolicyApi: ['policyapi'],
 };
 
-for (const word of process.argv.slice(2).flatMap((a) => a.split(',')).filter((w) => w !== '')) {
+for (const word of process.argv
+  .slice(2)
+  .flatMap((a) => a.split(','))
+  .filter((w) => w !== '')) {
   const paths = REMOVED[word];
   if (paths === undefined) {
     process.stderr.write(`features: unknown switch '${word}' (known: ${Object.keys(REMOVED).join(', ')})\n`);

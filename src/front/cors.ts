@@ -13,7 +13,8 @@ import { OptionError } from '../config.js';
 export const CORS_ALLOW_HEADERS = 'Content-Type, Accept, Link, NGSILD-Tenant, NGSILD-Path, Authorization';
 
 /** Response headers a script needs to read, beyond the safelisted ones (Content-Type, Content-Length, ...). */
-export const CORS_EXPOSE_HEADERS = 'Location, Link, NGSILD-Results-Count, NGSILD-Tenant, Content-Range, Allow, Retry-After, WWW-Authenticate';
+export const CORS_EXPOSE_HEADERS =
+  'Location, Link, NGSILD-Results-Count, NGSILD-Tenant, Content-Range, Allow, Retry-After, WWW-Authenticate';
 
 /** Orion's -corsOrigin value for any origin. */
 const ANY = '__ALL';
@@ -39,7 +40,10 @@ export class CorsPolicy {
   private readonly maxAge: string;
 
   /** `origin`: `*` or one origin, as parseCorsOrigin gives it. */
-  constructor(private readonly origin: string, maxAgeSeconds: number) {
+  constructor(
+    private readonly origin: string,
+    maxAgeSeconds: number,
+  ) {
     this.maxAge = String(maxAgeSeconds);
   }
 
@@ -61,7 +65,14 @@ export class CorsPolicy {
    */
   preflight(requestOrigin: string | undefined, allow: string, headers: string[]): void {
     if (!this.allows(requestOrigin)) return;
-    headers.push('Access-Control-Allow-Methods', allow, 'Access-Control-Allow-Headers', CORS_ALLOW_HEADERS, 'Access-Control-Max-Age', this.maxAge);
+    headers.push(
+      'Access-Control-Allow-Methods',
+      allow,
+      'Access-Control-Allow-Headers',
+      CORS_ALLOW_HEADERS,
+      'Access-Control-Max-Age',
+      this.maxAge,
+    );
   }
 
   private allows(requestOrigin: string | undefined): boolean {

@@ -53,7 +53,14 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
       respond(ex, problemOf(error), deps);
     } else {
       deps.log.error({ err: error, path: ex.path }, 'front failed');
-      respond(ex, problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' }, []), deps);
+      respond(
+        ex,
+        problemResult(
+          { type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' },
+          [],
+        ),
+        deps,
+      );
     }
   } finally {
     deps.inFlight.count--;
@@ -74,7 +81,8 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
   }
   // CIM 009 v1.8 table 5.5.2-1: an unknown route names no resource of the API, so ResourceNotFound.
   if (match.kind === 'notFound') throw new LdError('ResourceNotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
-  if (match.kind === 'emptyParam') throw new LdError('BadRequestData', `the ${PARAM_LABELS[match.name] ?? match.name} is missing from the path (an empty segment)`);
+  if (match.kind === 'emptyParam')
+    throw new LdError('BadRequestData', `the ${PARAM_LABELS[match.name] ?? match.name} is missing from the path (an empty segment)`);
   if (match.kind === 'badMethod') {
     const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
     result.headers.push('Allow', match.allow);
@@ -84,7 +92,8 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
   // reached only once authenticated like any request (seed 000 §5.5 rule 1).
   if (match.kind === 'options') {
     const headers = ['Allow', match.allow];
-    if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined) deps.cors.preflight(ex.header('origin'), match.allow, headers);
+    if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined)
+      deps.cors.preflight(ex.header('origin'), match.allow, headers);
     return respond(ex, { status: 204, headers, body: null }, deps);
   }
   const hasBody = operationOf(op).body !== 'none';

@@ -68,8 +68,12 @@ export class InjectExchange implements Exchange {
       this.headers[lower] = had === undefined ? value : `${had}, ${value}`;
     }
     this.headProblem = size > MAX_HEAD_BYTES ? headTooLarge() : problem;
-    const bytes = request.body === undefined || request.body === null ? null
-      : typeof request.body === 'string' ? encoder.encode(request.body) : request.body;
+    const bytes =
+      request.body === undefined || request.body === null
+        ? null
+        : typeof request.body === 'string'
+          ? encoder.encode(request.body)
+          : request.body;
     if (!BODY_METHODS.has(this.method) || bytes === null || bytes.byteLength === 0) this.bodyPromise = Promise.resolve(null);
     else if (bytes.byteLength > maxBodySize) this.bodyPromise = Promise.reject(new BodyTooLarge(maxBodySize));
     // A copy of its own: the pool transfers the body to a pipeline thread.

@@ -88,7 +88,10 @@ export function lookupRoute(method: string, path: string): RouteMatch {
     for (let i = 0; i < parts.length; i++) {
       const lit = c.segments[i];
       if (lit === null) params.push(parts[i]!);
-      else if (lit !== parts[i]) { ok = false; break; }
+      else if (lit !== parts[i]) {
+        ok = false;
+        break;
+      }
     }
     if (!ok) continue;
     if (method === 'OPTIONS') return { kind: 'options', allow: c.allow };
@@ -106,5 +109,9 @@ export function lookupRoute(method: string, path: string): RouteMatch {
 
 function safeDecode(s: string): string {
   if (!s.includes('%')) return s;
-  try { return decodeURIComponent(s); } catch { return s; }
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

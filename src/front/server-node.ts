@@ -15,7 +15,11 @@ class NodeExchange implements Exchange {
   readonly headProblem: LdError | undefined;
   private readonly bodyPromise: Promise<ArrayBuffer | null>;
 
-  constructor(private readonly req: IncomingMessage, private readonly res: ServerResponse, maxBodySize: number) {
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    maxBodySize: number,
+  ) {
     this.method = (req.method ?? 'GET').toUpperCase();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -73,7 +77,9 @@ class NodeExchange implements Exchange {
       });
       // The client went away mid-body: nothing waits for the rest, and it is not a broker failure.
       this.req.on('error', () => reject(new ClientGone()));
-      this.req.on('close', () => { if (!ended) reject(new ClientGone()); });
+      this.req.on('close', () => {
+        if (!ended) reject(new ClientGone());
+      });
     });
   }
 
@@ -109,11 +115,17 @@ function onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const busy = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
   if (socket.writable && !busy && error.code !== 'ECONNRESET') {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const detail = status === 431 ? `the request head is larger than ${MAX_HEAD_BYTES} bytes`
-      : status === 408 ? 'the request head did not arrive in time' : 'the request is not valid HTTP/1.1';
+    const detail =
+      status === 431
+        ? `the request head is larger than ${MAX_HEAD_BYTES} bytes`
+        : status === 408
+          ? 'the request head did not arrive in time'
+          : 'the request is not valid HTTP/1.1';
     const body = JSON.stringify(new LdError('BadRequestData', detail, status).toProblem());
     socket.once('finish', () => socket.destroy());
-    socket.end(`HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
     return;
   }
   socket.destroy();
@@ -121,8 +133,9 @@ function onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 
 export function createNodeServer(handler: RequestHandler, opts: { maxBodySize: number }): HttpServer {
   // requireHostHeader off: the front answers a missing Host itself, with a ProblemDetails (request-head.ts).
-  const server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false },
-    (req, res) => handler(new NodeExchange(req, res, opts.maxBodySize)));
+  const server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false }, (req, res) =>
+    handler(new NodeExchange(req, res, opts.maxBodySize)),
+  );
   server.on('clientError', onClientError);
   return {
     kind: 'node',

@@ -49,7 +49,11 @@ class UwsExchange implements Exchange {
   private readonly headers: Record<string, string>;
   private readonly bodyPromise: Promise<ArrayBuffer | null>;
 
-  constructor(private readonly res: HttpResponse, req: HttpRequest, maxBodySize: number) {
+  constructor(
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+    maxBodySize: number,
+  ) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
@@ -69,7 +73,8 @@ class UwsExchange implements Exchange {
       this.open = false;
       reading?.abort();
     });
-    this.bodyPromise = reading === undefined ? Promise.resolve(null) : reading.body.then((bytes) => (bytes === null ? null : wholeBuffer(bytes)));
+    this.bodyPromise =
+      reading === undefined ? Promise.resolve(null) : reading.body.then((bytes) => (bytes === null ? null : wholeBuffer(bytes)));
     this.bodyPromise.catch(() => undefined);
   }
 

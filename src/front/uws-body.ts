@@ -17,7 +17,13 @@ const NO_BODY: BodyReading = { body: Promise.resolve(null), abort: () => undefin
  * Starts reading: a Content-Length above `max` is refused before anything is read, a body that grows past it while
  * streaming as soon as it does. `tooLarge` makes each caller's own error (ProblemDetails differ per port).
  */
-export function readUwsBody(res: HttpResponse, contentLength: string | undefined, chunked: boolean, max: number, tooLarge: (max: number) => Error): BodyReading {
+export function readUwsBody(
+  res: HttpResponse,
+  contentLength: string | undefined,
+  chunked: boolean,
+  max: number,
+  tooLarge: (max: number) => Error,
+): BodyReading {
   if ((contentLength === undefined || contentLength === '') && !chunked) return NO_BODY;
   const declared = contentLength === undefined || contentLength === '' ? -1 : Number(contentLength);
   if (declared === 0) return NO_BODY;
@@ -61,5 +67,7 @@ export function readUwsBody(res: HttpResponse, contentLength: string | undefined
 
 /** The bytes as a whole ArrayBuffer, ready to be transferred to a worker (copied only when they are a slice). */
 export function wholeBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? (bytes.buffer as ArrayBuffer)
+    : (bytes.slice().buffer as ArrayBuffer);
 }

@@ -78,14 +78,26 @@ export interface History {
    * `opts.createTenant`: a history inside the store registers the tenant in the same transaction; the tenant
    * registry is the store's, so a history beside it (tsdb) cannot, and its caller must register the tenant there.
    */
-  addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
-    at: string, opts?: MutateOptions): Promise<boolean>;
+  addInstances(
+    tenant: string,
+    entity: { id: string; type: string[]; scope?: string[] },
+    attrs: Record<string, AttrInstance[]>,
+    at: string,
+    opts?: MutateOptions,
+  ): Promise<boolean>;
   /** Removes the whole temporal representation; false when there is none. */
   deleteTemporalEntity(tenant: string, id: string): Promise<boolean>;
   /** Removes an attribute's instances (of one datasetId, the default ones, or all with deleteAll); false when none. */
   deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean>;
   /** Replaces one instance's members (§6.22.3.1), keeping its instanceId and createdAt. */
-  updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome>;
+  updateInstance(
+    tenant: string,
+    id: string,
+    attrIri: string,
+    instanceId: string,
+    instance: AttrInstance,
+    at: string,
+  ): Promise<InstanceUpdateOutcome>;
   deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean>;
 
   /**
@@ -117,5 +129,3 @@ export interface HistoryPluginModule {
   options?: OptionSpec[];
   historyOpen(params: HistoryOpenParams): Promise<History>;
 }
-
-

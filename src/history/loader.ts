@@ -25,7 +25,8 @@ export function historyPlace(troe: string, storeName: string): HistoryPlace {
 
 function historyPluginUrl(nameOrPath: string, pluginDir?: string): string {
   if (nameOrPath.includes('/') || nameOrPath.endsWith('.js')) return pathToFileURL(resolve(nameOrPath)).href;
-  if (pluginDir !== undefined) return pathToFileURL(join(isAbsolute(pluginDir) ? pluginDir : resolve(pluginDir), 'history', `${nameOrPath}.js`)).href;
+  if (pluginDir !== undefined)
+    return pathToFileURL(join(isAbsolute(pluginDir) ? pluginDir : resolve(pluginDir), 'history', `${nameOrPath}.js`)).href;
   return new URL(`../plugins/history/${nameOrPath}/index.js`, import.meta.url).href;
 }
 
@@ -36,7 +37,8 @@ export async function loadHistoryModule(nameOrPath: string, pluginDir?: string):
     mod = (await import(url)) as Partial<HistoryPluginModule>;
   } catch (e) {
     const missing = NOT_BUILT.get(nameOrPath);
-    if (missing !== undefined && pluginDir === undefined) throw new Error(`--troe: '${nameOrPath}' is not one of none, embdb: ${missing} is not in this build yet`);
+    if (missing !== undefined && pluginDir === undefined)
+      throw new Error(`--troe: '${nameOrPath}' is not one of none, embdb: ${missing} is not in this build yet`);
     throw new Error(`history plugin '${nameOrPath}' cannot be loaded from ${url}: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (typeof mod.historyOpen !== 'function') throw new Error(`history plugin '${nameOrPath}' (${url}) exports no historyOpen`);
@@ -47,7 +49,11 @@ export async function loadHistoryModule(nameOrPath: string, pluginDir?: string):
  * The history of a thread: the store's own (opened with `keepHistory`), or the plugin's instance opened with its
  * options; undefined with `--troe none`. A store that keeps no history of its own, asked for one, is an error.
  */
-export async function openHistory(place: HistoryPlace, store: Store, params: { options: Record<string, unknown>; primary: boolean; log: PluginLogger; pluginDir?: string; module?: HistoryPluginModule }): Promise<History | undefined> {
+export async function openHistory(
+  place: HistoryPlace,
+  store: Store,
+  params: { options: Record<string, unknown>; primary: boolean; log: PluginLogger; pluginDir?: string; module?: HistoryPluginModule },
+): Promise<History | undefined> {
   if (place.kind === 'none') return undefined;
   if (place.kind === 'store') {
     if (store.history === undefined) throw new Error(`--troe ${store.name}: the ${store.name} store keeps no history`);

@@ -17,7 +17,10 @@ export class CounterReader {
   private seq = 0;
 
   /** `instance`: the broker's (BrokerConfig.instance), whose notifier answers. */
-  constructor(private readonly store: Store, instance: string | undefined) {
+  constructor(
+    private readonly store: Store,
+    instance: string | undefined,
+  ) {
     this.channel = new BroadcastChannel(channelName(COUNTERS_CHANNEL, instance));
     this.channel.unref();
     this.channel.onmessage = (m: unknown) => {

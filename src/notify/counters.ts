@@ -18,7 +18,10 @@ export class CounterBook {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly store: Store, private readonly log: Logger) {}
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+  ) {}
 
   async load(): Promise<void> {
     for (const tenant of await subscriptionTenants(this.store)) {
@@ -60,7 +63,10 @@ export class CounterBook {
       this.counters.set(key, c);
     }
     this.dirty.add(key);
-    this.timer ??= setTimeout(() => { this.timer = undefined; void this.flush(); }, FLUSH_MS);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, FLUSH_MS);
     return c;
   }
 
@@ -91,7 +97,11 @@ export class CounterBook {
       const c = this.counters.get(key);
       if (c === undefined) continue;
       const nl = key.indexOf('\n');
-      writes.push(this.store.collection(key.slice(0, nl), SUBSCRIPTION_COUNTERS).put(key.slice(nl + 1), { ...c } as unknown as Record<string, unknown>));
+      writes.push(
+        this.store
+          .collection(key.slice(0, nl), SUBSCRIPTION_COUNTERS)
+          .put(key.slice(nl + 1), { ...c } as unknown as Record<string, unknown>),
+      );
     }
     const results = await Promise.allSettled(writes);
     for (const r of results) if (r.status === 'rejected') this.log.error({ err: r.reason }, 'subscription counters cannot be written');

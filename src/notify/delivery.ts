@@ -134,7 +134,11 @@ export class Delivery {
   /** Deleted subscriptions whose waiting notifications the next purge takes out: id → tenants. */
   private forgetting = new Map<string, Set<string>>();
 
-  constructor(private readonly report: (o: DeliveryOutcome) => void, private readonly log: Logger, opts: DeliveryOptions = {}) {
+  constructor(
+    private readonly report: (o: DeliveryOutcome) => void,
+    private readonly log: Logger,
+    opts: DeliveryOptions = {},
+  ) {
     this.queueMax = opts.queueMax ?? ENDPOINT_QUEUE_MAX;
     this.budget = opts.budgetBytes ?? DEFAULT_QUEUE_BYTES;
     this.sending = opts.sending;
@@ -172,7 +176,7 @@ export class Delivery {
       return;
     }
     const i = hash(due.orderKey) % LANES;
-    const lane = ep.lanes[i] ??= new Lane(ep);
+    const lane = (ep.lanes[i] ??= new Lane(ep));
     lane.push({ due, bytes, tag: this.nextTag++ });
     ep.queued++;
     if (ep.waiting++ === 0) this.ranking.add(ep, ++this.gauge[GAUGE.endpointsQueued]);
@@ -221,7 +225,8 @@ export class Delivery {
         const controller = new AbortController();
         lane.sending = item;
         lane.abort = controller;
-        const outcome = (item.due.join === undefined ? undefined : await this.build(item.due)) ?? await this.sendNow(ep, item.due, controller);
+        const outcome =
+          (item.due.join === undefined ? undefined : await this.build(item.due)) ?? (await this.sendNow(ep, item.due, controller));
         lane.sending = undefined;
         lane.abort = undefined;
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
@@ -249,7 +254,7 @@ export class Delivery {
   private async build(due: DueNotification): Promise<DeliveryOutcome | undefined> {
     let reason: string;
     try {
-      if (this.complete !== undefined && await this.complete(due)) return undefined;
+      if (this.complete !== undefined && (await this.complete(due))) return undefined;
       reason = this.complete === undefined ? 'notification cannot be built' : SUBSCRIPTION_DELETED;
     } catch (e) {
       this.log.error({ err: e, subscription: due.subscriptionId }, 'notification cannot be built');
@@ -330,7 +335,10 @@ export class Delivery {
     const origin = url.origin;
     let entry = this.pools.get(origin);
     if (entry === undefined) {
-      entry = { pool: new Pool(origin, { connections: POOL_CONNECTIONS, keepAliveTimeout: 30_000, connect: { timeout: DEFAULT_TIMEOUT_MS } }), lastUsed: 0 };
+      entry = {
+        pool: new Pool(origin, { connections: POOL_CONNECTIONS, keepAliveTimeout: 30_000, connect: { timeout: DEFAULT_TIMEOUT_MS } }),
+        lastUsed: 0,
+      };
       this.pools.set(origin, entry);
     }
     entry.lastUsed = Date.now();
@@ -358,7 +366,13 @@ export class Delivery {
       return { due, ok: false, sent: true, at, reason: `HTTP ${res.statusCode}` };
     } catch (e) {
       const signal = controller.signal;
-      const reason = signal.aborted ? (signal.reason === SUBSCRIPTION_DELETED ? SUBSCRIPTION_DELETED : `no answer within ${timeout} ms`) : e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
+      const reason = signal.aborted
+        ? signal.reason === SUBSCRIPTION_DELETED
+          ? SUBSCRIPTION_DELETED
+          : `no answer within ${timeout} ms`
+        : e instanceof Error
+          ? `${(e as { code?: string }).code ?? e.name}: ${e.message}`
+          : String(e);
       if (this.log.isLevelEnabled('debug')) this.log.debug({ uri: due.uri, reason }, 'notification failed');
       return { due, ok: false, sent: true, at, reason };
     } finally {

@@ -11,7 +11,10 @@ export class DropWarning {
   private counts: Record<DropKind, number> = { overBudget: 0, endpointFull: 0, tooLarge: 0 };
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly log: Logger, private readonly gauge: Float64Array) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly gauge: Float64Array,
+  ) {}
 
   note(kind: DropKind): void {
     this.counts[kind]++;
@@ -30,7 +33,10 @@ export class DropWarning {
       return;
     }
     this.counts = { overBudget: 0, endpointFull: 0, tooLarge: 0 };
-    this.log.warn({ dropped, queue: readGauge(this.gauge) }, 'notifications dropped by the queue limits, each counted as a failure of its subscription');
+    this.log.warn(
+      { dropped, queue: readGauge(this.gauge) },
+      'notifications dropped by the queue limits, each counted as a failure of its subscription',
+    );
     this.timer = setTimeout(this.write, DROP_WARN_MS);
     this.timer.unref();
   };

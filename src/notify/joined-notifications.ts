@@ -20,10 +20,17 @@ export class JoinedNotifications {
    */
   entityFilter: NotificationEntityFilter | undefined;
 
-  constructor(private readonly store: Store, private readonly lookup?: SubscriptionLookup) {}
+  constructor(
+    private readonly store: Store,
+    private readonly lookup?: SubscriptionLookup,
+  ) {}
 
   /** The notification of `entities` with the entities they link to, as the store has them now. */
-  build(sub: CompiledSubscription, entities: readonly StoredEntity[], trigger: NotificationTrigger | undefined): Promise<NotificationPayload> {
+  build(
+    sub: CompiledSubscription,
+    entities: readonly StoredEntity[],
+    trigger: NotificationTrigger | undefined,
+  ): Promise<NotificationPayload> {
     return buildJoinedNotification(sub, entities, trigger, async (tenant, ids) => {
       const found = await Promise.all(ids.map((id) => this.store.getEntity(tenant, id)));
       const filter = this.entityFilter;

@@ -11,7 +11,15 @@ import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
 import { PeriodicNotifications } from './periodic.js';
 import { JoinedNotifications } from './joined-notifications.js';
-import { COUNTERS_CHANNEL, NOTIFY_CHANNEL, channelName, type CountersAnswered, type CountersAsked, type DueBatch, type DueNotification } from './channel.js';
+import {
+  COUNTERS_CHANNEL,
+  NOTIFY_CHANNEL,
+  channelName,
+  type CountersAnswered,
+  type CountersAsked,
+  type DueBatch,
+  type DueNotification,
+} from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
 
 const DELETED_KEPT = 10_000;
@@ -32,29 +40,42 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   // Deleted subscriptions, so a notification in flight at the delete leaves no counters behind (bounded: the
   // oldest are forgotten; their late outcomes are long past).
   const deleted = new Set<string>();
-  const delivery = new Delivery((o) => {
-    if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
-    counters.record(o.due.tenant, o.due.subscriptionId, o.ok, o.at, o.reason);
-  }, log, {
-    budgetBytes: init.config.notificationQueueBytes,
-    gauge: gaugeOf(init.queueGauge),
-    sending: (due, at) => { if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at); },
-    complete: (due) => joined.complete(due),
-  });
+  const delivery = new Delivery(
+    (o) => {
+      if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
+      counters.record(o.due.tenant, o.due.subscriptionId, o.ok, o.at, o.reason);
+    },
+    log,
+    {
+      budgetBytes: init.config.notificationQueueBytes,
+      gauge: gaugeOf(init.queueGauge),
+      sending: (due, at) => {
+        if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at);
+      },
+      complete: (due) => joined.complete(due),
+    },
+  );
   let periodic: PeriodicNotifications | undefined;
-  const sync = new SubscriptionSync(store, contexts, log, init.config.instance, (tenant, id, sub) => {
-    const key = `${tenant}\n${id}`;
-    if (sub === undefined) {
-      counters.forget(tenant, id);
-      delivery.forget(tenant, id);
-      lastSent.delete(key);
-      deleted.add(key);
-      if (deleted.size > DELETED_KEPT) deleted.delete(deleted.values().next().value!);
-    } else {
-      deleted.delete(key);
-    }
-    periodic?.update(tenant, id, sub);
-  }, init.config.brokerUrl);
+  const sync = new SubscriptionSync(
+    store,
+    contexts,
+    log,
+    init.config.instance,
+    (tenant, id, sub) => {
+      const key = `${tenant}\n${id}`;
+      if (sub === undefined) {
+        counters.forget(tenant, id);
+        delivery.forget(tenant, id);
+        lastSent.delete(key);
+        deleted.add(key);
+        if (deleted.size > DELETED_KEPT) deleted.delete(deleted.values().next().value!);
+      } else {
+        deleted.delete(key);
+      }
+      periodic?.update(tenant, id, sub);
+    },
+    init.config.brokerUrl,
+  );
   // A subscription a worker matched may still be on its way here (its change is applied after its @context is
   // resolved): one not found is looked for again once the changes received so far are applied.
   const joined = new JoinedNotifications(store, async (tenant, id) => {
@@ -90,7 +111,12 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     if (ask?.kind !== 'ask' || !Array.isArray(ask.ids)) return;
     // Answered after this turn's I/O, so a receiver's answer already on its socket is counted first.
     setImmediate(() => {
-      const answer: CountersAnswered = { kind: 'answer', asker: ask.asker, seq: ask.seq, counters: ask.ids.map((id) => counters.get(ask.tenant, id) ?? null) };
+      const answer: CountersAnswered = {
+        kind: 'answer',
+        asker: ask.asker,
+        seq: ask.seq,
+        counters: ask.ids.map((id) => counters.get(ask.tenant, id) ?? null),
+      };
       asks.postMessage(answer);
     });
   };

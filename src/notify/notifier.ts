@@ -23,12 +23,28 @@ export async function startNotifier(init: WorkerInit, log: Logger, execArgv?: st
   const worker = new Worker(new URL('../../workers/notifier.js', import.meta.url), { workerData, execArgv });
   await new Promise<void>((resolve, reject) => {
     const onMessage = (m: NotifierMessage): void => {
-      if (m.kind === 'ready') { cleanup(); resolve(); }
-      if (m.kind === 'failed') { cleanup(); reject(new Error(`the notifier cannot start: ${m.error}`)); }
+      if (m.kind === 'ready') {
+        cleanup();
+        resolve();
+      }
+      if (m.kind === 'failed') {
+        cleanup();
+        reject(new Error(`the notifier cannot start: ${m.error}`));
+      }
     };
-    const onError = (e: Error): void => { cleanup(); reject(e); };
-    const onExit = (code: number): void => { cleanup(); reject(new Error(`the notifier exited with ${code} at start`)); };
-    const cleanup = (): void => { worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit); };
+    const onError = (e: Error): void => {
+      cleanup();
+      reject(e);
+    };
+    const onExit = (code: number): void => {
+      cleanup();
+      reject(new Error(`the notifier exited with ${code} at start`));
+    };
+    const cleanup = (): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
     worker.on('message', onMessage);
     worker.once('error', onError);
     worker.once('exit', onExit);
@@ -39,8 +55,16 @@ export async function startNotifier(init: WorkerInit, log: Logger, execArgv?: st
     async stop() {
       const stopped = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, STOP_WAIT_MS);
-        worker.on('message', (m: NotifierMessage) => { if (m.kind === 'stopped') { clearTimeout(timer); resolve(); } });
-        worker.once('exit', () => { clearTimeout(timer); resolve(); });
+        worker.on('message', (m: NotifierMessage) => {
+          if (m.kind === 'stopped') {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        worker.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
       worker.postMessage({ kind: 'stop' });
       await stopped;

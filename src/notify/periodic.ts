@@ -28,8 +28,12 @@ interface Periodic {
 export class PeriodicNotifications {
   private readonly timers = new Map<string, Periodic>();
 
-  constructor(private readonly store: Store, private readonly enqueue: (due: DueNotification) => void, private readonly log: Logger,
-    private readonly joined = new JoinedNotifications(store)) {}
+  constructor(
+    private readonly store: Store,
+    private readonly enqueue: (due: DueNotification) => void,
+    private readonly log: Logger,
+    private readonly joined = new JoinedNotifications(store),
+  ) {}
 
   /** A subscription was added, changed (sub) or deleted (undefined). */
   update(tenant: string, id: string, sub: CompiledSubscription | undefined): void {
@@ -59,15 +63,18 @@ export class PeriodicNotifications {
   private arm(key: string, p: Periodic): void {
     const wait = p.dueAt - Date.now();
     const last = wait <= MAX_TIMER_MS;
-    p.timer = setTimeout(() => {
-      if (this.timers.get(key) !== p) return;
-      if (last) {
-        void this.tick(p.sub);
-        const now = Date.now();
-        p.dueAt = p.dueAt + p.periodMs > now ? p.dueAt + p.periodMs : now + p.periodMs;
-      }
-      this.arm(key, p);
-    }, last ? Math.max(0, wait) : MAX_TIMER_MS);
+    p.timer = setTimeout(
+      () => {
+        if (this.timers.get(key) !== p) return;
+        if (last) {
+          void this.tick(p.sub);
+          const now = Date.now();
+          p.dueAt = p.dueAt + p.periodMs > now ? p.dueAt + p.periodMs : now + p.periodMs;
+        }
+        this.arm(key, p);
+      },
+      last ? Math.max(0, wait) : MAX_TIMER_MS,
+    );
   }
 
   private async tick(sub: CompiledSubscription): Promise<void> {
@@ -76,10 +83,18 @@ export class PeriodicNotifications {
       const entities = await this.selected(sub);
       if (entities.length === 0) return;
       // With join, the linked entities are read now, with the selected ones (§5.2.12 timeInterval, §5.2.14 join).
-      const payload = sub.join === undefined ? buildNotification(sub, entities, undefined) : await this.joined.build(sub, entities, undefined);
+      const payload =
+        sub.join === undefined ? buildNotification(sub, entities, undefined) : await this.joined.build(sub, entities, undefined);
       this.enqueue({
-        tenant: sub.tenant, subscriptionId: sub.id, uri: sub.endpoint.uri, headers: payload.headers, body: payload.body,
-        orderKey: sub.id, seq: 0, timeoutMs: sub.endpoint.timeoutMs, throttlingMs: 0,
+        tenant: sub.tenant,
+        subscriptionId: sub.id,
+        uri: sub.endpoint.uri,
+        headers: payload.headers,
+        body: payload.body,
+        orderKey: sub.id,
+        seq: 0,
+        timeoutMs: sub.endpoint.timeoutMs,
+        throttlingMs: 0,
       });
     } catch (e) {
       this.log.error({ err: e, subscription: sub.id }, 'periodic notification cannot be built');
@@ -94,7 +109,8 @@ export class PeriodicNotifications {
     const query = { ...sub.selection, offset: 0, count: false, limit: PERIODIC_MAX_ENTITIES };
     if (sub.typeIris === undefined) return (await this.store.queryEntities(sub.tenant, query)).entities;
     const found: StoredEntity[] = [];
-    if (sub.ids !== undefined) found.push(...(await this.store.queryEntities(sub.tenant, { ...query, ids: [...new Set(sub.ids)] })).entities);
+    if (sub.ids !== undefined)
+      found.push(...(await this.store.queryEntities(sub.tenant, { ...query, ids: [...new Set(sub.ids)] })).entities);
     if (sub.typeIris.length > 0 && found.length < PERIODIC_MAX_ENTITIES) {
       const byId = new Set(found.map((e) => e.id));
       const byType = await this.store.queryEntities(sub.tenant, { ...query, type: anyTypeOf(sub.typeIris) });

@@ -25,7 +25,10 @@ export class SubscriptionSink implements ChangeSink {
   private readonly channel: BroadcastChannel;
   entityFilter: NotificationEntityFilter | undefined;
 
-  constructor(readonly sync: SubscriptionSync, private readonly log: Logger) {
+  constructor(
+    readonly sync: SubscriptionSync,
+    private readonly log: Logger,
+  ) {
     this.channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, sync.instance));
     this.channel.unref();
   }

@@ -75,7 +75,10 @@ export class SubscriptionSync {
         try {
           notifyContext = await this.contexts.resolve(doc.body.jsonldContext);
         } catch (e) {
-          this.log.warn({ err: e, subscription: id, jsonldContext: doc.body.jsonldContext }, 'jsonldContext cannot be resolved: notifying with the subscription\'s own @context');
+          this.log.warn(
+            { err: e, subscription: id, jsonldContext: doc.body.jsonldContext },
+            "jsonldContext cannot be resolved: notifying with the subscription's own @context",
+          );
         }
       }
       const sub = compileSubscription(tenant, doc, matchContext, notifyContext, this.brokerUrl);

@@ -16,7 +16,9 @@ function attribute(stat: AttrStat, name: string, ctx: ResolvedContext): Record<s
     attributeName: name,
     attributeCount: stat.count,
     attributeTypes: Object.keys(stat.attrTypes).sort(),
-    typeNames: Object.keys(stat.typeIris).map((t) => ctx.compactIri(t)).sort(),
+    typeNames: Object.keys(stat.typeIris)
+      .map((t) => ctx.compactIri(t))
+      .sort(),
   };
 }
 

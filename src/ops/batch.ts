@@ -34,7 +34,8 @@ type Outcome = 'created' | 'updated' | 'deleted';
 const nowIso = (): string => new Date().toISOString();
 
 function entryId(entry: unknown): string {
-  if (typeof entry === 'object' && entry !== null && typeof (entry as { id?: unknown }).id === 'string') return (entry as { id: string }).id;
+  if (typeof entry === 'object' && entry !== null && typeof (entry as { id?: unknown }).id === 'string')
+    return (entry as { id: string }).id;
   return typeof entry === 'string' ? entry : '';
 }
 
@@ -47,7 +48,8 @@ function errorEntry(id: string, error: unknown): BatchError {
 /** The @context of one entry: the request's, or with application/ld+json the entry's own. */
 async function entryContext(req: LdRequest, ctx: WorkerContext, entry: Record<string, unknown>): Promise<ResolvedContext> {
   if (req.bodyMediaType !== LD_JSON) {
-    if ('@context' in entry) throw badRequest('@context is not allowed in an application/json body: send it in a Link header or use application/ld+json');
+    if ('@context' in entry)
+      throw badRequest('@context is not allowed in an application/json body: send it in a Link header or use application/ld+json');
     return req.context;
   }
   const given = entry['@context'];
@@ -74,11 +76,17 @@ function entries(req: LdRequest): unknown[] {
 }
 
 /** Expands each entity entry; a bad entry becomes its error, the others go on. */
-async function prepareEntities(req: LdRequest, ctx: WorkerContext, now: string, errors: BatchError[], allowNull = false): Promise<Prepared<StoredEntity>[]> {
+async function prepareEntities(
+  req: LdRequest,
+  ctx: WorkerContext,
+  now: string,
+  errors: BatchError[],
+  allowNull = false,
+): Promise<Prepared<StoredEntity>[]> {
   const list = entries(req);
   // Every entry's @context at once: distinct remote ones are fetched side by side rather than one deadline after
   // another, and one that many entries name is fetched once (issue 13).
-  const contexts = await Promise.allSettled(list.map((entry) => isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined));
+  const contexts = await Promise.allSettled(list.map((entry) => (isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined)));
   const prepared: Prepared<StoredEntity>[] = [];
   for (let i = 0; i < list.length; i++) {
     const entry = list[i];
@@ -99,8 +107,16 @@ async function prepareEntities(req: LdRequest, ctx: WorkerContext, now: string, 
 }
 
 /** Asks the entity hook for each entry (seed 000 §5.2): the body's types for a new entity, the stored ones else. */
-async function authorizeEntries<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[],
-  describe: (p: Prepared<T>, stored: string[] | undefined) => { types: readonly string[]; storedTypes: boolean; attrsWritten?: string[] } | null): Promise<Prepared<T>[]> {
+async function authorizeEntries<T>(
+  req: LdRequest,
+  ctx: WorkerContext,
+  prepared: Prepared<T>[],
+  errors: BatchError[],
+  describe: (
+    p: Prepared<T>,
+    stored: string[] | undefined,
+  ) => { types: readonly string[]; storedTypes: boolean; attrsWritten?: string[] } | null,
+): Promise<Prepared<T>[]> {
   if (ctx.auth === undefined) return prepared;
   const allowed: Prepared<T>[] = [];
   for (const p of prepared) {
@@ -116,8 +132,14 @@ async function authorizeEntries<T>(req: LdRequest, ctx: WorkerContext, prepared:
   return allowed;
 }
 
-async function run<T>(req: LdRequest, ctx: WorkerContext, prepared: Prepared<T>[], errors: BatchError[], mutate: (p: Prepared<T>) => Mutation<Outcome>,
-  creating: boolean): Promise<Array<{ id: string; outcome: Outcome }>> {
+async function run<T>(
+  req: LdRequest,
+  ctx: WorkerContext,
+  prepared: Prepared<T>[],
+  errors: BatchError[],
+  mutate: (p: Prepared<T>) => Mutation<Outcome>,
+  creating: boolean,
+): Promise<Array<{ id: string; outcome: Outcome }>> {
   const items: BatchItem<Outcome>[] = prepared.map((p) => ({ id: p.id, mutation: mutate(p) }));
   const outcomes = items.length === 0 ? [] : await writeEntities(ctx, req.tenant, items, { createTenant: creating });
   const done: Array<{ id: string; outcome: Outcome }> = [];
@@ -137,11 +159,22 @@ export const batchCreate: OpHandler = async (req, ctx) => {
   const errors: BatchError[] = [];
   const now = nowIso();
   let prepared = await prepareEntities(req, ctx, now, errors);
-  prepared = await authorizeEntries(req, ctx, prepared, errors, (p) => ({ types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value) }));
-  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
-    if (current !== undefined) throw new LdError('AlreadyExists', `entity '${p.id}' already exists`);
-    return { next: p.value, result: 'created' };
-  }, true);
+  prepared = await authorizeEntries(req, ctx, prepared, errors, (p) => ({
+    types: p.value.type,
+    storedTypes: false,
+    attrsWritten: attrNames(p.value),
+  }));
+  const done = await run(
+    req,
+    ctx,
+    prepared,
+    errors,
+    (p) => (current) => {
+      if (current !== undefined) throw new LdError('AlreadyExists', `entity '${p.id}' already exists`);
+      return { next: p.value, result: 'created' };
+    },
+    true,
+  );
   return answer(done, errors, { status: 201, body: done.map((d) => d.id) });
 };
 
@@ -153,21 +186,30 @@ export const batchUpsert: OpHandler = async (req, ctx) => {
   const now = nowIso();
   let prepared = await prepareEntities(req, ctx, now, errors);
   prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) =>
-    stored === undefined ? { types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value) }
-      : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) });
-  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
-    if (current === undefined) return { next: p.value, result: 'created' };
-    if (!update) {
-      const replaced = replaceEntity(current, p.value, now);
-      return { next: replaced.entity, result: 'updated', change: changeOf('replace', replaced) };
-    }
-    const attrs: Record<string, unknown> = {};
-    for (const name of attrNames(p.value)) attrs[name] = p.value[name];
-    const r = appendAttributes(current, attrs as never, { noOverwrite: false, now });
-    const appended = r.entity;
-    for (const t of p.value.type) if (!appended.type.includes(t)) appended.type = [...appended.type, t];
-    return { next: appended, result: 'updated', change: changeOf('append', r) };
-  }, true);
+    stored === undefined
+      ? { types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value) }
+      : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) },
+  );
+  const done = await run(
+    req,
+    ctx,
+    prepared,
+    errors,
+    (p) => (current) => {
+      if (current === undefined) return { next: p.value, result: 'created' };
+      if (!update) {
+        const replaced = replaceEntity(current, p.value, now);
+        return { next: replaced.entity, result: 'updated', change: changeOf('replace', replaced) };
+      }
+      const attrs: Record<string, unknown> = {};
+      for (const name of attrNames(p.value)) attrs[name] = p.value[name];
+      const r = appendAttributes(current, attrs as never, { noOverwrite: false, now });
+      const appended = r.entity;
+      for (const t of p.value.type) if (!appended.type.includes(t)) appended.type = [...appended.type, t];
+      return { next: appended, result: 'updated', change: changeOf('append', r) };
+    },
+    true,
+  );
   const created = done.filter((d) => d.outcome === 'created').map((d) => d.id);
   return answer(done, errors, created.length > 0 ? { status: 201, body: created } : { status: 204 });
 };
@@ -183,24 +225,38 @@ export const batchUpdate: OpHandler = async (req, ctx) => {
   });
   // What an entry could not apply (with noOverwrite: the attributes it kept), by entity id.
   const kept = new Map<string, string[]>();
-  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
-    if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    const attrs: Record<string, unknown> = {};
-    for (const name of attrNames(p.value)) attrs[name] = p.value[name];
-    // §4.16, §4.18: the entry's types are added and its scope applied, as Append Entity Attributes does.
-    const r = appendAttributes(current, attrs as never, { noOverwrite, now, types: p.value.type, scope: p.value.scope });
-    if (r.notUpdated.length > 0) kept.set(p.id, r.notUpdated.map((n) => req.context.compactIri(n.attrName)));
-    else kept.delete(p.id);
-    if (r.notUpdated.length > 0 && r.updated.length === 0 && noOverwrite)
-      return { next: undefined, result: 'updated' };
-    return { next: r.entity, result: 'updated', change: changeOf('append', r) };
-  }, false);
+  const done = await run(
+    req,
+    ctx,
+    prepared,
+    errors,
+    (p) => (current) => {
+      if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
+      const attrs: Record<string, unknown> = {};
+      for (const name of attrNames(p.value)) attrs[name] = p.value[name];
+      // §4.16, §4.18: the entry's types are added and its scope applied, as Append Entity Attributes does.
+      const r = appendAttributes(current, attrs as never, { noOverwrite, now, types: p.value.type, scope: p.value.scope });
+      if (r.notUpdated.length > 0)
+        kept.set(
+          p.id,
+          r.notUpdated.map((n) => req.context.compactIri(n.attrName)),
+        );
+      else kept.delete(p.id);
+      if (r.notUpdated.length > 0 && r.updated.length === 0 && noOverwrite) return { next: undefined, result: 'updated' };
+      return { next: r.entity, result: 'updated', change: changeOf('append', r) };
+    },
+    false,
+  );
   // §5.6.9: an entry whose attributes were not all applied is reported in the 207 as the one-entity append reports
   // them (§5.6.3); what it could apply is written.
   const applied = done.filter((d) => !kept.has(d.id));
   for (const d of done) {
     const names = kept.get(d.id);
-    if (names !== undefined) errors.push({ entityId: d.id, error: badRequest(`not updated: ${names.join(', ')}${noOverwrite ? ' (they exist and noOverwrite was asked)' : ''}`).toProblem() });
+    if (names !== undefined)
+      errors.push({
+        entityId: d.id,
+        error: badRequest(`not updated: ${names.join(', ')}${noOverwrite ? ' (they exist and noOverwrite was asked)' : ''}`).toProblem(),
+      });
   }
   return answer(applied, errors, { status: 204 });
 };
@@ -210,7 +266,10 @@ export const batchDelete: OpHandler = async (req, ctx) => {
   let prepared: Prepared<null>[] = [];
   for (const entry of entries(req)) {
     if (typeof entry !== 'string' || !isUri(entry)) {
-      errors.push({ entityId: typeof entry === 'string' ? entry : JSON.stringify(entry)?.slice(0, 200) ?? '', error: badRequest('a batch delete entry must be an entity id (a URI)').toProblem() });
+      errors.push({
+        entityId: typeof entry === 'string' ? entry : (JSON.stringify(entry)?.slice(0, 200) ?? ''),
+        error: badRequest('a batch delete entry must be an entity id (a URI)').toProblem(),
+      });
       continue;
     }
     try {
@@ -225,10 +284,17 @@ export const batchDelete: OpHandler = async (req, ctx) => {
     if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
     return { types: stored, storedTypes: true };
   });
-  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
-    if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    return { next: null, result: 'deleted' };
-  }, false);
+  const done = await run(
+    req,
+    ctx,
+    prepared,
+    errors,
+    (p) => (current) => {
+      if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
+      return { next: null, result: 'deleted' };
+    },
+    false,
+  );
   return answer(done, errors, { status: 204 });
 };
 
@@ -240,10 +306,17 @@ export const batchMerge: OpHandler = async (req, ctx) => {
     if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
     return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
   });
-  const done = await run(req, ctx, prepared, errors, (p) => (current) => {
-    if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    const r = mergeEntity(current, p.value, now);
-    return { next: r.entity, result: 'updated', change: changeOf('merge', r) };
-  }, false);
+  const done = await run(
+    req,
+    ctx,
+    prepared,
+    errors,
+    (p) => (current) => {
+      if (current === undefined) throw notFound(`entity '${p.id}' does not exist`);
+      const r = mergeEntity(current, p.value, now);
+      return { next: r.entity, result: 'updated', change: changeOf('merge', r) };
+    },
+    false,
+  );
   return answer(done, errors, { status: 204 });
 };

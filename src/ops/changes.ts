@@ -8,7 +8,13 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 const listened = (ctx: WorkerContext): boolean => ctx.changes !== undefined || ctx.history?.record !== undefined;
 
 /** One entity write (Store.mutateEntity), its event published once committed. */
-export async function writeEntity<R>(ctx: WorkerContext, tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+export async function writeEntity<R>(
+  ctx: WorkerContext,
+  tenant: string,
+  id: string,
+  mutation: Mutation<R>,
+  opts?: MutateOptions,
+): Promise<R> {
   if (!listened(ctx)) return ctx.store.mutateEntity(tenant, id, mutation, opts);
   const events: WriteEvent[] = [];
   const result = await ctx.store.mutateEntity(tenant, id, mutation, { ...opts, events });
@@ -20,7 +26,12 @@ export async function writeEntity<R>(ctx: WorkerContext, tenant: string, id: str
 }
 
 /** Entity writes in one transaction (Store.mutateEntities), the events of the committed ones published. */
-export async function writeEntities<R>(ctx: WorkerContext, tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
+export async function writeEntities<R>(
+  ctx: WorkerContext,
+  tenant: string,
+  items: readonly BatchItem<R>[],
+  opts?: MutateOptions,
+): Promise<BatchOutcome<R>[]> {
   if (!listened(ctx)) return ctx.store.mutateEntities(tenant, items, opts);
   const events: WriteEvent[] = [];
   const outcomes = await ctx.store.mutateEntities(tenant, items, { ...opts, events });

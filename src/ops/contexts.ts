@@ -43,8 +43,9 @@ function coreEntry(ctx: WorkerContext): Entry {
 async function findEntry(req: LdRequest, ctx: WorkerContext, contextId: string): Promise<Entry | undefined> {
   const core = coreEntry(ctx);
   if (contextId === core.localId || isCoreContextUrl(contextId)) return core;
-  const localId = hostedLocalId(contextId)
-    ?? (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(contextId) ? tenantLocalId(req.tenant, cachedLocalId(contextId)) : contextId);
+  const localId =
+    hostedLocalId(contextId) ??
+    (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(contextId) ? tenantLocalId(req.tenant, cachedLocalId(contextId)) : contextId);
   const tenant = tenantOfLocalId(localId);
   const kept = (await keptContexts(ctx, tenant).get(localId)) as KeptContext | undefined;
   if (kept === undefined || (kept.kind === 'Cached' && tenant !== req.tenant)) return undefined;
@@ -127,7 +128,8 @@ export const deleteContext: OpHandler = async (req, ctx) => {
     if (reload) return { status: 204 };
     throw badRequest('the core @context cannot be deleted (reload=true reloads it)');
   }
-  if (reload && entry.kept.kind !== 'Cached') throw badRequest(`reload: @context '${contextId.slice(0, 300)}' is ${entry.kept.kind}, not Cached`);
+  if (reload && entry.kept.kind !== 'Cached')
+    throw badRequest(`reload: @context '${contextId.slice(0, 300)}' is ${entry.kept.kind}, not Cached`);
   const contexts = contextResolverOf(ctx);
   if (reload) {
     if (contexts === undefined) throw new LdError('OperationNotSupported', 'this broker cannot reload @contexts');

@@ -4,7 +4,14 @@ import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { expandEntity, expandAttributes, expandAttributeFragment, expandFragment } from '../ngsild/entity/expand.js';
 import {
-  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, deleteScope, replaceEntity, replaceAttribute, mergeEntity,
+  appendAttributes,
+  updateAttributes,
+  partialAttributeUpdate,
+  deleteAttribute,
+  deleteScope,
+  replaceEntity,
+  replaceAttribute,
+  mergeEntity,
 } from '../ngsild/entity/merge.js';
 
 /** The core @context's IRI of `scope` (CIM 009 §4.18). */
@@ -72,15 +79,22 @@ function typeParamTest(req: LdRequest): ((types: readonly string[]) => boolean) 
   return compileTypeExpression(parseTypeExpression(text), req.context.expandTerm.bind(req.context)).matches;
 }
 
-const missingOfType = (id: string, req: LdRequest): LdError => notFound(`entity '${id}' of type '${String(req.query.get('type')).slice(0, 200)}' does not exist`);
+const missingOfType = (id: string, req: LdRequest): LdError =>
+  notFound(`entity '${id}' of type '${String(req.query.get('type')).slice(0, 200)}' does not exist`);
 
 export const createEntity: OpHandler = async (req, ctx) => {
   const entity = expandEntity(withoutContext(req.jsonObject()), req.context, { now: nowIso() });
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: attrNames(entity), read: false });
-  await mutate(req, ctx, entity.id, (current) => {
-    if (current !== undefined) throw new LdError('AlreadyExists', `entity '${entity.id}' already exists`);
-    return { next: entity, result: undefined };
-  }, { createTenant: true });
+  await mutate(
+    req,
+    ctx,
+    entity.id,
+    (current) => {
+      if (current !== undefined) throw new LdError('AlreadyExists', `entity '${entity.id}' already exists`);
+      return { next: entity, result: undefined };
+    },
+    { createTenant: true },
+  );
   return { status: 201, headers: ['Location', `${API_PREFIX}/entities/${pathSegment(entity.id)}`] };
 };
 
@@ -96,13 +110,19 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   noneMatched(entity, req, opts);
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
-    if (join === undefined) return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
+    if (join === undefined)
+      return { status: 200, body: renderGeoJson(entity, req.context, { ...opts, geometryProperty }), withContext: true, geoJson: true };
     // CIM 009 §4.5.23, §6.3.15: join=flat answers several entities, so a FeatureCollection; inline one Feature.
     const features = await joinedFeatures(req, ctx, [entity], join, { ...opts, geometryProperty });
     return { status: 200, body: join.mode === 'flat' ? featureCollection(features) : features[0], withContext: true, geoJson: true };
   }
   // CIM 009 v1.8 §4.5.23: join=flat answers the entity and the entities it links to as an array.
-  if (join?.mode === 'flat') return { status: 200, body: [renderEntity(entity, req.context, opts), ...(await flatLinked(req, ctx, [entity], join, opts))], withContext: true };
+  if (join?.mode === 'flat')
+    return {
+      status: 200,
+      body: [renderEntity(entity, req.context, opts), ...(await flatLinked(req, ctx, [entity], join, opts))],
+      withContext: true,
+    };
   if (join?.mode === 'inline') return { status: 200, body: await renderInline(req, ctx, entity, join, opts), withContext: true };
   return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
 };
@@ -116,7 +136,11 @@ function noneMatched(entity: StoredEntity, req: LdRequest, opts: RenderOptions):
   const id = entity.id;
   if (opts.attrs !== undefined) {
     let any = false;
-    for (const attrIri of opts.attrs) if (entity[attrIri] !== undefined) { any = true; break; }
+    for (const attrIri of opts.attrs)
+      if (entity[attrIri] !== undefined) {
+        any = true;
+        break;
+      }
     if (!any) throw notFound(`entity '${id}' has none of the attributes in attrs`);
   }
   if ((opts.pick !== undefined || opts.omit !== undefined) && !rendersAnything(entity, req.context, opts))
@@ -207,7 +231,10 @@ export const partialAttrUpdate: OpHandler = async (req, ctx) => {
   await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = partialAttributeUpdate(current, attrIri, fragment, { datasetId: fragment.datasetId as string | undefined, now });
-    if (!r.found) throw notFound(`entity '${id}' has no attribute '${req.params[1]}'${fragment.datasetId ? ` with datasetId '${String(fragment.datasetId)}'` : ''}`);
+    if (!r.found)
+      throw notFound(
+        `entity '${id}' has no attribute '${req.params[1]}'${fragment.datasetId ? ` with datasetId '${String(fragment.datasetId)}'` : ''}`,
+      );
     return { next: r.entity, result: undefined, change: changeOf('update', r) };
   });
   return { status: 204 };
@@ -217,7 +244,8 @@ export const partialAttrUpdate: OpHandler = async (req, ctx) => {
 export function deleteAttrParams(req: LdRequest): { datasetId: string | undefined; deleteAll: boolean } {
   const datasetId = req.query.get('datasetId');
   const deleteAllText = req.query.get('deleteAll');
-  if (deleteAllText !== undefined && deleteAllText !== 'true' && deleteAllText !== 'false') throw badRequest(`deleteAll: '${deleteAllText}' is not true or false`);
+  if (deleteAllText !== undefined && deleteAllText !== 'true' && deleteAllText !== 'false')
+    throw badRequest(`deleteAll: '${deleteAllText}' is not true or false`);
   if (datasetId !== undefined && !isUri(datasetId)) throw badRequest(`datasetId '${datasetId}' is not a URI`);
   return { datasetId, deleteAll: deleteAllText === 'true' };
 }

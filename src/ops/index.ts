@@ -2,26 +2,37 @@
 import { LdOp } from '../ngsild/operations.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import {
-  createEntity, retrieveEntity, deleteEntity, replaceEntityOp, mergeEntityOp, appendAttrs, updateAttrs,
-  partialAttrUpdate, deleteAttr, replaceAttr,
+  createEntity,
+  retrieveEntity,
+  deleteEntity,
+  replaceEntityOp,
+  mergeEntityOp,
+  appendAttrs,
+  updateAttrs,
+  partialAttrUpdate,
+  deleteAttr,
+  replaceAttr,
 } from './entities.js';
 import { queryEntities, queryPost } from './query.js';
 import { listTypes, retrieveType } from './types.js';
 import { listAttributes, retrieveAttribute } from './attributes.js';
 import { createContext, listContexts, retrieveContext, deleteContext } from './contexts.js';
-import {
-  createSubscription, querySubscriptions, retrieveSubscription, updateSubscription, deleteSubscription,
-} from './subscriptions.js';
-import {
-  createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration,
-} from './registrations.js';
+import { createSubscription, querySubscriptions, retrieveSubscription, updateSubscription, deleteSubscription } from './subscriptions.js';
+import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
 import { purgeEntities } from './purge.js';
 
 import {
-  temporalQuery, temporalQueryPost, temporalRetrieve, temporalCreate, temporalDelete, temporalAppendAttrs, temporalDeleteAttr,
-  temporalUpdateInstance, temporalDeleteInstance,
+  temporalQuery,
+  temporalQueryPost,
+  temporalRetrieve,
+  temporalCreate,
+  temporalDelete,
+  temporalAppendAttrs,
+  temporalDeleteAttr,
+  temporalUpdateInstance,
+  temporalDeleteInstance,
 } from './temporal.js';
 
 export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([

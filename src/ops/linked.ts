@@ -27,7 +27,8 @@ export function joinOptions(req: LdRequest, body?: Record<string, unknown>): Joi
   if (join !== 'flat' && join !== 'inline') throw badRequest(`join: '${String(join).slice(0, 80)}' is not one of flat, inline, @none`);
   let level = 1;
   if (levelText !== undefined) {
-    if (!/^\d{1,3}$/.test(levelText) || Number(levelText) < 1) throw badRequest(`joinLevel: '${levelText.slice(0, 80)}' is not a positive integer`);
+    if (!/^\d{1,3}$/.test(levelText) || Number(levelText) < 1)
+      throw badRequest(`joinLevel: '${levelText.slice(0, 80)}' is not a positive integer`);
     level = Number(levelText);
     if (level > core.MAX_JOIN_LEVEL) throw badRequest(`joinLevel: ${level} is above the maximum ${core.MAX_JOIN_LEVEL}`);
   }
@@ -64,32 +65,56 @@ function listText(body: Record<string, unknown> | undefined, name: string): stri
 
 /** The linked entities of one answer: read from the request's tenant, each as the entity hook lets the request see it. */
 function requestSource(req: LdRequest, ctx: WorkerContext): core.JoinSource {
-  return new core.JoinSource(req.tenant, async (tenant, ids) => {
-    const found = await Promise.all(ids.map(async (id) => {
-      const entity = await ctx.store.getEntity(tenant, id);
-      if (entity === undefined) return undefined;
-      try {
-        return await readableEntity(req, ctx, entity);
-      } catch (e) {
-        if (!(e instanceof RefusalError)) throw e;
-        return undefined;
-      }
-    }));
-    return found.filter((e): e is StoredEntity => e !== undefined);
-  }, req.context);
+  return new core.JoinSource(
+    req.tenant,
+    async (tenant, ids) => {
+      const found = await Promise.all(
+        ids.map(async (id) => {
+          const entity = await ctx.store.getEntity(tenant, id);
+          if (entity === undefined) return undefined;
+          try {
+            return await readableEntity(req, ctx, entity);
+          } catch (e) {
+            if (!(e instanceof RefusalError)) throw e;
+            return undefined;
+          }
+        }),
+      );
+      return found.filter((e): e is StoredEntity => e !== undefined);
+    },
+    req.context,
+  );
 }
 
 /** join=flat: the entities linked from `primaries` (linked-join.ts flatLinked). */
-export function flatLinked(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions): Promise<Record<string, unknown>[]> {
+export function flatLinked(
+  req: LdRequest,
+  ctx: WorkerContext,
+  primaries: readonly StoredEntity[],
+  join: JoinOptions,
+  opts: RenderOptions,
+): Promise<Record<string, unknown>[]> {
   return core.flatLinked(requestSource(req, ctx), primaries, join, opts);
 }
 
 /** The Features of a GeoJSON answer with a join (linked-join.ts joinedFeatures). */
-export function joinedFeatures(req: LdRequest, ctx: WorkerContext, primaries: readonly StoredEntity[], join: JoinOptions, opts: RenderOptions & { geometryProperty?: string }): Promise<GeoJsonFeature[]> {
+export function joinedFeatures(
+  req: LdRequest,
+  ctx: WorkerContext,
+  primaries: readonly StoredEntity[],
+  join: JoinOptions,
+  opts: RenderOptions & { geometryProperty?: string },
+): Promise<GeoJsonFeature[]> {
   return core.joinedFeatures(requestSource(req, ctx), primaries, join, opts);
 }
 
 /** join=inline: `entity` with its linked entities under its Relationships (linked-join.ts renderInline). */
-export function renderInline(req: LdRequest, ctx: WorkerContext, entity: StoredEntity, join: JoinOptions, opts: RenderOptions): Promise<Record<string, unknown>> {
+export function renderInline(
+  req: LdRequest,
+  ctx: WorkerContext,
+  entity: StoredEntity,
+  join: JoinOptions,
+  opts: RenderOptions,
+): Promise<Record<string, unknown>> {
   return core.renderInline(requestSource(req, ctx), entity, join, opts);
 }

@@ -42,5 +42,9 @@ function otherParams(raw: string): string {
 /** The parameter name as query-params.ts reads it ('+' literal); text that does not decode is no paging name. */
 function decodedName(s: string): string {
   if (!s.includes('%')) return s;
-  try { return decodeURIComponent(s); } catch { return s; }
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

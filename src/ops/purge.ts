@@ -24,7 +24,6 @@ export const PURGE_CHUNK = 500;
 /** Matches read per pass over the selection: what one pass holds in memory before it writes them away. */
 export const PURGE_ROUND = 5_000;
 
-
 /** What a purge does to each entity it matches: delete it, or remove attributes. */
 type Action = { kind: 'delete' } | { kind: 'drop'; attrIris: ReadonlySet<string> } | { kind: 'keep'; attrIris: ReadonlySet<string> };
 
@@ -71,7 +70,9 @@ export const purgeEntities: OpHandler = async (req, ctx) => {
   const local = boolParam(req, 'local');
   // §6.4.3.3: a purge names what it purges; local=true alone purges every local entity of the tenant.
   if (sel.selectors.length === 0 && sel.q === undefined && sel.scopeQ === undefined && sel.geo === undefined && !local)
-    throw badRequest('PurgeEntities needs at least one of id, type, idPattern, q, scopeQ, a geo-query, or local=true to purge every entity');
+    throw badRequest(
+      'PurgeEntities needs at least one of id, type, idPattern, q, scopeQ, a geo-query, or local=true to purge every entity',
+    );
   const selected = selectionQuery(sel, req.context);
   // The whole selection as one predicate, for the re-check inside each entity's write (the store chose the candidates).
   const matches = entityQueryPredicate(selected);
@@ -81,15 +82,22 @@ export const purgeEntities: OpHandler = async (req, ctx) => {
   let skip = 0;
   for (;;) {
     const { entities } = await ctx.store.queryEntities(req.tenant, { ...selected, limit: PURGE_ROUND, offset: skip, count: false });
-    for (let i = 0; i < entities.length; i += PURGE_CHUNK) skip += await purgeChunk(req, ctx, entities.slice(i, i + PURGE_CHUNK), action, matches, now);
+    for (let i = 0; i < entities.length; i += PURGE_CHUNK)
+      skip += await purgeChunk(req, ctx, entities.slice(i, i + PURGE_CHUNK), action, matches, now);
     if (entities.length < PURGE_ROUND) break;
   }
   return { status: 204 };
 };
 
 /** Writes one chunk in one transaction; answers how many of its entities still match the selection afterwards. */
-async function purgeChunk(req: LdRequest, ctx: WorkerContext, entities: readonly StoredEntity[], action: Action,
-  matches: (e: StoredEntity) => boolean, now: string): Promise<number> {
+async function purgeChunk(
+  req: LdRequest,
+  ctx: WorkerContext,
+  entities: readonly StoredEntity[],
+  action: Action,
+  matches: (e: StoredEntity) => boolean,
+  now: string,
+): Promise<number> {
   let stillMatching = 0;
   const items: BatchItem<boolean>[] = [];
   for (const e of entities) {

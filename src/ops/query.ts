@@ -34,7 +34,12 @@ export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
  * the store sees it. With pick or omit, an entity they would leave empty does not match (CIM 009 v1.8.1 §4.21), so
  * pages stay full.
  */
-export function selectionQuery(sel: Selection, ctx: ResolvedContext, opts?: RenderOptions, expandValues?: ReadonlySet<string>): EntitySelectionQuery {
+export function selectionQuery(
+  sel: Selection,
+  ctx: ResolvedContext,
+  opts?: RenderOptions,
+  expandValues?: ReadonlySet<string>,
+): EntitySelectionQuery {
   const query: EntitySelectionQuery = storeSelectors(sel.selectors, ctx);
   // CIM 009 §5.7.2: with attrs, only entities holding at least one of them are returned.
   if (sel.attrs !== undefined) query.attrs = sel.attrs.map((a) => checkNameSize(ctx.expandTerm(a), 'attrs'));
@@ -77,7 +82,8 @@ const ENTITY_MEMBER_NAMES: ReadonlySet<string> = new Set(['id', 'type', 'scope',
  */
 function mayRenderEmpty(opts: RenderOptions): boolean {
   if (opts.sysAttrs) return false;
-  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
+  const shown = (name: string): boolean =>
+    (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
   return (opts.pick !== undefined || opts.omit !== undefined) && !shown('id') && !shown('type');
 }
 
@@ -104,8 +110,15 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const orderText = req.query.get('orderBy');
   const orderBy = orderText === undefined ? undefined : parseOrderBy(orderText, req.context.expandTerm.bind(req.context));
   // One entity past the page tells whether another follows (its rel="next" link), with or without count.
-  const page = await ctx.store.queryEntities(req.tenant, { ...selectionQuery(sel, req.context, opts, expandValues), orderBy, limit: limit === 0 ? 0 : limit + 1, offset, count });
-  if (page.sortCap !== undefined) throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
+  const page = await ctx.store.queryEntities(req.tenant, {
+    ...selectionQuery(sel, req.context, opts, expandValues),
+    orderBy,
+    limit: limit === 0 ? 0 : limit + 1,
+    offset,
+    count,
+  });
+  if (page.sortCap !== undefined)
+    throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
   const more = page.entities.length > limit;
   if (more) page.entities.length = limit;
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
@@ -116,9 +129,10 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more));
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
-    const features = join === undefined
-      ? page.entities.map((e) => renderGeoJson(e, req.context, { ...opts, geometryProperty }))
-      : await joinedFeatures(req, ctx, page.entities, join, { ...opts, geometryProperty });
+    const features =
+      join === undefined
+        ? page.entities.map((e) => renderGeoJson(e, req.context, { ...opts, geometryProperty }))
+        : await joinedFeatures(req, ctx, page.entities, join, { ...opts, geometryProperty });
     return { status: 200, body: featureCollection(features), headers, withContext: true, geoJson: true };
   }
   if (join?.mode === 'inline') {
@@ -137,7 +151,24 @@ export const queryEntities: OpHandler = async (req, ctx) => {
   return runQuery(req, ctx, sel, opts, joinOptions(req));
 };
 
-const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'csf', 'temporalQ', 'pick', 'omit', 'datasetId', 'join', 'joinLevel', 'containedBy']);
+const QUERY_MEMBERS = new Set([
+  'type',
+  '@context',
+  'entities',
+  'attrs',
+  'q',
+  'geoQ',
+  'scopeQ',
+  'lang',
+  'csf',
+  'temporalQ',
+  'pick',
+  'omit',
+  'datasetId',
+  'join',
+  'joinLevel',
+  'containedBy',
+]);
 
 export const queryPost: OpHandler = async (req, ctx) => {
   const body = req.jsonObject();

@@ -9,8 +9,14 @@ import { pathSegment } from '../ngsild/uri-encode.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import {
-  REGISTRATIONS, validateRegistration, patchRegistration, claimsOf, claimsOverlap,
-  type Claim, type RegistrationBody, type RegistrationDoc,
+  REGISTRATIONS,
+  validateRegistration,
+  patchRegistration,
+  claimsOf,
+  claimsOverlap,
+  type Claim,
+  type RegistrationBody,
+  type RegistrationDoc,
 } from '../ngsild/subscription/registration.js';
 import { mapRegistrationNames } from '../ngsild/subscription/names.js';
 import { anyTypeOf, parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
@@ -50,12 +56,18 @@ async function checkConflicts(req: LdRequest, ctx: WorkerContext, body: Registra
     if (!(otherMode === 'exclusive' || (mode === 'exclusive' && otherMode === 'redirect'))) continue;
     const otherCtx = await contextOf(ctx, other);
     const theirs = claimsOf(other.body, otherCtx.expandTerm.bind(otherCtx));
-    for (const a of claims) for (const b of theirs)
-      if (claimsOverlap(a, b)) throw new LdError('Conflict', `registration '${id}' (${otherMode}) already registers ${describe(a, req.context)}`);
+    for (const a of claims)
+      for (const b of theirs)
+        if (claimsOverlap(a, b))
+          throw new LdError('Conflict', `registration '${id}' (${otherMode}) already registers ${describe(a, req.context)}`);
   }
   for (const claim of claims) {
     const local = await localHolder(req, ctx, claim);
-    if (local !== undefined) throw new LdError('Conflict', `${mode === 'exclusive' ? 'an' : 'a'} ${mode} registration cannot register ${describe(claim, req.context)}: entity '${local}' holds it locally`);
+    if (local !== undefined)
+      throw new LdError(
+        'Conflict',
+        `${mode === 'exclusive' ? 'an' : 'a'} ${mode} registration cannot register ${describe(claim, req.context)}: entity '${local}' holds it locally`,
+      );
   }
 }
 
@@ -76,7 +88,13 @@ async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Pr
     const e = await ctx.store.getEntity(req.tenant, claim.id);
     return e !== undefined && holds(e) ? e.id : undefined;
   }
-  const page = await ctx.store.queryEntities(req.tenant, { type: anyTypeOf([claim.typeIri]), attrs: claim.attrIris === undefined ? undefined : [...claim.attrIris], limit: 1, offset: 0, count: false });
+  const page = await ctx.store.queryEntities(req.tenant, {
+    type: anyTypeOf([claim.typeIri]),
+    attrs: claim.attrIris === undefined ? undefined : [...claim.attrIris],
+    limit: 1,
+    offset: 0,
+    count: false,
+  });
   return page.entities[0]?.id;
 }
 
@@ -86,7 +104,11 @@ export const createRegistration: OpHandler = async (req, ctx) => {
   const now = new Date().toISOString();
   const doc: RegistrationDoc = { body, context: req.context.contextValue, createdAt: now, modifiedAt: now };
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only registrations exists too.
-  if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true })))
+  if (
+    !(await ctx.store
+      .collection(req.tenant, REGISTRATIONS)
+      .insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true }))
+  )
     throw new LdError('AlreadyExists', `registration '${body.id}' already exists`);
   return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${pathSegment(body.id)}`] };
 };
@@ -115,10 +137,18 @@ export const updateRegistration: OpHandler = async (req, ctx) => {
   const current = (await regs.get(id)) as RegistrationDoc | undefined;
   if (current === undefined) throw notFound(`registration '${id}' does not exist`);
   // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
-  const body = mapRegistrationNames(patchRegistration(current.body, req.jsonObject(), Date.now()), req.context.expandTerm.bind(req.context));
+  const body = mapRegistrationNames(
+    patchRegistration(current.body, req.jsonObject(), Date.now()),
+    req.context.expandTerm.bind(req.context),
+  );
   const context = req.context === ctx.contexts.defaultContext ? current.context : req.context.contextValue;
   await checkConflicts(req, ctx, body);
-  await regs.put(id, { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() } satisfies RegistrationDoc as unknown as Record<string, unknown>);
+  await regs.put(id, {
+    body,
+    context,
+    createdAt: current.createdAt,
+    modifiedAt: new Date().toISOString(),
+  } satisfies RegistrationDoc as unknown as Record<string, unknown>);
   return { status: 204 };
 };
 
@@ -151,14 +181,30 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   const qText = q.get('q');
   // §5.10.2.4: a query or geo-query that is not valid is BadRequestData (as a subscription's, validate.ts).
   const qPred = qText === undefined ? undefined : asBadRequest(() => compileQ(parseQ(qText), expand));
-  const geo = parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, expand);
+  const geo = parseGeoQuery(
+    { georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') },
+    expand,
+  );
   const geoPred = geo === undefined ? undefined : compileGeoQuery(geo);
   // §5.10.2.4: an incomplete or malformed temporal query is BadRequestData; csourceRegistrations have no deletedAt.
-  const tq = parseTemporalQuery({ timerel: q.get('timerel'), timeAt: q.get('timeAt'), endTimeAt: q.get('endTimeAt'), timeproperty: q.get('timeproperty') });
-  if (tq.timeproperty === 'deletedAt') throw badRequest('timeproperty: a registration has observedAt (observationInterval), createdAt and modifiedAt (managementInterval)');
+  const tq = parseTemporalQuery({
+    timerel: q.get('timerel'),
+    timeAt: q.get('timeAt'),
+    endTimeAt: q.get('endTimeAt'),
+    timeproperty: q.get('timeproperty'),
+  });
+  if (tq.timeproperty === 'deletedAt')
+    throw badRequest('timeproperty: a registration has observedAt (observationInterval), createdAt and modifiedAt (managementInterval)');
   // §5.10.2.4: discovery names what it looks for: entity types or attributes, or (as §5.7.2.4 has them for entities)
   // a q or geo-query; ids and idPatterns as an entity query takes them alone (README "Tolerances for real clients").
-  if (types === undefined && attrs === undefined && ids === undefined && idPattern === undefined && qPred === undefined && geoPred === undefined)
+  if (
+    types === undefined &&
+    attrs === undefined &&
+    ids === undefined &&
+    idPattern === undefined &&
+    qPred === undefined &&
+    geoPred === undefined
+  )
     throw badRequest('a context source discovery needs at least one of type, attrs, id, idPattern, q or a geo-query');
   const selection: DiscoverySelection = { types: types?.matches, ids, idPattern, attrs };
   const matched: RegistrationDoc[] = [];
@@ -178,7 +224,12 @@ export const queryRegistrations: OpHandler = async (req, ctx) => {
   const headers: string[] = [];
   if (count) headers.push('NGSILD-Results-Count', String(matched.length));
   headers.push(...pageLinks(req, limit, offset, matched.length > offset + limit));
-  return { status: 200, body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)), headers, withContext: true };
+  return {
+    status: 200,
+    body: matched.slice(offset, offset + limit).map((d) => render(d, sysAttrs, req.context)),
+    headers,
+    withContext: true,
+  };
 };
 
 function asBadRequest<T>(build: () => T): T {
@@ -192,9 +243,25 @@ function asBadRequest<T>(build: () => T): T {
 
 const GEO_MEMBERS = ['location', 'observationSpace', 'operationSpace'] as const;
 const REGISTRATION_MEMBERS = new Set([
-  'id', 'type', 'registrationName', 'description', 'information', 'tenant', 'observationInterval', 'managementInterval',
-  'location', 'observationSpace', 'operationSpace', 'expiresAt', 'endpoint', 'contextSourceInfo', 'scope', 'mode',
-  'operations', 'refreshRate', 'management',
+  'id',
+  'type',
+  'registrationName',
+  'description',
+  'information',
+  'tenant',
+  'observationInterval',
+  'managementInterval',
+  'location',
+  'observationSpace',
+  'operationSpace',
+  'expiresAt',
+  'endpoint',
+  'contextSourceInfo',
+  'scope',
+  'mode',
+  'operations',
+  'refreshRate',
+  'management',
 ]);
 
 /** A registration seen as an entity, so q reads its registration properties and geoQ its geo members. */

@@ -41,10 +41,19 @@ export function renderOptions(req: LdRequest): RenderOptions {
   if (attrs !== undefined) opts.attrs = new Set(attrs.map((a) => req.context.expandTerm(a)));
   const pickText = q.get('pick');
   const omitText = q.get('omit');
-  setProjection(opts, pickText === undefined ? undefined : parseProjection(pickText, 'pick'), omitText === undefined ? undefined : parseProjection(omitText, 'omit'));
+  setProjection(
+    opts,
+    pickText === undefined ? undefined : parseProjection(pickText, 'pick'),
+    omitText === undefined ? undefined : parseProjection(omitText, 'omit'),
+  );
   const lang = q.get('lang');
   if (lang !== undefined) {
-    if (lang === '' || !/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?)*$/.test(lang.replace(/;q=[01](\.\d{1,3})?/g, '')))
+    if (
+      lang === '' ||
+      !/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?)*$/.test(
+        lang.replace(/;q=[01](\.\d{1,3})?/g, ''),
+      )
+    )
       throw badRequest(`lang: '${lang}' is not a language tag list`);
     opts.lang = lang;
   }
@@ -59,7 +68,8 @@ export function renderOptions(req: LdRequest): RenderOptions {
  */
 export function setProjection(opts: RenderOptions, pick: Projection | undefined, omit: Projection | undefined): void {
   if (pick === undefined && omit === undefined) return;
-  if (opts.attrs !== undefined) throw badRequest(`${pick !== undefined ? 'pick' : 'omit'} cannot be combined with attrs: name the attributes in pick`);
+  if (opts.attrs !== undefined)
+    throw badRequest(`${pick !== undefined ? 'pick' : 'omit'} cannot be combined with attrs: name the attributes in pick`);
   if (pick !== undefined && omit !== undefined) checkDisjoint(pick, omit);
   opts.pick = pick?.names;
   opts.omit = omit?.plain;

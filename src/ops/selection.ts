@@ -34,7 +34,10 @@ export interface Selection {
  * `entities`; type names expanded with the request's @context (a name past the size limit, or a malformed type
  * expression or idPattern, is the request's 400 here).
  */
-export function storeSelectors(selectors: readonly Selector[], ctx: ResolvedContext): Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities'> {
+export function storeSelectors(
+  selectors: readonly Selector[],
+  ctx: ResolvedContext,
+): Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities'> {
   const expandType = checkedNames(ctx.expandTerm.bind(ctx), 'type');
   const converted = selectors.map((s): EntitySelector => {
     const one: EntitySelector = {};
@@ -75,7 +78,10 @@ export function selectionFromParams(req: LdRequest): Selection {
     attrs: q.csv('attrs'),
     q: q.get('q'),
     scopeQ: q.get('scopeQ'),
-    geo: parseGeoQuery({ georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') }, checkedNames(req.context.expandTerm.bind(req.context), 'geoproperty')),
+    geo: parseGeoQuery(
+      { georel: q.get('georel'), geometry: q.get('geometry'), coordinates: q.get('coordinates'), geoproperty: q.get('geoproperty') },
+      checkedNames(req.context.expandTerm.bind(req.context), 'geoproperty'),
+    ),
   };
 }
 
@@ -92,7 +98,8 @@ export function selectionFromBody(req: LdRequest, body: Record<string, unknown>,
   for (const k of Object.keys(body)) if (!known.has(k)) throw badRequest(`unknown Query member '${k}'`);
   const selectors: Selector[] = [];
   if (body.entities !== undefined) {
-    if (!Array.isArray(body.entities) || body.entities.length === 0) throw badRequest('entities: must be a non-empty array of entity selectors');
+    if (!Array.isArray(body.entities) || body.entities.length === 0)
+      throw badRequest('entities: must be a non-empty array of entity selectors');
     for (const s of body.entities) {
       if (!isPlainObject(s)) throw badRequest('entities: each entry must be an object');
       const one: Selector = {};
@@ -108,7 +115,8 @@ export function selectionFromBody(req: LdRequest, body: Record<string, unknown>,
   }
   let attrs: string[] | undefined;
   if (body.attrs !== undefined) {
-    if (!Array.isArray(body.attrs) || body.attrs.some((a) => typeof a !== 'string' || a === '')) throw badRequest('attrs: must be an array of attribute names');
+    if (!Array.isArray(body.attrs) || body.attrs.some((a) => typeof a !== 'string' || a === ''))
+      throw badRequest('attrs: must be an array of attribute names');
     attrs = body.attrs as string[];
   }
   return {
@@ -116,7 +124,10 @@ export function selectionFromBody(req: LdRequest, body: Record<string, unknown>,
     attrs,
     q: stringMember(body, 'q'),
     scopeQ: stringMember(body, 'scopeQ'),
-    geo: body.geoQ === undefined ? undefined : parseGeoQueryObject(body.geoQ, checkedNames(req.context.expandTerm.bind(req.context), 'geoproperty')),
+    geo:
+      body.geoQ === undefined
+        ? undefined
+        : parseGeoQueryObject(body.geoQ, checkedNames(req.context.expandTerm.bind(req.context), 'geoproperty')),
   };
 }
 

@@ -7,7 +7,11 @@ import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
 import {
-  SUBSCRIPTIONS, SUBSCRIPTION_COUNTERS, renderSubscription, type SubscriptionCounters, type SubscriptionDoc,
+  SUBSCRIPTIONS,
+  SUBSCRIPTION_COUNTERS,
+  renderSubscription,
+  type SubscriptionCounters,
+  type SubscriptionDoc,
 } from '../ngsild/subscription/model.js';
 import { mapSubscriptionNames } from '../ngsild/subscription/names.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
@@ -77,7 +81,9 @@ export const createSubscription: OpHandler = async (req, ctx) => {
   const brokerUrl = hostBrokerUrl(req);
   if (brokerUrl !== undefined) doc.brokerUrl = brokerUrl;
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; a tenant that holds only subscriptions exists too.
-  const inserted = await ctx.store.collection(req.tenant, SUBSCRIPTIONS).insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
+  const inserted = await ctx.store
+    .collection(req.tenant, SUBSCRIPTIONS)
+    .insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
   return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${pathSegment(body.id)}`] };
@@ -96,7 +102,11 @@ export const querySubscriptions: OpHandler = async (req, ctx) => {
   if (more) page.length = limit;
   const now = Date.now();
   const compact = req.context.compactIri.bind(req.context);
-  const counters = await countersOf(ctx, req.tenant, page.map((p) => p.id));
+  const counters = await countersOf(
+    ctx,
+    req.tenant,
+    page.map((p) => p.id),
+  );
   const body = page.map(({ doc }, i) => renderSubscription(doc as unknown as SubscriptionDoc, counters[i], now, sysAttrs, compact));
   const headers: string[] = [];
   if (count) headers.push('NGSILD-Results-Count', String((await subs.list()).length));

@@ -8,7 +8,14 @@ import { compileGeoQuery, type GeoQuery } from '../ngsild/query/geoq.js';
 import { matchesAtSomeInstant } from '../ngsild/temporal/history-match.js';
 import { instanceTime } from '../ngsild/temporal/temporal-render.js';
 import type { TemporalQuery } from '../ngsild/temporal/temporal-query.js';
-import type { History, HistoryInstance, InstanceSelection, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../history/contract.js';
+import type {
+  History,
+  HistoryInstance,
+  InstanceSelection,
+  TemporalEntityQuery,
+  TemporalEntityRecord,
+  TimeWindow,
+} from '../history/contract.js';
 
 /**
  * The bound on a filtered query's work (documented in README): the entities judged plus the instances read from the
@@ -49,7 +56,11 @@ export function compileHistoryFilter(spec: HistoryFilterSpec, tq: TemporalQuery,
     budget.spendOne();
     const page = await h.instances(tenant, rec.id, selection);
     let any = false;
-    for (const attrIri in page.attrs) if (page.attrs[attrIri]!.length > 0) { any = true; break; }
+    for (const attrIri in page.attrs)
+      if (page.attrs[attrIri]!.length > 0) {
+        any = true;
+        break;
+      }
     if (!any) return false;
     return state === undefined || state(h, tenant, rec, budget);
   };
@@ -81,7 +92,12 @@ function compileStateFilter(spec: HistoryFilterSpec, tq: TemporalQuery, expand: 
     budget.spend(inside);
     let before: Record<string, HistoryInstance[]> = {};
     if (window?.from !== undefined) {
-      const carried = await h.instances(tenant, rec.id, { attrs: attrList, window: { timeproperty: prop, to: window.from }, lastN: CARRY_IN, limit: CARRY_IN });
+      const carried = await h.instances(tenant, rec.id, {
+        attrs: attrList,
+        window: { timeproperty: prop, to: window.from },
+        lastN: CARRY_IN,
+        limit: CARRY_IN,
+      });
       budget.spend(carried);
       before = carried.attrs;
     }
@@ -105,8 +121,10 @@ export class Budget {
   }
 
   private refuse(): never {
-    throw new LdError('TooManyResults',
-      `q or the geo-query would judge entities and read instances of history past ${HISTORY_FILTER_BUDGET}: narrow the time window or the selection`);
+    throw new LdError(
+      'TooManyResults',
+      `q or the geo-query would judge entities and read instances of history past ${HISTORY_FILTER_BUDGET}: narrow the time window or the selection`,
+    );
   }
 }
 
@@ -114,9 +132,13 @@ export class Budget {
  * The page of a filtered query: candidates come from the history's indexes in id order, a round at a time, and are
  * judged until the page is full (or all of them with count, which needs the total).
  */
-export async function filteredPage(h: History, tenant: string, base: Omit<TemporalEntityQuery, 'limit' | 'offset' | 'count' | 'afterId'>,
+export async function filteredPage(
+  h: History,
+  tenant: string,
+  base: Omit<TemporalEntityQuery, 'limit' | 'offset' | 'count' | 'afterId'>,
   judge: (h: History, tenant: string, rec: TemporalEntityRecord, budget: Budget) => Promise<boolean>,
-  paging: { limit: number; offset: number; count: boolean }): Promise<{ entities: TemporalEntityRecord[]; count: number }> {
+  paging: { limit: number; offset: number; count: boolean },
+): Promise<{ entities: TemporalEntityRecord[]; count: number }> {
   const budget = new Budget();
   const page: TemporalEntityRecord[] = [];
   const end = paging.offset + paging.limit;

@@ -8,7 +8,16 @@ import { parseAggrMethods, parseAggrPeriod } from '../ngsild/temporal/aggregate.
 import type { TemporalFormat, TemporalRenderOptions } from '../ngsild/temporal/temporal-render.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
-const OPTION_WORDS = ['temporalValues', 'aggregatedValues', 'concise', 'keyValues', 'simplified', 'sysAttrs', 'normalized', 'count'] as const;
+const OPTION_WORDS = [
+  'temporalValues',
+  'aggregatedValues',
+  'concise',
+  'keyValues',
+  'simplified',
+  'sysAttrs',
+  'normalized',
+  'count',
+] as const;
 
 export interface Asked {
   tq: TemporalQuery;
@@ -21,8 +30,12 @@ export interface Asked {
 
 /** §6.3.x `format` values (and keyValues, the options word's name) → the temporal representation they ask for. */
 const FORMATS: Readonly<Record<string, TemporalFormat>> = {
-  normalized: 'normalized', concise: 'concise', simplified: 'temporalValues', keyValues: 'temporalValues',
-  temporalValues: 'temporalValues', aggregatedValues: 'aggregatedValues',
+  normalized: 'normalized',
+  concise: 'concise',
+  simplified: 'temporalValues',
+  keyValues: 'temporalValues',
+  temporalValues: 'temporalValues',
+  aggregatedValues: 'aggregatedValues',
 };
 const ENTITY_MEMBERS = new Set(['id', 'type', 'scope']);
 
@@ -40,18 +53,31 @@ function formatOf(formatParam: string | undefined, words: ReadonlySet<string>): 
 
 /** §4.15: `lang` is a list of language ranges (BCP 47 tags or `*`), each with an optional q weight. */
 function checkLang(lang: string): string {
-  const ok = lang.split(',').every((part) => /^\s*(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)\s*(;\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?))?\s*$/.test(part));
+  const ok = lang
+    .split(',')
+    .every((part) => /^\s*(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)\s*(;\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?))?\s*$/.test(part));
   if (lang === '' || !ok) throw badRequest(`lang: '${lang.slice(0, 60)}' is not a language range list`);
   return lang;
 }
 
-export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: string[] | undefined, lang: string | undefined,
-  projection: { pick?: Projection; omit?: Projection }): Asked {
+export function asked(
+  req: LdRequest,
+  temporal: TemporalQueryInput,
+  attrs: string[] | undefined,
+  lang: string | undefined,
+  projection: { pick?: Projection; omit?: Projection },
+): Asked {
   const q = req.query;
   const words = q.options(OPTION_WORDS);
   const format = formatOf(q.get('format'), words);
   const tq = parseTemporalQuery(temporal);
-  const render: TemporalRenderOptions = { format, sysAttrs: words.has('sysAttrs'), timeproperty: tq.timeproperty, from: tq.from, to: tq.to };
+  const render: TemporalRenderOptions = {
+    format,
+    sysAttrs: words.has('sysAttrs'),
+    timeproperty: tq.timeproperty,
+    from: tq.from,
+    to: tq.to,
+  };
   if (format === 'aggregatedValues') {
     render.aggrMethods = parseAggrMethods(q.get('aggrMethods'));
     render.aggrPeriod = parseAggrPeriod(q.get('aggrPeriodDuration'));
@@ -77,7 +103,10 @@ export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: strin
   const out: Asked = { tq, render };
   if (attrs !== undefined) out.attrs = attrs.map((a) => checkNameSize(req.context.expandTerm(a), 'attrs'));
   out.loadAttrs = out.attrs;
-  if (pick !== undefined) out.loadAttrs = [...pick.names].filter((name) => !ENTITY_MEMBERS.has(name)).map((a) => checkNameSize(req.context.expandTerm(a), 'pick'));
+  if (pick !== undefined)
+    out.loadAttrs = [...pick.names]
+      .filter((name) => !ENTITY_MEMBERS.has(name))
+      .map((a) => checkNameSize(req.context.expandTerm(a), 'pick'));
   const datasetIds = q.csv('datasetId');
   if (datasetIds !== undefined) out.datasetIds = new Set(datasetIds);
   return out;
@@ -86,7 +115,10 @@ export function asked(req: LdRequest, temporal: TemporalQueryInput, attrs: strin
 export function projectionParams(req: LdRequest): { pick?: Projection; omit?: Projection } {
   const pick = req.query.get('pick');
   const omit = req.query.get('omit');
-  return { pick: pick === undefined ? undefined : parseProjection(pick, 'pick'), omit: omit === undefined ? undefined : parseProjection(omit, 'omit') };
+  return {
+    pick: pick === undefined ? undefined : parseProjection(pick, 'pick'),
+    omit: omit === undefined ? undefined : parseProjection(omit, 'omit'),
+  };
 }
 
 /** A Query body's pick or omit (§5.2.23): an array of names, or one comma-separated string as in the URL. */
@@ -96,5 +128,11 @@ export function projectionMember(body: Record<string, unknown>, k: 'pick' | 'omi
 
 export function temporalParams(req: LdRequest): TemporalQueryInput {
   const q = req.query;
-  return { timerel: q.get('timerel'), timeAt: q.get('timeAt'), endTimeAt: q.get('endTimeAt'), timeproperty: q.get('timeproperty'), lastN: q.get('lastN') };
+  return {
+    timerel: q.get('timerel'),
+    timeAt: q.get('timeAt'),
+    endTimeAt: q.get('endTimeAt'),
+    timeproperty: q.get('timeproperty'),
+    lastN: q.get('lastN'),
+  };
 }

@@ -189,22 +189,27 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   const h = historyOf(ctx);
   const { limit, offset, count } = paging(req);
   const expand = req.context.expandTerm.bind(req.context);
-  const selection: Pick<TemporalEntityQuery, 'ids' | 'type' | 'idPattern' | 'entities' | 'scopeQ'> = storeSelectors(sel.selectors, req.context);
+  const selection: Pick<TemporalEntityQuery, 'ids' | 'type' | 'idPattern' | 'entities' | 'scopeQ'> = storeSelectors(
+    sel.selectors,
+    req.context,
+  );
   // The history keeps an entity's scope on its temporal entity (the last one recorded), not per instant.
   if (sel.scopeQ !== undefined) selection.scopeQ = parseScopeQ(sel.scopeQ);
   // q and geo-queries are judged on the history, deleted entities included (temporal-filter.ts, history-match.ts).
   const window = instanceWindow(a);
-  const shown = window !== undefined || a.datasetIds !== undefined ? { attrs: a.attrs, datasetIds: a.datasetIds, window, limit: 1 } : undefined;
+  const shown =
+    window !== undefined || a.datasetIds !== undefined ? { attrs: a.attrs, datasetIds: a.datasetIds, window, limit: 1 } : undefined;
   const judge = compileHistoryFilter({ q: sel.q, geo: sel.geo, shown }, a.tq, expand);
   const base = { ...selection, attrs: a.attrs };
   const orderText = req.query.get('orderBy');
   // One entity past the page tells whether another follows (its rel="next" link).
   const pageQuery = { limit: limit === 0 ? 0 : limit + 1, offset, count };
-  const { entities: records, count: total } = orderText !== undefined
-    ? await orderedPage(req, ctx, h, parseOrderBy(orderText, expand), base, judge, pageQuery)
-    : judge === undefined
-      ? await h.queryTemporalEntities(req.tenant, { ...base, ...pageQuery })
-      : await filteredPage(h, req.tenant, base, judge, pageQuery);
+  const { entities: records, count: total } =
+    orderText !== undefined
+      ? await orderedPage(req, ctx, h, parseOrderBy(orderText, expand), base, judge, pageQuery)
+      : judge === undefined
+        ? await h.queryTemporalEntities(req.tenant, { ...base, ...pageQuery })
+        : await filteredPage(h, req.tenant, base, judge, pageQuery);
   const more = records.length > limit;
   if (more) records.length = limit;
   const loaded: Loaded[] = [];
@@ -232,11 +237,20 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
  * deleted one (id, type, scope, createdAt, modifiedAt); at most TEMPORAL_ORDERED_CAP matches are sorted, more is
  * 403 TooManyResults.
  */
-async function orderedPage(req: LdRequest, ctx: WorkerContext, h: History, order: EntityOrder,
+async function orderedPage(
+  req: LdRequest,
+  ctx: WorkerContext,
+  h: History,
+  order: EntityOrder,
   base: Omit<TemporalEntityQuery, 'limit' | 'offset' | 'count' | 'afterId'>,
-  judge: Parameters<typeof filteredPage>[3] | undefined, paging: { limit: number; offset: number; count: boolean }): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+  judge: Parameters<typeof filteredPage>[3] | undefined,
+  paging: { limit: number; offset: number; count: boolean },
+): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
   const all = { limit: TEMPORAL_ORDERED_CAP + 1, offset: 0, count: false };
-  const { entities } = judge === undefined ? await h.queryTemporalEntities(req.tenant, { ...base, ...all }) : await filteredPage(h, req.tenant, base, judge, all);
+  const { entities } =
+    judge === undefined
+      ? await h.queryTemporalEntities(req.tenant, { ...base, ...all })
+      : await filteredPage(h, req.tenant, base, judge, all);
   if (entities.length > TEMPORAL_ORDERED_CAP)
     throw new LdError('TooManyResults', `orderBy sorts at most ${TEMPORAL_ORDERED_CAP} matching temporal entities: narrow the query`);
   const keyed: Array<{ rec: TemporalEntityRecord; key: SortKey }> = [];
@@ -255,7 +269,21 @@ export const temporalQuery: OpHandler = async (req, ctx) => {
   return runQuery(req, ctx, sel, asked(req, temporalParams(req), q.csv('attrs'), q.get('lang'), projectionParams(req)));
 };
 
-const QUERY_MEMBERS = new Set(['type', '@context', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ', 'lang', 'temporalQ', 'csf', 'datasetId', 'pick', 'omit']);
+const QUERY_MEMBERS = new Set([
+  'type',
+  '@context',
+  'entities',
+  'attrs',
+  'q',
+  'geoQ',
+  'scopeQ',
+  'lang',
+  'temporalQ',
+  'csf',
+  'datasetId',
+  'pick',
+  'omit',
+]);
 
 export const temporalQueryPost: OpHandler = async (req, ctx) => {
   const body = req.jsonObject();
@@ -266,13 +294,22 @@ export const temporalQueryPost: OpHandler = async (req, ctx) => {
   const lastN = tqBody.lastN ?? req.query.get('lastN');
   if (lastN !== undefined && typeof lastN !== 'number' && typeof lastN !== 'string') throw badRequest('temporalQ.lastN: must be a number');
   const temporal: TemporalQueryInput = {
-    timerel: str(tqBody, 'timerel', 'temporalQ.'), timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
-    endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'), timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'), lastN: lastN as string | number | undefined,
+    timerel: str(tqBody, 'timerel', 'temporalQ.'),
+    timeAt: str(tqBody, 'timeAt', 'temporalQ.'),
+    endTimeAt: str(tqBody, 'endTimeAt', 'temporalQ.'),
+    timeproperty: str(tqBody, 'timeproperty', 'temporalQ.'),
+    lastN: lastN as string | number | undefined,
   };
   const url = projectionParams(req);
-  return runQuery(req, ctx, sel, asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang'), {
-    pick: projectionMember(body, 'pick') ?? url.pick, omit: projectionMember(body, 'omit') ?? url.omit,
-  }));
+  return runQuery(
+    req,
+    ctx,
+    sel,
+    asked(req, temporal, sel.attrs, str(body, 'lang') ?? req.query.get('lang'), {
+      pick: projectionMember(body, 'pick') ?? url.pick,
+      omit: projectionMember(body, 'omit') ?? url.omit,
+    }),
+  );
 };
 
 // ---- writes -------------------------------------------------------------------------------------------------
@@ -311,7 +348,9 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
   const entity = expandEntity(head, req.context, { now });
   const instances = expandInstances(req, attrs, now);
   await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: Object.keys(instances), read: false });
-  const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, { createTenant: true });
+  const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, {
+    createTenant: true,
+  });
   // CIM 009 v1.8 §4.14: a creating request creates its tenant; the tenant registry is the store's, which a history
   // beside it cannot write to (history/contract.ts addInstances).
   if (h !== ctx.store.history) await ctx.store.addTenant(req.tenant);
@@ -378,7 +417,8 @@ export const temporalUpdateInstance: OpHandler = async (req, ctx) => {
   const outcome = await h.updateInstance(req.tenant, id, attrIri, instanceId, inst, now);
   if (outcome === 'notFound') throw notFound(`attribute '${req.params[1]}' of '${id}' has no instance '${instanceId}'`);
   // §6.22.3.1: an instance keeps its attribute's type.
-  if (outcome === 'typeMismatch') throw badRequest(`instance '${instanceId}' is not a ${inst.type}: an instance PATCH cannot change the attribute type`);
+  if (outcome === 'typeMismatch')
+    throw badRequest(`instance '${instanceId}' is not a ${inst.type}: an instance PATCH cannot change the attribute type`);
   return { status: 204 };
 };
 
@@ -390,6 +430,7 @@ export const temporalDeleteInstance: OpHandler = async (req, ctx) => {
   const rec = await h.getTemporalEntity(req.tenant, id);
   if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
   await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten: [attrIri], read: false });
-  if (!(await h.deleteInstance(req.tenant, id, attrIri, instanceId))) throw notFound(`attribute '${req.params[1]}' of '${id}' has no instance '${instanceId}'`);
+  if (!(await h.deleteInstance(req.tenant, id, attrIri, instanceId)))
+    throw notFound(`attribute '${req.params[1]}' of '${id}' has no instance '${instanceId}'`);
   return { status: 204 };
 };

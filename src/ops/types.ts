@@ -39,7 +39,9 @@ export const listTypes: OpHandler = async (req, ctx) => {
     id: stat.typeIri,
     type: 'EntityType',
     typeName: name,
-    attributeNames: Object.keys(stat.attrs).map((a) => req.context.compactIri(a)).sort(),
+    attributeNames: Object.keys(stat.attrs)
+      .map((a) => req.context.compactIri(a))
+      .sort(),
   }));
   return { status: 200, body, withContext: true };
 };

@@ -32,7 +32,9 @@ function packageVersion(from: string, name: string): string | null {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
       if (pkg.name === name && typeof pkg.version === 'string') return pkg.version;
-    } catch { /* no package.json here */ }
+    } catch {
+      /* no package.json here */
+    }
     const up = dirname(dir);
     if (up === dir) return null;
     dir = up;

@@ -26,7 +26,10 @@ class DriverAuth implements PipelineAuth {
    */
   private readonly views = new Map<LdRequest, BrokerAuthRequest>();
 
-  constructor(private readonly driver: AuthDriver, private readonly expandDefault: (term: string) => string) {
+  constructor(
+    private readonly driver: AuthDriver,
+    private readonly expandDefault: (term: string) => string,
+  ) {
     this.beforeContext = driver.authorizeBeforeContext === true;
   }
 
@@ -45,7 +48,8 @@ class DriverAuth implements PipelineAuth {
     try {
       const verdict = this.driver.authorize(this.view(req), req.task.identity, answer);
       // a plugin that decides at once (dsec) costs no extra turn of the microtask queue
-      if (typeof verdict === 'number') return verdict === AuthVerdict.Allow ? ALLOWED : Promise.resolve(refusalOf(verdict, answer, 'authorize'));
+      if (typeof verdict === 'number')
+        return verdict === AuthVerdict.Allow ? ALLOWED : Promise.resolve(refusalOf(verdict, answer, 'authorize'));
       return verdict.then((v) => refusalOf(v, answer, 'authorize'));
     } catch (e) {
       return Promise.reject(e);
@@ -57,7 +61,8 @@ class DriverAuth implements PipelineAuth {
     const answer: AuthAnswer = {};
     try {
       const verdict = this.driver.entity(this.view(req), req.task.identity, entity, answer);
-      if (typeof verdict === 'number') return verdict === AuthVerdict.Allow && answer.partial !== true ? ALLOWED : Promise.resolve(this.entityRefusal(verdict, answer));
+      if (typeof verdict === 'number')
+        return verdict === AuthVerdict.Allow && answer.partial !== true ? ALLOWED : Promise.resolve(this.entityRefusal(verdict, answer));
       return verdict.then((v) => this.entityRefusal(v, answer));
     } catch (e) {
       return Promise.reject(e);
@@ -72,6 +77,7 @@ class DriverAuth implements PipelineAuth {
   release(req: LdRequest): void {
     const v = this.views.get(req);
     this.views.delete(req);
-    if (this.driver.release !== undefined) this.driver.release(v ?? BrokerAuthRequest.ofRequest(req, this.expandDefault), req.task.identity);
+    if (this.driver.release !== undefined)
+      this.driver.release(v ?? BrokerAuthRequest.ofRequest(req, this.expandDefault), req.task.identity);
   }
 }

@@ -25,8 +25,15 @@ export class BrokerAuthRequest implements AuthRequest {
   /** authenticate's URL parameters, decoded when first asked. */
   private headParams: Array<readonly [string, string]> | undefined = undefined;
 
-  private constructor(op: LdOp, method: string, path: string, route: string, private readonly head: RequestHead | undefined,
-    private readonly req: LdRequest | undefined, private readonly expandDefaultFn: (term: string) => string) {
+  private constructor(
+    op: LdOp,
+    method: string,
+    path: string,
+    route: string,
+    private readonly head: RequestHead | undefined,
+    private readonly req: LdRequest | undefined,
+    private readonly expandDefaultFn: (term: string) => string,
+  ) {
     const given = authLdOp(op);
     this.method = method;
     this.path = path;
@@ -58,7 +65,11 @@ export class BrokerAuthRequest implements AuthRequest {
   /** The tenant the request names (authorize runs before the tenant is looked up, so a refusal creates none). */
   get tenant(): string | null {
     if (this.req === undefined) return null;
-    try { return this.req.namedTenant(); } catch { return null; }
+    try {
+      return this.req.namedTenant();
+    } catch {
+      return null;
+    }
   }
 
   header(name: string): string | undefined {

@@ -10,10 +10,20 @@ export function refusalOf(verdict: AuthVerdict, answer: AuthAnswer, hook: AuthHo
   if (verdict === AuthVerdict.Allow) return null;
   // 401 is authenticate's answer only; from a later hook it refuses as a verdict the hook may not give does.
   if (verdict === AuthVerdict.Unauthenticated && hook === 'authenticate')
-    return { status: 401, title: answer.title ?? 'Unauthorized', detail: answer.detail ?? 'authentication is required', wwwAuthenticate: answer.wwwAuthenticate ?? 'Bearer' };
+    return {
+      status: 401,
+      title: answer.title ?? 'Unauthorized',
+      detail: answer.detail ?? 'authentication is required',
+      wwwAuthenticate: answer.wwwAuthenticate ?? 'Bearer',
+    };
   if (verdict === AuthVerdict.Unavailable)
-    return { status: 503, title: answer.title ?? 'Service Unavailable', detail: answer.detail ?? 'the authorization plugin cannot decide yet' };
+    return {
+      status: 503,
+      title: answer.title ?? 'Service Unavailable',
+      detail: answer.detail ?? 'the authorization plugin cannot decide yet',
+    };
   // Deny, and any verdict the hook may not give: a denial, never a way in.
-  const detail = verdict === AuthVerdict.Deny || hook === 'authenticate' ? 'the request is not allowed' : `the ${hook} hook refused the request`;
+  const detail =
+    verdict === AuthVerdict.Deny || hook === 'authenticate' ? 'the request is not allowed' : `the ${hook} hook refused the request`;
   return { status: 403, title: answer.title ?? 'Forbidden', detail: answer.detail ?? detail };
 }

@@ -25,12 +25,18 @@ export class ContextWait implements FetchWaiter {
   /** Set when the request parked; it stays parked until it ends. */
   parked = false;
 
-  constructor(private readonly lot: ParkingLot, private readonly slot: Slot | undefined) {}
+  constructor(
+    private readonly lot: ParkingLot,
+    private readonly slot: Slot | undefined,
+  ) {}
 
   park(): void {
     if (this.parked) return;
     if (this.lot.parked >= this.lot.max) {
-      const error = new LdError('Unavailable', `${this.lot.max} requests of this pipeline thread already wait for remote @contexts; retry later`);
+      const error = new LdError(
+        'Unavailable',
+        `${this.lot.max} requests of this pipeline thread already wait for remote @contexts; retry later`,
+      );
       error.retryAfter = RETRY_AFTER_S;
       throw error;
     }
@@ -58,7 +64,9 @@ export class BatchSlot implements Slot {
 
   constructor(size: number) {
     this.holding = size;
-    this.freed = new Promise((resolve) => { this.resolveFreed = resolve; });
+    this.freed = new Promise((resolve) => {
+      this.resolveFreed = resolve;
+    });
     if (size === 0) this.resolveFreed();
   }
 

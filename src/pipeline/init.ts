@@ -35,13 +35,26 @@ export async function openStoreAndContexts(init: WorkerInit, logger: Logger): Pr
 export async function createWorkerContext(init: WorkerInit, thread: string, log?: Logger): Promise<WorkerContext> {
   const logger = log ?? threadLogger(init.config, thread);
   const { store, contexts } = await openStoreAndContexts(init, logger);
-  const history = await openHistory(historyPlace(init.config.troe, init.config.database), store,
-    { options: init.historyOptions ?? {}, primary: false, log: logger, pluginDir: init.config.pluginDir });
+  const history = await openHistory(historyPlace(init.config.troe, init.config.database), store, {
+    options: init.historyOptions ?? {},
+    primary: false,
+    log: logger,
+    pluginDir: init.config.pluginDir,
+  });
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
   const sync = new SubscriptionSync(store, contexts, logger, init.config.instance, undefined, init.config.brokerUrl);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
-  return { config: init.config, store, history, contexts, log: logger, auth, changes, counters: new CounterReader(store, init.config.instance) };
+  return {
+    config: init.config,
+    store,
+    history,
+    contexts,
+    log: logger,
+    auth,
+    changes,
+    counters: new CounterReader(store, init.config.instance),
+  };
 }

@@ -19,7 +19,11 @@ class InlineRunner implements PipelineRunner {
   private completed = 0;
   /** No slots to give back here, but the same bound on requests waiting for remote @contexts as a pool thread's. */
   private readonly lot = new ParkingLot();
-  constructor(private readonly ctx: WorkerContext, private readonly handlers: OpHandlers, private readonly admission: Admission) {}
+  constructor(
+    private readonly ctx: WorkerContext,
+    private readonly handlers: OpHandlers,
+    private readonly admission: Admission,
+  ) {}
 
   async run(task: PipelineTask): Promise<PipelineResult> {
     this.admission.check(this.inFlight);

@@ -128,12 +128,18 @@ export class LdRequest {
   header(name: string): string | undefined {
     const h = this.task.headers;
     switch (name.toLowerCase()) {
-      case 'content-type': return h.contentType;
-      case 'accept': return h.accept;
-      case 'link': return h.link;
-      case 'ngsild-tenant': return h.tenant;
-      case 'host': return h.host ?? h.all?.host;
-      default: return h.all?.[name.toLowerCase()];
+      case 'content-type':
+        return h.contentType;
+      case 'accept':
+        return h.accept;
+      case 'link':
+        return h.link;
+      case 'ngsild-tenant':
+        return h.tenant;
+      case 'host':
+        return h.host ?? h.all?.host;
+      default:
+        return h.all?.[name.toLowerCase()];
     }
   }
 }

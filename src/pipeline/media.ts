@@ -19,9 +19,12 @@ export function baseMediaType(contentType: string | undefined): string {
 export function checkContentType(contentType: string | undefined, allowMergePatch: boolean): string {
   const base = baseMediaType(contentType);
   if (base === JSON_TYPE || base === LD_JSON || (allowMergePatch && base === MERGE_PATCH)) return base;
-  throw new LdError('UnsupportedMediaType',
-    base === '' ? 'a Content-Type header is required: application/json or application/ld+json'
-      : `Content-Type '${base}' is not supported: use application/json or application/ld+json`);
+  throw new LdError(
+    'UnsupportedMediaType',
+    base === ''
+      ? 'a Content-Type header is required: application/json or application/ld+json'
+      : `Content-Type '${base}' is not supported: use application/json or application/ld+json`,
+  );
 }
 
 const cache = new Map<string, ResponseMedia | null>();
@@ -39,7 +42,11 @@ export function negotiate(accept: string | undefined, geoAllowed: boolean): Resp
     if (cache.size > 1000) cache.clear();
     cache.set(key, chosen);
   }
-  if (chosen === null) throw new LdError('NotAcceptable', `none of '${accept}' can be produced: application/json, application/ld+json${geoAllowed ? ', application/geo+json' : ''}`);
+  if (chosen === null)
+    throw new LdError(
+      'NotAcceptable',
+      `none of '${accept}' can be produced: application/json, application/ld+json${geoAllowed ? ', application/geo+json' : ''}`,
+    );
   return chosen;
 }
 
@@ -59,7 +66,10 @@ function pick(accept: string, geoAllowed: boolean): ResponseMedia | null {
     if (type === JSON_TYPE || type === '*/*' || type === 'application/*') media = JSON_TYPE;
     else if (type === LD_JSON) media = LD_JSON;
     else if (type === GEO_JSON && geoAllowed) media = GEO_JSON;
-    if (media !== null && q > bestQ) { best = media; bestQ = q; }
+    if (media !== null && q > bestQ) {
+      best = media;
+      bestQ = q;
+    }
   }
   return best;
 }

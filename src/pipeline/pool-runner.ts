@@ -43,7 +43,8 @@ export async function createPoolRunner(init: WorkerInit, log: Logger, execArgv?:
   // Store and resolver are opened by each thread before its first task: a start-up task surfaces a thread that fails to.
   await pool.run({ warmup: true } as never, { name: 'warmup' });
   const ports = await replyPorts(pool, threads);
-  if (ports.length < threads) log.warn({ threads, replyPorts: ports.length }, 'pipeline: some threads answer through Piscina only (slower)');
+  if (ports.length < threads)
+    log.warn({ threads, replyPorts: ports.length }, 'pipeline: some threads answer through Piscina only (slower)');
   return new PoolRunner(pool, threads, ports, admission);
 }
 
@@ -55,7 +56,9 @@ export async function createPoolRunner(init: WorkerInit, log: Logger, execArgv?:
 async function replyPorts(pool: Piscina, threads: number): Promise<MessagePort[]> {
   const ports: MessagePort[] = [];
   for (let round = 0; round < 10 && ports.length < threads; round++) {
-    const answers = await Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'replyPort' }) as Promise<MessagePort | null>));
+    const answers = await Promise.all(
+      Array.from({ length: threads }, () => pool.run(null, { name: 'replyPort' }) as Promise<MessagePort | null>),
+    );
     for (const port of answers) if (port !== null) ports.push(port);
   }
   return ports;
@@ -81,7 +84,12 @@ class PoolRunner implements PipelineRunner {
   private pending: BatchEntry[] = [];
   private flushScheduled = false;
 
-  constructor(private readonly pool: Piscina, private readonly threads: number, ports: MessagePort[], private readonly admission: Admission) {
+  constructor(
+    private readonly pool: Piscina,
+    private readonly threads: number,
+    ports: MessagePort[],
+    private readonly admission: Admission,
+  ) {
     for (const port of ports) {
       port.on('message', (reply: BatchReply) => this.settleAll(reply));
       port.unref();
@@ -118,9 +126,13 @@ class PoolRunner implements PipelineRunner {
     for (const { task } of batch) if (task.body !== null) transferList.push(task.body);
     // A thread without a reply port answers with the task; one with a port answers null once every result is sent.
     (this.pool.run(batch, { name: 'batch', transferList }) as Promise<BatchReply | null>).then(
-      (reply) => { if (reply !== null) this.settleAll(reply); },
+      (reply) => {
+        if (reply !== null) this.settleAll(reply);
+      },
       // The thread died: what it had not answered fails (a result that is already on its way still wins).
-      (error: unknown) => { for (const { id } of batch) this.fail(id, error); },
+      (error: unknown) => {
+        for (const { id } of batch) this.fail(id, error);
+      },
     );
   }
 

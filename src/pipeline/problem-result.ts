@@ -15,6 +15,8 @@ export function problemResult(problem: ProblemDetails, headers: string[], accept
 
 /** The auth plugin's refusal (401, 403 or 503, seed 000 §2.2): about:blank, with WWW-Authenticate on a 401. */
 export function refusalResult(r: AuthRefusal): PipelineResult {
-  return problemResult({ type: 'about:blank', title: r.title, status: r.status, detail: r.detail },
-    r.wwwAuthenticate === undefined ? [] : ['WWW-Authenticate', r.wwwAuthenticate]);
+  return problemResult(
+    { type: 'about:blank', title: r.title, status: r.status, detail: r.detail },
+    r.wwwAuthenticate === undefined ? [] : ['WWW-Authenticate', r.wwwAuthenticate],
+  );
 }

@@ -59,7 +59,8 @@ export class QueryParams {
     if (v === undefined) return words;
     for (const w of v.split(',')) {
       const word = w.trim();
-      if (word !== COUNT_WORD && !allowed.includes(word)) throw invalidRequest(`options: '${word.slice(0, 60)}' is not one of ${allowed.join(', ')}`);
+      if (word !== COUNT_WORD && !allowed.includes(word))
+        throw invalidRequest(`options: '${word.slice(0, 60)}' is not one of ${allowed.join(', ')}`);
       words.add(word);
     }
     return words;

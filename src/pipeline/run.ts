@@ -19,7 +19,12 @@ import { linkUrlIn } from '../ngsild/context/resolved.js';
 const encoder = new TextEncoder();
 
 /** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
-export async function runPipeline(ctx: WorkerContext, task: PipelineTask, handlers: OpHandlers, wait?: FetchWaiter): Promise<PipelineResult> {
+export async function runPipeline(
+  ctx: WorkerContext,
+  task: PipelineTask,
+  handlers: OpHandlers,
+  wait?: FetchWaiter,
+): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
   try {
     req.media = negotiate(task.headers.accept, req.operation.geoJson);
@@ -93,5 +98,14 @@ function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineRe
     return problemResult(problem, retryAfter === undefined ? [] : ['Retry-After', String(retryAfter)], req.task.headers.accept);
   }
   ctx.log.error({ err: error, op: ldOpName(req.op), path: req.path }, 'request failed');
-  return problemResult({ type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request; see its log' }, [], req.task.headers.accept);
+  return problemResult(
+    {
+      type: ErrorType.InternalError,
+      title: 'Internal error',
+      status: 500,
+      detail: 'the broker failed to process the request; see its log',
+    },
+    [],
+    req.task.headers.accept,
+  );
 }

@@ -81,8 +81,10 @@ function checkLeftOperands(policy: Record<string, unknown>): void {
 }
 
 function missing(word: string, at: string): never {
-  throw badRequest(`the left operand '${word}' requires a parameter, ${PARAMETER_OF.get(word)!}, which is missing` +
-    ` (constraint at ${at === '' ? 'the top of the policy' : at})`);
+  throw badRequest(
+    `the left operand '${word}' requires a parameter, ${PARAMETER_OF.get(word)!}, which is missing` +
+      ` (constraint at ${at === '' ? 'the top of the policy' : at})`,
+  );
 }
 
 function isArgument(v: unknown): boolean {

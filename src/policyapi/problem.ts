@@ -2,7 +2,12 @@
 // thrown as values by the book and the body check, turned into a response once, in the server.
 
 export class PolicyApiError extends Error {
-  constructor(readonly status: number, readonly title: string, readonly detail: string, readonly allow?: string) {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+    readonly allow?: string,
+  ) {
     super(detail);
   }
 }

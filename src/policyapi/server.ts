@@ -31,10 +31,7 @@ export interface PolicyApiServer {
 }
 
 type Route =
-  | { op: 'list' }
-  | { op: 'create' }
-  | { op: 'get' | 'put' | 'delete'; id: string }
-  | { op: 'getByUid' | 'deleteByUid'; uid: string };
+  { op: 'list' } | { op: 'create' } | { op: 'get' | 'put' | 'delete'; id: string } | { op: 'getByUid' | 'deleteByUid'; uid: string };
 
 const PREFIX = '/policy/';
 const UID_PREFIX = '/policy/odrl/';
@@ -76,7 +73,11 @@ class PolicyExchange {
   /** Rejects the body being read when the client goes away, so nothing waits for it forever. */
   private abortBody: (() => void) | undefined;
 
-  constructor(readonly res: HttpResponse, readonly problemType: string, private readonly log: Logger) {
+  constructor(
+    readonly res: HttpResponse,
+    readonly problemType: string,
+    private readonly log: Logger,
+  ) {
     res.onAborted(() => {
       this.open = false;
       this.abortBody?.();

@@ -39,7 +39,11 @@ const link = (): string => `<${contextUrl}>; rel="http://www.w3.org/ns/json-ld#c
 const trace = (): string[] => (existsSync(TRACE) ? readFileSync(TRACE, 'utf8').trim().split('\n') : []);
 
 t.test('authenticate runs before 404 and 405: no credentials is 401 with WWW-Authenticate everywhere', async (t) => {
-  for (const [method, path] of [['GET', '/nothing'], ['PUT', `${NGSI}/entities`], ['GET', `${NGSI}/entities/urn:x:1`]]) {
+  for (const [method, path] of [
+    ['GET', '/nothing'],
+    ['PUT', `${NGSI}/entities`],
+    ['GET', `${NGSI}/entities/urn:x:1`],
+  ]) {
     const r = await call(broker, method!, path!);
     t.equal(r.status, 401, `${method} ${path}`);
     t.equal(r.headers.get('www-authenticate'), 'Bearer realm="test"');
@@ -67,7 +71,9 @@ t.test('a request refused by authorize (before the @context) fetches no @context
   t.equal(r.json.title, 'Forbidden');
   t.equal(r.json.detail, 'authorize said no');
   t.equal(contextHits, before, 'the context server was not asked');
-  const probe = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:refused`, { headers: { ...U, 'NGSILD-Tenant': 'refusedtenant' } });
+  const probe = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:refused`, {
+    headers: { ...U, 'NGSILD-Tenant': 'refusedtenant' },
+  });
   t.equal(probe.json.type, 'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant', 'no tenant was created');
   const auth = trace().filter((l) => l.startsWith('authorize CreateEntity'));
   t.match(auth.at(-1), /tenant=refusedtenant expand=null entities=true/, 'authorize sees the tenant name and no @context');
@@ -75,7 +81,10 @@ t.test('a request refused by authorize (before the @context) fetches no @context
 
 t.test('an allowed request resolves its @context after authorize', async (t) => {
   const before = contextHits;
-  const r = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:T:ok1', type: 'T', name: { type: 'Property', value: 'n' } }, headers: { ...U, link: link() } });
+  const r = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:T:ok1', type: 'T', name: { type: 'Property', value: 'n' } },
+    headers: { ...U, link: link() },
+  });
   t.equal(r.status, 201, r.text);
   t.equal(contextHits, before + 1, 'the context was fetched once');
 });
@@ -83,21 +92,35 @@ t.test('an allowed request resolves its @context after authorize', async (t) => 
 t.test('the entity hook: the body types for a create, stored types for a retrieve; a denial is 403', async (t) => {
   await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:T:e1', type: 'T' }, headers: U });
   const lines = trace();
-  t.ok(lines.some((l) => l.startsWith('entity urn:ngsi-ld:T:e1 types=https://uri.etsi.org/ngsi-ld/default-context/T stored=false read=false')), 'create asks with the body types');
+  t.ok(
+    lines.some((l) => l.startsWith('entity urn:ngsi-ld:T:e1 types=https://uri.etsi.org/ngsi-ld/default-context/T stored=false read=false')),
+    'create asks with the body types',
+  );
   const denied = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:e1`, { headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' } });
   t.equal(denied.status, 403);
   t.equal(denied.json.detail, 'entity urn:ngsi-ld:T:e1 denied');
-  t.ok(trace().some((l) => l.startsWith('entity urn:ngsi-ld:T:e1 types=https://uri.etsi.org/ngsi-ld/default-context/T stored=true read=true')), 'retrieve asks with the stored types');
-  const writeDenied = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:T:e1/attrs`, { body: { a: { type: 'Property', value: 1 } }, headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' } });
+  t.ok(
+    trace().some((l) => l.startsWith('entity urn:ngsi-ld:T:e1 types=https://uri.etsi.org/ngsi-ld/default-context/T stored=true read=true')),
+    'retrieve asks with the stored types',
+  );
+  const writeDenied = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:T:e1/attrs`, {
+    body: { a: { type: 'Property', value: 1 } },
+    headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' },
+  });
   t.equal(writeDenied.status, 403, 'a write on a denied entity');
-  const deleteDenied = await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:T:e1`, { headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' } });
+  const deleteDenied = await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:T:e1`, {
+    headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:e1' },
+  });
   t.equal(deleteDenied.status, 403);
   t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:e1`, { headers: U })).status, 200, 'nothing was deleted');
 });
 
 t.test('a denied entity of a batch is its 403 entry in the 207; the others are written', async (t) => {
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
-    body: [{ id: 'urn:ngsi-ld:T:b1', type: 'T' }, { id: 'urn:ngsi-ld:T:b2', type: 'T' }],
+    body: [
+      { id: 'urn:ngsi-ld:T:b1', type: 'T' },
+      { id: 'urn:ngsi-ld:T:b2', type: 'T' },
+    ],
     headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:T:b2' },
   });
   t.equal(r.status, 207, r.text);
@@ -108,8 +131,13 @@ t.test('a denied entity of a batch is its 403 entry in the 207; the others are w
 });
 
 t.test('a partial answer leaves out the attributes refused one by one', async (t) => {
-  await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:T:p1', type: 'T', secret: { type: 'Property', value: 1 }, open: { type: 'Property', value: 2 } }, headers: U });
-  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:p1`, { headers: { ...U, 'x-partial': 'https://uri.etsi.org/ngsi-ld/default-context/secret' } });
+  await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:T:p1', type: 'T', secret: { type: 'Property', value: 1 }, open: { type: 'Property', value: 2 } },
+    headers: U,
+  });
+  const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:T:p1`, {
+    headers: { ...U, 'x-partial': 'https://uri.etsi.org/ngsi-ld/default-context/secret' },
+  });
   t.equal(r.status, 200, r.text);
   t.notOk('secret' in r.json, 'the refused attribute is left out');
   t.equal(r.json.open.value, 2);
@@ -127,7 +155,11 @@ t.test('a query page the entity hook shortened still links to the next page (see
   const denied = await call(broker, 'GET', `${NGSI}/entities?type=T&limit=1`, { headers: { ...U, 'x-deny-entity': first.json[0].id } });
   t.equal(denied.status, 200);
   t.same(denied.json, [], 'the denied entity is left out');
-  t.match(denied.headers.get('link'), `<${NGSI}/entities?type=T&limit=1&offset=1>; rel="next"`, 'more entities follow the page all the same');
+  t.match(
+    denied.headers.get('link'),
+    `<${NGSI}/entities?type=T&limit=1&offset=1>; rel="next"`,
+    'more entities follow the page all the same',
+  );
 });
 
 t.test('/version, no NGSI-LD operation, is authenticated and authorized like any request, as LdOp 0 (seed 000 §2.4)', async (t) => {
@@ -139,7 +171,10 @@ t.test('/version, no NGSI-LD operation, is authenticated and authorized like any
   t.ok(trace().includes('authorize  tenant= expand=null entities=false ldOp=0 path=/version'), 'authorize sees LdOp 0 and no name');
   const denied = await call(broker, 'GET', `${NGSI}/version`, { headers: { ...U, 'x-deny-authorize': '1' } });
   t.equal(denied.status, 403, 'authorize can refuse it');
-  t.ok(trace().some((l) => l.startsWith('authorize CreateEntity') && l.endsWith(`ldOp=1 path=${NGSI}/entities`)), 'an NGSI-LD operation keeps its ordinal');
+  t.ok(
+    trace().some((l) => l.startsWith('authorize CreateEntity') && l.endsWith(`ldOp=1 path=${NGSI}/entities`)),
+    'an NGSI-LD operation keeps its ordinal',
+  );
 });
 
 t.test('a plugin built for an older ABI still loads; a newer one is refused', async (t) => {
@@ -172,14 +207,29 @@ t.test('plugin options exist only when it is loaded; --auth <plugin> -u lists th
 });
 
 t.test('a query leaves out the entities the entity hook denies', async (t) => {
-  await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, { body: [{ id: 'urn:ngsi-ld:Q:1', type: 'Q' }, { id: 'urn:ngsi-ld:Q:2', type: 'Q' }], headers: U });
+  await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, {
+    body: [
+      { id: 'urn:ngsi-ld:Q:1', type: 'Q' },
+      { id: 'urn:ngsi-ld:Q:2', type: 'Q' },
+    ],
+    headers: U,
+  });
   const all = await call(broker, 'GET', `${NGSI}/entities?type=Q`, { headers: U });
   t.same(all.json.map((e: { id: string }) => e.id).sort(), ['urn:ngsi-ld:Q:1', 'urn:ngsi-ld:Q:2']);
   const some = await call(broker, 'GET', `${NGSI}/entities?type=Q`, { headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:Q:2' } });
   t.equal(some.status, 200);
-  t.same(some.json.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Q:1']);
-  const post = await call(broker, 'POST', `${NGSI}/entityOperations/query`, { body: { type: 'Query', entities: [{ type: 'Q' }] }, headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:Q:1' } });
-  t.same(post.json.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Q:2']);
+  t.same(
+    some.json.map((e: { id: string }) => e.id),
+    ['urn:ngsi-ld:Q:1'],
+  );
+  const post = await call(broker, 'POST', `${NGSI}/entityOperations/query`, {
+    body: { type: 'Query', entities: [{ type: 'Q' }] },
+    headers: { ...U, 'x-deny-entity': 'urn:ngsi-ld:Q:1' },
+  });
+  t.same(
+    post.json.map((e: { id: string }) => e.id),
+    ['urn:ngsi-ld:Q:2'],
+  );
 });
 
 t.test('a purge asks the entity hook for each entity and leaves the denied ones; a drop passes over them', async (t) => {
@@ -189,10 +239,29 @@ t.test('a purge asks the entity hook for each entity and leaves the denied ones;
   const deny = { ...U, 'x-deny-entity': 'urn:ngsi-ld:P:1' };
   t.equal((await call(broker, 'DELETE', `${NGSI}/entities?type=P&drop=a`, { headers: deny })).status, 204);
   const left = await call(broker, 'GET', `${NGSI}/entities?type=P`, { headers: U });
-  t.same(left.json.map((e: { id: string; a?: unknown }) => [e.id, e.a !== undefined]), [[ids[0], true], [ids[1], false], [ids[2], false]], 'the denied entity keeps its attribute');
+  t.same(
+    left.json.map((e: { id: string; a?: unknown }) => [e.id, e.a !== undefined]),
+    [
+      [ids[0], true],
+      [ids[1], false],
+      [ids[2], false],
+    ],
+    'the denied entity keeps its attribute',
+  );
   const before = trace().length;
   t.equal((await call(broker, 'DELETE', `${NGSI}/entities?type=P`, { headers: deny })).status, 204);
-  t.same(trace().slice(before).filter((l) => l.startsWith('entity urn:ngsi-ld:P:')).map((l) => l.split(' ').slice(0, 2).join(' ')).sort(),
-    ids.map((id) => `entity ${id}`), 'the hook was asked once per entity');
-  t.same((await call(broker, 'GET', `${NGSI}/entities?type=P`, { headers: U })).json.map((e: { id: string }) => e.id), [ids[0]], 'only the denied entity is left');
+  t.same(
+    trace()
+      .slice(before)
+      .filter((l) => l.startsWith('entity urn:ngsi-ld:P:'))
+      .map((l) => l.split(' ').slice(0, 2).join(' '))
+      .sort(),
+    ids.map((id) => `entity ${id}`),
+    'the hook was asked once per entity',
+  );
+  t.same(
+    (await call(broker, 'GET', `${NGSI}/entities?type=P`, { headers: U })).json.map((e: { id: string }) => e.id),
+    [ids[0]],
+    'only the denied entity is left',
+  );
 });

@@ -25,7 +25,12 @@ const policy = (uid: string, action: string, entityType: string): Record<string,
     'odrl:target': {
       '@type': 'odrl:AssetCollection',
       'odrl:source': 'urn:asset',
-      'odrl:refinement': { '@type': 'odrl:Constraint', 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': { '@id': 'odrl:eq' }, 'odrl:rightOperand': entityType },
+      'odrl:refinement': {
+        '@type': 'odrl:Constraint',
+        'odrl:leftOperand': 'ngsi-ld:entityType',
+        'odrl:operator': { '@id': 'odrl:eq' },
+        'odrl:rightOperand': entityType,
+      },
     },
   },
 });
@@ -38,16 +43,28 @@ t.before(async () => {
   const { publicKey, privateKey } = await generateKeyPair('RS256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
   writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([
-    policy('urn:p:read-building', 'odrl:read', 'Building'),
-    policy('urn:p:create-building', 'ngsild:create', 'Building'),
-  ]));
+  writeFileSync(
+    join(dir, 'policies.json'),
+    JSON.stringify([policy('urn:p:read-building', 'odrl:read', 'Building'), policy('urn:p:create-building', 'ngsild:create', 'Building')]),
+  );
   const vc = { type: ['VerifiableCredential'], issuer: 'did:web:issuer.example', credentialSubject: { type: 'gx:LegalParticipant' } };
-  token = await new SignJWT({ verifiableCredential: vc }).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-    .setIssuer(ISSUER).setIssuedAt().setExpirationTime('10m').sign(privateKey);
-  expired = await new SignJWT({ verifiableCredential: vc }).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
-    .setIssuer(ISSUER).setIssuedAt(Math.floor(Date.now() / 1000) - 7200).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(privateKey);
-  broker = await startBroker(['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')], {}, { pool: true });
+  token = await new SignJWT({ verifiableCredential: vc })
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer(ISSUER)
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(privateKey);
+  expired = await new SignJWT({ verifiableCredential: vc })
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer(ISSUER)
+    .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
+    .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+    .sign(privateKey);
+  broker = await startBroker(
+    ['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')],
+    {},
+    { pool: true },
+  );
   // The plugin's refreshers read the files in the background: wait until the front decides a token.
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
@@ -56,7 +73,9 @@ t.before(async () => {
     await new Promise((res) => setTimeout(res, 100));
   }
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const bearer = (tk: string): Record<string, string> => ({ authorization: `Bearer ${tk}` });
 
@@ -74,7 +93,10 @@ t.test('an expired token is 401 invalid_token', async (t) => {
 });
 
 t.test('a policy allowing create and read of Building lets those through', async (t) => {
-  const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Building:1', type: 'Building', name: { type: 'Property', value: 'b' } }, headers: bearer(token) });
+  const c = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:Building:1', type: 'Building', name: { type: 'Property', value: 'b' } },
+    headers: bearer(token),
+  });
   t.equal(c.status, 201, c.text);
   const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
   t.equal(r.status, 200, r.text);
@@ -93,7 +115,9 @@ t.test('what no policy allows is 403: another type, another action', async (t) =
 
 t.test('every pipeline thread has the policies: concurrent reads are all decided, none 503', async (t) => {
   // Regression: idle Piscina workers blocked in Atomics.wait never received the plugin's broadcast state.
-  const replies = await Promise.all(Array.from({ length: 40 }, () => call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) })));
+  const replies = await Promise.all(
+    Array.from({ length: 40 }, () => call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) })),
+  );
   t.same([...new Set(replies.map((r) => r.status))], [200]);
 });
 
@@ -113,14 +137,22 @@ t.test('a token whose kid or alg carries CR LF cannot add a header or a body to 
     { alg: ['RS256\r\nSet-Cookie: a=b'], kid: 'k1' },
   ];
   for (const h of headers) {
-    const { replies, rest } = await rawExchange(broker.port,
-      `GET ${NGSI}/entities/urn:ngsi-ld:Building:1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${forged(h)}\r\n\r\n`);
+    const { replies, rest } = await rawExchange(
+      broker.port,
+      `GET ${NGSI}/entities/urn:ngsi-ld:Building:1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${forged(h)}\r\n\r\n`,
+    );
     // named by position: a message holding U+2028 would break the TAP stream itself
     t.equal(replies.length, 1, `token header ${headers.indexOf(h)}`);
     const r = replies[0]!;
     t.equal(r.status, 401);
-    t.notOk(r.headers.some(([n]) => n === 'set-cookie'), 'no Set-Cookie');
-    t.ok(r.headers.every(([n]) => /^[a-z0-9-]+$/.test(n)), 'every header line is a header');
+    t.notOk(
+      r.headers.some(([n]) => n === 'set-cookie'),
+      'no Set-Cookie',
+    );
+    t.ok(
+      r.headers.every(([n]) => /^[a-z0-9-]+$/.test(n)),
+      'every header line is a header',
+    );
     t.match(header(r, 'www-authenticate'), CHALLENGE);
     t.equal(JSON.parse(r.body.toString()).status, 401, 'the body is the ProblemDetails');
     t.equal(rest.length, 0, 'nothing after the body');

@@ -4,10 +4,18 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
-const car = (i: number | string, speed = 10): Record<string, unknown> => ({ id: `urn:ngsi-ld:Car:${i}`, type: 'Car', speed: { type: 'Property', value: speed } });
+const car = (i: number | string, speed = 10): Record<string, unknown> => ({
+  id: `urn:ngsi-ld:Car:${i}`,
+  type: 'Car',
+  speed: { type: 'Property', value: speed },
+});
 const get = async (id: string): Promise<{ status: number; json: any }> => call(broker, 'GET', `${NGSI}/entities/${id}`);
 
 t.test('batch create of valid entities answers 201 with their ids', async (t) => {
@@ -75,7 +83,9 @@ t.test('batch merge merges each entity', async (t) => {
 t.test('batch delete: 204, then 207 for ids that are gone or not URIs', async (t) => {
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/delete`, { body: ['urn:ngsi-ld:Car:b1', 'urn:ngsi-ld:Car:b2'] });
   t.equal(r.status, 204, r.text);
-  const again = await call(broker, 'POST', `${NGSI}/entityOperations/delete`, { body: ['urn:ngsi-ld:Car:b1', 'nope', 'urn:ngsi-ld:Car:a1'] });
+  const again = await call(broker, 'POST', `${NGSI}/entityOperations/delete`, {
+    body: ['urn:ngsi-ld:Car:b1', 'nope', 'urn:ngsi-ld:Car:a1'],
+  });
   t.equal(again.status, 207);
   t.same(again.json.success, ['urn:ngsi-ld:Car:a1']);
   t.equal(again.json.errors.length, 2);
@@ -85,7 +95,11 @@ t.test('batch bodies that are not arrays, or are empty, are 400', async (t) => {
   for (const op of ['create', 'upsert', 'update', 'delete', 'merge']) {
     t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/${op}`, { body: { id: 'urn:x:1' } })).status, 400, `${op} object`);
     t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/${op}`, { body: [] })).status, 400, `${op} empty`);
-    t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/${op}`, { raw: '[{', headers: { 'content-type': 'application/json' } })).status, 400, `${op} invalid JSON`);
+    t.equal(
+      (await call(broker, 'POST', `${NGSI}/entityOperations/${op}`, { raw: '[{', headers: { 'content-type': 'application/json' } })).status,
+      400,
+      `${op} invalid JSON`,
+    );
   }
 });
 

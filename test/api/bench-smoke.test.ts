@@ -21,8 +21,12 @@ function runSmoke(jsonPath: string): Promise<{ code: number | null; output: stri
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, [RUN, '--smoke', '--duration', '0.5', '--json', jsonPath], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    proc.stdout.on('data', (d) => { output += String(d); });
-    proc.stderr.on('data', (d) => { output += String(d); });
+    proc.stdout.on('data', (d) => {
+      output += String(d);
+    });
+    proc.stderr.on('data', (d) => {
+      output += String(d);
+    });
     proc.on('exit', (code) => resolve({ code, output }));
   });
 }
@@ -33,7 +37,10 @@ t.test('the smoke run of every scenario answers every request with 2xx and exits
   const jsonPath = join(dir, 'rows.json');
   const { code, output } = await runSmoke(jsonPath);
   t.equal(code, 0, 'exit code', { output });
-  const { info, rows } = JSON.parse(readFileSync(jsonPath, 'utf8')) as { info: { scenarios: string[]; variants: string[] }; rows: SmokeRow[] };
+  const { info, rows } = JSON.parse(readFileSync(jsonPath, 'utf8')) as {
+    info: { scenarios: string[]; variants: string[] };
+    rows: SmokeRow[];
+  };
   t.same(info.variants, ['uws-pool'], 'smoke measures the default broker variant only');
   t.ok(info.scenarios.length > 0, 'scenarios ran');
   for (const scenario of info.scenarios) {
@@ -41,7 +48,9 @@ t.test('the smoke run of every scenario answers every request with 2xx and exits
       const row = rows.find((r) => r.scenario === scenario && r.variant === variant);
       t.ok(row?.result, `${scenario} on ${variant} was measured`, { notes: row?.notes });
       t.ok((row?.result?.completed ?? 0) > 0, `${scenario} on ${variant} completed requests`);
-      t.equal((row?.result?.errors ?? -1) + (row?.result?.non2xx ?? -1), 0, `${scenario} on ${variant} has zero errors`, { notes: row?.notes });
+      t.equal((row?.result?.errors ?? -1) + (row?.result?.non2xx ?? -1), 0, `${scenario} on ${variant} has zero errors`, {
+        notes: row?.notes,
+      });
       t.match(output, new RegExp(`^\\s*${scenario}\\s+${variant}\\s+\\d+`, 'm'), `the printed table has ${scenario} on ${variant}`);
     }
   }

@@ -13,7 +13,9 @@ t.before(async () => {
   const r = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: ID, type: 'Building', name: { type: 'Property', value: 'b' } } });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const LD = { 'content-type': 'application/ld+json' };
 const JSON_CT = { 'content-type': 'application/json' };

@@ -5,16 +5,22 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const CORE = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld';
-const SUITE = 'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/ngsi-ld-test-suite-compound.jsonld';
+const SUITE =
+  'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/ngsi-ld-test-suite-compound.jsonld';
 const link = (url: string): string => `<${url}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
 const LD = 'application/ld+json';
 
 const place = (id: string): Record<string, unknown> => ({
-  id, type: 'Building',
+  id,
+  type: 'Building',
   name: { type: 'Property', value: 'Tower' },
   location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } },
 });
@@ -47,7 +53,10 @@ t.test('a body @context is echoed in its own spelling: a one-element list stays 
     ['urn:ngsi-ld:Building:echo3', [SUITE, CORE]],
     ['urn:ngsi-ld:Building:echo4', { Building: 'https://example.org/Building', name: 'https://example.org/name' }],
   ] as const) {
-    const c = await call(broker, 'POST', `${NGSI}/entities`, { body: { ...place(id), '@context': given }, headers: { 'content-type': LD } });
+    const c = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: { ...place(id), '@context': given },
+      headers: { 'content-type': LD },
+    });
     t.equal(c.status, 201, c.text);
     const q = await call(broker, 'POST', `${NGSI}/entityOperations/query`, {
       body: { type: 'Query', entities: [{ id, type: 'Building' }], '@context': given },
@@ -75,7 +84,9 @@ t.test('two spellings of one context expand alike and each answer echoes its own
 
 t.test('GeoJSON answers carry @context as a member of the Feature or FeatureCollection, and no Link header', async (t) => {
   const geo = 'application/geo+json';
-  const f = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:echo1?options=keyValues`, { headers: { accept: geo, link: link(SUITE) } });
+  const f = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:echo1?options=keyValues`, {
+    headers: { accept: geo, link: link(SUITE) },
+  });
   t.equal(f.status, 200, f.text);
   t.match(f.headers.get('content-type'), geo);
   t.equal(f.json.type, 'Feature');
@@ -85,7 +96,10 @@ t.test('GeoJSON answers carry @context as a member of the Feature or FeatureColl
   t.equal(fc.status, 200, fc.text);
   t.equal(fc.json.type, 'FeatureCollection');
   t.equal(fc.json['@context'], CORE);
-  t.notOk(fc.json.features.some((x: Record<string, unknown>) => '@context' in x), 'once, at the top');
+  t.notOk(
+    fc.json.features.some((x: Record<string, unknown>) => '@context' in x),
+    'once, at the top',
+  );
 });
 
 t.test('application/json answers still name the request context in a Link header', async (t) => {

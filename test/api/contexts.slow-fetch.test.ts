@@ -21,7 +21,10 @@ t.before(async () => {
     const path = (req.url ?? '/').split('?')[0]!;
     received.set(path, (received.get(path) ?? 0) + 1);
   });
-  silent.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  silent.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   silentBase = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
   broker = await startBroker([], {}, { pool: true });
@@ -44,7 +47,7 @@ async function until(cond: () => boolean, what: string, poll?: () => Promise<voi
 }
 
 async function pipelineHolds(): Promise<number> {
-  const health = await fetch(`http://127.0.0.1:${broker.healthPort}/health`).then((r) => r.json()) as { pool?: { inFlight: number } };
+  const health = (await fetch(`http://127.0.0.1:${broker.healthPort}/health`).then((r) => r.json())) as { pool?: { inFlight: number } };
   return health.pool?.inFlight ?? 0;
 }
 
@@ -55,53 +58,82 @@ t.test('200 requests whose @context never arrives do not delay plain GETs: all 5
   const slow: Array<Promise<{ status: number; type: unknown }>> = [];
   for (let i = 0; i < 200; i++) {
     // Distinct URLs: one shared fetch would hide the cost of many.
-    slow.push(call(broker, 'GET', `${NGSI}/entities/${id}`, { headers: { link: linkTo(`${silentBase}/ctx/${i}.jsonld`) } })
-      .then((r) => { slowFinished++; return { status: r.status, type: (r.json as { type?: unknown } | undefined)?.type }; }));
+    slow.push(
+      call(broker, 'GET', `${NGSI}/entities/${id}`, { headers: { link: linkTo(`${silentBase}/ctx/${i}.jsonld`) } }).then((r) => {
+        slowFinished++;
+        return { status: r.status, type: (r.json as { type?: unknown } | undefined)?.type };
+      }),
+    );
     // Spread over turns of the broker's event loop, as independent clients would arrive (one batch each).
     if (i % 4 === 3) await new Promise((r) => setTimeout(r, 1));
   }
   let holding = 0;
-  await until(() => holding >= 200, 'the pipeline holds the 200 slow requests', async () => { holding = await pipelineHolds(); });
+  await until(
+    () => holding >= 200,
+    'the pipeline holds the 200 slow requests',
+    async () => {
+      holding = await pipelineHolds();
+    },
+  );
   t.equal(slowFinished, 0, 'no slow request has finished when the plain GETs start');
 
   const plain = await Promise.all(Array.from({ length: 50 }, () => call(broker, 'GET', `${NGSI}/entities/${id}?options=keyValues`)));
   const finishedMeanwhile = slowFinished;
-  t.ok(plain.every((r) => r.status === 200 && (r.json as { id: string; n: number }).id === id && (r.json as { n: number }).n === 7), 'every plain GET is answered correctly');
+  t.ok(
+    plain.every((r) => r.status === 200 && (r.json as { id: string; n: number }).id === id && (r.json as { n: number }).n === 7),
+    'every plain GET is answered correctly',
+  );
   t.equal(finishedMeanwhile, 0, 'all 50 plain GETs were answered before the first slow request finished');
 
   const outcomes = await Promise.all(slow);
-  t.ok(outcomes.every((o) => o.status === 503 && o.type === `${ERR}LdContextNotAvailable`), 'each slow request ends 503 LdContextNotAvailable');
+  t.ok(
+    outcomes.every((o) => o.status === 503 && o.type === `${ERR}LdContextNotAvailable`),
+    'each slow request ends 503 LdContextNotAvailable',
+  );
 });
 
 t.test('a batch whose entries all name one silent @context URL costs one fetch of it, not one per entry', async (t) => {
   const url = `${silentBase}/batch-shared.jsonld`;
   const entries = Array.from({ length: 8 }, (_, i) => ({ id: `urn:ngsi-ld:B:${i}`, type: 'B', '@context': [url] }));
-  const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, { body: entries, headers: { 'content-type': 'application/ld+json' } });
+  const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
+    body: entries,
+    headers: { 'content-type': 'application/ld+json' },
+  });
   t.equal(r.status, 207, r.text);
   const errors = (r.json as { errors: Array<{ error: { type: string } }> }).errors;
   t.equal(errors.length, 8);
-  t.ok(errors.every((e) => e.error.type === `${ERR}LdContextNotAvailable`), 'every entry fails LdContextNotAvailable');
+  t.ok(
+    errors.every((e) => e.error.type === `${ERR}LdContextNotAvailable`),
+    'every entry fails LdContextNotAvailable',
+  );
   t.equal(received.get('/batch-shared.jsonld'), 1, 'the silent server was asked once');
 });
 
-t.test('past 256 requests per pipeline thread waiting for @contexts, one more is refused 503 Unavailable with Retry-After at once', async (t) => {
-  const capped = await startBroker(['--connectionPoolSize', '2']);
-  try {
-    const order: string[] = [];
-    const sent = Array.from({ length: 600 }, (_, i) =>
-      call(capped, 'GET', `${NGSI}/types`, { headers: { link: linkTo(`${silentBase}/cap/${i}.jsonld`) } }).then((r) => {
-        const type = (r.json as { type?: string } | undefined)?.type ?? '';
-        order.push(type);
-        return { status: r.status, type, retryAfter: r.headers.get('retry-after') };
-      }));
-    const all = await Promise.all(sent);
-    const refused = all.filter((r) => r.type === `${ERR}Unavailable`);
-    t.ok(refused.length >= 600 - 2 * 256, `at least ${600 - 2 * 256} refused (${refused.length})`);
-    t.ok(refused.every((r) => r.status === 503 && r.retryAfter === '5'), 'each 503 with Retry-After: 5');
-    const waited = all.filter((r) => r.type === `${ERR}LdContextNotAvailable`);
-    t.equal(refused.length + waited.length, 600, 'the others waited for their fetch and ended 503 LdContextNotAvailable');
-    t.equal(order.indexOf(`${ERR}LdContextNotAvailable`), refused.length, 'every refusal came before the first waiting request ended');
-  } finally {
-    t.equal(await capped.stop(), 0, 'clean exit');
-  }
-});
+t.test(
+  'past 256 requests per pipeline thread waiting for @contexts, one more is refused 503 Unavailable with Retry-After at once',
+  async (t) => {
+    const capped = await startBroker(['--connectionPoolSize', '2']);
+    try {
+      const order: string[] = [];
+      const sent = Array.from({ length: 600 }, (_, i) =>
+        call(capped, 'GET', `${NGSI}/types`, { headers: { link: linkTo(`${silentBase}/cap/${i}.jsonld`) } }).then((r) => {
+          const type = (r.json as { type?: string } | undefined)?.type ?? '';
+          order.push(type);
+          return { status: r.status, type, retryAfter: r.headers.get('retry-after') };
+        }),
+      );
+      const all = await Promise.all(sent);
+      const refused = all.filter((r) => r.type === `${ERR}Unavailable`);
+      t.ok(refused.length >= 600 - 2 * 256, `at least ${600 - 2 * 256} refused (${refused.length})`);
+      t.ok(
+        refused.every((r) => r.status === 503 && r.retryAfter === '5'),
+        'each 503 with Retry-After: 5',
+      );
+      const waited = all.filter((r) => r.type === `${ERR}LdContextNotAvailable`);
+      t.equal(refused.length + waited.length, 600, 'the others waited for their fetch and ended 503 LdContextNotAvailable');
+      t.equal(order.indexOf(`${ERR}LdContextNotAvailable`), refused.length, 'every refusal came before the first waiting request ended');
+    } finally {
+      t.equal(await capped.stop(), 0, 'clean exit');
+    }
+  },
+);

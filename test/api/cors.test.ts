@@ -14,14 +14,26 @@ const OTHER = 'https://evil.example.com';
 const EXPOSED = ['Location', 'Link', 'NGSILD-Results-Count', 'NGSILD-Tenant', 'Content-Range', 'Allow', 'Retry-After', 'WWW-Authenticate'];
 const ALLOWED_HEADERS = ['Content-Type', 'Accept', 'Link', 'NGSILD-Tenant', 'NGSILD-Path', 'Authorization'];
 
-const list = (value: string | null): string[] => (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+const list = (value: string | null): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 /** A browser's preflight for `method` on `path` from `origin`. */
 const preflight = (broker: Broker, path: string, origin: string, method = 'POST', headers: Record<string, string> = {}): Promise<Reply> =>
-  call(broker, 'OPTIONS', path, { headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, link', ...headers } });
+  call(broker, 'OPTIONS', path, {
+    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, link', ...headers },
+  });
 
 function noCors(t: Test, r: Reply, what: string): void {
-  for (const name of ['access-control-allow-origin', 'access-control-expose-headers', 'access-control-allow-methods', 'access-control-allow-headers', 'access-control-max-age']) {
+  for (const name of [
+    'access-control-allow-origin',
+    'access-control-expose-headers',
+    'access-control-allow-methods',
+    'access-control-allow-headers',
+    'access-control-max-age',
+  ]) {
     t.equal(r.headers.get(name), null, `${what}: no ${name}`);
   }
 }
@@ -58,7 +70,10 @@ for (const spelling of ['__ALL', '*']) {
     t.equal(p.headers.get('access-control-allow-methods'), 'POST, GET, HEAD, DELETE, OPTIONS', "the path's methods");
     t.same(list(p.headers.get('access-control-allow-headers')), ALLOWED_HEADERS);
     t.equal(p.headers.get('access-control-max-age'), '86400', "Orion's default");
-    const created = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Dash:1', type: 'Dash' }, headers: { origin: DASHBOARD } });
+    const created = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: { id: 'urn:ngsi-ld:Dash:1', type: 'Dash' },
+      headers: { origin: DASHBOARD },
+    });
     t.equal(created.status, 201);
     t.equal(created.headers.get('access-control-allow-origin'), '*');
     t.ok(list(created.headers.get('access-control-expose-headers')).includes('Location'), 'a script may read the Location');
@@ -68,7 +83,7 @@ for (const spelling of ['__ALL', '*']) {
   });
 }
 
-t.test('--corsOrigin <origin>: that origin only, the configured value written (never the request\'s), Vary: Origin', async (t) => {
+t.test("--corsOrigin <origin>: that origin only, the configured value written (never the request's), Vary: Origin", async (t) => {
   const broker = await startBroker(['--corsOrigin', 'HTTPS://Dash.Example.org:443/', '--corsMaxAge', '600']);
   t.teardown(() => broker.stop());
   const r = await call(broker, 'GET', `${NGSI}/types`, { headers: { origin: DASHBOARD } });
@@ -126,11 +141,34 @@ t.test('with --auth dsec a preflight is authenticated like any request: 401 with
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const key = await makeKey('k1', 'ES256');
   writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [key.publicJwk] }));
-  writeFileSync(join(dir, 'policies.json'), JSON.stringify([{
-    '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' }, '@type': 'odrl:Policy', 'odrl:uid': 'urn:p:read',
-    'odrl:permission': { '@type': 'odrl:Permission', 'odrl:action': { '@id': 'odrl:read' }, 'odrl:assignee': { '@id': 'vc:any' }, 'odrl:target': 'urn:asset' },
-  }]));
-  const broker = await startBroker(['--corsOrigin', DASHBOARD, '--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
+  writeFileSync(
+    join(dir, 'policies.json'),
+    JSON.stringify([
+      {
+        '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
+        '@type': 'odrl:Policy',
+        'odrl:uid': 'urn:p:read',
+        'odrl:permission': {
+          '@type': 'odrl:Permission',
+          'odrl:action': { '@id': 'odrl:read' },
+          'odrl:assignee': { '@id': 'vc:any' },
+          'odrl:target': 'urn:asset',
+        },
+      },
+    ]),
+  );
+  const broker = await startBroker([
+    '--corsOrigin',
+    DASHBOARD,
+    '--auth',
+    'dsec',
+    '--dsecJwks',
+    join(dir, 'jwks.json'),
+    '--dsecIssuer',
+    ISSUER,
+    '--dsecPolicies',
+    join(dir, 'policies.json'),
+  ]);
   t.teardown(() => broker.stop());
   const token = await signToken(key);
   const deadline = Date.now() + 10_000;
@@ -148,7 +186,19 @@ t.test('with --auth dsec a preflight is authenticated like any request: 401 with
   t.equal(anonymous.headers.get('access-control-allow-methods'), null, 'nothing of a preflight answer');
   t.equal(anonymous.headers.get('access-control-allow-origin'), DASHBOARD, 'the refusal itself is readable by the dashboard');
 
-  const open = await startBroker(['--corsOrigin', DASHBOARD, '--auth', 'dsec', '--dsecAnonymous', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')]);
+  const open = await startBroker([
+    '--corsOrigin',
+    DASHBOARD,
+    '--auth',
+    'dsec',
+    '--dsecAnonymous',
+    '--dsecJwks',
+    join(dir, 'jwks.json'),
+    '--dsecIssuer',
+    ISSUER,
+    '--dsecPolicies',
+    join(dir, 'policies.json'),
+  ]);
   t.teardown(() => open.stop());
   let q = await preflight(open, `${NGSI}/entities`, DASHBOARD, 'GET');
   while (q.status === 503 && Date.now() < deadline + 10_000) {

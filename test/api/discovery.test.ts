@@ -4,18 +4,42 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const CTX = 'https://fiware.github.io/NGSI-LD_TestSuite/ldContext/testContext.jsonld';
 const post = (body: unknown, headers: Record<string, string> = {}) => call(broker, 'POST', `${NGSI}/entities`, { body, headers });
 const get = (path: string, headers: Record<string, string> = {}) => call(broker, 'GET', `${NGSI}${path}`, { headers });
 
 t.before(async () => {
-  for (const [i, speed] of [[1, 10], [2, 20]] as const)
-    await post({ id: `urn:ngsi-ld:Vehicle:d${i}`, type: 'Vehicle', speed: { type: 'Property', value: speed }, owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:1' } });
-  await post({ id: 'urn:ngsi-ld:Building:d1', type: 'Building', name: { type: 'Property', value: 'Tower' }, location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2, 48] } } });
-  await post({ id: 'urn:ngsi-ld:Thing:d1', type: ['Vehicle', 'Thing'], speed: [{ type: 'Property', value: 1 }, { type: 'Property', value: 2, datasetId: 'urn:ds:2' }] });
+  for (const [i, speed] of [
+    [1, 10],
+    [2, 20],
+  ] as const)
+    await post({
+      id: `urn:ngsi-ld:Vehicle:d${i}`,
+      type: 'Vehicle',
+      speed: { type: 'Property', value: speed },
+      owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:1' },
+    });
+  await post({
+    id: 'urn:ngsi-ld:Building:d1',
+    type: 'Building',
+    name: { type: 'Property', value: 'Tower' },
+    location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2, 48] } },
+  });
+  await post({
+    id: 'urn:ngsi-ld:Thing:d1',
+    type: ['Vehicle', 'Thing'],
+    speed: [
+      { type: 'Property', value: 1 },
+      { type: 'Property', value: 2, datasetId: 'urn:ds:2' },
+    ],
+  });
   await post({ id: 'urn:ngsi-ld:Room:t1', type: 'Room', temperature: { type: 'Property', value: 21 } }, { 'NGSILD-Tenant': 'disco' });
 });
 
@@ -32,7 +56,12 @@ t.test('GET /types?details=true gives each type with its IRI and attribute names
   const r = await get('/types?details=true');
   t.equal(r.status, 200, r.text);
   const vehicle = r.json.find((x: any) => x.typeName === 'Vehicle');
-  t.same(vehicle, { id: 'https://uri.etsi.org/ngsi-ld/default-context/Vehicle', type: 'EntityType', typeName: 'Vehicle', attributeNames: ['owner', 'speed'] });
+  t.same(vehicle, {
+    id: 'https://uri.etsi.org/ngsi-ld/default-context/Vehicle',
+    type: 'EntityType',
+    typeName: 'Vehicle',
+    attributeNames: ['owner', 'speed'],
+  });
   t.same(r.json.find((x: any) => x.typeName === 'Building').attributeNames, ['location', 'name']);
 });
 
@@ -43,7 +72,12 @@ t.test('GET /types/{type} gives the entity count and the attribute details', asy
   t.equal(r.json.typeName, 'Vehicle');
   t.equal(r.json.entityCount, 3);
   t.same(r.json.attributeDetails, [
-    { id: 'https://uri.etsi.org/ngsi-ld/default-context/owner', type: 'Attribute', attributeName: 'owner', attributeTypes: ['Relationship'] },
+    {
+      id: 'https://uri.etsi.org/ngsi-ld/default-context/owner',
+      type: 'Attribute',
+      attributeName: 'owner',
+      attributeTypes: ['Relationship'],
+    },
     { id: 'https://uri.etsi.org/ngsi-ld/default-context/speed', type: 'Attribute', attributeName: 'speed', attributeTypes: ['Property'] },
   ]);
   const byIri = await get(`/types/${encodeURIComponent('https://uri.etsi.org/ngsi-ld/default-context/Vehicle')}`);
@@ -57,7 +91,14 @@ t.test('GET /attributes lists attribute names; details=true gives counts, attrib
   t.same(r.json.attributeList, ['location', 'name', 'owner', 'speed']);
   const d = await get('/attributes?details=true');
   const speed = d.json.find((x: any) => x.attributeName === 'speed');
-  t.same(speed, { id: 'https://uri.etsi.org/ngsi-ld/default-context/speed', type: 'Attribute', attributeName: 'speed', attributeCount: 3, attributeTypes: ['Property'], typeNames: ['Thing', 'Vehicle'] });
+  t.same(speed, {
+    id: 'https://uri.etsi.org/ngsi-ld/default-context/speed',
+    type: 'Attribute',
+    attributeName: 'speed',
+    attributeCount: 3,
+    attributeTypes: ['Property'],
+    typeNames: ['Thing', 'Vehicle'],
+  });
   const loc = d.json.find((x: any) => x.attributeName === 'location');
   t.same(loc.attributeTypes, ['GeoProperty']);
 });
@@ -65,7 +106,14 @@ t.test('GET /attributes lists attribute names; details=true gives counts, attrib
 t.test('GET /attributes/{attrId} gives one Attribute; location compacts as the core term', async (t) => {
   const r = await get('/attributes/owner');
   t.equal(r.status, 200, r.text);
-  t.same(r.json, { id: 'https://uri.etsi.org/ngsi-ld/default-context/owner', type: 'Attribute', attributeName: 'owner', attributeCount: 2, attributeTypes: ['Relationship'], typeNames: ['Vehicle'] });
+  t.same(r.json, {
+    id: 'https://uri.etsi.org/ngsi-ld/default-context/owner',
+    type: 'Attribute',
+    attributeName: 'owner',
+    attributeCount: 2,
+    attributeTypes: ['Relationship'],
+    typeNames: ['Vehicle'],
+  });
   const loc = await get('/attributes/location');
   t.equal(loc.json.id, 'https://uri.etsi.org/ngsi-ld/location', 'location is the core term');
   t.equal(loc.json.attributeName, 'location');
@@ -74,7 +122,9 @@ t.test('GET /attributes/{attrId} gives one Attribute; location compacts as the c
 t.test('discovery follows updates and deletes: counts drop and vanished names leave the lists', async (t) => {
   await post({ id: 'urn:ngsi-ld:Boat:z', type: 'Boat', hull: { type: 'Property', value: 'steel' } });
   t.equal((await get('/types/Boat')).json.entityCount, 1);
-  const patch = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Boat:z`, { body: { hull: { type: 'Relationship', object: 'urn:ngsi-ld:Hull:1' } } });
+  const patch = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Boat:z`, {
+    body: { hull: { type: 'Relationship', object: 'urn:ngsi-ld:Hull:1' } },
+  });
   t.equal(patch.status, 204, patch.text);
   t.same((await get('/attributes/hull')).json.attributeTypes, ['Relationship'], 'the attribute type follows a merge');
   const del = await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:Boat:z`);
@@ -106,7 +156,10 @@ t.test('names are compacted with the request @context (Link header)', async (t) 
   t.equal(one.json.id, 'http://example.org/T');
   t.equal(one.json.typeName, 'T');
   t.equal(one.json.entityCount, 1);
-  t.same(one.json.attributeDetails.map((a: any) => a.attributeName), ['P1']);
+  t.same(
+    one.json.attributeDetails.map((a: any) => a.attributeName),
+    ['P1'],
+  );
 });
 
 t.test('bad discovery requests answer 400 and 404 ProblemDetails', async (t) => {
@@ -130,7 +183,8 @@ t.test('bad discovery requests answer 400 and 404 ProblemDetails', async (t) => 
 
 t.test('attributeTypes name every NGSI-LD attribute type in use (§5.2.27)', async (t) => {
   const body = {
-    id: 'urn:ngsi-ld:Kinds:1', type: 'Kinds',
+    id: 'urn:ngsi-ld:Kinds:1',
+    type: 'Kinds',
     label: { type: 'LanguageProperty', languageMap: { en: 'x' } },
     category: { type: 'VocabProperty', vocab: 'Big' },
     readings: { type: 'ListProperty', valueList: [1, 2] },
@@ -141,7 +195,12 @@ t.test('attributeTypes name every NGSI-LD attribute type in use (§5.2.27)', asy
   t.equal((await post(body)).status, 201);
   const info = await get('/types/Kinds');
   t.same(Object.fromEntries(info.json.attributeDetails.map((a: any) => [a.attributeName, a.attributeTypes])), {
-    blob: ['JsonProperty'], category: ['VocabProperty'], label: ['LanguageProperty'], path: ['ListRelationship'], readings: ['ListProperty'], spot: ['GeoProperty'],
+    blob: ['JsonProperty'],
+    category: ['VocabProperty'],
+    label: ['LanguageProperty'],
+    path: ['ListRelationship'],
+    readings: ['ListProperty'],
+    spot: ['GeoProperty'],
   });
   for (const a of info.json.attributeDetails) t.equal(a.type, 'Attribute', `${a.attributeName} is an Attribute`);
   const one = await get('/attributes/label');
@@ -167,7 +226,10 @@ t.test('discovery answers application/ld+json with @context in each object', asy
   t.ok(list.json['@context'], 'EntityTypeList carries @context');
   t.notOk(list.headers.get('link'), 'no Link header with ld+json');
   const details = await get('/types?details=true', ld);
-  t.ok(details.json.every((x: any) => x['@context'] !== undefined && x.type === 'EntityType'), 'each EntityType carries @context');
+  t.ok(
+    details.json.every((x: any) => x['@context'] !== undefined && x.type === 'EntityType'),
+    'each EntityType carries @context',
+  );
   const attrs = await get('/attributes?details=true', ld);
   t.ok(attrs.json.every((x: any) => x['@context'] !== undefined && x.type === 'Attribute'));
   const one = await get('/attributes/speed', ld);
@@ -197,10 +259,17 @@ t.test('the request @context compacts attribute names and type names in every di
 
 t.test('removing an attribute and every entity of a tenant empties its discovery lists', async (t) => {
   const tenant = { 'NGSILD-Tenant': 'gone' };
-  t.equal((await post({ id: 'urn:ngsi-ld:Tmp:1', type: 'Tmp', a: { type: 'Property', value: 1 }, b: { type: 'Property', value: 2 } }, tenant)).status, 201);
+  t.equal(
+    (await post({ id: 'urn:ngsi-ld:Tmp:1', type: 'Tmp', a: { type: 'Property', value: 1 }, b: { type: 'Property', value: 2 } }, tenant))
+      .status,
+    201,
+  );
   t.equal((await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:Tmp:1/attrs/a`, { headers: tenant })).status, 204);
   t.same((await get('/attributes', tenant)).json.attributeList, ['b'], 'a deleted attribute leaves the list');
-  t.same((await get('/types/Tmp', tenant)).json.attributeDetails.map((a: any) => a.attributeName), ['b']);
+  t.same(
+    (await get('/types/Tmp', tenant)).json.attributeDetails.map((a: any) => a.attributeName),
+    ['b'],
+  );
   t.equal((await call(broker, 'DELETE', `${NGSI}/entities/urn:ngsi-ld:Tmp:1`, { headers: tenant })).status, 204);
   const types = await get('/types', tenant);
   t.equal(types.status, 200);

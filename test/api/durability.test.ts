@@ -41,7 +41,10 @@ t.test('a clean restart on --dbDir keeps entities and tenants; --dbCompress roun
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const big = 'x'.repeat(5000);
   let broker = await spawnBroker(['--dbDir', dir, '--dbCompress']);
-  await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Doc:1', type: 'Doc', text: { type: 'Property', value: big } }, headers: { 'NGSILD-Tenant': 'archive' } });
+  await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:Doc:1', type: 'Doc', text: { type: 'Property', value: big } },
+    headers: { 'NGSILD-Tenant': 'archive' },
+  });
   t.equal(await broker.stop(), 0);
   broker = await spawnBroker(['--dbDir', dir, '--dbCompress']);
   try {

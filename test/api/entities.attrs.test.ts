@@ -3,14 +3,24 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 let n = 0;
 async function fresh(extra: Record<string, unknown> = {}): Promise<string> {
   const id = `urn:ngsi-ld:Room:${++n}`;
   const r = await call(broker, 'POST', `${NGSI}/entities`, {
-    body: { id, type: 'Room', temperature: { type: 'Property', value: 20, unitCode: 'CEL' }, name: { type: 'Property', value: 'r' }, ...extra },
+    body: {
+      id,
+      type: 'Room',
+      temperature: { type: 'Property', value: 20, unitCode: 'CEL' },
+      name: { type: 'Property', value: 'r' },
+      ...extra,
+    },
   });
   if (r.status !== 201) throw new Error(`create failed: ${r.status} ${r.text}`);
   return id;
@@ -19,7 +29,9 @@ const get = async (id: string, q = ''): Promise<any> => (await call(broker, 'GET
 
 t.test('append adds attributes and overwrites existing ones (204)', async (t) => {
   const id = await fresh();
-  const r = await call(broker, 'POST', `${NGSI}/entities/${id}/attrs`, { body: { humidity: { type: 'Property', value: 40 }, temperature: { type: 'Property', value: 25 } } });
+  const r = await call(broker, 'POST', `${NGSI}/entities/${id}/attrs`, {
+    body: { humidity: { type: 'Property', value: 40 }, temperature: { type: 'Property', value: 25 } },
+  });
   t.equal(r.status, 204, r.text);
   const e = await get(id);
   t.equal(e.humidity.value, 40);
@@ -28,7 +40,9 @@ t.test('append adds attributes and overwrites existing ones (204)', async (t) =>
 
 t.test('append with noOverwrite keeps existing attributes and answers 207 naming them', async (t) => {
   const id = await fresh();
-  const r = await call(broker, 'POST', `${NGSI}/entities/${id}/attrs?options=noOverwrite`, { body: { humidity: { type: 'Property', value: 40 }, temperature: { type: 'Property', value: 25 } } });
+  const r = await call(broker, 'POST', `${NGSI}/entities/${id}/attrs?options=noOverwrite`, {
+    body: { humidity: { type: 'Property', value: 40 }, temperature: { type: 'Property', value: 25 } },
+  });
   t.equal(r.status, 207, r.text);
   t.same(r.json.updated, ['humidity']);
   t.equal(r.json.notUpdated[0].attributeName, 'temperature');
@@ -40,7 +54,9 @@ t.test('update changes existing attributes only; unknown ones are reported in a 
   const ok = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { temperature: { type: 'Property', value: 30 } } });
   t.equal(ok.status, 204, ok.text);
   t.equal((await get(id)).temperature.value, 30);
-  const partial = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { temperature: { type: 'Property', value: 31 }, nothere: { type: 'Property', value: 1 } } });
+  const partial = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, {
+    body: { temperature: { type: 'Property', value: 31 }, nothere: { type: 'Property', value: 1 } },
+  });
   t.equal(partial.status, 207, partial.text);
   t.equal(partial.json.notUpdated[0].attributeName, 'nothere');
   t.notOk('nothere' in (await get(id)));
@@ -54,7 +70,9 @@ t.test('partial attribute update changes the value and keeps other members', asy
   t.equal(e.temperature.value, 22.5);
   const missing = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs/pressure`, { body: { type: 'Property', value: 1 } });
   t.equal(missing.status, 404);
-  const noEntity = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Room:none/attrs/temperature`, { body: { type: 'Property', value: 1 } });
+  const noEntity = await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Room:none/attrs/temperature`, {
+    body: { type: 'Property', value: 1 },
+  });
   t.equal(noEntity.status, 404);
 });
 
@@ -127,7 +145,9 @@ t.test('a merge-patch cannot delete the entity type: "type": null is 400 and no 
     t.equal(r.json.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
     t.equal(r.json.detail, 'type: the entity type cannot be deleted (null in a merge-patch)');
   }
-  const batch = await call(broker2, 'POST', `${NGSI}/entityOperations/merge`, { body: [{ id, type: null, a: { type: 'Property', value: 3 } }] });
+  const batch = await call(broker2, 'POST', `${NGSI}/entityOperations/merge`, {
+    body: [{ id, type: null, a: { type: 'Property', value: 3 } }],
+  });
   t.equal(batch.status, 207, batch.text);
   t.match(batch.json.errors[0].error.detail, 'type: the entity type cannot be deleted');
   const e = (await call(broker2, 'GET', `${NGSI}/entities/${id}`)).json;

@@ -3,8 +3,12 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const CORE = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld';
 
@@ -90,9 +94,14 @@ t.test('create with application/ld+json takes the body @context', async (t) => {
   const body = { ...building('urn:ngsi-ld:Building:ld1'), '@context': [CORE] };
   const r = await call(broker, 'POST', `${NGSI}/entities`, { body, headers: { 'content-type': 'application/ld+json' } });
   t.equal(r.status, 201, r.text);
-  const noCtx = await call(broker, 'POST', `${NGSI}/entities`, { body: building('urn:ngsi-ld:Building:ld2'), headers: { 'content-type': 'application/ld+json' } });
+  const noCtx = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: building('urn:ngsi-ld:Building:ld2'),
+    headers: { 'content-type': 'application/ld+json' },
+  });
   t.equal(noCtx.status, 400, 'ld+json without @context');
-  const jsonWithCtx = await call(broker, 'POST', `${NGSI}/entities`, { body: { ...building('urn:ngsi-ld:Building:ld3'), '@context': CORE } });
+  const jsonWithCtx = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { ...building('urn:ngsi-ld:Building:ld3'), '@context': CORE },
+  });
   t.equal(jsonWithCtx.status, 400, 'application/json with @context in the body');
 });
 
@@ -117,15 +126,70 @@ const BAD_BODIES: Array<[string, string | Uint8Array, number?]> = [
   ['an attribute whose type is not a string', JSON.stringify({ id: 'urn:ngsi-ld:T:bad3', type: 'T', a: { type: 5, value: 1 } })],
   ['an unknown attribute type', JSON.stringify({ id: 'urn:ngsi-ld:T:bad4', type: 'T', a: { type: 'Propertee', value: 1 } })],
   ['a Property without value', JSON.stringify({ id: 'urn:ngsi-ld:T:bad5', type: 'T', a: { type: 'Property' } })],
-  ['a Relationship whose object is not a URI', JSON.stringify({ id: 'urn:ngsi-ld:T:bad6', type: 'T', r: { type: 'Relationship', object: 5 } })],
-  ['a GeoProperty that is not GeoJSON', JSON.stringify({ id: 'urn:ngsi-ld:T:bad7', type: 'T', location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [500, 1] } } })],
-  ['a polygon ring that is not closed', JSON.stringify({ id: 'urn:ngsi-ld:T:bad8', type: 'T', location: { type: 'GeoProperty', value: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] } } })],
-  ['a datasetId that is not a URI', JSON.stringify({ id: 'urn:ngsi-ld:T:bad9', type: 'T', a: { type: 'Property', value: 1, datasetId: 'not a uri' } })],
-  ['a LanguageProperty with a number in its map', JSON.stringify({ id: 'urn:ngsi-ld:T:bad10', type: 'T', l: { type: 'LanguageProperty', languageMap: { en: 5 } } })],
-  ['a ListProperty whose valueList is not an array', JSON.stringify({ id: 'urn:ngsi-ld:T:bad11', type: 'T', l: { type: 'ListProperty', valueList: 5 } })],
-  ['an attribute name with forbidden characters', JSON.stringify({ id: 'urn:ngsi-ld:T:bad12', type: 'T', 'a<b': { type: 'Property', value: 1 } })],
-  ['observedAt that is not a date-time', JSON.stringify({ id: 'urn:ngsi-ld:T:bad13', type: 'T', a: { type: 'Property', value: 1, observedAt: 'yesterday' } })],
-  ['two default instances of one attribute', JSON.stringify({ id: 'urn:ngsi-ld:T:bad14', type: 'T', a: [{ type: 'Property', value: 1 }, { type: 'Property', value: 2 }] })],
+  [
+    'a Relationship whose object is not a URI',
+    JSON.stringify({ id: 'urn:ngsi-ld:T:bad6', type: 'T', r: { type: 'Relationship', object: 5 } }),
+  ],
+  [
+    'a GeoProperty that is not GeoJSON',
+    JSON.stringify({
+      id: 'urn:ngsi-ld:T:bad7',
+      type: 'T',
+      location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [500, 1] } },
+    }),
+  ],
+  [
+    'a polygon ring that is not closed',
+    JSON.stringify({
+      id: 'urn:ngsi-ld:T:bad8',
+      type: 'T',
+      location: {
+        type: 'GeoProperty',
+        value: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [1, 0],
+              [1, 1],
+              [0, 1],
+            ],
+          ],
+        },
+      },
+    }),
+  ],
+  [
+    'a datasetId that is not a URI',
+    JSON.stringify({ id: 'urn:ngsi-ld:T:bad9', type: 'T', a: { type: 'Property', value: 1, datasetId: 'not a uri' } }),
+  ],
+  [
+    'a LanguageProperty with a number in its map',
+    JSON.stringify({ id: 'urn:ngsi-ld:T:bad10', type: 'T', l: { type: 'LanguageProperty', languageMap: { en: 5 } } }),
+  ],
+  [
+    'a ListProperty whose valueList is not an array',
+    JSON.stringify({ id: 'urn:ngsi-ld:T:bad11', type: 'T', l: { type: 'ListProperty', valueList: 5 } }),
+  ],
+  [
+    'an attribute name with forbidden characters',
+    JSON.stringify({ id: 'urn:ngsi-ld:T:bad12', type: 'T', 'a<b': { type: 'Property', value: 1 } }),
+  ],
+  [
+    'observedAt that is not a date-time',
+    JSON.stringify({ id: 'urn:ngsi-ld:T:bad13', type: 'T', a: { type: 'Property', value: 1, observedAt: 'yesterday' } }),
+  ],
+  [
+    'two default instances of one attribute',
+    JSON.stringify({
+      id: 'urn:ngsi-ld:T:bad14',
+      type: 'T',
+      a: [
+        { type: 'Property', value: 1 },
+        { type: 'Property', value: 2 },
+      ],
+    }),
+  ],
   ['nesting past 64 levels', JSON.stringify({ id: 'urn:ngsi-ld:T:bad15', type: 'T', a: { type: 'Property', value: deep(100) } })],
 ];
 

@@ -8,8 +8,12 @@ let broker: Broker;
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let n = 0;
 
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 /** A new Building (with `scope` when given) and its id. */
 async function building(extra: Record<string, unknown> = {}): Promise<string> {
@@ -30,7 +34,10 @@ t.test('PATCH .../attrs with scope replaces the scope of an entity that has one;
   const bare = await building();
   const none = await patch(bare, { scope: '/CompanyA' });
   t.equal(none.status, 207, none.text);
-  t.same(none.json.notUpdated.map((x: { attributeName: string }) => x.attributeName), ['scope']);
+  t.same(
+    none.json.notUpdated.map((x: { attributeName: string }) => x.attributeName),
+    ['scope'],
+  );
   t.notOk('scope' in (await get(bare)), 'the entity still has no scope');
 });
 
@@ -48,7 +55,7 @@ t.test('PATCH .../attrs with type adds the types; a type it has changes nothing'
   t.equal(e.name.value, 'y');
   t.same(e.type, ['Building', 'Vehicle', 'Car', 'Tower']);
   const other = await patch(id, { id: 'urn:ngsi-ld:Building:other', name: { type: 'Property', value: 'z' } });
-  t.equal(other.status, 400, 'an id that is not the path\'s');
+  t.equal(other.status, 400, "an id that is not the path's");
 });
 
 t.test('POST .../attrs with scope replaces it, or with noOverwrite adds to it; type alone is written', async (t) => {
@@ -78,10 +85,12 @@ t.test('DELETE .../attrs/scope removes the scope; 404 when there is none', async
   t.equal(again.json.type, `${ERR}ResourceNotFound`);
 });
 
-t.test('batch update adds the entries\' types; noOverwrite keeping attributes answers 207 naming them', async (t) => {
+t.test("batch update adds the entries' types; noOverwrite keeping attributes answers 207 naming them", async (t) => {
   const a = await building({ name: { type: 'Property', value: 'A' } });
   const b = await building({ name: { type: 'Property', value: 'B' } });
-  const types = await call(broker, 'POST', `${NGSI}/entityOperations/update`, { body: [a, b].map((id) => ({ id, type: ['Building', 'Vehicle'] })) });
+  const types = await call(broker, 'POST', `${NGSI}/entityOperations/update`, {
+    body: [a, b].map((id) => ({ id, type: ['Building', 'Vehicle'] })),
+  });
   t.equal(types.status, 204, types.text);
   t.same((await get(a)).type, ['Building', 'Vehicle']);
   t.same((await get(b)).type, ['Building', 'Vehicle']);
@@ -93,13 +102,18 @@ t.test('batch update adds the entries\' types; noOverwrite keeping attributes an
   });
   t.equal(kept.status, 207, kept.text);
   t.same(kept.json.success, []);
-  t.same(kept.json.errors.map((e: { entityId: string }) => e.entityId), [a, b]);
+  t.same(
+    kept.json.errors.map((e: { entityId: string }) => e.entityId),
+    [a, b],
+  );
   t.match(kept.json.errors[0].error.detail, /not updated: name \(they exist and noOverwrite was asked\)/);
   t.equal(kept.json.errors[0].error.type, `${ERR}BadRequestData`);
   t.equal((await get(a)).name.value, 'A', 'kept');
   const eb = await get(b);
   t.equal(eb.name.value, 'B', 'kept');
   t.equal(eb.height.value, 3, 'the new attribute of the same entry is added');
-  const fresh = await call(broker, 'POST', `${NGSI}/entityOperations/update?options=noOverwrite`, { body: [{ id: a, type: 'Building', colour: { type: 'Property', value: 'red' } }] });
+  const fresh = await call(broker, 'POST', `${NGSI}/entityOperations/update?options=noOverwrite`, {
+    body: [{ id: a, type: 'Building', colour: { type: 'Property', value: 'red' } }],
+  });
   t.equal(fresh.status, 204, 'only new attributes: nothing kept, 204');
 });

@@ -8,15 +8,20 @@ let broker: Broker;
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 const CORE16 = 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.6.jsonld';
 
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 let n = 0;
 async function vehicle(): Promise<string> {
   const id = `urn:ngsi-ld:Vehicle:validation${++n}`;
   const r = await call(broker, 'POST', `${NGSI}/entities`, {
     body: {
-      id, type: 'Vehicle',
+      id,
+      type: 'Vehicle',
       speed: { type: 'Property', value: 55 },
       owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:Bob' },
       location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2, 48] } },
@@ -28,7 +33,11 @@ async function vehicle(): Promise<string> {
 
 t.test('an entity type the @context maps to a keyword is 400 BadRequestData and creates nothing', async (t) => {
   const cases: Array<[string, Record<string, unknown>, Record<string, string>]> = [
-    ['`type` with the core v1.6 in the body', { id: 'urn:ngsi-ld:Building:t1', type: 'type', '@context': [CORE16] }, { 'content-type': 'application/ld+json' }],
+    [
+      '`type` with the core v1.6 in the body',
+      { id: 'urn:ngsi-ld:Building:t1', type: 'type', '@context': [CORE16] },
+      { 'content-type': 'application/ld+json' },
+    ],
     ['`type` under the implicit core', { id: 'urn:ngsi-ld:Building:t2', type: 'type' }, {}],
     ['`id` among other types', { id: 'urn:ngsi-ld:Building:t3', type: ['Building', 'id'] }, {}],
   ];
@@ -43,7 +52,9 @@ t.test('an entity type the @context maps to a keyword is 400 BadRequestData and 
   const append = await call(broker, 'POST', `${NGSI}/entities/${id}/attrs`, { body: { type: 'type' } });
   t.equal(append.status, 400, `an appended type too: ${append.text}`);
   t.same((await call(broker, 'GET', `${NGSI}/entities/${id}`)).json?.type, 'Vehicle');
-  const fine = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Building:t4', type: 'https://example.org/Building' } });
+  const fine = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:Building:t4', type: 'https://example.org/Building' },
+  });
   t.equal(fine.status, 201, `an IRI is a type: ${fine.text}`);
 });
 
@@ -61,7 +72,11 @@ t.test('a partial attribute update cannot change the kind of the attribute (400,
     t.equal(r.json?.type, `${ERR}BadRequestData`, attr);
   }
   const e = (await call(broker, 'GET', `${NGSI}/entities/${id}`)).json;
-  t.same([e.speed, e.owner, e.location.type], [{ type: 'Property', value: 55 }, { type: 'Relationship', object: 'urn:ngsi-ld:Person:Bob' }, 'GeoProperty'], 'nothing changed');
+  t.same(
+    [e.speed, e.owner, e.location.type],
+    [{ type: 'Property', value: 55 }, { type: 'Relationship', object: 'urn:ngsi-ld:Person:Bob' }, 'GeoProperty'],
+    'nothing changed',
+  );
   const same = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs/speed`, { body: { type: 'Property', value: 60 } });
   t.equal(same.status, 204, `the same kind: ${same.text}`);
   const untyped = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs/owner`, { body: { object: 'urn:ngsi-ld:Person:Alice' } });
@@ -69,7 +84,9 @@ t.test('a partial attribute update cannot change the kind of the attribute (400,
   const e2 = (await call(broker, 'GET', `${NGSI}/entities/${id}`)).json;
   t.same([e2.speed.value, e2.owner.object], [60, 'urn:ngsi-ld:Person:Alice']);
   // Update Entity Attributes replaces the attribute whole, so there the kind may change (§5.6.2).
-  const replace = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { speed: { type: 'Relationship', object: 'urn:ngsi-ld:Entity:01' } } });
+  const replace = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, {
+    body: { speed: { type: 'Relationship', object: 'urn:ngsi-ld:Entity:01' } },
+  });
   t.equal(replace.status, 204, replace.text);
   t.equal((await call(broker, 'GET', `${NGSI}/entities/${id}`)).json?.speed?.type, 'Relationship');
 });

@@ -19,7 +19,10 @@ t.test('FEATURES=noauth,nopolicyApi leave the auth and policy API code out; thei
   t.equal(strip.status, 0, strip.stderr);
   t.notOk(existsSync(join(dir, 'dist/src/auth')), 'no auth contract code');
   t.notOk(existsSync(join(dir, 'dist/src/plugins/auth')), 'no auth plugins');
-  const refused = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '--auth', 'dsec', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+  const refused = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '--auth', 'dsec', '--port', '0'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   t.equal(refused.status, 1);
   t.match(refused.stderr, /built without authorization/);
   const unknown = spawnSync(process.execPath, [join(dir, 'dist/src/build/features.js'), 'nothing'], { encoding: 'utf8' });
@@ -27,7 +30,10 @@ t.test('FEATURES=noauth,nopolicyApi leave the auth and policy API code out; thei
   const strip2 = spawnSync(process.execPath, [join(dir, 'dist/src/build/features.js'), 'nopolicyApi'], { encoding: 'utf8' });
   t.equal(strip2.status, 0, strip2.stderr);
   t.notOk(existsSync(join(dir, 'dist/src/policyapi')), 'no policy API code');
-  const noPap = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '--policyApiPort', '0', '--port', '0'], { encoding: 'utf8', timeout: 20_000 });
+  const noPap = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '--policyApiPort', '0', '--port', '0'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   t.equal(noPap.status, 1);
   t.match(noPap.stderr, /built without the policy API/);
   const usage = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '-u'], { encoding: 'utf8', timeout: 20_000 });

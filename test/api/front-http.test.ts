@@ -30,7 +30,10 @@ t.teardown(async () => {
 /** The reply's header lines are header fields of visible ASCII: nothing a value held split a line or added one. */
 function cleanHead(t: Test, r: RawReply, what: string): void {
   const lines = r.head.split('\r\n').slice(1, -1);
-  t.ok(lines.every((l) => /^[A-Za-z0-9-]+: ?[\t\x20-\x7e]*$/.test(l)), `${what}: every header line is name: visible ASCII`);
+  t.ok(
+    lines.every((l) => /^[A-Za-z0-9-]+: ?[\t\x20-\x7e]*$/.test(l)),
+    `${what}: every header line is name: visible ASCII`,
+  );
   t.notOk(r.head.includes('\n\n') || /\r(?!\n)|(?<!\r)\n/.test(r.head), `${what}: no bare CR or LF`);
 }
 
@@ -51,7 +54,11 @@ for (const server of SERVERS) {
       t.equal(head.status, full.status, `${path}: same status`);
       t.ok(head.head.endsWith('\r\n') && full.head.startsWith('HTTP/1.1 '), 'the GET answer follows the HEAD head at once');
       // the order aside: uWS writes its own Content-Length after Date, the one of a HEAD among the others
-      const without = (r: RawReply): string[] => r.headers.filter(([n]) => n !== 'date').map(([n, v]) => `${n}: ${v}`).sort();
+      const without = (r: RawReply): string[] =>
+        r.headers
+          .filter(([n]) => n !== 'date')
+          .map(([n, v]) => `${n}: ${v}`)
+          .sort();
       t.same(without(head), without(full), `${path}: same headers, Content-Length included`);
       t.equal(Number(header(full, 'content-length')), full.body.length);
       t.equal(rest.length, 0);
@@ -59,7 +66,11 @@ for (const server of SERVERS) {
   });
 
   t.test(`${server}: HEAD on a route without GET is 405 with Allow, and no body`, async (t) => {
-    const { replies, rest } = await rawExchange(port(), [`HEAD ${NGSI}/entityOperations/create HTTP/1.1\r\nHost: x\r\n\r\n`, get(`${NGSI}/nothing`)], [true, false]);
+    const { replies, rest } = await rawExchange(
+      port(),
+      [`HEAD ${NGSI}/entityOperations/create HTTP/1.1\r\nHost: x\r\n\r\n`, get(`${NGSI}/nothing`)],
+      [true, false],
+    );
     t.equal(replies[0]?.status, 405);
     t.equal(header(replies[0]!, 'allow'), 'POST, OPTIONS');
     t.equal(replies[1]?.status, 404, 'the next answer follows the head at once');
@@ -96,7 +107,11 @@ for (const server of SERVERS) {
       t.equal(problem(replies[0]!).type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
     }
     // A tenant ending in bytes uWS would trim (issue 13 item 7) must not be served as the shorter tenant.
-    const tenant = Buffer.concat([Buffer.from(`GET ${NGSI}/types HTTP/1.1\r\nHost: x\r\nNGSILD-Tenant: tenant`), Buffer.from('\u00e9'), Buffer.from('x\r\n\r\n')]);
+    const tenant = Buffer.concat([
+      Buffer.from(`GET ${NGSI}/types HTTP/1.1\r\nHost: x\r\nNGSILD-Tenant: tenant`),
+      Buffer.from('\u00e9'),
+      Buffer.from('x\r\n\r\n'),
+    ]);
     t.equal((await rawExchange(port(), tenant)).replies[0]?.status, 400, 'a tenant with a non-ASCII byte inside');
   });
 
@@ -128,8 +143,10 @@ for (const server of SERVERS) {
         ['temporal/entities', { id: `${id}:t`, type: 'T', v: [{ type: 'Property', value: 1, observedAt: '2024-01-01T00:00:00Z' }] }],
       ] as const) {
         const text = JSON.stringify(body);
-        const { replies } = await rawExchange(port(),
-          `POST ${NGSI}/${route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+        const { replies } = await rawExchange(
+          port(),
+          `POST ${NGSI}/${route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+        );
         t.equal(replies[0]?.status, 201, `${route} ${esc(id)}`);
         cleanHead(t, replies[0]!, `${route} ${esc(id)}`);
         const location = header(replies[0]!, 'location')!;
@@ -143,11 +160,16 @@ for (const server of SERVERS) {
     // A Link header naming the request's @context URL, which the client chose.
     for (const path of ['/ctx\u20ac.jsonld', '/a%3Eb/c"d>e.jsonld', `/${server}.jsonld`]) {
       const text = JSON.stringify({ type: 'Query', entities: [{ type: 'T' }], '@context': contextBase + path });
-      const { replies } = await rawExchange(port(),
-        `POST ${NGSI}/entityOperations/query HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nContent-Type: application/ld+json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+      const { replies } = await rawExchange(
+        port(),
+        `POST ${NGSI}/entityOperations/query HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nContent-Type: application/ld+json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
       t.equal(replies[0]?.status, 200, `query with @context ${esc(path)}`);
       cleanHead(t, replies[0]!, `Link for ${esc(path)}`);
-      t.match(header(replies[0]!, 'link'), /^<http:\/\/127\.0\.0\.1:\d+\/[^<>"\s]+>; rel="http:\/\/www\.w3\.org\/ns\/json-ld#context"; type="application\/ld\+json"$/);
+      t.match(
+        header(replies[0]!, 'link'),
+        /^<http:\/\/127\.0\.0\.1:\d+\/[^<>"\s]+>; rel="http:\/\/www\.w3\.org\/ns\/json-ld#context"; type="application\/ld\+json"$/,
+      );
     }
   });
 }
@@ -158,10 +180,20 @@ t.test('node: HTTP/1.0 requests are answered', async (t) => {
   t.ok(closed || replies.length === 1);
 });
 
-t.test('uws: HTTP/1.0 requests are answered', { skip: 'uWS 20.43 only parses an HTTP/1.1 request line: it holds an HTTP/1.0 request unanswered until its 10 s idle timeout (README, "HTTP servers")' }, async () => undefined);
+t.test(
+  'uws: HTTP/1.0 requests are answered',
+  {
+    skip: 'uWS 20.43 only parses an HTTP/1.1 request line: it holds an HTTP/1.0 request unanswered until its 10 s idle timeout (README, "HTTP servers")',
+  },
+  async () => undefined,
+);
 
 t.test('node: a malformed request is answered 400 and the connection closed', async (t) => {
-  for (const raw of ['GARBAGE\r\n\r\n', `GET ${NGSI}/types HTTP/1.1\r\nHost x\r\n\r\n`, `GET ${NGSI}/types HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n`]) {
+  for (const raw of [
+    'GARBAGE\r\n\r\n',
+    `GET ${NGSI}/types HTTP/1.1\r\nHost x\r\n\r\n`,
+    `GET ${NGSI}/types HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  ]) {
     // a second reply is waited for: none comes, the connection closes
     const { replies, closed } = await rawExchange(brokers.get('node')!.port, raw, [false, false]);
     t.equal(replies.length, 1, JSON.stringify(raw));
@@ -174,4 +206,10 @@ t.test('node: a malformed request is answered 400 and the connection closed', as
   t.equal(huge.replies[0]?.status, 431, 'a head far over the limit is 431, not a reset');
 });
 
-t.test('uws: a malformed request is answered 400', { skip: "uWS 20.43's parser takes a malformed request for an unfinished one and holds it unanswered until its 10 s idle timeout, or closes it (README, \"HTTP servers\")" }, async () => undefined);
+t.test(
+  'uws: a malformed request is answered 400',
+  {
+    skip: 'uWS 20.43\'s parser takes a malformed request for an unfinished one and holds it unanswered until its 10 s idle timeout, or closes it (README, "HTTP servers")',
+  },
+  async () => undefined,
+);

@@ -4,8 +4,12 @@ import { connect } from 'node:net';
 import { startBroker, spawnBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker([], {}, { http: true }); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker([], {}, { http: true });
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 t.test('an unknown path answers 404 with a ProblemDetails', async (t) => {
   const r = await call(broker, 'GET', '/nothing/here');
@@ -44,7 +48,9 @@ t.test('an Accept the broker cannot produce answers 406', async (t) => {
 
 t.test('a body over --maxBodySize answers 413 and the broker keeps serving', async (t) => {
   const big = new Uint8Array(10 * 1024 * 1024).fill(0x20);
-  const r = await call(broker, 'POST', `${NGSI}/entities`, { raw: big, headers: { 'content-type': 'application/json' } }).catch((e) => ({ status: -1, error: e }) as never);
+  const r = await call(broker, 'POST', `${NGSI}/entities`, { raw: big, headers: { 'content-type': 'application/json' } }).catch(
+    (e) => ({ status: -1, error: e }) as never,
+  );
   t.equal(r.status, 413);
   const after = await call(broker, 'GET', `${NGSI}/nothing`);
   t.equal(after.status, 404, 'still serving');
@@ -61,8 +67,14 @@ for (const server of ['uws', 'node']) {
     const after = await call(b, 'GET', `${NGSI}/nothing`);
     t.equal(after.status, 404, 'still serving');
     t.equal(await b.stop(), 0, 'exits 0');
-    t.notOk(b.logs.some((l) => l.includes('requests still in flight at the shutdown deadline')), 'no request was left waiting for its body');
-    t.notOk(b.logs.some((l) => l.includes('front failed')), 'a client going away is not a broker failure');
+    t.notOk(
+      b.logs.some((l) => l.includes('requests still in flight at the shutdown deadline')),
+      'no request was left waiting for its body',
+    );
+    t.notOk(
+      b.logs.some((l) => l.includes('front failed')),
+      'a client going away is not a broker failure',
+    );
   });
 }
 
@@ -83,15 +95,39 @@ t.test('the health port answers /live, /ready and /health', async (t) => {
 t.test('-u prints every option with its default and exits 0', async (t) => {
   const r = await runBroker(['-u']);
   t.equal(r.code, 0);
-  for (const name of ['--port', '--host', '--database, -db', '--dbDir', '--dbSync', '--dbCompress', '--dbLockPrefer',
-    '--connectionPoolSize', '--healthPort', '--logLevel', '--defaultUserContext', '--contextDir', '--maxBodySize', '--maxPendingRequests', '--pluginDir', '-fg', '-u '])
+  for (const name of [
+    '--port',
+    '--host',
+    '--database, -db',
+    '--dbDir',
+    '--dbSync',
+    '--dbCompress',
+    '--dbLockPrefer',
+    '--connectionPoolSize',
+    '--healthPort',
+    '--logLevel',
+    '--defaultUserContext',
+    '--contextDir',
+    '--maxBodySize',
+    '--maxPendingRequests',
+    '--pluginDir',
+    '-fg',
+    '-u ',
+  ])
     t.match(r.stdout, name, `lists ${name}`);
   t.match(r.stdout, '(default: 1026)');
 });
 
 t.test('an unknown option or a bad value is a one-line message and exit status 1', async (t) => {
-  for (const args of [['--nope'], ['--port', 'abc'], ['--dbSync', 'sometimes'], ['--dbLockPrefer', 'both'], ['--port', '-5'],
-    ['--maxPendingRequests', '0'], ['--maxPendingRequests', 'many']]) {
+  for (const args of [
+    ['--nope'],
+    ['--port', 'abc'],
+    ['--dbSync', 'sometimes'],
+    ['--dbLockPrefer', 'both'],
+    ['--port', '-5'],
+    ['--maxPendingRequests', '0'],
+    ['--maxPendingRequests', 'many'],
+  ]) {
     const r = await runBroker(args);
     t.equal(r.code, 1, args.join(' '));
     t.equal(r.stderr.trim().split('\n').length, 1, `one line for ${args.join(' ')}`);

@@ -28,17 +28,54 @@ t.before(async () => {
   // The hostile requests' tenant holds entities of each kind of attribute, so queries reach the parsers and
   // judge something instead of answering NonexistentTenant.
   const seeds = [
-    { id: 'urn:ngsi-ld:J:1', type: 'J', a: { type: 'Property', value: 1, observedAt: '2020-01-01T00:00:00Z' }, s: 'text', o: { type: 'Property', value: { b: [1, 'x'] } },
-      r: { type: 'Relationship', object: 'urn:ngsi-ld:J:2' }, l: { type: 'LanguageProperty', languageMap: { en: 'one', fr: 'un' } },
-      location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [0.5, 0.5] } }, scope: '/a/b' },
-    { id: 'urn:ngsi-ld:J:2', type: ['J', 'K'], a: [{ type: 'Property', value: 2 }, { type: 'Property', value: 3, datasetId: 'urn:ngsi-ld:Dataset:d' }],
-      v: { type: 'VocabProperty', vocab: 'J' }, j: { type: 'JsonProperty', json: { k: [null] } }, lr: { type: 'ListRelationship', objectList: [{ object: 'urn:ngsi-ld:J:1' }] },
-      location: { type: 'GeoProperty', value: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] } } },
+    {
+      id: 'urn:ngsi-ld:J:1',
+      type: 'J',
+      a: { type: 'Property', value: 1, observedAt: '2020-01-01T00:00:00Z' },
+      s: 'text',
+      o: { type: 'Property', value: { b: [1, 'x'] } },
+      r: { type: 'Relationship', object: 'urn:ngsi-ld:J:2' },
+      l: { type: 'LanguageProperty', languageMap: { en: 'one', fr: 'un' } },
+      location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [0.5, 0.5] } },
+      scope: '/a/b',
+    },
+    {
+      id: 'urn:ngsi-ld:J:2',
+      type: ['J', 'K'],
+      a: [
+        { type: 'Property', value: 2 },
+        { type: 'Property', value: 3, datasetId: 'urn:ngsi-ld:Dataset:d' },
+      ],
+      v: { type: 'VocabProperty', vocab: 'J' },
+      j: { type: 'JsonProperty', json: { k: [null] } },
+      lr: { type: 'ListRelationship', objectList: [{ object: 'urn:ngsi-ld:J:1' }] },
+      location: {
+        type: 'GeoProperty',
+        value: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [1, 0],
+              [1, 1],
+              [0, 0],
+            ],
+          ],
+        },
+      },
+    },
   ];
-  const r = await send('POST', '/entityOperations/create', { 'ngsild-tenant': 'fuzzjunk', 'content-type': 'application/json' }, JSON.stringify(seeds));
+  const r = await send(
+    'POST',
+    '/entityOperations/create',
+    { 'ngsild-tenant': 'fuzzjunk', 'content-type': 'application/json' },
+    JSON.stringify(seeds),
+  );
   if (r.status !== 201) throw new Error(`seeding fuzzjunk: ${r.status} ${r.text}`);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const params = (numRuns: number): fc.Parameters<unknown> => ({ seed: SEED, numRuns, endOnFailure: false, verbose: 0 });
 
@@ -51,9 +88,16 @@ interface Answer {
 
 /** Answers by status, for the comment each property leaves: what the inputs reached. */
 const tally = new Map<string, number>();
-const count = (key: string): void => { tally.set(key, (tally.get(key) ?? 0) + 1); };
+const count = (key: string): void => {
+  tally.set(key, (tally.get(key) ?? 0) + 1);
+};
 function tallied(t: Test, what: string): void {
-  t.comment(`${what}: ${[...tally].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${k}×${n}`).join(' ')}`);
+  t.comment(
+    `${what}: ${[...tally]
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+      .map(([k, n]) => `${k}×${n}`)
+      .join(' ')}`,
+  );
   tally.clear();
 }
 
@@ -74,7 +118,8 @@ async function send(method: string, path: string, headers: Record<string, string
 function brokenRule(a: Answer): string | undefined {
   if (a.status >= 500) {
     const type = problemType(a);
-    const allowed = (a.status === 501 && type === `${ERR}OperationNotSupported`) || (a.status === 503 && type === `${ERR}LdContextNotAvailable`);
+    const allowed =
+      (a.status === 501 && type === `${ERR}OperationNotSupported`) || (a.status === 503 && type === `${ERR}LdContextNotAvailable`);
     if (!allowed) return `a ${a.status}: ${a.text.slice(0, 300)}`;
   }
   // RFC 9110 §9.3.2: an answer to HEAD has no body.
@@ -152,76 +197,99 @@ let tenantCount = 0;
 
 t.test(`entity operations leave the store as the model says (seed ${SEED}, ${RUNS} runs)`, async (t) => {
   const tenantFirst = fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) });
-  await fc.assert(fc.asyncProperty(tenantFirst, fc.array(opArb, { minLength: 1, maxLength: 25 }), async (withTenant: boolean, ops: Op[]) => {
-    // Each run in a tenant of its own: runs (and shrinking) never see each other's entities. Most runs make it
-    // first, with an entity of another type; the others start where it does not exist.
-    const tenant = `fuzzmodel${++tenantCount}`;
-    let model: Model = emptyModel();
-    if (withTenant) {
-      const seed = await send('POST', '/entities', { 'ngsild-tenant': tenant, 'content-type': 'application/json' }, '{"id":"urn:ngsi-ld:Seed:1","type":"Seed"}');
-      if (seed.status !== 201) throw new Error(`the tenant's first entity: ${seed.status} ${seed.text}`);
-      model = { ...model, tenantExists: true };
-    }
-    for (const op of ops) {
-      const req = requestOf(op);
-      const headers: Record<string, string> = { 'ngsild-tenant': tenant };
-      if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
-      const a = await send(req.method, req.path, headers, req.body);
-      check(a, `${op.kind} ${req.method} ${req.path}`);
-      const { status, next } = apply(model, op);
-      if (a.status !== status) throw new Error(`${op.kind} ${req.method} ${req.path} ${req.body ?? ''}: answered ${a.status}, the model says ${String(status)}: ${a.text.slice(0, 300)}`);
-      model = next;
-    }
-    const got = canonical(await stored(tenant));
-    const want = canonical(expected(model));
-    if (got !== want) throw new Error(`the store holds ${got}\nthe model says ${want}`);
-  }), params(RUNS));
+  await fc.assert(
+    fc.asyncProperty(tenantFirst, fc.array(opArb, { minLength: 1, maxLength: 25 }), async (withTenant: boolean, ops: Op[]) => {
+      // Each run in a tenant of its own: runs (and shrinking) never see each other's entities. Most runs make it
+      // first, with an entity of another type; the others start where it does not exist.
+      const tenant = `fuzzmodel${++tenantCount}`;
+      let model: Model = emptyModel();
+      if (withTenant) {
+        const seed = await send(
+          'POST',
+          '/entities',
+          { 'ngsild-tenant': tenant, 'content-type': 'application/json' },
+          '{"id":"urn:ngsi-ld:Seed:1","type":"Seed"}',
+        );
+        if (seed.status !== 201) throw new Error(`the tenant's first entity: ${seed.status} ${seed.text}`);
+        model = { ...model, tenantExists: true };
+      }
+      for (const op of ops) {
+        const req = requestOf(op);
+        const headers: Record<string, string> = { 'ngsild-tenant': tenant };
+        if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
+        const a = await send(req.method, req.path, headers, req.body);
+        check(a, `${op.kind} ${req.method} ${req.path}`);
+        const { status, next } = apply(model, op);
+        if (a.status !== status)
+          throw new Error(
+            `${op.kind} ${req.method} ${req.path} ${req.body ?? ''}: answered ${a.status}, the model says ${String(status)}: ${a.text.slice(0, 300)}`,
+          );
+        model = next;
+      }
+      const got = canonical(await stored(tenant));
+      const want = canonical(expected(model));
+      if (got !== want) throw new Error(`the store holds ${got}\nthe model says ${want}`);
+    }),
+    params(RUNS),
+  );
   tallied(t, 'answers');
   t.pass('every run matched the model');
 });
 
 t.test(`hostile bodies and headers on every route answer in time, no 5xx, refusals as ProblemDetails (seed ${SEED})`, async (t) => {
-  await fc.assert(fc.asyncProperty(fc.array(junkRequestArb, { minLength: 1, maxLength: 4 }), async (reqs: JunkRequest[]) => {
-    // A few at once, so both pipeline threads take them.
-    const answers = await Promise.all(reqs.map((r) => send(r.method, r.path, r.headers, r.body)));
-    answers.forEach((a, i) => check(a, `${reqs[i]!.method} ${reqs[i]!.path} ${JSON.stringify(reqs[i]!.headers)} ${describeBody(reqs[i]!.body)}`));
-  }), params(RUNS * 5));
+  await fc.assert(
+    fc.asyncProperty(fc.array(junkRequestArb, { minLength: 1, maxLength: 4 }), async (reqs: JunkRequest[]) => {
+      // A few at once, so both pipeline threads take them.
+      const answers = await Promise.all(reqs.map((r) => send(r.method, r.path, r.headers, r.body)));
+      answers.forEach((a, i) =>
+        check(a, `${reqs[i]!.method} ${reqs[i]!.path} ${JSON.stringify(reqs[i]!.headers)} ${describeBody(reqs[i]!.body)}`),
+      );
+    }),
+    params(RUNS * 5),
+  );
   tallied(t, 'answers');
   t.pass('every hostile request was answered by the rules');
 });
 
 t.test(`query strings in and near the grammars of q, scopeQ, geoQ, idPattern, pick, omit... (seed ${SEED})`, async (t) => {
-  await fc.assert(fc.asyncProperty(queryPathArb, headersArb, async (path, headers) => {
-    const { 'content-type': _ignored, ...rest } = headers;
-    check(await send('GET', path, { ...rest, 'ngsild-tenant': 'fuzzjunk' }), `GET ${path} ${JSON.stringify(rest)}`);
-  }), params(RUNS * 5));
+  await fc.assert(
+    fc.asyncProperty(queryPathArb, headersArb, async (path, headers) => {
+      const { 'content-type': _ignored, ...rest } = headers;
+      check(await send('GET', path, { ...rest, 'ngsild-tenant': 'fuzzjunk' }), `GET ${path} ${JSON.stringify(rest)}`);
+    }),
+    params(RUNS * 5),
+  );
   tallied(t, 'answers');
   t.pass('every query was answered by the rules');
 });
 
 t.test(`raw HTTP: a valid answer below 500 or a closed connection, and the broker answers on (seed ${SEED})`, async (t) => {
-  await fc.assert(fc.asyncProperty(fc.array(rawHttpArb, { minLength: 1, maxLength: 8 }), async (raws: RawRequest[]) => {
-    // Several connections at once: most wait out SILENT_MS, and the broker serves them side by side.
-    // A well-formed request must be answered, however loaded the machine: it is waited for as long as any request.
-    const exchanges = await Promise.all(raws.map((r) => rawExchange(r.bytes, r.wellFormed ? ANSWER_MS : SILENT_MS)));
-    let anySilent = false;
-    exchanges.forEach(({ reply, silent }, i) => {
-      const { bytes, wellFormed } = raws[i]!;
-      const sent = JSON.stringify(bytes.toString('latin1').slice(0, 300));
-      const text = reply.toString('latin1');
-      count(silent ? 'waiting' : reply.length === 0 ? 'closed' : text.slice(0, 12));
-      if (reply.length > 0 && !/^HTTP\/1\.[01] \d{3} /.test(text)) throw new Error(`answered no HTTP: ${JSON.stringify(text.slice(0, 200))} to ${sent}`);
-      for (const m of text.matchAll(/(?:^|\r\n)HTTP\/1\.[01] (\d{3})/g)) {
-        if (Number(m[1]) >= 500 && Number(m[1]) !== 501) throw new Error(`answered ${m[1]} to ${sent}`);
-      }
-      if (wellFormed && reply.length === 0 && silent) throw new Error(`a well-formed request was neither answered nor closed: ${sent}`);
-      // Anything else may be left waiting: a request cut short rightly is, and so, until uWS's idle timeout
-      // (10 s), is one uWS cannot parse (a defect of the front, for the coordinator: see the report of issue 13
-      // item 9). Meanwhile the broker must answer everyone else.
-      anySilent ||= silent;
-    });
-    if (anySilent) check(await send('GET', '/types', {}), 'a request while raw connections wait');
-  }), params(Math.max(1, Math.ceil(RUNS / 4))));
+  await fc.assert(
+    fc.asyncProperty(fc.array(rawHttpArb, { minLength: 1, maxLength: 8 }), async (raws: RawRequest[]) => {
+      // Several connections at once: most wait out SILENT_MS, and the broker serves them side by side.
+      // A well-formed request must be answered, however loaded the machine: it is waited for as long as any request.
+      const exchanges = await Promise.all(raws.map((r) => rawExchange(r.bytes, r.wellFormed ? ANSWER_MS : SILENT_MS)));
+      let anySilent = false;
+      exchanges.forEach(({ reply, silent }, i) => {
+        const { bytes, wellFormed } = raws[i]!;
+        const sent = JSON.stringify(bytes.toString('latin1').slice(0, 300));
+        const text = reply.toString('latin1');
+        count(silent ? 'waiting' : reply.length === 0 ? 'closed' : text.slice(0, 12));
+        if (reply.length > 0 && !/^HTTP\/1\.[01] \d{3} /.test(text))
+          throw new Error(`answered no HTTP: ${JSON.stringify(text.slice(0, 200))} to ${sent}`);
+        for (const m of text.matchAll(/(?:^|\r\n)HTTP\/1\.[01] (\d{3})/g)) {
+          if (Number(m[1]) >= 500 && Number(m[1]) !== 501) throw new Error(`answered ${m[1]} to ${sent}`);
+        }
+        if (wellFormed && reply.length === 0 && silent) throw new Error(`a well-formed request was neither answered nor closed: ${sent}`);
+        // Anything else may be left waiting: a request cut short rightly is, and so, until uWS's idle timeout
+        // (10 s), is one uWS cannot parse (a defect of the front, for the coordinator: see the report of issue 13
+        // item 9). Meanwhile the broker must answer everyone else.
+        anySilent ||= silent;
+      });
+      if (anySilent) check(await send('GET', '/types', {}), 'a request while raw connections wait');
+    }),
+    params(Math.max(1, Math.ceil(RUNS / 4))),
+  );
   tallied(t, 'answers');
   const after = await send('GET', '/types', {});
   t.equal(after.status, 200, 'the broker answers after the raw HTTP');

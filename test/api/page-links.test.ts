@@ -12,17 +12,31 @@ const CONTEXT_REL = 'rel="http://www.w3.org/ns/json-ld#context"';
 t.before(async () => {
   broker = await startBroker(['--troe', 'embdb']);
   for (let i = 0; i < 3; i++) {
-    const e = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: `urn:ngsi-ld:${TYPE}:${i}`, type: TYPE, n: { type: 'Property', value: i } } });
+    const e = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: { id: `urn:ngsi-ld:${TYPE}:${i}`, type: TYPE, n: { type: 'Property', value: i } },
+    });
     const s = await call(broker, 'POST', `${NGSI}/subscriptions`, {
-      body: { id: `urn:ngsi-ld:Subscription:paged${i}`, type: 'Subscription', entities: [{ type: TYPE }], notification: { endpoint: { uri: 'http://127.0.0.1:9/notify' } } },
+      body: {
+        id: `urn:ngsi-ld:Subscription:paged${i}`,
+        type: 'Subscription',
+        entities: [{ type: TYPE }],
+        notification: { endpoint: { uri: 'http://127.0.0.1:9/notify' } },
+      },
     });
     const r = await call(broker, 'POST', `${NGSI}/csourceRegistrations`, {
-      body: { id: `urn:ngsi-ld:ContextSourceRegistration:paged${i}`, type: 'ContextSourceRegistration', information: [{ entities: [{ type: TYPE }] }], endpoint: 'http://127.0.0.1:9/source' },
+      body: {
+        id: `urn:ngsi-ld:ContextSourceRegistration:paged${i}`,
+        type: 'ContextSourceRegistration',
+        information: [{ entities: [{ type: TYPE }] }],
+        endpoint: 'http://127.0.0.1:9/source',
+      },
     });
     if (e.status !== 201 || s.status !== 201 || r.status !== 201) throw new Error(`seed: ${e.text} ${s.text} ${r.text}`);
   }
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 /** Each Link value of a header list joined by fetch, as [rel, target, type]. */
 function linksOf(header: string | null): Array<[string, string, string]> {
@@ -39,10 +53,12 @@ function pageLinksOf(t: Test, header: string | null): Array<[string, string]> {
   const all = linksOf(header);
   const contextAt = all.findIndex(([rel]) => rel.includes('json-ld#context'));
   if (contextAt >= 0) t.equal(contextAt, 0, 'the @context Link comes first');
-  return all.filter(([rel]) => !rel.includes('json-ld#context')).map(([rel, target, type]) => {
-    t.equal(type, 'application/json', 'the link type is the media type of the answer');
-    return [rel, target];
-  });
+  return all
+    .filter(([rel]) => !rel.includes('json-ld#context'))
+    .map(([rel, target, type]) => {
+      t.equal(type, 'application/json', 'the link type is the media type of the answer');
+      return [rel, target];
+    });
 }
 
 interface Paged {
@@ -60,7 +76,12 @@ const PAGED: Paged[] = [
   { name: 'GET /subscriptions', route: `${NGSI}/subscriptions`, params: '', total: 3 },
   { name: 'GET /csourceRegistrations', route: `${NGSI}/csourceRegistrations`, params: `type=${TYPE}&`, total: 3 },
   { name: 'GET /temporal/entities by type', route: `${NGSI}/temporal/entities`, params: `type=${TYPE}&`, total: 3 },
-  { name: 'GET /temporal/entities with q (judged on the history)', route: `${NGSI}/temporal/entities`, params: `type=${TYPE}&q=n%3E=0&`, total: 3 },
+  {
+    name: 'GET /temporal/entities with q (judged on the history)',
+    route: `${NGSI}/temporal/entities`,
+    params: `type=${TYPE}&q=n%3E=0&`,
+    total: 3,
+  },
 ];
 
 for (const p of PAGED) {
@@ -71,12 +92,23 @@ for (const p of PAGED) {
       const page = async (limit: number, offset: number): Promise<Array<[string, string]>> => {
         const r = await call(broker, 'GET', target(limit, offset));
         t.equal(r.status, 200, r.text);
-        t.equal(r.json.length, Math.max(0, Math.min(limit, p.total - offset)), `limit=${limit} offset=${offset}: the page holds what it should`);
+        t.equal(
+          r.json.length,
+          Math.max(0, Math.min(limit, p.total - offset)),
+          `limit=${limit} offset=${offset}: the page holds what it should`,
+        );
         if (count) t.equal(r.headers.get('ngsild-results-count'), String(p.total));
         return pageLinksOf(t, r.headers.get('link'));
       };
       t.same(await page(1, 0), [['next', target(1, 1)]], 'first page: next only');
-      t.same(await page(1, 1), [['prev', target(1, 0)], ['next', target(1, 2)]], 'middle page: prev and next');
+      t.same(
+        await page(1, 1),
+        [
+          ['prev', target(1, 0)],
+          ['next', target(1, 2)],
+        ],
+        'middle page: prev and next',
+      );
       t.same(await page(1, 2), [['prev', target(1, 1)]], 'last page, full: prev only, no next');
       t.same(await page(2, 1), [['prev', target(1, 0)]], 'last page, short: prev names the item before it');
       t.same(await page(3, 0), [], 'one full page holding everything: no link');
@@ -112,7 +144,9 @@ t.test('HEAD carries the links of the GET', async (t) => {
 });
 
 t.test('a POST query pages too but has no page links: the next page needs the body', async (t) => {
-  const r = await call(broker, 'POST', `${NGSI}/entityOperations/query?limit=1&offset=1`, { body: { type: 'Query', entities: [{ type: TYPE }] } });
+  const r = await call(broker, 'POST', `${NGSI}/entityOperations/query?limit=1&offset=1`, {
+    body: { type: 'Query', entities: [{ type: TYPE }] },
+  });
   t.equal(r.status, 200);
   t.equal(r.json.length, 1);
   t.same(pageLinksOf(t, r.headers.get('link')), []);
@@ -121,7 +155,10 @@ t.test('a POST query pages too but has no page links: the next page needs the bo
 t.test('query text the client sent raw reaches the link percent-encoded, never as it was', async (t) => {
   const { replies } = await rawExchange(broker.port, `GET ${NGSI}/entities?type=${TYPE}&q=n>=0&limit=1 HTTP/1.1\r\nHost: x\r\n\r\n`);
   t.equal(replies[0]?.status, 200);
-  const next = replies[0]!.headers.filter(([name]) => name === 'link').map(([, value]) => value).find((v) => v.includes('rel="next"'));
+  const next = replies[0]!.headers
+    .filter(([name]) => name === 'link')
+    .map(([, value]) => value)
+    .find((v) => v.includes('rel="next"'));
   t.equal(next, `<${NGSI}/entities?type=${TYPE}&q=n%3E=0&limit=1&offset=1>; rel="next"; type="application/json"`);
 });
 

@@ -13,7 +13,9 @@ function policyPortOf(b: Broker): number {
     try {
       const rec = JSON.parse(line) as { msg?: string; port?: number };
       if (rec.msg === 'policy API listening' && rec.port !== undefined) return rec.port;
-    } catch { /* not a log line */ }
+    } catch {
+      /* not a log line */
+    }
   }
   throw new Error('the broker did not log its policy port');
 }
@@ -22,7 +24,9 @@ t.before(async () => {
   broker = await startBroker(['--policyApiPort', '0', '--logLevel', 'info']);
   pap = `http://127.0.0.1:${policyPortOf(broker)}`;
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const policy = (uid: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
@@ -33,19 +37,23 @@ const policy = (uid: string, extra: Record<string, unknown> = {}): Record<string
 });
 
 /** A constraint on `left` inside a policy's target refinement. */
-const withConstraint = (uid: string, constraint: Record<string, unknown>): Record<string, unknown> => policy(uid, {
-  'odrl:permission': {
-    'odrl:action': 'odrl:read',
-    'odrl:assignee': 'vc:any',
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:refinement': { '@type': 'odrl:LogicalConstraint', 'odrl:and': [
-        { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': 'Building' },
-        { 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': 'x', ...constraint },
-      ] },
+const withConstraint = (uid: string, constraint: Record<string, unknown>): Record<string, unknown> =>
+  policy(uid, {
+    'odrl:permission': {
+      'odrl:action': 'odrl:read',
+      'odrl:assignee': 'vc:any',
+      'odrl:target': {
+        '@type': 'odrl:AssetCollection',
+        'odrl:refinement': {
+          '@type': 'odrl:LogicalConstraint',
+          'odrl:and': [
+            { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': 'Building' },
+            { 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': 'x', ...constraint },
+          ],
+        },
+      },
     },
-  },
-});
+  });
 
 async function listAll(): Promise<Array<{ id: string; 'odrl:uid': string; odrl: string }>> {
   const out = [];
@@ -112,24 +120,44 @@ t.test('GET /policy/{id} and GET /policy/odrl/{uid} answer the policy; absent on
 t.test('the listing is in creation order, 25 a page by default, pages numbered from 0, empty past the end', async (t) => {
   await clearAll();
   const ids: string[] = [];
-  for (let i = 0; i < 27; i++) ids.push((await call(pap, 'POST', '/policy', { body: policy(`urn:p:order:${i}`) })).headers.get('location')!);
+  for (let i = 0; i < 27; i++)
+    ids.push((await call(pap, 'POST', '/policy', { body: policy(`urn:p:order:${i}`) })).headers.get('location')!);
   const first = await call(pap, 'GET', '/policy');
-  t.same(first.json.map((e: { id: string }) => e.id), ids.slice(0, 25));
+  t.same(
+    first.json.map((e: { id: string }) => e.id),
+    ids.slice(0, 25),
+  );
   const page0 = await call(pap, 'GET', '/policy?page=0&pageSize=25');
   t.same(page0.json, first.json, 'page 0 is the first page');
   const page1 = await call(pap, 'GET', '/policy?page=1');
-  t.same(page1.json.map((e: { id: string }) => e.id), ids.slice(25));
+  t.same(
+    page1.json.map((e: { id: string }) => e.id),
+    ids.slice(25),
+  );
   const small = await call(pap, 'GET', '/policy?page=2&pageSize=4');
-  t.same(small.json.map((e: { 'odrl:uid': string }) => e['odrl:uid']), ['urn:p:order:8', 'urn:p:order:9', 'urn:p:order:10', 'urn:p:order:11']);
+  t.same(
+    small.json.map((e: { 'odrl:uid': string }) => e['odrl:uid']),
+    ['urn:p:order:8', 'urn:p:order:9', 'urn:p:order:10', 'urn:p:order:11'],
+  );
   t.same((await call(pap, 'GET', '/policy?page=2')).json, []);
   t.same((await call(pap, 'GET', '/policy?page=2147483647&pageSize=1000')).json, []);
   t.equal((await call(pap, 'GET', '/policy?pageSize=1000')).json.length, 27);
 });
 
 t.test('bad page and pageSize answer 400 naming the parameter (no clamping)', async (t) => {
-  for (const [q, name] of [['page=-1', 'page'], ['page=abc', 'page'], ['page=1.5', 'page'], ['page=', 'page'],
-    ['page=2147483648', 'page'], ['page=1e3', 'page'], ['pageSize=0', 'pageSize'], ['pageSize=-3', 'pageSize'],
-    ['pageSize=1001', 'pageSize'], ['pageSize=99999999999999', 'pageSize'], ['pageSize=%20', 'pageSize']]) {
+  for (const [q, name] of [
+    ['page=-1', 'page'],
+    ['page=abc', 'page'],
+    ['page=1.5', 'page'],
+    ['page=', 'page'],
+    ['page=2147483648', 'page'],
+    ['page=1e3', 'page'],
+    ['pageSize=0', 'pageSize'],
+    ['pageSize=-3', 'pageSize'],
+    ['pageSize=1001', 'pageSize'],
+    ['pageSize=99999999999999', 'pageSize'],
+    ['pageSize=%20', 'pageSize'],
+  ]) {
     const r = await call(pap, 'GET', `/policy?${q}`);
     isProblem(t, r, 400);
     t.match(r.json.detail, new RegExp(`^${name} `), q);
@@ -147,7 +175,14 @@ t.test('PUT /policy/{id} creates the policy under that id, then replaces it in p
   t.equal(replaced.status, 200, replaced.text);
   t.equal(replaced.headers.get('location'), a);
   const list = await listAll();
-  t.same(list.map((e) => [e.id, e['odrl:uid']]), [[a, 'urn:p:a2'], ['AbCdEfGhIj', 'urn:p:put']], 'replaced in place, creation order kept');
+  t.same(
+    list.map((e) => [e.id, e['odrl:uid']]),
+    [
+      [a, 'urn:p:a2'],
+      ['AbCdEfGhIj', 'urn:p:put'],
+    ],
+    'replaced in place, creation order kept',
+  );
   t.equal(list[0]!.odrl, JSON.stringify(policy('urn:p:a2', { 'odrl:profile': 'x' })));
   t.equal((await call(pap, 'GET', '/policy/odrl/urn%3Ap%3Aa')).status, 404, 'the old uid is gone');
   t.equal((await call(pap, 'POST', '/policy', { body: policy('urn:p:a') })).status, 200, 'and free again');
@@ -170,13 +205,19 @@ t.test('a duplicate odrl:uid answers 409: on POST, and on PUT when another id ho
   isProblem(t, await call(pap, 'POST', '/policy', { body: policy('urn:p:dup', { other: true }) }), 409);
   isProblem(t, await call(pap, 'PUT', '/policy/zzzzzzzzzz', { body: policy('urn:p:dup') }), 409);
   const list = await listAll();
-  t.same(list.map((e) => e.id), [a], 'nothing stored by the refused writes');
+  t.same(
+    list.map((e) => e.id),
+    [a],
+    'nothing stored by the refused writes',
+  );
   t.equal(list[0]!.odrl, JSON.stringify(policy('urn:p:dup')));
 });
 
 t.test('concurrent POSTs of one uid: exactly one stores it, every other answers 409', async (t) => {
   await clearAll();
-  const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => call(pap, 'POST', '/policy', { body: policy('urn:p:race', { n: i }) })));
+  const replies = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => call(pap, 'POST', '/policy', { body: policy('urn:p:race', { n: i }) })),
+  );
   t.equal(replies.filter((r) => r.status === 200).length, 1);
   t.equal(replies.filter((r) => r.status === 409).length, 11);
   const list = await listAll();
@@ -184,7 +225,9 @@ t.test('concurrent POSTs of one uid: exactly one stores it, every other answers 
   const winner = replies.find((r) => r.status === 200)!;
   t.equal(list[0]!.id, winner.headers.get('location'));
   // Concurrent PUTs of one new uid to different ids: one wins as well.
-  const puts = await Promise.all(['aaaaaaaaaa', 'bbbbbbbbbb', 'cccccccccc'].map((id) => call(pap, 'PUT', `/policy/${id}`, { body: policy('urn:p:race-put') })));
+  const puts = await Promise.all(
+    ['aaaaaaaaaa', 'bbbbbbbbbb', 'cccccccccc'].map((id) => call(pap, 'PUT', `/policy/${id}`, { body: policy('urn:p:race-put') })),
+  );
   t.same(puts.map((r) => r.status).sort(), [200, 409, 409]);
 });
 
@@ -264,7 +307,9 @@ t.test('a left operand without its argument answers 400 naming the missing param
     t.match(r.json.detail, `the left operand '${word}' requires a parameter`, what);
     t.match(r.json.detail, /path/, `${what}: says which parameter`);
   }
-  const put = await call(pap, 'PUT', '/policy/abcdefghij', { body: withConstraint('urn:p:lo:put', { 'odrl:leftOperand': 'ovc:leftOperand' }) });
+  const put = await call(pap, 'PUT', '/policy/abcdefghij', {
+    body: withConstraint('urn:p:lo:put', { 'odrl:leftOperand': 'ovc:leftOperand' }),
+  });
   isProblem(t, put, 400);
   t.same(await listAll(), [], 'none stored');
   const given: Array<[string, Record<string, unknown>]> = [
@@ -282,7 +327,9 @@ t.test('a left operand without its argument answers 400 naming the missing param
 
 t.test('a body over --maxBodySize answers 413 (declared or streamed) and the port keeps serving', async (t) => {
   const big = new Uint8Array(10 * 1024 * 1024).fill(0x20);
-  const r = await call(pap, 'POST', '/policy', { raw: big, headers: { 'content-type': 'application/json' } }).catch(() => ({ status: -1 }) as Reply);
+  const r = await call(pap, 'POST', '/policy', { raw: big, headers: { 'content-type': 'application/json' } }).catch(
+    () => ({ status: -1 }) as Reply,
+  );
   t.equal(r.status, 413);
   if (r.status === 413) isProblem(t, r, 413);
   const chunk = new Uint8Array(1024 * 1024).fill(0x20);
@@ -293,15 +340,24 @@ t.test('a body over --maxBodySize answers 413 (declared or streamed) and the por
       else controller.close();
     },
   });
-  const streamed = await fetch(`${pap}/policy`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit).then((res) => res.status, () => -1);
+  const streamed = await fetch(`${pap}/policy`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit).then(
+    (res) => res.status,
+    () => -1,
+  );
   t.equal(streamed, 413, 'a chunked body growing past the cap');
   t.equal((await call(pap, 'GET', '/policy')).status, 200, 'still serving');
 });
 
 t.test('other methods on the policy paths answer 405 with Allow', async (t) => {
-  for (const [method, path, allow] of [['PATCH', '/policy', 'GET, POST'], ['PUT', '/policy', 'GET, POST'], ['DELETE', '/policy', 'GET, POST'],
-    ['POST', '/policy/abcdefghij', 'GET, PUT, DELETE'], ['PATCH', '/policy/abcdefghij', 'GET, PUT, DELETE'],
-    ['PUT', '/policy/odrl/urn%3Ax', 'GET, DELETE'], ['POST', '/policy/odrl/urn%3Ax', 'GET, DELETE']]) {
+  for (const [method, path, allow] of [
+    ['PATCH', '/policy', 'GET, POST'],
+    ['PUT', '/policy', 'GET, POST'],
+    ['DELETE', '/policy', 'GET, POST'],
+    ['POST', '/policy/abcdefghij', 'GET, PUT, DELETE'],
+    ['PATCH', '/policy/abcdefghij', 'GET, PUT, DELETE'],
+    ['PUT', '/policy/odrl/urn%3Ax', 'GET, DELETE'],
+    ['POST', '/policy/odrl/urn%3Ax', 'GET, DELETE'],
+  ]) {
     const r = await call(pap, method!, path!, { body: policy('urn:p:405') });
     isProblem(t, r, 405);
     t.equal(r.headers.get('allow'), allow, `${method} ${path}`);
@@ -309,8 +365,20 @@ t.test('other methods on the policy paths answer 405 with Allow', async (t) => {
 });
 
 t.test("the reference PAP's other routes and the NGSI-LD API are not on the policy port", async (t) => {
-  for (const path of ['/service', '/service/abc/policy', '/template/x', '/validate', '/mappings', '/bundles/service/v1',
-    '/policy/', '/policy/abcdefghij/x', '/policy/odrl/', '/', `${NGSI}/entities`, `${NGSI}/types`]) {
+  for (const path of [
+    '/service',
+    '/service/abc/policy',
+    '/template/x',
+    '/validate',
+    '/mappings',
+    '/bundles/service/v1',
+    '/policy/',
+    '/policy/abcdefghij/x',
+    '/policy/odrl/',
+    '/',
+    `${NGSI}/entities`,
+    `${NGSI}/types`,
+  ]) {
     isProblem(t, await call(pap, 'GET', path), 404);
   }
   t.equal((await call(pap, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:X:1', type: 'X' } })).status, 404);
@@ -330,16 +398,24 @@ t.test('a WebSocket upgrade request is answered as plain HTTP, never 101', async
   const port = Number(new URL(pap).port);
   const head = await new Promise<string>((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
-      socket.write('GET /policy HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
-        'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+      socket.write(
+        'GET /policy HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      );
     });
     let data = '';
     socket.on('data', (d) => {
       data += String(d);
-      if (data.includes('\r\n\r\n')) { socket.destroy(); resolve(data); }
+      if (data.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(data);
+      }
     });
     socket.on('error', reject);
-    setTimeout(() => { socket.destroy(); resolve(data); }, 3000);
+    setTimeout(() => {
+      socket.destroy();
+      resolve(data);
+    }, 3000);
   });
   t.notMatch(head, /^HTTP\/1\.1 101/);
   t.match(head, /^HTTP\/1\.1 200/);
@@ -385,7 +461,10 @@ t.test('--policyApiHost binds the policy port to that address only', async (t) =
   t.teardown(() => other.stop());
   const port = policyPortOf(other);
   t.equal((await call(`http://127.0.0.2:${port}`, 'GET', '/policy')).status, 200);
-  const elsewhere = await call(`http://127.0.0.1:${port}`, 'GET', '/policy').then((r) => r.status, () => -1);
+  const elsewhere = await call(`http://127.0.0.1:${port}`, 'GET', '/policy').then(
+    (r) => r.status,
+    () => -1,
+  );
   t.equal(elsewhere, -1, 'nothing listens on 127.0.0.1 at that port');
 });
 

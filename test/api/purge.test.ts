@@ -15,7 +15,9 @@ const prop = (value: unknown) => ({ type: 'Property', value });
 t.before(async () => {
   receiver = createServer((req, res) => {
     let text = '';
-    req.on('data', (d) => { text += String(d); });
+    req.on('data', (d) => {
+      text += String(d);
+    });
     req.on('end', () => {
       received.push({ path: req.url ?? '', body: JSON.parse(text) });
       res.writeHead(204).end();
@@ -25,20 +27,32 @@ t.before(async () => {
   base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
   broker = await startBroker(['--troe', 'embdb']);
 });
-t.teardown(async () => { await broker.stop(); receiver.close(); });
+t.teardown(async () => {
+  await broker.stop();
+  receiver.close();
+});
 
 /** Entities of a tenant of their own, so that the tests do not see each other's. */
 async function create(tenant: string, entities: Array<Record<string, unknown>>): Promise<void> {
   for (let i = 0; i < entities.length; i += 1000) {
-    const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, { body: entities.slice(i, i + 1000), headers: { 'NGSILD-Tenant': tenant } });
+    const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
+      body: entities.slice(i, i + 1000),
+      headers: { 'NGSILD-Tenant': tenant },
+    });
     if (r.status !== 201) throw new Error(r.text);
   }
 }
 const purge = (tenant: string, qs: string) => call(broker, 'DELETE', `${NGSI}/entities${qs}`, { headers: { 'NGSILD-Tenant': tenant } });
 const idsOf = async (tenant: string, qs: string): Promise<string[]> =>
-  (await call(broker, 'GET', `${NGSI}/entities?${qs}&limit=1000`, { headers: { 'NGSILD-Tenant': tenant } })).json.map((e: { id: string }) => e.id).sort();
+  (await call(broker, 'GET', `${NGSI}/entities?${qs}&limit=1000`, { headers: { 'NGSILD-Tenant': tenant } })).json
+    .map((e: { id: string }) => e.id)
+    .sort();
 const count = async (tenant: string, qs: string): Promise<number> =>
-  Number((await call(broker, 'GET', `${NGSI}/entities?${qs}&limit=0&count=true`, { headers: { 'NGSILD-Tenant': tenant } })).headers.get('ngsild-results-count'));
+  Number(
+    (await call(broker, 'GET', `${NGSI}/entities?${qs}&limit=0&count=true`, { headers: { 'NGSILD-Tenant': tenant } })).headers.get(
+      'ngsild-results-count',
+    ),
+  );
 
 const b = (k: string, attrs: Record<string, unknown> = {}) => ({ id: `urn:ngsi-ld:Building:${k}`, type: 'Building', ...attrs });
 const fixture = () => [
@@ -82,7 +96,10 @@ t.test('drop removes the attributes named, keep all but those named; the entitie
   t.equal((await purge('pge', '?type=Building&drop=name')).status, 204);
   const one = (await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: { 'NGSILD-Tenant': 'pge' } })).json;
   t.same(Object.keys(one).sort(), ['category', 'id', 'type']);
-  t.ok((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Vehicle:1`, { headers: { 'NGSILD-Tenant': 'pge' } })).json.name, 'the Vehicle keeps its name');
+  t.ok(
+    (await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Vehicle:1`, { headers: { 'NGSILD-Tenant': 'pge' } })).json.name,
+    'the Vehicle keeps its name',
+  );
   await create('pgf', fixture());
   t.equal((await purge('pgf', '?id=urn:ngsi-ld:Building:2&keep=name')).status, 204);
   const two = (await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:2`, { headers: { 'NGSILD-Tenant': 'pgf' } })).json;
@@ -92,39 +109,45 @@ t.test('drop removes the attributes named, keep all but those named; the entitie
   t.equal(await count('pgf', 'type=Building'), 2);
 });
 
-t.test('bad parameters are 400 (BadRequestData; InvalidRequest for a parameter the operation does not take) and purge nothing', async (t) => {
-  await create('pgg', fixture());
-  const cases: Array<[string, RegExp]> = [
-    ['', /needs at least one of/],
-    ['?local=false', /needs at least one of/],
-    ['?type=Building&keep=name&drop=category', /keep and drop cannot be given together/],
-    ['?type=Building&foo=1', /unknown URL parameter 'foo'/],
-    ['?type=Building&attrs=name', /unknown URL parameter 'attrs'/],
-    ['?type=Building&drop=name;category', /drop: expected ',' or the end/],
-    ['?type=Building&keep=locatedAt{name}', /keep: names attributes/],
-    ['?type=Building&drop=id', /drop: 'id' is not an attribute/],
-    ['?type=Building&keep=', /keep: expected an entity member name/],
-    ['?type=Building&q=name%3D%3D', /q/],
-    ['?id=not-a-uri', /id/],
-    ['?type=Building&local=maybe', /local/],
-  ];
-  for (const [qs, detail] of cases) {
-    const r = await purge('pgg', qs);
-    t.equal(r.status, 400, `${qs}: ${r.text}`);
-    t.match(r.json?.detail, detail, qs);
-    if (qs.includes('q=')) t.ok([`${ERR}BadRequestData`, `${ERR}InvalidRequest`].includes(r.json?.type), qs);
-    // CIM 009 v1.8.1 §6.3.20: a parameter the operation does not take is InvalidRequest.
-    else t.equal(r.json?.type, /unknown URL parameter/.test(r.json?.detail ?? '') ? `${ERR}InvalidRequest` : `${ERR}BadRequestData`, qs);
-  }
-  t.equal(await count('pgg', 'local=true'), 3, 'nothing was purged');
-});
+t.test(
+  'bad parameters are 400 (BadRequestData; InvalidRequest for a parameter the operation does not take) and purge nothing',
+  async (t) => {
+    await create('pgg', fixture());
+    const cases: Array<[string, RegExp]> = [
+      ['', /needs at least one of/],
+      ['?local=false', /needs at least one of/],
+      ['?type=Building&keep=name&drop=category', /keep and drop cannot be given together/],
+      ['?type=Building&foo=1', /unknown URL parameter 'foo'/],
+      ['?type=Building&attrs=name', /unknown URL parameter 'attrs'/],
+      ['?type=Building&drop=name;category', /drop: expected ',' or the end/],
+      ['?type=Building&keep=locatedAt{name}', /keep: names attributes/],
+      ['?type=Building&drop=id', /drop: 'id' is not an attribute/],
+      ['?type=Building&keep=', /keep: expected an entity member name/],
+      ['?type=Building&q=name%3D%3D', /q/],
+      ['?id=not-a-uri', /id/],
+      ['?type=Building&local=maybe', /local/],
+    ];
+    for (const [qs, detail] of cases) {
+      const r = await purge('pgg', qs);
+      t.equal(r.status, 400, `${qs}: ${r.text}`);
+      t.match(r.json?.detail, detail, qs);
+      if (qs.includes('q=')) t.ok([`${ERR}BadRequestData`, `${ERR}InvalidRequest`].includes(r.json?.type), qs);
+      // CIM 009 v1.8.1 §6.3.20: a parameter the operation does not take is InvalidRequest.
+      else t.equal(r.json?.type, /unknown URL parameter/.test(r.json?.detail ?? '') ? `${ERR}InvalidRequest` : `${ERR}BadRequestData`, qs);
+    }
+    t.equal(await count('pgg', 'local=true'), 3, 'nothing was purged');
+  },
+);
 
 t.test('purged entities notify subscribers and enter the history as deletes of each entity', async (t) => {
   const tenant = { 'NGSILD-Tenant': 'pgh' };
   await create('pgh', fixture());
   const sub = {
-    id: 'urn:ngsi-ld:Subscription:purge', type: 'Subscription', entities: [{ type: 'Building' }],
-    notificationTrigger: ['entityDeleted', 'attributeDeleted'], notification: { endpoint: { uri: `${base}/purge` } },
+    id: 'urn:ngsi-ld:Subscription:purge',
+    type: 'Subscription',
+    entities: [{ type: 'Building' }],
+    notificationTrigger: ['entityDeleted', 'attributeDeleted'],
+    notification: { endpoint: { uri: `${base}/purge` } },
   };
   t.equal((await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub, headers: tenant })).status, 201);
   t.equal((await purge('pgh', '?type=Building&drop=category')).status, 204);
@@ -133,11 +156,20 @@ t.test('purged entities notify subscribers and enter the history as deletes of e
   while (received.filter((r) => r.path === '/purge').length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   const got = received.filter((r) => r.path === '/purge');
   t.same(got.map((n) => n.body.triggerReason).sort(), ['attributeDeleted', 'attributeDeleted', 'entityDeleted', 'entityDeleted']);
-  t.same(got.filter((n) => n.body.triggerReason === 'entityDeleted').map((n) => n.body.data[0].id).sort(), ['urn:ngsi-ld:Building:1', 'urn:ngsi-ld:Building:2']);
+  t.same(
+    got
+      .filter((n) => n.body.triggerReason === 'entityDeleted')
+      .map((n) => n.body.data[0].id)
+      .sort(),
+    ['urn:ngsi-ld:Building:1', 'urn:ngsi-ld:Building:2'],
+  );
   const history = await call(broker, 'GET', `${NGSI}/temporal/entities/urn:ngsi-ld:Building:1`, { headers: tenant });
   t.equal(history.status, 200, history.text);
   t.ok(history.json.deletedAt, 'the temporal entity records the deletion');
-  t.ok(history.json.category.some((i: { deletedAt?: string }) => i.deletedAt !== undefined), 'the dropped attribute has its tombstone');
+  t.ok(
+    history.json.category.some((i: { deletedAt?: string }) => i.deletedAt !== undefined),
+    'the dropped attribute has its tombstone',
+  );
 });
 
 t.test('a purge of thousands of entities runs in chunks and passes; what stays matching is passed over, not redone', async (t) => {

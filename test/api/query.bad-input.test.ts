@@ -13,13 +13,20 @@ const EVIL = `urn:ngsi-ld:Evil:${'a'.repeat(30)}!`;
 t.before(async () => {
   broker = await startBroker();
   const body = [
-    { id: 'urn:ngsi-ld:Car:b1', type: 'Car', speed: { type: 'Property', value: 1 }, location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2, 48] } } },
+    {
+      id: 'urn:ngsi-ld:Car:b1',
+      type: 'Car',
+      speed: { type: 'Property', value: 1 },
+      location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2, 48] } },
+    },
     { id: EVIL, type: 'Evil', label: { type: 'Property', value: `${'a'.repeat(30)}!` } },
   ];
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, { body });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const get = (q: string) => call(broker, 'GET', `${NGSI}/entities?${q}`);
 const post = (body: unknown, qs = '') => call(broker, 'POST', `${NGSI}/entityOperations/query${qs}`, { body });
@@ -30,7 +37,13 @@ async function stillServing(t: Test): Promise<void> {
   t.equal(r.json?.length, 1);
 }
 
-function problem(t: Test, r: { status: number; json: any; text: string; headers: Headers }, status: number, type: string, what: string): void {
+function problem(
+  t: Test,
+  r: { status: number; json: any; text: string; headers: Headers },
+  status: number,
+  type: string,
+  what: string,
+): void {
   t.equal(r.status, status, `${what}: ${r.text}`);
   t.equal(r.json?.type, `${ERR}${type}`, what);
   t.equal(r.json?.status, status, `${what}: status member`);
@@ -55,17 +68,34 @@ t.test('negative, non-numeric and too large limit/offset are refused; a limit ov
   // CIM 009 §6.3.10 and table 5.5.2-1: a limit above what the broker serves is TooManyResults (403).
   problem(t, await get('type=Car&limit=1001'), 403, 'TooManyResults', 'limit over the maximum');
   problem(t, await post({ type: 'Query', entities: [{ type: 'Car' }] }, '?limit=-1'), 400, 'BadRequestData', 'POST limit=-1');
-  problem(t, await post({ type: 'Query', entities: [{ type: 'Car' }] }, '?limit=5000'), 403, 'TooManyResults', 'POST limit over the maximum');
+  problem(
+    t,
+    await post({ type: 'Query', entities: [{ type: 'Car' }] }, '?limit=5000'),
+    403,
+    'TooManyResults',
+    'POST limit over the maximum',
+  );
   await stillServing(t);
 });
 
 t.test('a q that does not parse is 400 InvalidRequest naming the position', async (t) => {
-  for (const q of ['(speed>1', 'speed>1)', '((speed>1)', 'speed>>1', 'speed==', 'speed==1..', ';speed>1', 'speed>1;', 'speed~="(unclosed"', 'a[b', 'speed>"open'])
-    {
-      const r = await get(`type=Car&q=${enc(q)}`);
-      problem(t, r, 400, 'InvalidRequest', q);
-      t.match(r.json?.detail, /position \d+|empty/, `${q}: the detail names where`);
-    }
+  for (const q of [
+    '(speed>1',
+    'speed>1)',
+    '((speed>1)',
+    'speed>>1',
+    'speed==',
+    'speed==1..',
+    ';speed>1',
+    'speed>1;',
+    'speed~="(unclosed"',
+    'a[b',
+    'speed>"open',
+  ]) {
+    const r = await get(`type=Car&q=${enc(q)}`);
+    problem(t, r, 400, 'InvalidRequest', q);
+    t.match(r.json?.detail, /position \d+|empty/, `${q}: the detail names where`);
+  }
   problem(t, await post({ type: 'Query', entities: [{ type: 'Car' }], q: '(speed>1' }), 400, 'InvalidRequest', 'POST unbalanced q');
   await stillServing(t);
 });
@@ -77,8 +107,7 @@ t.test('a type expression that does not parse is 400 InvalidRequest', async (t) 
 });
 
 t.test('an idPattern that is not a valid regular expression is 400', async (t) => {
-  for (const p of ['(unclosed', 'a{2,1}', '[z-a]', '*a'])
-    problem(t, await get(`idPattern=${enc(p)}`), 400, 'BadRequestData', p);
+  for (const p of ['(unclosed', 'a{2,1}', '[z-a]', '*a']) problem(t, await get(`idPattern=${enc(p)}`), 400, 'BadRequestData', p);
   problem(t, await post({ type: 'Query', entities: [{ idPattern: '(' }] }), 400, 'BadRequestData', 'POST idPattern');
   await stillServing(t);
 });
@@ -109,8 +138,8 @@ t.test('geo-queries: coordinates not matching the geometry, georel without coord
     [`georel=${near}&geometry=Point`, 'georel without coordinates'],
     [`georel=${near}&coordinates=${enc('[2,48]')}`, 'georel without geometry'],
     [`geometry=Point&coordinates=${enc('[2,48]')}`, 'geometry without georel'],
-    [`georel=${near}&geometry=Point&coordinates=${enc('[[2,48],[3,49]]')}`, 'a Point with a LineString\'s coordinates'],
-    [`georel=within&geometry=Polygon&coordinates=${enc('[[2,48],[3,49]]')}`, 'a Polygon with a LineString\'s coordinates'],
+    [`georel=${near}&geometry=Point&coordinates=${enc('[[2,48],[3,49]]')}`, "a Point with a LineString's coordinates"],
+    [`georel=within&geometry=Polygon&coordinates=${enc('[[2,48],[3,49]]')}`, "a Polygon with a LineString's coordinates"],
     [`georel=within&geometry=Polygon&coordinates=${enc('[[[0,0],[1,0],[1,1],[0,0.5]]]')}`, 'a Polygon ring that is not closed'],
     [`georel=${near}&geometry=LineString&coordinates=${enc('[[2,48]]')}`, 'a LineString of one position'],
     [`georel=${near}&geometry=Point&coordinates=${enc('[200,48]')}`, 'a longitude out of range'],
@@ -126,7 +155,11 @@ t.test('geo-queries: coordinates not matching the geometry, georel without coord
     t.equal(r.status, 400, `${what}: ${r.text}`);
     t.match(r.json?.type, /errors\/(BadRequestData|InvalidRequest)$/, what);
   }
-  const p = await post({ type: 'Query', entities: [{ type: 'Car' }], geoQ: { georel: 'near;maxDistance==10', geometry: 'Point', coordinates: [[1, 2]] } });
+  const p = await post({
+    type: 'Query',
+    entities: [{ type: 'Car' }],
+    geoQ: { georel: 'near;maxDistance==10', geometry: 'Point', coordinates: [[1, 2]] },
+  });
   t.equal(p.status, 400, p.text);
   await stillServing(t);
 });
@@ -139,19 +172,33 @@ t.test('a query without any selector is 400 BadRequestData', async (t) => {
 });
 
 t.test('bodies that are not a Query are 400', async (t) => {
-  for (const raw of ['', 'not json', '[]', '{"type":"Query","entities":"Car"}', '{"type":"Query","attrs":"speed"}', '{"type":"Query","q":5}'])
-    {
-      const r = await call(broker, 'POST', `${NGSI}/entityOperations/query`, { raw, headers: { 'content-type': 'application/json' } });
-      t.equal(r.status, 400, `${raw}: ${r.text}`);
-      t.match(r.json?.type, /errors\/(BadRequestData|InvalidRequest)$/, raw);
-    }
+  for (const raw of [
+    '',
+    'not json',
+    '[]',
+    '{"type":"Query","entities":"Car"}',
+    '{"type":"Query","attrs":"speed"}',
+    '{"type":"Query","q":5}',
+  ]) {
+    const r = await call(broker, 'POST', `${NGSI}/entityOperations/query`, { raw, headers: { 'content-type': 'application/json' } });
+    t.equal(r.status, 400, `${raw}: ${r.text}`);
+    t.match(r.json?.type, /errors\/(BadRequestData|InvalidRequest)$/, raw);
+  }
   await stillServing(t);
 });
 
 t.test('a burst of bad queries does not disturb good ones running beside them', async (t) => {
-  const bad = Array.from({ length: 40 }, (_, i) => get(i % 2 === 0 ? `type=Car&q=${enc('(((')}` : `idPattern=${enc('^(a+)+$')}&limit=${i}`));
+  const bad = Array.from({ length: 40 }, (_, i) =>
+    get(i % 2 === 0 ? `type=Car&q=${enc('(((')}` : `idPattern=${enc('^(a+)+$')}&limit=${i}`),
+  );
   const good = Array.from({ length: 10 }, () => get('type=Car'));
   const [badAnswers, goodAnswers] = await Promise.all([Promise.all(bad), Promise.all(good)]);
-  t.ok(badAnswers.every((r, i) => r.status === (i % 2 === 0 ? 400 : 200)), 'every bad query answered as it should');
-  t.ok(goodAnswers.every((r) => r.status === 200 && r.json.length === 1), 'every good query answered in full');
+  t.ok(
+    badAnswers.every((r, i) => r.status === (i % 2 === 0 ? 400 : 200)),
+    'every bad query answered as it should',
+  );
+  t.ok(
+    goodAnswers.every((r) => r.status === 200 && r.json.length === 1),
+    'every good query answered in full',
+  );
 });

@@ -17,7 +17,9 @@ t.before(async () => {
   });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const get = (q: string) => call(broker, 'GET', `${NGSI}/entities?${q}`);
 const post = (body: unknown, qs = '') => call(broker, 'POST', `${NGSI}/entityOperations/query${qs}`, { body });

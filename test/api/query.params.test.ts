@@ -14,7 +14,9 @@ const P4 = 'urn:ngsi-ld:Bike:p4';
 
 const entities = [
   {
-    id: P1, type: 'Car', scope: '/Europe/France/Paris',
+    id: P1,
+    type: 'Car',
+    scope: '/Europe/France/Paris',
     speed: { type: 'Property', value: 10, observedAt: '2024-03-01T10:00:00Z', accuracy: { type: 'Property', value: 0.5 } },
     name: { type: 'LanguageProperty', languageMap: { en: 'Red car', fr: 'Voiture rouge' } },
     category: { type: 'VocabProperty', vocab: 'Commercial' },
@@ -27,10 +29,12 @@ const entities = [
     ],
     registeredAt: { type: 'Property', value: { '@type': 'DateTime', '@value': '2023-05-01T00:00:00Z' } },
     location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } },
-    parking: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.30, 48.80] } },
+    parking: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.3, 48.8] } },
   },
   {
-    id: P2, type: 'Car', scope: '/Europe/Germany',
+    id: P2,
+    type: 'Car',
+    scope: '/Europe/Germany',
     speed: { type: 'Property', value: 50 },
     name: { type: 'LanguageProperty', languageMap: { en: 'Blue car', '@none': 'Blaues Auto' } },
     owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:bob' },
@@ -38,7 +42,8 @@ const entities = [
     location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [4.83, 45.76] } },
   },
   {
-    id: P3, type: ['Truck', 'Vehicle'],
+    id: P3,
+    type: ['Truck', 'Vehicle'],
     speed: { type: 'Property', value: 90 },
     registeredAt: { type: 'Property', value: { '@type': 'DateTime', '@value': '2021-01-01T00:00:00Z' } },
   },
@@ -50,7 +55,9 @@ t.before(async () => {
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, { body: entities });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const enc = encodeURIComponent;
 const get = (q: string, headers: Record<string, string> = {}) => call(broker, 'GET', `${NGSI}/entities?${q}`, { headers });
@@ -58,7 +65,7 @@ const post = (body: unknown, qs = '') => call(broker, 'POST', `${NGSI}/entityOpe
 const ids = (r: { json: any }) => (Array.isArray(r.json) ? r.json.map((e: any) => e.id).sort() : r.json);
 const byId = (r: { json: any }, id: string) => r.json.find((e: any) => e.id === id);
 
-t.test('type expressions: , and | are OR, ; is AND over an entity\'s types, parentheses group', async (t) => {
+t.test("type expressions: , and | are OR, ; is AND over an entity's types, parentheses group", async (t) => {
   t.same(ids(await get('type=Car,Bike')), [P4, P1, P2].sort());
   t.same(ids(await get('type=Car|Bike')), [P4, P1, P2].sort());
   t.same(ids(await get('type=Truck;Vehicle')), [P3]);
@@ -109,7 +116,9 @@ t.test('q compares through the request @context (Link header) like every other n
   const hosted = await call(broker, 'POST', `${NGSI}/jsonldContexts`, { body: ctx });
   t.equal(hosted.status, 201, hosted.text);
   const url = `${broker.url}${hosted.headers.get('location')}`;
-  const r = await get(`type=Car&q=${enc('vitesse>20')}`, { link: `<${url}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"` });
+  const r = await get(`type=Car&q=${enc('vitesse>20')}`, {
+    link: `<${url}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
+  });
   t.equal(r.status, 200, r.text);
   t.same(ids(r), [P2]);
   t.ok(r.json[0].vitesse, 'the answer is compacted with the same context');
@@ -138,12 +147,24 @@ t.test('attrs keeps the attributes asked (and selects entities holding one); pic
   t.ok(p1.speed && p1.owner, 'the attributes asked are kept');
   t.notOk(p1.name || p1.address || p1.location || p1.temperature, 'the others are left out');
   const p = await get('type=Car&pick=id,speed');
-  t.same(p.json.map((e: any) => Object.keys(e).sort()), [['id', 'speed'], ['id', 'speed']]);
+  t.same(
+    p.json.map((e: any) => Object.keys(e).sort()),
+    [
+      ['id', 'speed'],
+      ['id', 'speed'],
+    ],
+  );
   const o = await get(`id=${P1}&omit=type,name,address,temperature,registeredAt,location,parking,scope,bodyStyle`);
   t.same(Object.keys(o.json[0]).sort(), ['category', 'id', 'owner', 'speed']);
   const both = await get('type=Car&pick=id,speed&omit=type');
   t.equal(both.status, 200, 'pick and omit together apply both (CIM 009 v1.8.1 §4.21)');
-  t.same(both.json.map((e: any) => Object.keys(e).sort()), [['id', 'speed'], ['id', 'speed']]);
+  t.same(
+    both.json.map((e: any) => Object.keys(e).sort()),
+    [
+      ['id', 'speed'],
+      ['id', 'speed'],
+    ],
+  );
   const same = await get('type=Car&pick=id,speed&omit=speed');
   t.equal(same.status, 400, 'a member both picked and omitted is refused');
   t.equal(same.json.type, `${ERR}BadRequestData`);
@@ -175,7 +196,11 @@ t.test('lang renders a LanguageProperty as a Property in the best language, @non
   const conc = await get(`id=${P1}&attrs=name&lang=fr&format=concise`);
   t.same(conc.json[0].name, { value: 'Voiture rouge', lang: 'fr' });
   const all = await get(`id=${P1}&attrs=name`);
-  t.same(all.json[0].name, { type: 'LanguageProperty', languageMap: { en: 'Red car', fr: 'Voiture rouge' } }, 'without lang, the whole map');
+  t.same(
+    all.json[0].name,
+    { type: 'LanguageProperty', languageMap: { en: 'Red car', fr: 'Voiture rouge' } },
+    'without lang, the whole map',
+  );
   t.equal((await get(`id=${P1}&lang=${enc('fr;;en')}`)).status, 400, 'a malformed lang is 400');
 });
 
@@ -189,7 +214,11 @@ t.test('format and options choose normalized, concise or keyValues; conflicting 
   const conc = await get(`id=${P1}&format=concise&attrs=owner,speed`);
   t.same(conc.json[0].owner, { object: 'urn:ngsi-ld:Person:alice' });
   t.same(conc.json[0].speed, { value: 10, observedAt: '2024-03-01T10:00:00Z', accuracy: 0.5 });
-  t.same((await get(`id=${P4}&format=normalized&options=keyValues`)).json[0].speed, { type: 'Property', value: 5 }, 'format wins over options');
+  t.same(
+    (await get(`id=${P4}&format=normalized&options=keyValues`)).json[0].speed,
+    { type: 'Property', value: 5 },
+    'format wins over options',
+  );
   const both = await get(`id=${P4}&options=keyValues,concise`);
   t.equal(both.status, 400, both.text);
   t.equal(both.json?.type, `${ERR}BadRequestData`, 'two representations at once');
@@ -249,10 +278,18 @@ t.test('expandValues: the q values of the attributes listed are expanded with th
   const iri = await get(`type=Car&q=${enc(`category=="${DEFAULT}Commercial"`)}`);
   t.same(ids(iri), [P1], 'the expanded value compares equal too');
   t.same(ids(await get(`type=Car&q=${enc('bodyStyle=="Sedan"')}`)), [], 'a Property holding an IRI does not equal the bare term');
-  t.same(ids(await get(`type=Car&q=${enc('bodyStyle=="Sedan"')}&expandValues=bodyStyle`)), [P1], 'with expandValues the term is expanded first');
+  t.same(
+    ids(await get(`type=Car&q=${enc('bodyStyle=="Sedan"')}&expandValues=bodyStyle`)),
+    [P1],
+    'with expandValues the term is expanded first',
+  );
   t.same(ids(await get(`type=Car&q=${enc('bodyStyle=="Coupe","Sedan"')}&expandValues=bodyStyle`)), [P1], 'in a list too');
   t.same(ids(await get(`type=Car&q=${enc('speed==10')}&expandValues=speed`)), [P1], 'numbers are never expanded');
-  t.same(ids(await post({ type: 'Query', entities: [{ type: 'Car' }], q: 'bodyStyle=="Sedan"' }, '?expandValues=bodyStyle')), [P1], 'POST query');
+  t.same(
+    ids(await post({ type: 'Query', entities: [{ type: 'Car' }], q: 'bodyStyle=="Sedan"' }, '?expandValues=bodyStyle')),
+    [P1],
+    'POST query',
+  );
 });
 
 t.test('application/geo+json answers a FeatureCollection; geometryProperty picks the geometry', async (t) => {
@@ -267,15 +304,22 @@ t.test('application/geo+json answers a FeatureCollection; geometryProperty picks
   t.equal(f1.properties.type, 'Car');
   t.equal(r.json.features.find((f: any) => f.id === P4).geometry, null, 'no geometry: null');
   const parking = await get(`id=${P1}&geometryProperty=parking`, accept);
-  t.same(parking.json.features[0].geometry, { type: 'Point', coordinates: [2.30, 48.80] });
+  t.same(parking.json.features[0].geometry, { type: 'Point', coordinates: [2.3, 48.8] });
   const kv = await get(`id=${P1}&options=keyValues&attrs=speed,location`, accept);
   t.equal(kv.json.features[0].properties.speed, 10, 'keyValues properties');
-  const post1 = await call(broker, 'POST', `${NGSI}/entityOperations/query`, { body: { type: 'Query', entities: [{ type: 'Bike' }] }, headers: accept });
+  const post1 = await call(broker, 'POST', `${NGSI}/entityOperations/query`, {
+    body: { type: 'Query', entities: [{ type: 'Bike' }] },
+    headers: accept,
+  });
   t.equal(post1.json.type, 'FeatureCollection', 'POST query answers GeoJSON too');
 });
 
 t.test('POST /entityOperations/query takes the same selection in its body', async (t) => {
-  t.same(ids(await post({ type: 'Query', entities: [{ type: 'Truck;Vehicle' }, { id: P4 }] })), [P4, P3].sort(), 'several selectors: any of them');
+  t.same(
+    ids(await post({ type: 'Query', entities: [{ type: 'Truck;Vehicle' }, { id: P4 }] })),
+    [P4, P3].sort(),
+    'several selectors: any of them',
+  );
   t.same(ids(await post({ type: 'Query', entities: [{ type: 'Car' }], q: 'speed==5..50' })), [P1, P2]);
   t.same(ids(await post({ type: 'Query', entities: [{ type: 'Car' }], q: 'address[city]~=^Ly' })), [P2]);
   t.same(ids(await post({ type: 'Query', entities: [{ type: 'Car' }], scopeQ: '/Europe/France/#' })), [P1]);
@@ -283,12 +327,21 @@ t.test('POST /entityOperations/query takes the same selection in its body', asyn
   const geo = await post({ type: 'Query', geoQ: { geometry: 'Point', coordinates: [2.35, 48.85], georel: 'near;maxDistance==1000' } });
   t.same(ids(geo), [P1]);
   const attrs = await post({ type: 'Query', entities: [{ id: P1 }], attrs: ['speed'] });
-  t.same(Object.keys(attrs.json[0]).filter((k) => k !== 'scope').sort(), ['id', 'speed', 'type']);
+  t.same(
+    Object.keys(attrs.json[0])
+      .filter((k) => k !== 'scope')
+      .sort(),
+    ['id', 'speed', 'type'],
+  );
   const lang = await post({ type: 'Query', entities: [{ id: P1 }], attrs: ['name'], lang: 'fr' });
   t.same(lang.json[0].name, { type: 'Property', value: 'Voiture rouge', lang: 'fr' });
   const pick = await post({ type: 'Query', entities: [{ type: 'Car' }], pick: ['id'] });
   t.equal(pick.status, 200, pick.text);
-  t.same(pick.json.map((e: any) => Object.keys(e)), [['id'], ['id']], 'pick in the body');
+  t.same(
+    pick.json.map((e: any) => Object.keys(e)),
+    [['id'], ['id']],
+    'pick in the body',
+  );
   const ds = await post({ type: 'Query', entities: [{ id: P1 }], attrs: ['temperature'], datasetId: ['urn:ngsi-ld:Dataset:gps'] });
   t.equal(ds.status, 200, ds.text);
   t.same(ds.json[0].temperature?.value, 22, 'datasetId in the body');
@@ -297,10 +350,17 @@ t.test('POST /entityOperations/query takes the same selection in its body', asyn
   t.equal(kv.headers.get('ngsild-results-count'), '1');
   const sys = await post({ type: 'Query', entities: [{ id: P4 }] }, '?options=sysAttrs');
   t.ok(sys.json[0].createdAt);
-  for (const bad of [{ type: 'Query' }, { type: 'Query', q: 'speed>' , entities: [{ type: 'Car' }] }, { type: 'Query', scopeQ: 'x' },
-    { type: 'Query', entities: [{ type: '(Car' }] }, { type: 'Query', entities: [{ idPattern: '(' }] }, { type: 'Query', entities: [] },
-    { type: 'Query', geoQ: { geometry: 'Point', georel: 'near;maxDistance==1' } }, { type: 'Query', entities: [{ type: 'Car' }], bogus: 1 },
-    { type: 'Subscription', entities: [{ type: 'Car' }] }]) {
+  for (const bad of [
+    { type: 'Query' },
+    { type: 'Query', q: 'speed>', entities: [{ type: 'Car' }] },
+    { type: 'Query', scopeQ: 'x' },
+    { type: 'Query', entities: [{ type: '(Car' }] },
+    { type: 'Query', entities: [{ idPattern: '(' }] },
+    { type: 'Query', entities: [] },
+    { type: 'Query', geoQ: { geometry: 'Point', georel: 'near;maxDistance==1' } },
+    { type: 'Query', entities: [{ type: 'Car' }], bogus: 1 },
+    { type: 'Subscription', entities: [{ type: 'Car' }] },
+  ]) {
     const r = await post(bad);
     t.equal(r.status, 400, `${JSON.stringify(bad)}: ${r.text}`);
     t.match(r.json?.type, /errors\/(BadRequestData|InvalidRequest)$/);

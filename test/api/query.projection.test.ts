@@ -26,7 +26,9 @@ t.before(async () => {
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, { body });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const get = (path: string) => call(broker, 'GET', `${NGSI}${path}`);
 
@@ -39,7 +41,14 @@ t.test('pick rel{...} projects the linked entity, inline and flat; an unpicked R
   t.strictSame(inline.json, { id: B, locatedAt: { ...rel(CITY), entity: { id: CITY, name: prop('Paris') } } });
   const flat = await get(`/entities/${B}?join=flat&joinLevel=2&pick=id,locatedAt{id,name}`);
   t.equal(flat.status, 200, flat.text);
-  t.strictSame(flat.json, [{ id: B, locatedAt: rel(CITY) }, { id: CITY, name: prop('Paris') }], 'the Country is not reached: isInCountry is not picked');
+  t.strictSame(
+    flat.json,
+    [
+      { id: B, locatedAt: rel(CITY) },
+      { id: CITY, name: prop('Paris') },
+    ],
+    'the Country is not reached: isInCountry is not picked',
+  );
 });
 
 t.test('pick nests to the second level', async (t) => {
@@ -47,7 +56,10 @@ t.test('pick nests to the second level', async (t) => {
   const inline = await get(`/entities/${B}?join=inline&joinLevel=2&pick=${pick}`);
   t.strictSame(inline.json, {
     id: B,
-    locatedAt: { ...rel(CITY), entity: { id: CITY, name: prop('Paris'), isInCountry: { ...rel(COUNTRY), entity: { id: COUNTRY, description: prop('a country') } } } },
+    locatedAt: {
+      ...rel(CITY),
+      entity: { id: CITY, name: prop('Paris'), isInCountry: { ...rel(COUNTRY), entity: { id: COUNTRY, description: prop('a country') } } },
+    },
   });
   const flat = await get(`/entities/${B}?join=flat&joinLevel=2&pick=${pick}`);
   t.strictSame(flat.json, [
@@ -61,7 +73,10 @@ t.test('omit rel{...} keeps rel and omits inside the linked entity; a level with
   const inline = await get(`/entities/${B}?join=inline&joinLevel=2&omit=type,name,category,locatedAt{name}`);
   t.equal(inline.status, 200, inline.text);
   const { name: _n, ...cityWithoutName } = city;
-  t.strictSame(inline.json, { id: B, locatedAt: { ...rel(CITY), entity: { ...cityWithoutName, isInCountry: { ...rel(COUNTRY), entity: country } } } });
+  t.strictSame(inline.json, {
+    id: B,
+    locatedAt: { ...rel(CITY), entity: { ...cityWithoutName, isInCountry: { ...rel(COUNTRY), entity: country } } },
+  });
   const flat = await get(`/entities/${B}?join=flat&joinLevel=2&omit=type,name,category,locatedAt{name,isInCountry{description}}`);
   const { description: _d, ...countryWithoutDescription } = country;
   t.strictSame(flat.json, [{ id: B, locatedAt: rel(CITY) }, cityWithoutName, countryWithoutDescription]);
@@ -77,9 +92,14 @@ t.test('queries (GET and POST) project the linked entities of every entity of th
   const g = await get('/entities?type=Building&join=flat&pick=id,locatedAt{name}');
   t.equal(g.status, 200, g.text);
   t.strictSame(g.json, [{ id: B, locatedAt: rel(CITY) }, { id: B2, locatedAt: rel(CITY) }, { name: prop('Paris') }], 'the City once');
-  const p = await call(broker, 'POST', `${NGSI}/entityOperations/query?join=inline`, { body: { type: 'Query', entities: [{ type: 'Building' }], pick: ['id', 'locatedAt{id}'] } });
+  const p = await call(broker, 'POST', `${NGSI}/entityOperations/query?join=inline`, {
+    body: { type: 'Query', entities: [{ type: 'Building' }], pick: ['id', 'locatedAt{id}'] },
+  });
   t.equal(p.status, 200, p.text);
-  t.strictSame(p.json.map((e: any) => e.locatedAt.entity), [{ id: CITY }, { id: CITY }]);
+  t.strictSame(
+    p.json.map((e: any) => e.locatedAt.entity),
+    [{ id: CITY }, { id: CITY }],
+  );
 });
 
 t.test('pick or omit with attrs, a member in both and a malformed projection are 400 BadRequestData', async (t) => {
@@ -120,7 +140,11 @@ t.test('a retrieval selecting nothing of the entity is 404 ResourceNotFound', as
     t.equal(r.status, 404, `${qs}: ${r.text}`);
     t.equal(r.json?.type, `${ERR}ResourceNotFound`, qs);
   }
-  t.strictSame((await get(`/entities/${B}?attrs=unknown,name`)).json, { id: B, type: 'Building', name: prop('Tower') }, 'one attribute matched');
+  t.strictSame(
+    (await get(`/entities/${B}?attrs=unknown,name`)).json,
+    { id: B, type: 'Building', name: prop('Tower') },
+    'one attribute matched',
+  );
   t.strictSame((await get(`/entities/${B}?pick=id,unknown`)).json, { id: B }, 'one member left');
   const geo = await call(broker, 'GET', `${NGSI}/entities/${B}?pick=unknown`, { headers: { accept: 'application/geo+json' } });
   t.equal(geo.status, 404, 'GeoJSON too');
@@ -144,11 +168,22 @@ t.test('temporal retrieve: attrs, pick or omit selecting nothing is 404; tempora
     t.equal(r.json?.type, `${ERR}ResourceNotFound`, qs);
   }
   t.equal((await get(`/temporal/entities/${V}?attrs=speed`)).status, 200);
-  t.equal((await get(`/temporal/entities/${V}?attrs=speed&timerel=after&timeAt=2999-01-01T00:00:00Z`)).status, 200, 'an attribute with no instance in the window is still found');
-  t.strictSame(Object.keys((await get(`/temporal/entities/${V}?pick=id`)).json).filter((k) => k !== '@context'), ['id']);
+  t.equal(
+    (await get(`/temporal/entities/${V}?attrs=speed&timerel=after&timeAt=2999-01-01T00:00:00Z`)).status,
+    200,
+    'an attribute with no instance in the window is still found',
+  );
+  t.strictSame(
+    Object.keys((await get(`/temporal/entities/${V}?pick=id`)).json).filter((k) => k !== '@context'),
+    ['id'],
+  );
   const q = await get('/temporal/entities?type=Building,Vehicle&pick=speed');
   t.equal(q.status, 200, q.text);
-  t.same(q.json.map((e: any) => Object.keys(e)), [['speed']], 'a temporal query leaves out what pick leaves empty');
+  t.same(
+    q.json.map((e: any) => Object.keys(e)),
+    [['speed']],
+    'a temporal query leaves out what pick leaves empty',
+  );
   const both = await get(`/temporal/entities/${V}?pick=speed&attrs=speed`);
   t.equal(both.status, 400);
 });

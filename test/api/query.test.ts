@@ -8,7 +8,8 @@ const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 t.before(async () => {
   broker = await startBroker();
   const body = Array.from({ length: 30 }, (_, i) => ({
-    id: `urn:ngsi-ld:Car:q${i}`, type: i % 2 === 0 ? 'Car' : 'Truck',
+    id: `urn:ngsi-ld:Car:q${i}`,
+    type: i % 2 === 0 ? 'Car' : 'Truck',
     speed: { type: 'Property', value: i },
     location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2 + i * 0.01, 48] } },
   }));
@@ -16,7 +17,9 @@ t.before(async () => {
   if (r.status !== 201) throw new Error(r.text);
   await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Other:1', type: 'Other' } });
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 const get = (q: string) => call(broker, 'GET', `${NGSI}/entities?${q}`);
 
 t.test('a query by type pages with limit (default 20) and offset; count=true sets NGSILD-Results-Count', async (t) => {
@@ -36,13 +39,21 @@ t.test('a query by type pages with limit (default 20) and offset; count=true set
 });
 
 t.test('id lists, idPattern, q, attrs and geo-queries select as the spec says', async (t) => {
-  t.same((await get('id=urn:ngsi-ld:Car:q0,urn:ngsi-ld:Car:q2')).json.map((e: any) => e.id), ['urn:ngsi-ld:Car:q0', 'urn:ngsi-ld:Car:q2']);
+  t.same(
+    (await get('id=urn:ngsi-ld:Car:q0,urn:ngsi-ld:Car:q2')).json.map((e: any) => e.id),
+    ['urn:ngsi-ld:Car:q0', 'urn:ngsi-ld:Car:q2'],
+  );
   t.equal((await get('idPattern=^urn:ngsi-ld:Car:q1.$')).json.length, 10);
   t.same((await get('type=Car&q=speed>25')).json.map((e: any) => e.speed.value).sort(), [26, 28]);
   t.equal((await get('attrs=speed&limit=100')).json.length, 30, 'only entities holding speed');
-  const near = await get(`type=Car&georel=${encodeURIComponent('near;maxDistance==1000')}&geometry=Point&coordinates=${encodeURIComponent('[2,48]')}`);
+  const near = await get(
+    `type=Car&georel=${encodeURIComponent('near;maxDistance==1000')}&geometry=Point&coordinates=${encodeURIComponent('[2,48]')}`,
+  );
   t.equal(near.status, 200, near.text);
-  t.same(near.json.map((e: any) => e.id), ['urn:ngsi-ld:Car:q0']);
+  t.same(
+    near.json.map((e: any) => e.id),
+    ['urn:ngsi-ld:Car:q0'],
+  );
   const geo = await call(broker, 'GET', `${NGSI}/entities?type=Car&limit=2`, { headers: { accept: 'application/geo+json' } });
   t.equal(geo.json.type, 'FeatureCollection');
   t.equal(geo.json.features.length, 2);
@@ -57,12 +68,30 @@ t.test('a limit above the maximum is 403 TooManyResults (table 5.5.2-1)', async 
 
 t.test('bad inputs answer 400 ProblemDetails and the broker keeps serving', async (t) => {
   const bad = [
-    '', 'options=count', 'type=Car&options=bogus', 'type=Car&limit=-1', 'type=Car&limit=ten', 'type=Car&offset=-3', 'type=Car&offset=x',
-    'type=Car&limit=0', 'type=Car&count=maybe', 'type=Car&q=(speed>1', 'type=Car&q=speed>1)', 'type=Car&q=speed>>', 'type=(Car',
-    'type=Car;;Truck', 'idPattern=(unclosed', 'idPattern=a{2,1}', 'type=Car&unknownParam=1', 'id=not a uri',
-    `type=Car&georel=near;maxDistance==10&geometry=Point`, `type=Car&georel=near;maxDistance==10&geometry=Point&coordinates=${encodeURIComponent('[[1,2],[3,4]]')}`,
-    `type=Car&georel=within&geometry=Polygon&coordinates=${encodeURIComponent('[1,2]')}`, `type=Car&georel=sideways&geometry=Point&coordinates=${encodeURIComponent('[1,2]')}`,
-    'type=Car&scopeQ=/a/(', 'type=Car&join=sideways',
+    '',
+    'options=count',
+    'type=Car&options=bogus',
+    'type=Car&limit=-1',
+    'type=Car&limit=ten',
+    'type=Car&offset=-3',
+    'type=Car&offset=x',
+    'type=Car&limit=0',
+    'type=Car&count=maybe',
+    'type=Car&q=(speed>1',
+    'type=Car&q=speed>1)',
+    'type=Car&q=speed>>',
+    'type=(Car',
+    'type=Car;;Truck',
+    'idPattern=(unclosed',
+    'idPattern=a{2,1}',
+    'type=Car&unknownParam=1',
+    'id=not a uri',
+    `type=Car&georel=near;maxDistance==10&geometry=Point`,
+    `type=Car&georel=near;maxDistance==10&geometry=Point&coordinates=${encodeURIComponent('[[1,2],[3,4]]')}`,
+    `type=Car&georel=within&geometry=Polygon&coordinates=${encodeURIComponent('[1,2]')}`,
+    `type=Car&georel=sideways&geometry=Point&coordinates=${encodeURIComponent('[1,2]')}`,
+    'type=Car&scopeQ=/a/(',
+    'type=Car&join=sideways',
   ];
   for (const q of bad) {
     const r = await get(q);

@@ -10,7 +10,10 @@ const h = { 'NGSILD-Tenant': 'discovery' };
 let broker: Broker;
 
 const reg = (id: string, extra: Record<string, unknown>): Record<string, unknown> => ({
-  id: `urn:ngsi-ld:ContextSourceRegistration:${id}`, type: 'ContextSourceRegistration', endpoint: 'http://127.0.0.1:9/source', ...extra,
+  id: `urn:ngsi-ld:ContextSourceRegistration:${id}`,
+  type: 'ContextSourceRegistration',
+  endpoint: 'http://127.0.0.1:9/source',
+  ...extra,
 });
 
 t.before(async () => {
@@ -18,7 +21,10 @@ t.before(async () => {
   const regs = [
     reg('attrsOnly', { information: [{ propertyNames: ['name', 'subCategory'] }] }),
     reg('parking', { information: [{ entities: [{ type: 'OffStreetParking' }] }] }),
-    reg('observed', { information: [{ entities: [{ type: 'Building' }] }], observationInterval: { startAt: '2020-08-01T22:07:00Z', endAt: '2021-08-01T21:07:00Z' } }),
+    reg('observed', {
+      information: [{ entities: [{ type: 'Building' }] }],
+      observationInterval: { startAt: '2020-08-01T22:07:00Z', endAt: '2021-08-01T21:07:00Z' },
+    }),
     reg('managed', { information: [{ entities: [{ type: 'Building' }] }], managementInterval: { startAt: '2022-01-01T00:00:00Z' } }),
     reg('timeless', { information: [{ entities: [{ type: 'Building' }] }] }),
   ];
@@ -27,7 +33,9 @@ t.before(async () => {
     if (r.status !== 201) throw new Error(r.text);
   }
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const found = async (query: string): Promise<string[]> => {
   const r = await call(broker, 'GET', `${R}?${query}`, { headers: h });
@@ -44,14 +52,29 @@ t.test('a discovery naming nothing to look for is 400 BadRequestData', async (t)
   for (const query of ['', 'limit=5', 'count=true', 'options=sysAttrs', 'timerel=before&timeAt=2021-08-01T22:00:00Z']) {
     badRequest(t, await call(broker, 'GET', `${R}?${query}`, { headers: h }), query === '' ? 'no parameter' : query);
   }
-  for (const query of ['type=Building', 'attrs=name', 'q=brand==%22x%22', 'id=urn:ngsi-ld:Building:1', 'idPattern=.*', 'georel=near;maxDistance==10&geometry=Point&coordinates=[0,0]'])
+  for (const query of [
+    'type=Building',
+    'attrs=name',
+    'q=brand==%22x%22',
+    'id=urn:ngsi-ld:Building:1',
+    'idPattern=.*',
+    'georel=near;maxDistance==10&geometry=Point&coordinates=[0,0]',
+  ])
     t.equal((await call(broker, 'GET', `${R}?${query}`, { headers: h })).status, 200, query);
 });
 
 t.test('a q that does not parse and an incomplete or malformed temporal query are 400 BadRequestData', async (t) => {
-  for (const query of ['q=%28invalidQuery', 'type=Building&q=%28%28', 'type=Building&timerel=before', 'type=Building&timerel=between&timeAt=2021-01-01T00:00:00Z',
-    'type=Building&timerel=sometime&timeAt=2021-01-01T00:00:00Z', 'type=Building&timerel=after&timeAt=yesterday', 'type=Building&timeAt=2021-01-01T00:00:00Z',
-    'type=Building&timeproperty=deletedAt&timerel=before&timeAt=2021-01-01T00:00:00Z', 'type=Building&timeproperty=expiresAt&timerel=before&timeAt=2021-01-01T00:00:00Z'])
+  for (const query of [
+    'q=%28invalidQuery',
+    'type=Building&q=%28%28',
+    'type=Building&timerel=before',
+    'type=Building&timerel=between&timeAt=2021-01-01T00:00:00Z',
+    'type=Building&timerel=sometime&timeAt=2021-01-01T00:00:00Z',
+    'type=Building&timerel=after&timeAt=yesterday',
+    'type=Building&timeAt=2021-01-01T00:00:00Z',
+    'type=Building&timeproperty=deletedAt&timerel=before&timeAt=2021-01-01T00:00:00Z',
+    'type=Building&timeproperty=expiresAt&timerel=before&timeAt=2021-01-01T00:00:00Z',
+  ])
     badRequest(t, await call(broker, 'GET', `${R}?${query}`, { headers: h }), query);
 });
 
@@ -64,13 +87,30 @@ t.test('a RegistrationInfo without entities covers every entity, of any type and
 
 t.test('the temporal query meets observationInterval (observedAt) or managementInterval (createdAt, modifiedAt)', async (t) => {
   // attrsOnly (no entities: every entity, no interval: any time) is found by each of them.
-  const at = (rel: string, time: string, prop = ''): string => `type=Building&timerel=${rel}&timeAt=${time}${prop === '' ? '' : `&timeproperty=${prop}`}`;
+  const at = (rel: string, time: string, prop = ''): string =>
+    `type=Building&timerel=${rel}&timeAt=${time}${prop === '' ? '' : `&timeproperty=${prop}`}`;
   t.same(await found('type=Building'), ['attrsOnly', 'managed', 'observed', 'timeless']);
-  t.same(await found(at('before', '2021-08-01T22:00:00Z')), ['attrsOnly', 'managed', 'observed', 'timeless'], 'observedAt is the default; an interval the registration lacks sets no bound');
+  t.same(
+    await found(at('before', '2021-08-01T22:00:00Z')),
+    ['attrsOnly', 'managed', 'observed', 'timeless'],
+    'observedAt is the default; an interval the registration lacks sets no bound',
+  );
   t.same(await found(at('before', '2020-01-01T00:00:00Z', 'observedAt')), ['attrsOnly', 'managed', 'timeless'], 'before its startAt');
   t.same(await found(at('after', '2021-08-01T21:07:00Z', 'observedAt')), ['attrsOnly', 'managed', 'observed', 'timeless'], 'at its endAt');
   t.same(await found(at('after', '2021-08-01T21:07:01Z', 'observedAt')), ['attrsOnly', 'managed', 'timeless'], 'after its endAt');
-  t.same(await found(at('before', '2021-08-01T22:00:00Z', 'createdAt')), ['attrsOnly', 'observed', 'timeless'], 'managementInterval starts 2022');
-  t.same(await found(at('after', '2030-01-01T00:00:00Z', 'modifiedAt')), ['attrsOnly', 'managed', 'observed', 'timeless'], 'an interval without endAt is open');
-  t.same(await found('type=Building&timerel=between&timeAt=2019-01-01T00:00:00Z&endTimeAt=2020-01-01T00:00:00Z'), ['attrsOnly', 'managed', 'timeless']);
+  t.same(
+    await found(at('before', '2021-08-01T22:00:00Z', 'createdAt')),
+    ['attrsOnly', 'observed', 'timeless'],
+    'managementInterval starts 2022',
+  );
+  t.same(
+    await found(at('after', '2030-01-01T00:00:00Z', 'modifiedAt')),
+    ['attrsOnly', 'managed', 'observed', 'timeless'],
+    'an interval without endAt is open',
+  );
+  t.same(await found('type=Building&timerel=between&timeAt=2019-01-01T00:00:00Z&endTimeAt=2020-01-01T00:00:00Z'), [
+    'attrsOnly',
+    'managed',
+    'timeless',
+  ]);
 });

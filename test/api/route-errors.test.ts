@@ -14,7 +14,9 @@ t.before(async () => {
   const r = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: ID, type: 'Vehicle', speed: { type: 'Property', value: 1 } } });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 t.test('an unknown route is 404 ResourceNotFound, not a type NGSI-LD does not define', async (t) => {
   for (const path of ['/nothing/here', `${NGSI}/entitiez`, `${NGSI}/entities/${ID}/attrs/speed/extra`]) {

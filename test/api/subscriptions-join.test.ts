@@ -8,7 +8,12 @@ import t from 'tap';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
-interface Received { path: string; headers: IncomingHttpHeaders; text: string; body: any }
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  text: string;
+  body: any;
+}
 
 let broker: Broker;
 let receiver: Server;
@@ -18,7 +23,9 @@ const received: Received[] = [];
 t.before(async () => {
   receiver = createServer((req, res) => {
     let text = '';
-    req.on('data', (d) => { text += String(d); });
+    req.on('data', (d) => {
+      text += String(d);
+    });
     req.on('end', () => {
       received.push({ path: req.url ?? '', headers: req.headers, text, body: JSON.parse(text) });
       res.writeHead(204).end();
@@ -28,7 +35,10 @@ t.before(async () => {
   base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
   broker = await startBroker();
 });
-t.teardown(async () => { await broker.stop(); receiver.close(); });
+t.teardown(async () => {
+  await broker.stop();
+  receiver.close();
+});
 
 /** Notifications received on a path, waiting (bounded) until there are at least n. */
 async function notificationsAt(path: string, n: number): Promise<Received[]> {
@@ -40,9 +50,21 @@ async function notificationsAt(path: string, n: number): Promise<Received[]> {
   }
 }
 
-async function subscribe(path: string, type: string, notification: Record<string, unknown>, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Promise<string> {
+async function subscribe(
+  path: string,
+  type: string,
+  notification: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const id = `urn:ngsi-ld:Subscription:join${path.replace(/\//g, '-')}`;
-  const body = { id, type: 'Subscription', entities: [{ type }], ...extra, notification: { ...notification, endpoint: { uri: base + path, ...(notification.endpoint as object | undefined) } } };
+  const body = {
+    id,
+    type: 'Subscription',
+    entities: [{ type }],
+    ...extra,
+    notification: { ...notification, endpoint: { uri: base + path, ...(notification.endpoint as object | undefined) } },
+  };
   const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body, headers });
   if (r.status !== 201) throw new Error(r.text);
   return id;
@@ -76,10 +98,14 @@ t.test('join=flat: the linked entity follows the notified one in data, one hop b
   await create({ id, type: 'Tower', name: prop('Eiffel'), locatedAt: rel(PARIS) });
   const [n] = await notificationsAt('/flat', 1);
   t.ok(n, 'notified');
-  t.same(n!.body.data, [
-    { id, type: 'Tower', name: prop('Eiffel'), locatedAt: rel(PARIS) },
-    { id: PARIS, type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel(FRANCE) },
-  ], 'the City, not the Country two hops away');
+  t.same(
+    n!.body.data,
+    [
+      { id, type: 'Tower', name: prop('Eiffel'), locatedAt: rel(PARIS) },
+      { id: PARIS, type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel(FRANCE) },
+    ],
+    'the City, not the Country two hops away',
+  );
 });
 
 t.test('join=inline: the linked entity is the `entity` member of the Relationship', async (t) => {
@@ -88,10 +114,17 @@ t.test('join=inline: the linked entity is the `entity` member of the Relationshi
   await create({ id, type: 'Arch', name: prop('Triomphe'), locatedAt: rel(PARIS) });
   const [n] = await notificationsAt('/inline', 1);
   t.ok(n, 'notified');
-  t.same(n!.body.data, [{
-    id, type: 'Arch', name: prop('Triomphe'),
-    locatedAt: { ...rel(PARIS), entity: { id: PARIS, type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel(FRANCE) } },
-  }]);
+  t.same(n!.body.data, [
+    {
+      id,
+      type: 'Arch',
+      name: prop('Triomphe'),
+      locatedAt: {
+        ...rel(PARIS),
+        entity: { id: PARIS, type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel(FRANCE) },
+      },
+    },
+  ]);
 });
 
 t.test('joinLevel=2 follows two hops, flat and inline', async (t) => {
@@ -100,7 +133,11 @@ t.test('joinLevel=2 follows two hops, flat and inline', async (t) => {
   const id = 'urn:ngsi-ld:Museum:louvre';
   await create({ id, type: 'Museum', locatedAt: rel(PARIS) });
   const [flat] = await notificationsAt('/flat2', 1);
-  t.same(flat?.body.data.map((e: any) => e.id), [id, PARIS, FRANCE], 'breadth first: the City, then its Country');
+  t.same(
+    flat?.body.data.map((e: any) => e.id),
+    [id, PARIS, FRANCE],
+    'breadth first: the City, then its Country',
+  );
   const [inline] = await notificationsAt('/inline2', 1);
   const city = inline?.body.data[0].locatedAt.entity;
   t.equal(city?.id, PARIS);
@@ -113,7 +150,11 @@ t.test('a missing linked entity stays a plain reference', async (t) => {
   const id = 'urn:ngsi-ld:Ruin:1';
   await create({ id, type: 'Ruin', locatedAt: rel('urn:ngsi-ld:City:Atlantis'), near: rel(PARIS) });
   const [flat] = await notificationsAt('/missing-flat', 1);
-  t.same(flat?.body.data.map((e: any) => e.id), [id, PARIS], 'the missing City is left out, the other joined');
+  t.same(
+    flat?.body.data.map((e: any) => e.id),
+    [id, PARIS],
+    'the missing City is left out, the other joined',
+  );
   const [inline] = await notificationsAt('/missing-inline', 1);
   t.same(inline?.body.data[0].locatedAt, rel('urn:ngsi-ld:City:Atlantis'));
   t.equal(inline?.body.data[0].near.entity?.id, PARIS);
@@ -128,7 +169,10 @@ t.test('a cycle A→B→A ends: each entity once (flat), never back up the chain
   await subscribe('/cycle-inline', 'Twin', { join: 'inline', joinLevel: 5 });
   await update(a, { n: prop(1) });
   const [flat] = await notificationsAt('/cycle-flat', 1);
-  t.same(flat?.body.data.map((e: any) => e.id), [a, b]);
+  t.same(
+    flat?.body.data.map((e: any) => e.id),
+    [a, b],
+  );
   const [inline] = await notificationsAt('/cycle-inline', 1);
   const twin = inline?.body.data[0];
   t.equal(twin?.sibling.entity.id, b);
@@ -142,12 +186,23 @@ t.test('keyValues inline, attributes and pick with braces: rendered as a retriev
   const id = 'urn:ngsi-ld:Bridge:neuf';
   await create({ id, type: 'Bridge', name: prop('Neuf'), locatedAt: rel(PARIS) });
   const [kv] = await notificationsAt('/kv', 1);
-  t.same(kv?.body.data, [{ id, type: 'Bridge', name: 'Neuf', locatedAt: { id: PARIS, type: 'City', name: 'Paris', description: 'capital', isInCountry: FRANCE } }]);
+  t.same(kv?.body.data, [
+    {
+      id,
+      type: 'Bridge',
+      name: 'Neuf',
+      locatedAt: { id: PARIS, type: 'City', name: 'Paris', description: 'capital', isInCountry: FRANCE },
+    },
+  ]);
   const [attrs] = await notificationsAt('/attrs', 1);
-  t.same(attrs?.body.data, [
-    { id, type: 'Bridge', locatedAt: rel(PARIS) },
-    { id: PARIS, type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel(FRANCE) },
-  ], 'attributes select the notified entity\'s attributes, not the linked one\'s');
+  t.same(
+    attrs?.body.data,
+    [
+      { id, type: 'Bridge', locatedAt: rel(PARIS) },
+      { id: PARIS, type: 'City', name: prop('Paris'), description: prop('capital'), isInCountry: rel(FRANCE) },
+    ],
+    "attributes select the notified entity's attributes, not the linked one's",
+  );
   const [pick] = await notificationsAt('/pick', 1);
   t.same(pick?.body.data, [{ id, locatedAt: { ...rel(PARIS), entity: { name: prop('Paris') } } }]);
 });
@@ -188,15 +243,24 @@ t.test('successive changes of a joined entity are notified in the order written'
   await create({ id, type: 'Counter', n: prop(0), locatedAt: rel(PARIS) });
   for (let i = 1; i <= 20; i++) await update(id, { n: prop(i) });
   const got = await notificationsAt('/order', 21);
-  t.same(got.map((r) => r.body.data[0].n.value), Array.from({ length: 21 }, (_, i) => i));
-  t.ok(got.every((r) => r.body.data[0].locatedAt.entity?.id === PARIS), 'each with its linked entity');
+  t.same(
+    got.map((r) => r.body.data[0].n.value),
+    Array.from({ length: 21 }, (_, i) => i),
+  );
+  t.ok(
+    got.every((r) => r.body.data[0].locatedAt.entity?.id === PARIS),
+    'each with its linked entity',
+  );
 });
 
 t.test('a periodic subscription with join sends the linked entities too', async (t) => {
   await subscribe('/periodic', 'Beacon', { join: 'flat' }, {}, { timeInterval: 1 });
   await create({ id: 'urn:ngsi-ld:Beacon:1', type: 'Beacon', locatedAt: rel(PARIS) });
   const [n] = await notificationsAt('/periodic', 1);
-  t.same(n?.body.data.map((e: any) => e.id), ['urn:ngsi-ld:Beacon:1', PARIS]);
+  t.same(
+    n?.body.data.map((e: any) => e.id),
+    ['urn:ngsi-ld:Beacon:1', PARIS],
+  );
 });
 
 t.test('GET shows the join and joinLevel a subscription was given', async (t) => {
@@ -209,12 +273,20 @@ t.test('GET shows the join and joinLevel a subscription was given', async (t) =>
 
 t.test('join and joinLevel out of their range are 400 BadRequestData, and nothing is created', async (t) => {
   const bad: Array<Record<string, unknown>> = [
-    { join: 'deep' }, { join: 1 }, { join: 'flat', joinLevel: 0 }, { join: 'flat', joinLevel: 6 }, { join: 'flat', joinLevel: 1.5 },
-    { join: 'flat', joinLevel: '2' }, { joinLevel: 1 }, { join: '@none', joinLevel: 1 },
+    { join: 'deep' },
+    { join: 1 },
+    { join: 'flat', joinLevel: 0 },
+    { join: 'flat', joinLevel: 6 },
+    { join: 'flat', joinLevel: 1.5 },
+    { join: 'flat', joinLevel: '2' },
+    { joinLevel: 1 },
+    { join: '@none', joinLevel: 1 },
   ];
   for (const [i, n] of bad.entries()) {
     const id = `urn:ngsi-ld:Subscription:badjoin${i}`;
-    const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: { id, type: 'Subscription', entities: [{ type: 'X' }], notification: { ...n, endpoint: { uri: `${base}/bad` } } } });
+    const r = await call(broker, 'POST', `${NGSI}/subscriptions`, {
+      body: { id, type: 'Subscription', entities: [{ type: 'X' }], notification: { ...n, endpoint: { uri: `${base}/bad` } } },
+    });
     t.equal(r.status, 400, JSON.stringify(n));
     t.equal(r.json.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
     t.equal((await call(broker, 'GET', `${NGSI}/subscriptions/${id}`)).status, 404);
@@ -231,5 +303,8 @@ t.test('without join (or with @none) the notification is what it was: no linked 
   t.same(plain?.body.data, [{ id, type: 'Kiosk', name: prop('K'), locatedAt: rel(PARIS) }]);
   const strip = (r: Received | undefined): string => (r?.text ?? '').replace(/"(notifiedAt|id|subscriptionId)":"[^"]*",/g, '');
   t.equal(strip(none), strip(plain), 'byte for byte, but for the ids and time');
-  t.equal(strip(plain), `{"type":"Notification","data":[{"type":"Kiosk","name":{"type":"Property","value":"K"},"locatedAt":{"type":"Relationship","object":"${PARIS}"}}],"triggerReason":"attributeCreated"}`);
+  t.equal(
+    strip(plain),
+    `{"type":"Notification","data":[{"type":"Kiosk","name":{"type":"Property","value":"K"},"locatedAt":{"type":"Relationship","object":"${PARIS}"}}],"triggerReason":"attributeCreated"}`,
+  );
 });

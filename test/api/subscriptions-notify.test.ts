@@ -4,7 +4,11 @@ import t from 'tap';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
-interface Received { path: string; headers: IncomingHttpHeaders; body: any }
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: any;
+}
 
 let broker: Broker;
 let receiver: Server;
@@ -21,7 +25,9 @@ t.before(async () => {
       return;
     }
     let text = '';
-    req.on('data', (d) => { text += String(d); });
+    req.on('data', (d) => {
+      text += String(d);
+    });
     req.on('end', () => {
       received.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(text) });
       res.writeHead(204).end();
@@ -31,7 +37,10 @@ t.before(async () => {
   base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
   broker = await startBroker([], {}, { pool: true });
 });
-t.teardown(async () => { await broker.stop(); receiver.close(); });
+t.teardown(async () => {
+  await broker.stop();
+  receiver.close();
+});
 
 /** Notifications received on a path, waiting (bounded) until there are at least n. */
 async function notificationsAt(path: string, n: number): Promise<Received[]> {
@@ -45,7 +54,10 @@ async function notificationsAt(path: string, n: number): Promise<Received[]> {
 
 async function subscribe(path: string, extra: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
   const id = `urn:ngsi-ld:Subscription:${path.slice(1)}`;
-  const notification = { ...(extra.notification as Record<string, unknown> | undefined), endpoint: { uri: base + path, ...((extra.notification as { endpoint?: object } | undefined)?.endpoint) } };
+  const notification = {
+    ...(extra.notification as Record<string, unknown> | undefined),
+    endpoint: { uri: base + path, ...(extra.notification as { endpoint?: object } | undefined)?.endpoint },
+  };
   const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: { id, type: 'Subscription', ...extra, notification }, headers });
   if (r.status !== 201) throw new Error(r.text);
   return id;
@@ -75,7 +87,13 @@ t.test('entities select by type, id, idPattern and type *; other entities are no
   for (const id of ['urn:ngsi-ld:Bus:1', 'urn:ngsi-ld:Bus:2', 'urn:ngsi-ld:Bus:3', 'urn:ngsi-ld:Bus:10'])
     t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: entity(id, 'Bus', { seats: prop(40) }) })).status, 201);
   // A last write every selector matches: what came before it on each path is all there is (order is kept).
-  await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, { body: [entity('urn:ngsi-ld:Bus:2', 'Bus', { seats: prop(1) }), entity('urn:ngsi-ld:Bus:1', 'Bus', { seats: prop(1) }), entity('urn:ngsi-ld:Bus:3', 'Bus', { seats: prop(1) })] });
+  await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, {
+    body: [
+      entity('urn:ngsi-ld:Bus:2', 'Bus', { seats: prop(1) }),
+      entity('urn:ngsi-ld:Bus:1', 'Bus', { seats: prop(1) }),
+      entity('urn:ngsi-ld:Bus:3', 'Bus', { seats: prop(1) }),
+    ],
+  });
   const byId = (await notificationsAt('/sel-id', 2)).map((n) => n.body.data[0].id);
   t.same(byId, ['urn:ngsi-ld:Bus:2', 'urn:ngsi-ld:Bus:2']);
   const byPattern = (await notificationsAt('/sel-pattern', 3)).map((n) => n.body.data[0].id).sort();
@@ -88,16 +106,40 @@ t.test('watchedAttributes: a change of another attribute does not notify; q, sco
   await subscribe('/watched', { entities: [{ type: 'Room' }], watchedAttributes: ['temperature'] });
   await subscribe('/q', { entities: [{ type: 'Room' }], q: 'temperature>25' });
   await subscribe('/scope', { entities: [{ type: 'Room' }], scopeQ: '/building/a' });
-  await subscribe('/geo', { entities: [{ type: 'Room' }], geoQ: { georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: [2.35, 48.85] } });
+  await subscribe('/geo', {
+    entities: [{ type: 'Room' }],
+    geoQ: { georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: [2.35, 48.85] },
+  });
   const id = 'urn:ngsi-ld:Room:w1';
-  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: entity(id, 'Room', { temperature: prop(20), scope: ['/building/b'], location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [10, 10] } } }) })).status, 201);
+  t.equal(
+    (
+      await call(broker, 'POST', `${NGSI}/entities`, {
+        body: entity(id, 'Room', {
+          temperature: prop(20),
+          scope: ['/building/b'],
+          location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [10, 10] } },
+        }),
+      })
+    ).status,
+    201,
+  );
   await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { humidity: prop(50) } });
   await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { temperature: prop(30) } });
-  await call(broker, 'PATCH', `${NGSI}/entities/${id}`, { body: { scope: '/building/a', location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.351, 48.851] } } } });
+  await call(broker, 'PATCH', `${NGSI}/entities/${id}`, {
+    body: { scope: '/building/a', location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.351, 48.851] } } },
+  });
   const watched = await notificationsAt('/watched', 2);
-  t.same(watched.map((n) => n.body.data[0].temperature.value), [20, 30], 'the humidity change was not notified');
+  t.same(
+    watched.map((n) => n.body.data[0].temperature.value),
+    [20, 30],
+    'the humidity change was not notified',
+  );
   const q = await notificationsAt('/q', 2);
-  t.same(q.map((n) => n.body.data[0].temperature.value), [30, 30], 'only while temperature>25');
+  t.same(
+    q.map((n) => n.body.data[0].temperature.value),
+    [30, 30],
+    'only while temperature>25',
+  );
   const scope = await notificationsAt('/scope', 1);
   t.equal(scope.length, 1, 'only once in scope /building/a');
   t.equal(scope[0]?.body.data[0].scope, '/building/a');
@@ -105,35 +147,65 @@ t.test('watchedAttributes: a change of another attribute does not notify; q, sco
   t.equal(geo.length, 1, 'only once near the point');
 });
 
-t.test('notificationTrigger: entityCreated, attributeUpdated, attributeDeleted and entityDeleted, through single and batch writes', async (t) => {
-  await subscribe('/triggers', { entities: [{ type: 'Lamp' }], notificationTrigger: ['entityCreated', 'attributeDeleted', 'entityDeleted'] });
-  await subscribe('/updated', { entities: [{ type: 'Lamp' }], notificationTrigger: ['attributeUpdated'] });
-  const id = 'urn:ngsi-ld:Lamp:t1';
-  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: entity(id, 'Lamp', { on: prop(true), level: prop(3) }) })).status, 201);
-  t.equal((await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs/level`, { body: { value: 4 } })).status, 204);
-  t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/update`, { body: [entity(id, 'Lamp', { level: prop(5) })] })).status, 204);
-  t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/merge`, { body: [entity(id, 'Lamp', { level: prop(6) })] })).status, 204);
-  t.equal((await call(broker, 'DELETE', `${NGSI}/entities/${id}/attrs/on`)).status, 204);
-  t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/delete`, { body: [id] })).status, 204);
-  const got = await notificationsAt('/triggers', 3);
-  t.same(got.map((n) => n.body.triggerReason), ['entityCreated', 'attributeDeleted', 'entityDeleted']);
-  t.same(got[1]!.body.data[0].on, { type: 'Property', value: 'urn:ngsi-ld:null' }, 'a deleted attribute is notified as NGSI-LD null');
-  t.equal(got[2]!.body.data[0].id, id);
-  t.type(got[2]!.body.data[0].deletedAt, 'string');
-  const updated = await notificationsAt('/updated', 3);
-  t.same(updated.map((n) => n.body.data[0].level.value), [4, 5, 6], 'partial update, batch update and batch merge');
-});
+t.test(
+  'notificationTrigger: entityCreated, attributeUpdated, attributeDeleted and entityDeleted, through single and batch writes',
+  async (t) => {
+    await subscribe('/triggers', {
+      entities: [{ type: 'Lamp' }],
+      notificationTrigger: ['entityCreated', 'attributeDeleted', 'entityDeleted'],
+    });
+    await subscribe('/updated', { entities: [{ type: 'Lamp' }], notificationTrigger: ['attributeUpdated'] });
+    const id = 'urn:ngsi-ld:Lamp:t1';
+    t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: entity(id, 'Lamp', { on: prop(true), level: prop(3) }) })).status, 201);
+    t.equal((await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs/level`, { body: { value: 4 } })).status, 204);
+    t.equal(
+      (await call(broker, 'POST', `${NGSI}/entityOperations/update`, { body: [entity(id, 'Lamp', { level: prop(5) })] })).status,
+      204,
+    );
+    t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/merge`, { body: [entity(id, 'Lamp', { level: prop(6) })] })).status, 204);
+    t.equal((await call(broker, 'DELETE', `${NGSI}/entities/${id}/attrs/on`)).status, 204);
+    t.equal((await call(broker, 'POST', `${NGSI}/entityOperations/delete`, { body: [id] })).status, 204);
+    const got = await notificationsAt('/triggers', 3);
+    t.same(
+      got.map((n) => n.body.triggerReason),
+      ['entityCreated', 'attributeDeleted', 'entityDeleted'],
+    );
+    t.same(got[1]!.body.data[0].on, { type: 'Property', value: 'urn:ngsi-ld:null' }, 'a deleted attribute is notified as NGSI-LD null');
+    t.equal(got[2]!.body.data[0].id, id);
+    t.type(got[2]!.body.data[0].deletedAt, 'string');
+    const updated = await notificationsAt('/updated', 3);
+    t.same(
+      updated.map((n) => n.body.data[0].level.value),
+      [4, 5, 6],
+      'partial update, batch update and batch merge',
+    );
+  },
+);
 
 t.test('notification content: keyValues with attributes, concise, pick, sysAttrs and showChanges', async (t) => {
   await subscribe('/kv', { entities: [{ type: 'Meter' }], notification: { format: 'keyValues', attributes: ['power'] } });
   await subscribe('/concise', { entities: [{ type: 'Meter' }], notification: { format: 'concise', pick: ['id', 'power'] } });
-  await subscribe('/sys', { entities: [{ type: 'Meter' }], notification: { sysAttrs: true, omit: ['energy'] }, notificationTrigger: ['entityCreated'] });
-  await subscribe('/changes', { entities: [{ type: 'Meter' }], notification: { showChanges: true }, notificationTrigger: ['attributeUpdated'] });
+  await subscribe('/sys', {
+    entities: [{ type: 'Meter' }],
+    notification: { sysAttrs: true, omit: ['energy'] },
+    notificationTrigger: ['entityCreated'],
+  });
+  await subscribe('/changes', {
+    entities: [{ type: 'Meter' }],
+    notification: { showChanges: true },
+    notificationTrigger: ['attributeUpdated'],
+  });
   const id = 'urn:ngsi-ld:Meter:c1';
   await call(broker, 'POST', `${NGSI}/entities`, { body: entity(id, 'Meter', { power: prop(1), energy: prop(7) }) });
   await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { power: prop(2) } });
   const kv = await notificationsAt('/kv', 2);
-  t.same(kv.map((n) => n.body.data[0]), [{ id, type: 'Meter', power: 1 }, { id, type: 'Meter', power: 2 }]);
+  t.same(
+    kv.map((n) => n.body.data[0]),
+    [
+      { id, type: 'Meter', power: 1 },
+      { id, type: 'Meter', power: 2 },
+    ],
+  );
   const concise = await notificationsAt('/concise', 1);
   t.same(concise[0]!.body.data[0], { id, power: 1 });
   const sys = await notificationsAt('/sys', 1);
@@ -145,38 +217,73 @@ t.test('notification content: keyValues with attributes, concise, pick, sysAttrs
   t.same(changes[0]!.body.data[0].energy, { type: 'Property', value: 7 }, 'an unchanged attribute has no previousValue');
 });
 
-t.test('endpoint.accept application/ld+json puts @context in the body; application/geo+json sends a FeatureCollection; receiverInfo become headers', async (t) => {
-  await subscribe('/ld', { entities: [{ type: 'Tree' }], notification: { endpoint: { accept: 'application/ld+json', receiverInfo: [{ key: 'X-Tenant-Key', value: 'k1' }, { key: 'Authorization', value: 'Bearer abc' }] } } });
-  await subscribe('/geojson', { entities: [{ type: 'Tree' }], notification: { endpoint: { accept: 'application/geo+json' } } });
-  const id = 'urn:ngsi-ld:Tree:g1';
-  await call(broker, 'POST', `${NGSI}/entities`, { body: entity(id, 'Tree', { height: prop(9), location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [1, 2] } } }) });
-  const [ld] = await notificationsAt('/ld', 1);
-  t.equal(ld!.headers['content-type'], 'application/ld+json');
-  t.notOk(ld!.headers.link, 'no Link header with application/ld+json');
-  t.ok(ld!.body['@context'], '@context in the body');
-  t.equal(ld!.headers['x-tenant-key'], 'k1');
-  t.equal(ld!.headers.authorization, 'Bearer abc');
-  const [geo] = await notificationsAt('/geojson', 1);
-  t.equal(geo!.headers['content-type'], 'application/geo+json');
-  t.equal(geo!.body.data.type, 'FeatureCollection');
-  t.same(geo!.body.data.features[0].geometry, { type: 'Point', coordinates: [1, 2] });
-  t.equal(geo!.body.data.features[0].id, id);
-});
+t.test(
+  'endpoint.accept application/ld+json puts @context in the body; application/geo+json sends a FeatureCollection; receiverInfo become headers',
+  async (t) => {
+    await subscribe('/ld', {
+      entities: [{ type: 'Tree' }],
+      notification: {
+        endpoint: {
+          accept: 'application/ld+json',
+          receiverInfo: [
+            { key: 'X-Tenant-Key', value: 'k1' },
+            { key: 'Authorization', value: 'Bearer abc' },
+          ],
+        },
+      },
+    });
+    await subscribe('/geojson', { entities: [{ type: 'Tree' }], notification: { endpoint: { accept: 'application/geo+json' } } });
+    const id = 'urn:ngsi-ld:Tree:g1';
+    await call(broker, 'POST', `${NGSI}/entities`, {
+      body: entity(id, 'Tree', { height: prop(9), location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [1, 2] } } }),
+    });
+    const [ld] = await notificationsAt('/ld', 1);
+    t.equal(ld!.headers['content-type'], 'application/ld+json');
+    t.notOk(ld!.headers.link, 'no Link header with application/ld+json');
+    t.ok(ld!.body['@context'], '@context in the body');
+    t.equal(ld!.headers['x-tenant-key'], 'k1');
+    t.equal(ld!.headers.authorization, 'Bearer abc');
+    const [geo] = await notificationsAt('/geojson', 1);
+    t.equal(geo!.headers['content-type'], 'application/geo+json');
+    t.equal(geo!.body.data.type, 'FeatureCollection');
+    t.same(geo!.body.data.features[0].geometry, { type: 'Point', coordinates: [1, 2] });
+    t.equal(geo!.body.data.features[0].id, id);
+  },
+);
 
 t.test('a user @context: the subscription is matched with its terms and notified with them (or with jsonldContext)', async (t) => {
   const ctx = { Pump: 'https://example.org/ns#Pump', flow: 'https://example.org/ns#flow' };
   const r = await call(broker, 'POST', `${NGSI}/subscriptions`, {
-    body: { id: 'urn:ngsi-ld:Subscription:ctx', type: 'Subscription', entities: [{ type: 'Pump' }], watchedAttributes: ['flow'], notification: { endpoint: { uri: `${base}/ctx`, accept: 'application/ld+json' } }, '@context': ctx },
+    body: {
+      id: 'urn:ngsi-ld:Subscription:ctx',
+      type: 'Subscription',
+      entities: [{ type: 'Pump' }],
+      watchedAttributes: ['flow'],
+      notification: { endpoint: { uri: `${base}/ctx`, accept: 'application/ld+json' } },
+      '@context': ctx,
+    },
     headers: { 'content-type': 'application/ld+json' },
   });
   t.equal(r.status, 201, r.text);
-  const e = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Pump:1', type: 'Pump', flow: prop(3), '@context': ctx }, headers: { 'content-type': 'application/ld+json' } });
+  const e = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:Pump:1', type: 'Pump', flow: prop(3), '@context': ctx },
+    headers: { 'content-type': 'application/ld+json' },
+  });
   t.equal(e.status, 201, e.text);
   const other = await call(broker, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Pump:2', 'Pump', { flow: prop(3) }) });
   t.equal(other.status, 201, 'a Pump of the default vocabulary is another type');
-  await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Pump:1/attrs`, { body: { flow: prop(4), '@context': ctx }, headers: { 'content-type': 'application/ld+json' } });
+  await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Pump:1/attrs`, {
+    body: { flow: prop(4), '@context': ctx },
+    headers: { 'content-type': 'application/ld+json' },
+  });
   const got = await notificationsAt('/ctx', 2);
-  t.same(got.map((n) => [n.body.data[0].id, n.body.data[0].type, n.body.data[0].flow.value]), [['urn:ngsi-ld:Pump:1', 'Pump', 3], ['urn:ngsi-ld:Pump:1', 'Pump', 4]]);
+  t.same(
+    got.map((n) => [n.body.data[0].id, n.body.data[0].type, n.body.data[0].flow.value]),
+    [
+      ['urn:ngsi-ld:Pump:1', 'Pump', 3],
+      ['urn:ngsi-ld:Pump:1', 'Pump', 4],
+    ],
+  );
 });
 
 t.test('isActive false pauses a subscription and true resumes it; counters count what was sent', async (t) => {
@@ -189,7 +296,11 @@ t.test('isActive false pauses a subscription and true resumes it; counters count
   t.equal((await call(broker, 'PATCH', `${NGSI}/subscriptions/${sid}`, { body: { isActive: true } })).status, 204);
   await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { open: prop(2) } });
   const got = await notificationsAt('/pause', 1);
-  t.same(got.map((n) => n.body.data[0].open.value), [2], 'the update while paused was not notified');
+  t.same(
+    got.map((n) => n.body.data[0].open.value),
+    [2],
+    'the update while paused was not notified',
+  );
   let s: any;
   const deadline = Date.now() + 5000;
   do {
@@ -208,7 +319,10 @@ t.test('isActive false pauses a subscription and true resumes it; counters count
 
 t.test('a deleted subscription notifies no more', async (t) => {
   const sid = await subscribe('/deleted', { entities: [{ type: 'Door' }], notificationTrigger: ['attributeUpdated'] });
-  await subscribe('/deleted-control', { entities: [{ id: 'urn:ngsi-ld:Door:d1', type: 'Door' }], notificationTrigger: ['attributeUpdated'] });
+  await subscribe('/deleted-control', {
+    entities: [{ id: 'urn:ngsi-ld:Door:d1', type: 'Door' }],
+    notificationTrigger: ['attributeUpdated'],
+  });
   await call(broker, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Door:d1', 'Door', { open: prop(0) }) });
   await call(broker, 'PATCH', `${NGSI}/entities/urn:ngsi-ld:Door:d1/attrs`, { body: { open: prop(1) } });
   t.equal((await notificationsAt('/deleted', 1)).length, 1);
@@ -223,7 +337,10 @@ t.test('timeInterval sends the selected entities periodically', async (t) => {
   await subscribe('/periodic', { entities: [{ type: 'Sensor' }], timeInterval: 1 });
   const got = await notificationsAt('/periodic', 2);
   t.ok(got.length >= 2, 'at least two periodic notifications');
-  t.same(got[0]!.body.data.map((e: { id: string }) => e.id), ['urn:ngsi-ld:Sensor:per1']);
+  t.same(
+    got[0]!.body.data.map((e: { id: string }) => e.id),
+    ['urn:ngsi-ld:Sensor:per1'],
+  );
   t.equal(got[0]!.body.triggerReason, undefined, 'a periodic notification has no trigger');
 });
 
@@ -237,7 +354,11 @@ t.test('jsonldContext: notifications are compacted with that @context and link t
 
 t.test('lang picks the language of a LanguageProperty in notifications', async (t) => {
   await subscribe('/lang', { entities: [{ type: 'Street' }], lang: 'fr', notification: { format: 'keyValues' } });
-  await call(broker, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Street:1', 'Street', { name: { type: 'LanguageProperty', languageMap: { en: 'Main street', fr: 'Grand-rue' } } }) });
+  await call(broker, 'POST', `${NGSI}/entities`, {
+    body: entity('urn:ngsi-ld:Street:1', 'Street', {
+      name: { type: 'LanguageProperty', languageMap: { en: 'Main street', fr: 'Grand-rue' } },
+    }),
+  });
   const [n] = await notificationsAt('/lang', 1);
   t.equal(n?.body.data[0].name, 'Grand-rue');
 });

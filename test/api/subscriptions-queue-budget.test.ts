@@ -22,14 +22,26 @@ const healthy: number[] = [];
 t.before(async () => {
   healthyServer = createHttpServer((req, res) => {
     let text = '';
-    req.on('data', (d) => { text += String(d); });
-    req.on('end', () => { healthy.push(JSON.parse(text).data[0].n.value); res.writeHead(204).end(); });
+    req.on('data', (d) => {
+      text += String(d);
+    });
+    req.on('end', () => {
+      healthy.push(JSON.parse(text).data[0].n.value);
+      res.writeHead(204).end();
+    });
   });
-  healthyServer.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  healthyServer.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => healthyServer.listen(0, '127.0.0.1', r));
   for (let i = 0; i < DEAD; i++) {
     // Accepts and reads, never answers: each request waits for its timeout.
-    const server = createTcpServer((s) => { sockets.add(s); s.resume(); s.on('close', () => sockets.delete(s)); });
+    const server = createTcpServer((s) => {
+      sockets.add(s);
+      s.resume();
+      s.on('close', () => sockets.delete(s));
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     deadServers.push(server);
   }
@@ -60,7 +72,7 @@ async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 30
   return v;
 }
 
-const queue = async (): Promise<any> => ((await call(`http://127.0.0.1:${broker.healthPort}`, 'GET', '/health')).json).notifications;
+const queue = async (): Promise<any> => (await call(`http://127.0.0.1:${broker.healthPort}`, 'GET', '/health')).json.notifications;
 const subscriptions = async (): Promise<any[]> => (await call(broker, 'GET', `${NGSI}/subscriptions?limit=1000`)).json;
 
 t.test('100 dead endpoints: the queue stays within its budget, the healthy receiver gets everything, drops are failures', async (t) => {
@@ -69,8 +81,18 @@ t.test('100 dead endpoints: the queue stays within its budget, the healthy recei
     await subscribe(`urn:ngsi-ld:Subscription:dead-${i}`, `http://127.0.0.1:${port}/never-answers`);
   }
   await subscribe('urn:ngsi-ld:Subscription:healthy', `http://127.0.0.1:${(healthyServer.address() as { port: number }).port}/ok`);
-  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: { id: ENTITY, type: 'Probe', n: { type: 'Property', value: 0 } } })).status, 201);
-  t.same(await until(async () => healthy.slice(), (h) => h.length >= 1), [0], 'the healthy receiver answered the first notification');
+  t.equal(
+    (await call(broker, 'POST', `${NGSI}/entities`, { body: { id: ENTITY, type: 'Probe', n: { type: 'Property', value: 0 } } })).status,
+    201,
+  );
+  t.same(
+    await until(
+      async () => healthy.slice(),
+      (h) => h.length >= 1,
+    ),
+    [0],
+    'the healthy receiver answered the first notification',
+  );
 
   let most = 0;
   const statuses = new Set<number>();
@@ -79,38 +101,61 @@ t.test('100 dead endpoints: the queue stays within its budget, the healthy recei
     if (i % 10 === 0) most = Math.max(most, (await queue()).bytes);
   }
   t.same([...statuses], [204], 'every write answered 204 meanwhile');
-  const got = await until(async () => healthy.slice(), (h) => h.length >= WRITES + 1);
-  t.same(got, Array.from({ length: WRITES + 1 }, (_, i) => i), 'the healthy receiver got every notification, in order');
+  const got = await until(
+    async () => healthy.slice(),
+    (h) => h.length >= WRITES + 1,
+  );
+  t.same(
+    got,
+    Array.from({ length: WRITES + 1 }, (_, i) => i),
+    'the healthy receiver got every notification, in order',
+  );
 
   const q = await until(queue, (v) => v.items + v.inFlight + v.dropped >= (WRITES + 1) * DEAD);
   t.equal(q.budgetBytes, BUDGET, '/health shows the budget');
   t.ok(q.bytes <= BUDGET && most <= BUDGET, `the waiting bytes never went past it (${q.bytes}, at most ${most} seen)`);
-  t.ok(q.items > 0 && q.endpointsQueued > 0 && q.endpointsQueued <= DEAD, `notifications wait at the dead endpoints (${q.items} at ${q.endpointsQueued})`);
+  t.ok(
+    q.items > 0 && q.endpointsQueued > 0 && q.endpointsQueued <= DEAD,
+    `notifications wait at the dead endpoints (${q.items} at ${q.endpointsQueued})`,
+  );
   t.ok(q.dropped > 0, `notifications were dropped (${q.dropped})`);
   t.equal(q.items + q.inFlight + q.dropped, (WRITES + 1) * DEAD, 'every dead notification waits, is in flight or was dropped');
 
   // Counters reach the store at most a second after they change.
   const failed = (subs: any[]): number => subs.filter((s) => s.id.includes(':dead-')).reduce((n, s) => n + s.notification.timesFailed, 0);
   const subs = await until(subscriptions, (v) => failed(v) >= q.dropped);
-  t.equal(failed(subs), q.dropped, 'the dead subscriptions\' timesFailed add up to the drops');
+  t.equal(failed(subs), q.dropped, "the dead subscriptions' timesFailed add up to the drops");
   const dropping = subs.filter((s) => s.id.includes(':dead-') && s.notification.timesFailed > 0);
-  t.ok(dropping.length > 0 && dropping.every((s) => s.notification.status === 'failed' && typeof s.notification.lastFailure === 'string'),
-    `each subscription that lost notifications says failed (${dropping.length})`);
+  t.ok(
+    dropping.length > 0 && dropping.every((s) => s.notification.status === 'failed' && typeof s.notification.lastFailure === 'string'),
+    `each subscription that lost notifications says failed (${dropping.length})`,
+  );
   const h = subs.find((s) => s.id === 'urn:ngsi-ld:Subscription:healthy');
   t.match(h.notification, { timesSent: WRITES + 1, timesFailed: 0, status: 'ok' }, 'the healthy subscription lost nothing');
-  t.ok(broker.logs.some((l) => l.includes('notifications dropped by the queue limits')), 'the drops were logged');
+  t.ok(
+    broker.logs.some((l) => l.includes('notifications dropped by the queue limits')),
+    'the drops were logged',
+  );
   t.ok(broker.logs.filter((l) => l.includes('notifications dropped by the queue limits')).length <= 3, 'in a few lines, not one per drop');
 });
 
 t.test('deleting the dead subscriptions frees their queue and ends their requests', async (t) => {
   const statuses = new Set<number>();
-  for (let i = 0; i < DEAD; i++) statuses.add((await call(broker, 'DELETE', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:dead-${i}`)).status);
+  for (let i = 0; i < DEAD; i++)
+    statuses.add((await call(broker, 'DELETE', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:dead-${i}`)).status);
   t.same([...statuses], [204], 'all deleted');
   const q = await until(queue, (v) => v.items === 0 && v.inFlight === 0);
   t.match(q, { bytes: 0, items: 0, inFlight: 0, endpointsQueued: 0 }, 'nothing waits and nothing is in flight any more');
   const before = healthy.length;
   t.equal((await call(broker, 'PATCH', `${NGSI}/entities/${ENTITY}/attrs`, { body: { n: { type: 'Property', value: -1 } } })).status, 204);
-  t.same(await until(async () => healthy.slice(before), (h) => h.length >= 1), [-1], 'the healthy subscription notifies as before');
+  t.same(
+    await until(
+      async () => healthy.slice(before),
+      (h) => h.length >= 1,
+    ),
+    [-1],
+    'the healthy subscription notifies as before',
+  );
   t.equal((await queue()).dropped, q.dropped, 'and nothing more is dropped');
 });
 

@@ -6,8 +6,12 @@ import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let broker: Broker;
-t.before(async () => { broker = await startBroker([], {}, { pool: true }); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker([], {}, { pool: true });
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const sub = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   type: 'Subscription',
@@ -31,32 +35,39 @@ t.test('the Location of a subscription names its id as a path segment: only what
   t.equal((await call(broker, 'DELETE', location)).status, 204);
 });
 
-t.test('POST /subscriptions keeps the subscription (201, Location) and GET shows it with status and isActive, no counters before a notification', async (t) => {
-  const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id: 'urn:ngsi-ld:Subscription:crud1', subscriptionName: 'one', description: 'first' }) });
-  t.equal(r.status, 201, r.text);
-  t.equal(r.headers.get('location'), `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`, 'a URN id is written as it is');
-  const g = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`);
-  t.equal(g.status, 200, g.text);
-  t.match(g.headers.get('link') ?? '', /ngsi-ld-core-context/);
-  t.same(g.json.entities, [{ type: 'Vehicle' }]);
-  t.same(g.json.watchedAttributes, ['speed']);
-  t.equal(g.json.subscriptionName, 'one');
-  t.equal(g.json.description, 'first');
-  t.equal(g.json.isActive, true);
-  t.equal(g.json.status, 'active');
-  t.equal(g.json.notification.format, 'normalized');
-  t.equal(g.json.notification.endpoint.accept, 'application/json');
-  t.notOk('timesSent' in g.json.notification, 'no counters before the first notification');
-  t.notOk('timesFailed' in g.json.notification);
-  t.notOk('status' in g.json.notification, 'no notification status before the first attempt');
-  t.notOk('createdAt' in g.json, 'system times only with options=sysAttrs');
-  const sys = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1?options=sysAttrs`);
-  t.type(sys.json.createdAt, 'string');
-  t.type(sys.json.modifiedAt, 'string');
-  const ld = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`, { headers: { accept: 'application/ld+json' } });
-  t.match(ld.headers.get('content-type') ?? '', /application\/ld\+json/);
-  t.ok(ld.json['@context'], 'application/ld+json carries @context');
-});
+t.test(
+  'POST /subscriptions keeps the subscription (201, Location) and GET shows it with status and isActive, no counters before a notification',
+  async (t) => {
+    const r = await call(broker, 'POST', `${NGSI}/subscriptions`, {
+      body: sub({ id: 'urn:ngsi-ld:Subscription:crud1', subscriptionName: 'one', description: 'first' }),
+    });
+    t.equal(r.status, 201, r.text);
+    t.equal(r.headers.get('location'), `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`, 'a URN id is written as it is');
+    const g = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`);
+    t.equal(g.status, 200, g.text);
+    t.match(g.headers.get('link') ?? '', /ngsi-ld-core-context/);
+    t.same(g.json.entities, [{ type: 'Vehicle' }]);
+    t.same(g.json.watchedAttributes, ['speed']);
+    t.equal(g.json.subscriptionName, 'one');
+    t.equal(g.json.description, 'first');
+    t.equal(g.json.isActive, true);
+    t.equal(g.json.status, 'active');
+    t.equal(g.json.notification.format, 'normalized');
+    t.equal(g.json.notification.endpoint.accept, 'application/json');
+    t.notOk('timesSent' in g.json.notification, 'no counters before the first notification');
+    t.notOk('timesFailed' in g.json.notification);
+    t.notOk('status' in g.json.notification, 'no notification status before the first attempt');
+    t.notOk('createdAt' in g.json, 'system times only with options=sysAttrs');
+    const sys = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1?options=sysAttrs`);
+    t.type(sys.json.createdAt, 'string');
+    t.type(sys.json.modifiedAt, 'string');
+    const ld = await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:crud1`, {
+      headers: { accept: 'application/ld+json' },
+    });
+    t.match(ld.headers.get('content-type') ?? '', /application\/ld\+json/);
+    t.ok(ld.json['@context'], 'application/ld+json carries @context');
+  },
+);
 
 t.test('POST /subscriptions without an id makes one (a URN in Location)', async (t) => {
   const r = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub() });
@@ -77,20 +88,52 @@ t.test('POST /subscriptions with an id that exists answers 409 AlreadyExists and
 
 const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['an endpoint uri that is no URI', sub({ notification: { endpoint: { uri: 'not a uri' } } }), /notification\.endpoint\.uri/],
-  ['an endpoint uri with an unsupported scheme', sub({ notification: { endpoint: { uri: 'ftp://127.0.0.1/x' } } }), /notification\.endpoint\.uri/],
+  [
+    'an endpoint uri with an unsupported scheme',
+    sub({ notification: { endpoint: { uri: 'ftp://127.0.0.1/x' } } }),
+    /notification\.endpoint\.uri/,
+  ],
   ['an http endpoint without host', sub({ notification: { endpoint: { uri: 'http:/notify' } } }), /notification\.endpoint\.uri/],
-  ['an mqtt endpoint while the MQTT bridge is not loaded', sub({ notification: { endpoint: { uri: 'mqtt://127.0.0.1:1883/topic' } } }), /notification\.endpoint\.uri.*MQTT/],
-  ['an mqtts endpoint while the MQTT bridge is not loaded', sub({ notification: { endpoint: { uri: 'mqtts://127.0.0.1/topic' } } }), /notification\.endpoint\.uri.*MQTT/],
+  [
+    'an mqtt endpoint while the MQTT bridge is not loaded',
+    sub({ notification: { endpoint: { uri: 'mqtt://127.0.0.1:1883/topic' } } }),
+    /notification\.endpoint\.uri.*MQTT/,
+  ],
+  [
+    'an mqtts endpoint while the MQTT bridge is not loaded',
+    sub({ notification: { endpoint: { uri: 'mqtts://127.0.0.1/topic' } } }),
+    /notification\.endpoint\.uri.*MQTT/,
+  ],
   ['an unknown format', sub({ notification: { format: 'xml', endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.format/],
-  ['an unknown accept', sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', accept: 'text/plain' } } }), /notification\.endpoint\.accept/],
-  ['a negative timeout', sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', timeout: -1 } } }), /notification\.endpoint\.timeout/],
-  ['receiverInfo that cannot be a header', sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', receiverInfo: [{ key: 'bad key', value: 'v' }] } } }), /receiverInfo/],
-  ['receiverInfo that is not key/value pairs', sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', receiverInfo: [{ key: 'k' }] } } }), /receiverInfo/],
+  [
+    'an unknown accept',
+    sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', accept: 'text/plain' } } }),
+    /notification\.endpoint\.accept/,
+  ],
+  [
+    'a negative timeout',
+    sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', timeout: -1 } } }),
+    /notification\.endpoint\.timeout/,
+  ],
+  [
+    'receiverInfo that cannot be a header',
+    sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', receiverInfo: [{ key: 'bad key', value: 'v' }] } } }),
+    /receiverInfo/,
+  ],
+  [
+    'receiverInfo that is not key/value pairs',
+    sub({ notification: { endpoint: { uri: 'http://127.0.0.1:9/n', receiverInfo: [{ key: 'k' }] } } }),
+    /receiverInfo/,
+  ],
   ['a negative throttling', sub({ throttling: -1 }), /throttling/],
   ['a throttling that is no number', sub({ throttling: '5' }), /throttling/],
   ['timeInterval together with watchedAttributes', sub({ timeInterval: 10 }), /timeInterval/],
   ['a timeInterval of 0', sub({ watchedAttributes: undefined, timeInterval: 0 }), /timeInterval/],
-  ['a timeInterval under the 1 s bound', sub({ watchedAttributes: undefined, timeInterval: 0.001 }), /^timeInterval: must be a number of seconds, at least 1, not 0.001/],
+  [
+    'a timeInterval under the 1 s bound',
+    sub({ watchedAttributes: undefined, timeInterval: 0.001 }),
+    /^timeInterval: must be a number of seconds, at least 1, not 0.001/,
+  ],
   ['a q that does not parse', sub({ q: 'speed>>' }), /^q: /],
   ['a geoQ that does not parse', sub({ geoQ: { georel: 'near;maxDistance==10', geometry: 'Point', coordinates: [1] } }), /geoQ/],
   ['a geoQ with an unknown georel', sub({ geoQ: { georel: 'around', geometry: 'Point', coordinates: [1, 2] } }), /geoQ/],
@@ -111,10 +154,26 @@ const BAD: Array<[string, Record<string, unknown>, RegExp]> = [
   ['isActive that is no boolean', sub({ isActive: 'yes' }), /isActive/],
   ['watchedAttributes that are no names', sub({ watchedAttributes: ['a b'] }), /watchedAttributes/],
   ['an id that is no URI', sub({ id: 'sub 1' }), /^id/],
-  ['a member both in pick and omit', sub({ notification: { pick: ['id', 'a'], omit: ['a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /'notification\.a' is both in pick and in omit/],
-  ['pick with attributes', sub({ notification: { pick: ['id'], attributes: ['id'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.pick: cannot be combined with notification\.attributes/],
-  ['omit with attributes', sub({ notification: { omit: ['a'], attributes: ['b'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.omit: cannot be combined/],
-  ['a malformed pick', sub({ notification: { pick: ['id', 'rel{a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }), /notification\.pick: expected ',' or '}'/],
+  [
+    'a member both in pick and omit',
+    sub({ notification: { pick: ['id', 'a'], omit: ['a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }),
+    /'notification\.a' is both in pick and in omit/,
+  ],
+  [
+    'pick with attributes',
+    sub({ notification: { pick: ['id'], attributes: ['id'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }),
+    /notification\.pick: cannot be combined with notification\.attributes/,
+  ],
+  [
+    'omit with attributes',
+    sub({ notification: { omit: ['a'], attributes: ['b'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }),
+    /notification\.omit: cannot be combined/,
+  ],
+  [
+    'a malformed pick',
+    sub({ notification: { pick: ['id', 'rel{a'], endpoint: { uri: 'http://127.0.0.1:9/n' } } }),
+    /notification\.pick: expected ',' or '}'/,
+  ],
   ['a jsonldContext that is no URL', sub({ jsonldContext: 'context' }), /jsonldContext/],
   ['a lang that is no language list', sub({ lang: 'e n' }), /lang/],
 ];
@@ -141,9 +200,15 @@ t.test('GET /subscriptions lists in creation order, pages with limit/offset and 
     t.equal(r.status, 201, r.text);
   }
   const all = await call(broker, 'GET', `${NGSI}/subscriptions`, { headers: tenant });
-  t.same(all.json.map((s: { id: string }) => s.id), [0, 1, 2, 3, 4].map((i) => `urn:ngsi-ld:Subscription:p${i}`));
+  t.same(
+    all.json.map((s: { id: string }) => s.id),
+    [0, 1, 2, 3, 4].map((i) => `urn:ngsi-ld:Subscription:p${i}`),
+  );
   const page = await call(broker, 'GET', `${NGSI}/subscriptions?limit=2&offset=1&count=true`, { headers: tenant });
-  t.same(page.json.map((s: { id: string }) => s.id), ['urn:ngsi-ld:Subscription:p1', 'urn:ngsi-ld:Subscription:p2']);
+  t.same(
+    page.json.map((s: { id: string }) => s.id),
+    ['urn:ngsi-ld:Subscription:p1', 'urn:ngsi-ld:Subscription:p2'],
+  );
   t.equal(page.headers.get('ngsild-results-count'), '5');
   t.equal((await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:p0`)).status, 404, 'another tenant does not see them');
   for (const q of ['limit=x', 'offset=-1', 'count=maybe', 'colour=red', 'limit=5000']) {
@@ -154,8 +219,17 @@ t.test('GET /subscriptions lists in creation order, pages with limit/offset and 
 
 t.test('PATCH /subscriptions/{id} replaces the members given, keeps the others, and validates the result', async (t) => {
   const id = 'urn:ngsi-ld:Subscription:patch1';
-  t.equal((await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ id, q: 'speed>10', notification: { sysAttrs: true, endpoint: { uri: 'http://127.0.0.1:9/notify' } } }) })).status, 201);
-  const p = await call(broker, 'PATCH', `${NGSI}/subscriptions/${id}`, { body: { isActive: false, notification: { format: 'keyValues', endpoint: { uri: 'http://127.0.0.1:9/other' } }, q: null } });
+  t.equal(
+    (
+      await call(broker, 'POST', `${NGSI}/subscriptions`, {
+        body: sub({ id, q: 'speed>10', notification: { sysAttrs: true, endpoint: { uri: 'http://127.0.0.1:9/notify' } } }),
+      })
+    ).status,
+    201,
+  );
+  const p = await call(broker, 'PATCH', `${NGSI}/subscriptions/${id}`, {
+    body: { isActive: false, notification: { format: 'keyValues', endpoint: { uri: 'http://127.0.0.1:9/other' } }, q: null },
+  });
   t.equal(p.status, 204, p.text);
   const g = (await call(broker, 'GET', `${NGSI}/subscriptions/${id}`)).json;
   t.equal(g.isActive, false);
@@ -210,7 +284,10 @@ t.test('a subscription id that is no URI is 400 on every /subscriptions/{id} rou
 });
 
 t.test('creating a subscription creates its tenant (CIM 009 §4.14); a refused one leaves none', async (t) => {
-  const refused = await call(broker, 'POST', `${NGSI}/subscriptions`, { body: sub({ notification: { endpoint: { uri: 'not a uri' } } }), headers: { 'NGSILD-Tenant': 'subsrefused' } });
+  const refused = await call(broker, 'POST', `${NGSI}/subscriptions`, {
+    body: sub({ notification: { endpoint: { uri: 'not a uri' } } }),
+    headers: { 'NGSILD-Tenant': 'subsrefused' },
+  });
   t.equal(refused.status, 400);
   const none = await call(broker, 'GET', `${NGSI}/subscriptions`, { headers: { 'NGSILD-Tenant': 'subsrefused' } });
   t.equal(none.json?.type, 'https://uri.etsi.org/ngsi-ld/errors/NonexistentTenant', 'no tenant from a refused create');
@@ -219,6 +296,13 @@ t.test('creating a subscription creates its tenant (CIM 009 §4.14); a refused o
   t.equal(c.status, 201, c.text);
   const list = await call(broker, 'GET', `${NGSI}/subscriptions`, { headers: tenant });
   t.equal(list.status, 200, list.text);
-  t.same(list.json.map((s: { id: string }) => s.id), ['urn:ngsi-ld:Subscription:only']);
-  t.equal((await call(broker, 'GET', `${NGSI}/entities?type=Vehicle`, { headers: tenant })).status, 200, 'the tenant exists for entities too');
+  t.same(
+    list.json.map((s: { id: string }) => s.id),
+    ['urn:ngsi-ld:Subscription:only'],
+  );
+  t.equal(
+    (await call(broker, 'GET', `${NGSI}/entities?type=Vehicle`, { headers: tenant })).status,
+    200,
+    'the tenant exists for entities too',
+  );
 });

@@ -4,14 +4,22 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(['--troe', 'embdb']); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker(['--troe', 'embdb']);
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 let n = 0;
 const newId = (): string => `urn:ngsi-ld:Meter:api${++n}`;
 const T = (minute: number): string => `2024-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
-const obs = (value: unknown, minute: number, extra: Record<string, unknown> = {}): Record<string, unknown> =>
-  ({ type: 'Property', value, observedAt: T(minute), ...extra });
+const obs = (value: unknown, minute: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  type: 'Property',
+  value,
+  observedAt: T(minute),
+  ...extra,
+});
 
 /** A temporal entity with `values` observed one minute apart from 10:00. */
 async function seeded(values: unknown[], type = 'Meter'): Promise<string> {
@@ -31,14 +39,18 @@ t.test('POST /temporal/entities creates (201, Location) then adds instances to t
   const again = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power: obs(3, 2) } });
   t.equal(again.status, 204, again.text);
   const e = (await get(`/temporal/entities/${id}`)).json;
-  t.same(e.power.map((i: any) => i.value), [1, 2, 3]);
+  t.same(
+    e.power.map((i: any) => i.value),
+    [1, 2, 3],
+  );
   const current = await get(`/entities/${id}`);
   t.equal(current.status, 404, 'the temporal API writes history only, not the current state');
 });
 
-t.test('timerel before/after/between on observedAt select by the instances\' observedAt', async (t) => {
+t.test("timerel before/after/between on observedAt select by the instances' observedAt", async (t) => {
   const id = await seeded([0, 1, 2, 3, 4]);
-  const values = async (q: string): Promise<unknown[]> => (await get(`/temporal/entities/${id}?${q}`)).json.power?.map((i: any) => i.value) ?? [];
+  const values = async (q: string): Promise<unknown[]> =>
+    (await get(`/temporal/entities/${id}?${q}`)).json.power?.map((i: any) => i.value) ?? [];
   t.same(await values(`timerel=before&timeAt=${T(2)}`), [0, 1], 'before is strictly before');
   t.same(await values(`timerel=after&timeAt=${T(3)}`), [3, 4], 'after includes timeAt');
   t.same(await values(`timerel=between&timeAt=${T(1)}&endTimeAt=${T(3)}`), [1, 2]);
@@ -50,46 +62,89 @@ t.test('timeproperty createdAt selects by the time of recording', async (t) => {
   const past = (await get(`/temporal/entities/${id}?timeproperty=createdAt&timerel=before&timeAt=2000-01-01T00:00:00Z`)).json;
   t.equal(past.power, undefined, 'nothing was recorded before 2000');
   const all = (await get(`/temporal/entities/${id}?timeproperty=createdAt&timerel=after&timeAt=2000-01-01T00:00:00Z`)).json;
-  t.same(all.power.map((i: any) => i.value), [7, 8]);
+  t.same(
+    all.power.map((i: any) => i.value),
+    [7, 8],
+  );
   t.ok(all.power[0].createdAt, 'the asked time property is shown');
 });
 
 t.test('lastN gives the most recent N instances, oldest first', async (t) => {
   const id = await seeded([0, 1, 2, 3, 4, 5]);
   const e = (await get(`/temporal/entities/${id}?lastN=2&timerel=after&timeAt=${T(0)}`)).json;
-  t.same(e.power.map((i: any) => i.value), [4, 5]);
+  t.same(
+    e.power.map((i: any) => i.value),
+    [4, 5],
+  );
   const noWindow = (await get(`/temporal/entities/${id}?lastN=3`)).json;
-  t.same(noWindow.power.map((i: any) => i.value), [3, 4, 5]);
+  t.same(
+    noWindow.power.map((i: any) => i.value),
+    [3, 4, 5],
+  );
 });
 
 t.test('without timerel, instances are ordered and lastN picked by observedAt, not by the order they were written', async (t) => {
   const id = newId();
   const at = (hour: string): Record<string, unknown> => ({ type: 'Property', value: hour, observedAt: `2024-03-01T${hour}:00:00.000Z` });
-  t.equal((await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power: [at('10'), at('11')] } })).status, 201);
-  t.equal((await call(broker, 'POST', `${NGSI}/temporal/entities/${id}/attrs`, { body: { power: at('09') } })).status, 204, 'a late reading of 09:00');
-  t.same((await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value), ['09', '10', '11']);
-  t.same((await get(`/temporal/entities/${id}?lastN=1`)).json.power.map((i: any) => i.value), ['11'], 'the last one observed');
-  t.same((await get(`/temporal/entities/${id}?lastN=2&options=temporalValues`)).json.power.values.map((v: unknown[]) => v[0]), ['10', '11']);
-  t.same((await get(`/temporal/entities?type=Meter&id=${id}&lastN=1`)).json[0].power.map((i: any) => i.value), ['11'], 'the query route too');
+  t.equal(
+    (await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power: [at('10'), at('11')] } })).status,
+    201,
+  );
+  t.equal(
+    (await call(broker, 'POST', `${NGSI}/temporal/entities/${id}/attrs`, { body: { power: at('09') } })).status,
+    204,
+    'a late reading of 09:00',
+  );
+  t.same(
+    (await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value),
+    ['09', '10', '11'],
+  );
+  t.same(
+    (await get(`/temporal/entities/${id}?lastN=1`)).json.power.map((i: any) => i.value),
+    ['11'],
+    'the last one observed',
+  );
+  t.same(
+    (await get(`/temporal/entities/${id}?lastN=2&options=temporalValues`)).json.power.values.map((v: unknown[]) => v[0]),
+    ['10', '11'],
+  );
+  t.same(
+    (await get(`/temporal/entities?type=Meter&id=${id}&lastN=1`)).json[0].power.map((i: any) => i.value),
+    ['11'],
+    'the query route too',
+  );
   const byCreation = (await get(`/temporal/entities/${id}?timeproperty=createdAt&lastN=1`)).json;
-  t.same(byCreation.power.map((i: any) => i.value), ['09'], 'timeproperty=createdAt orders as written');
+  t.same(
+    byCreation.power.map((i: any) => i.value),
+    ['09'],
+    'timeproperty=createdAt orders as written',
+  );
 });
 
 t.test('temporalValues gives [value, time] pairs; format=temporalValues is the same', async (t) => {
   const id = await seeded([10, 11]);
   const a = (await get(`/temporal/entities/${id}?options=temporalValues`)).json;
-  t.same(a.power, { type: 'Property', values: [[10, T(0)], [11, T(1)]] });
+  t.same(a.power, {
+    type: 'Property',
+    values: [
+      [10, T(0)],
+      [11, T(1)],
+    ],
+  });
   const b = (await get(`/temporal/entities/${id}?format=temporalValues`)).json;
   t.same(b.power, a.power);
 });
 
 t.test('temporalValues of a Relationship uses objects; several datasetIds give one object each', async (t) => {
   const id = newId();
-  await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: {
-    id, type: 'Meter',
-    owner: { type: 'Relationship', object: 'urn:ngsi-ld:P:1', observedAt: T(0) },
-    power: [obs(1, 0), obs(2, 0, { datasetId: 'urn:ngsi-ld:Dataset:b' })],
-  } });
+  await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: {
+      id,
+      type: 'Meter',
+      owner: { type: 'Relationship', object: 'urn:ngsi-ld:P:1', observedAt: T(0) },
+      power: [obs(1, 0), obs(2, 0, { datasetId: 'urn:ngsi-ld:Dataset:b' })],
+    },
+  });
   const e = (await get(`/temporal/entities/${id}?options=temporalValues`)).json;
   t.same(e.owner, { type: 'Relationship', objects: [['urn:ngsi-ld:P:1', T(0)]] });
   t.equal(e.power.length, 2);
@@ -100,7 +155,11 @@ t.test('aggregatedValues over the whole range and per period of aggrPeriodDurati
   const id = await seeded([1, 2, 3, 4]);
   // Period bounds are written to the second when they have no fraction (aggregate.ts periodBound).
   const B = (minute: number): string => T(minute).replace('.000Z', 'Z');
-  const whole = (await get(`/temporal/entities/${id}?options=aggregatedValues&aggrMethods=totalCount,sum,avg,min,max,sumsq,distinctCount,stddev&timerel=between&timeAt=${T(0)}&endTimeAt=${T(4)}`)).json;
+  const whole = (
+    await get(
+      `/temporal/entities/${id}?options=aggregatedValues&aggrMethods=totalCount,sum,avg,min,max,sumsq,distinctCount,stddev&timerel=between&timeAt=${T(0)}&endTimeAt=${T(4)}`,
+    )
+  ).json;
   t.equal(whole.power.type, 'Property');
   t.same(whole.power.totalCount, [[4, B(0), B(4)]]);
   t.same(whole.power.sum, [[10, B(0), B(4)]]);
@@ -110,8 +169,15 @@ t.test('aggregatedValues over the whole range and per period of aggrPeriodDurati
   t.same(whole.power.sumsq, [[30, B(0), B(4)]]);
   t.same(whole.power.distinctCount, [[4, B(0), B(4)]]);
   t.ok(Math.abs(whole.power.stddev[0][0] - 1.2909944) < 1e-6, 'sample standard deviation');
-  const perTwo = (await get(`/temporal/entities/${id}?format=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=PT2M&timerel=between&timeAt=${T(0)}&endTimeAt=${T(4)}`)).json;
-  t.same(perTwo.power.sum, [[3, B(0), B(2)], [7, B(2), B(4)]]);
+  const perTwo = (
+    await get(
+      `/temporal/entities/${id}?format=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=PT2M&timerel=between&timeAt=${T(0)}&endTimeAt=${T(4)}`,
+    )
+  ).json;
+  t.same(perTwo.power.sum, [
+    [3, B(0), B(2)],
+    [7, B(2), B(4)],
+  ]);
 });
 
 t.test('GET /temporal/entities selects by type, idPattern, attrs and q; count gives NGSILD-Results-Count', async (t) => {
@@ -123,25 +189,39 @@ t.test('GET /temporal/entities selects by type, idPattern, attrs and q; count gi
   t.same(byType.json.map((e: any) => e.id).sort(), [a, b].sort());
   t.equal(byType.headers.get('ngsild-results-count'), '2');
   const byPattern = (await get(`/temporal/entities?type=${type}&idPattern=${encodeURIComponent(`${b}$`)}`)).json;
-  t.same(byPattern.map((e: any) => e.id), [b]);
+  t.same(
+    byPattern.map((e: any) => e.id),
+    [b],
+  );
   const noSuchAttr = (await get(`/temporal/entities?type=${type}&attrs=nothing`)).json;
   t.same(noSuchAttr, [], 'attrs keeps only entities with history of one of them');
   // q is judged on the history: only a got a power above 10 (its entity write recorded 50).
   await call(broker, 'POST', `${NGSI}/entities`, { body: { id: a, type, power: { type: 'Property', value: 50 } } });
   const byQ = (await get(`/temporal/entities?type=${type}&q=power>10`)).json;
-  t.same(byQ.map((e: any) => e.id), [a]);
+  t.same(
+    byQ.map((e: any) => e.id),
+    [a],
+  );
 });
 
 t.test('POST /temporal/entityOperations/query takes entities, attrs and temporalQ', async (t) => {
   const type = `Post${n}`;
   const id = await seeded([1, 2, 3], type);
-  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: {
-    type: 'Query', entities: [{ type }], attrs: ['power'], temporalQ: { timerel: 'after', timeAt: T(1), lastN: 1 },
-  } });
+  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+    body: {
+      type: 'Query',
+      entities: [{ type }],
+      attrs: ['power'],
+      temporalQ: { timerel: 'after', timeAt: T(1), lastN: 1 },
+    },
+  });
   t.equal(r.status, 200, r.text);
   t.equal(r.json.length, 1);
   t.equal(r.json[0].id, id);
-  t.same(r.json[0].power.map((i: any) => i.value), [3]);
+  t.same(
+    r.json[0].power.map((i: any) => i.value),
+    [3],
+  );
 });
 
 t.test('DELETE /temporal/entities/{id} removes the history; a second DELETE is 404', async (t) => {
@@ -156,19 +236,34 @@ t.test('POST /temporal/entities/{id}/attrs adds instances; on an unknown entity 
   const r = await call(broker, 'POST', `${NGSI}/temporal/entities/${id}/attrs`, { body: { power: [obs(2, 5)], voltage: obs(230, 5) } });
   t.equal(r.status, 204, r.text);
   const e = (await get(`/temporal/entities/${id}`)).json;
-  t.same(e.power.map((i: any) => i.value), [1, 2]);
-  t.same(e.voltage.map((i: any) => i.value), [230]);
+  t.same(
+    e.power.map((i: any) => i.value),
+    [1, 2],
+  );
+  t.same(
+    e.voltage.map((i: any) => i.value),
+    [230],
+  );
   const missing = await call(broker, 'POST', `${NGSI}/temporal/entities/urn:ngsi-ld:Meter:none/attrs`, { body: { power: obs(1, 0) } });
   t.equal(missing.status, 404);
 });
 
 t.test('DELETE of a temporal attribute: default instances, one datasetId, or deleteAll', async (t) => {
   const id = newId();
-  await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: {
-    id, type: 'Meter', power: [obs(1, 0), obs(2, 1, { datasetId: 'urn:ngsi-ld:Dataset:x' })], voltage: [obs(1, 0)],
-  } });
+  await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: {
+      id,
+      type: 'Meter',
+      power: [obs(1, 0), obs(2, 1, { datasetId: 'urn:ngsi-ld:Dataset:x' })],
+      voltage: [obs(1, 0)],
+    },
+  });
   t.equal((await call(broker, 'DELETE', `${NGSI}/temporal/entities/${id}/attrs/power`)).status, 204);
-  t.same((await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value), [2], 'the datasetId instances stay');
+  t.same(
+    (await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value),
+    [2],
+    'the datasetId instances stay',
+  );
   t.equal((await call(broker, 'DELETE', `${NGSI}/temporal/entities/${id}/attrs/power?datasetId=urn:ngsi-ld:Dataset:x`)).status, 204);
   t.equal((await get(`/temporal/entities/${id}`)).json.power, undefined);
   t.equal((await call(broker, 'DELETE', `${NGSI}/temporal/entities/${id}/attrs/voltage?deleteAll=true`)).status, 204);
@@ -180,18 +275,31 @@ t.test('PATCH of one instance replaces its value and keeps its instanceId; DELET
   const id = await seeded([1, 2]);
   const before = (await get(`/temporal/entities/${id}`)).json.power;
   const iid = before[0].instanceId;
-  const p = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/${iid}`, { body: { type: 'Property', value: 100, observedAt: T(0) } });
+  const p = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/${iid}`, {
+    body: { type: 'Property', value: 100, observedAt: T(0) },
+  });
   t.equal(p.status, 204, p.text);
   const after = (await get(`/temporal/entities/${id}`)).json.power;
-  t.same(after.map((i: any) => [i.instanceId, i.value]), [[iid, 100], [before[1].instanceId, 2]]);
+  t.same(
+    after.map((i: any) => [i.instanceId, i.value]),
+    [
+      [iid, 100],
+      [before[1].instanceId, 2],
+    ],
+  );
   t.equal((await call(broker, 'DELETE', `${NGSI}/temporal/entities/${id}/attrs/power/${iid}`)).status, 204);
-  t.same((await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value), [2]);
+  t.same(
+    (await get(`/temporal/entities/${id}`)).json.power.map((i: any) => i.value),
+    [2],
+  );
   t.equal((await call(broker, 'DELETE', `${NGSI}/temporal/entities/${id}/attrs/power/${iid}`)).status, 404);
 });
 
 t.test('a PATCH of an instance that does not exist is 404 ResourceNotFound', async (t) => {
   const id = await seeded([1]);
-  const r = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/urn:ngsi-ld:attribute:instance:nope`, { body: { type: 'Property', value: 1 } });
+  const r = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/urn:ngsi-ld:attribute:instance:nope`, {
+    body: { type: 'Property', value: 1 },
+  });
   t.equal(r.status, 404);
   t.equal(r.json.type, 'https://uri.etsi.org/ngsi-ld/errors/ResourceNotFound');
 });
@@ -199,10 +307,15 @@ t.test('a PATCH of an instance that does not exist is 404 ResourceNotFound', asy
 t.test('an instance PATCH that changes the attribute type is 400 and changes nothing', async (t) => {
   const id = await seeded([1]);
   const iid = (await get(`/temporal/entities/${id}`)).json.power[0].instanceId;
-  const r = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/${iid}`, { body: { type: 'Relationship', object: 'urn:ngsi-ld:X:1' } });
+  const r = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/${iid}`, {
+    body: { type: 'Relationship', object: 'urn:ngsi-ld:X:1' },
+  });
   t.equal(r.status, 400);
   t.equal(r.json.type, BAD);
-  t.same((await get(`/temporal/entities/${id}`)).json.power.map((i: any) => [i.type, i.value]), [['Property', 1]]);
+  t.same(
+    (await get(`/temporal/entities/${id}`)).json.power.map((i: any) => [i.type, i.value]),
+    [['Property', 1]],
+  );
 });
 
 t.test('bad temporal queries are 400 BadRequestData naming the fault', async (t) => {
@@ -242,38 +355,61 @@ t.test('bad temporal queries are 400 BadRequestData naming the fault', async (t)
 t.test('bad temporal writes are 400 and write nothing', async (t) => {
   const noId = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { type: 'Meter', power: obs(1, 0) } });
   t.equal(noId.status, 400);
-  const badInst = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id: 'urn:ngsi-ld:Meter:bad', type: 'Meter', power: [obs(1, 0), 5] } });
+  const badInst = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: { id: 'urn:ngsi-ld:Meter:bad', type: 'Meter', power: [obs(1, 0), 5] },
+  });
   t.equal(badInst.status, 400);
-  const badObs = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id: 'urn:ngsi-ld:Meter:bad', type: 'Meter', power: { type: 'Property', value: 1, observedAt: 'noon' } } });
+  const badObs = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: { id: 'urn:ngsi-ld:Meter:bad', type: 'Meter', power: { type: 'Property', value: 1, observedAt: 'noon' } },
+  });
   t.equal(badObs.status, 400);
   t.equal((await get('/temporal/entities/urn:ngsi-ld:Meter:bad')).status, 404);
   const q = await get('/temporal/entities');
   t.equal(q.status, 400, 'a query needs a selection');
 });
 
-t.test('scopeQ selects on the temporal entity\'s scope; a geo-query on the current location', async (t) => {
+t.test("scopeQ selects on the temporal entity's scope; a geo-query on the current location", async (t) => {
   const type = `Geo${n}`;
   const near = newId();
   const far = newId();
-  for (const [id, lon, scope] of [[near, 2.35, '/city/paris'], [far, 13.4, '/city/berlin']] as const) {
-    const r = await call(broker, 'POST', `${NGSI}/entities`, { body: {
-      id, type, scope, power: obs(1, 0), location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [lon, 48.85] } },
-    } });
+  for (const [id, lon, scope] of [
+    [near, 2.35, '/city/paris'],
+    [far, 13.4, '/city/berlin'],
+  ] as const) {
+    const r = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: {
+        id,
+        type,
+        scope,
+        power: obs(1, 0),
+        location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [lon, 48.85] } },
+      },
+    });
     t.equal(r.status, 201, r.text);
   }
   const byScope = (await get(`/temporal/entities?type=${type}&scopeQ=/city/paris`)).json;
-  t.same(byScope.map((e: any) => e.id), [near]);
+  t.same(
+    byScope.map((e: any) => e.id),
+    [near],
+  );
   const byGeo = (await get(`/temporal/entities?type=${type}&georel=near;maxDistance==10000&geometry=Point&coordinates=[2.35,48.85]`)).json;
-  t.same(byGeo.map((e: any) => e.id), [near]);
+  t.same(
+    byGeo.map((e: any) => e.id),
+    [near],
+  );
   const badGeo = await get(`/temporal/entities?type=${type}&georel=near&geometry=Point&coordinates=[2.35,48.85]`);
   t.equal(badGeo.status, 400, 'near needs a distance');
 });
 
 t.test('lang picks the language of a LanguageProperty in every instance', async (t) => {
   const id = newId();
-  await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: {
-    id, type: 'Meter', label: [{ type: 'LanguageProperty', languageMap: { en: 'one', fr: 'un' }, observedAt: T(0) }],
-  } });
+  await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: {
+      id,
+      type: 'Meter',
+      label: [{ type: 'LanguageProperty', languageMap: { en: 'one', fr: 'un' }, observedAt: T(0) }],
+    },
+  });
   const e = (await get(`/temporal/entities/${id}?lang=fr`)).json;
   t.equal(e.label[0].value, 'un');
   t.equal(e.label[0].lang, 'fr');
@@ -282,7 +418,10 @@ t.test('lang picks the language of a LanguageProperty in every instance', async 
 t.test('a temporal create with NGSILD-Tenant creates the tenant; another tenant does not see it', async (t) => {
   const id = newId();
   const tenant = `hist${n}`;
-  const c = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power: obs(1, 0) }, headers: { 'NGSILD-Tenant': tenant } });
+  const c = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: { id, type: 'Meter', power: obs(1, 0) },
+    headers: { 'NGSILD-Tenant': tenant },
+  });
   t.equal(c.status, 201, c.text);
   const mine = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}`, { headers: { 'NGSILD-Tenant': tenant } });
   t.equal(mine.status, 200);
@@ -306,7 +445,9 @@ t.test('the query routes refuse the same bad temporal input, GET and POST', asyn
     const g = await get(`/temporal/entities?type=${type}&${q}`);
     t.equal(g.status, 400, `GET ${q}`);
     t.match(g.json?.detail, detail, `GET ${q}`);
-    const p = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: { type: 'Query', entities: [{ type }], temporalQ } });
+    const p = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+      body: { type: 'Query', entities: [{ type }], temporalQ },
+    });
     t.equal(p.status, 400, `POST ${JSON.stringify(temporalQ)}`);
     t.match(p.json?.detail, detail, `POST ${JSON.stringify(temporalQ)}`);
   }
@@ -317,12 +458,21 @@ t.test('the query routes refuse the same bad temporal input, GET and POST', asyn
 });
 
 t.test('instance routes: an entity without history is 404, an instanceId that is not a URI is 400', async (t) => {
-  const none = await call(broker, 'PATCH', `${NGSI}/temporal/entities/urn:ngsi-ld:Meter:nohistory/attrs/power/urn:ngsi-ld:attribute:instance:x`, { body: { type: 'Property', value: 1 } });
+  const none = await call(
+    broker,
+    'PATCH',
+    `${NGSI}/temporal/entities/urn:ngsi-ld:Meter:nohistory/attrs/power/urn:ngsi-ld:attribute:instance:x`,
+    { body: { type: 'Property', value: 1 } },
+  );
   t.equal(none.status, 404);
   const id = await seeded([1]);
-  const bad = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/not-a-uri`, { body: { type: 'Property', value: 1 } });
+  const bad = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/power/not-a-uri`, {
+    body: { type: 'Property', value: 1 },
+  });
   t.equal(bad.status, 400);
   const otherAttr = (await get(`/temporal/entities/${id}`)).json.power[0].instanceId;
-  const wrongAttr = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/voltage/${otherAttr}`, { body: { type: 'Property', value: 1 } });
+  const wrongAttr = await call(broker, 'PATCH', `${NGSI}/temporal/entities/${id}/attrs/voltage/${otherAttr}`, {
+    body: { type: 'Property', value: 1 },
+  });
   t.equal(wrongAttr.status, 404, 'the instance belongs to another attribute');
 });

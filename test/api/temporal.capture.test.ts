@@ -4,8 +4,12 @@ import t from 'tap';
 import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(['--troe', 'embdb']); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker(['--troe', 'embdb']);
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 let n = 0;
 const newId = (): string => `urn:ngsi-ld:Sensor:cap${++n}`;
@@ -26,7 +30,10 @@ t.test('create and three updates give four instances in time order, each with a 
   const e = await temporal(id);
   t.equal(e.id, id);
   t.equal(e.type, 'Sensor');
-  t.same(e.temperature.map((i: any) => i.value), [20, 21, 22, 23]);
+  t.same(
+    e.temperature.map((i: any) => i.value),
+    [20, 21, 22, 23],
+  );
   for (const i of e.temperature) t.match(i.instanceId, /^urn:ngsi-ld:attribute:instance:/);
   t.equal(new Set(e.temperature.map((i: any) => i.instanceId)).size, 4, 'instanceIds are distinct');
   t.equal(e.temperature[0].unitCode, 'CEL', 'value members other than value are kept');
@@ -34,7 +41,12 @@ t.test('create and three updates give four instances in time order, each with a 
 
 t.test('an update leaves untouched attributes out of the history; sysAttrs shows createdAt and modifiedAt', async (t) => {
   const id = newId();
-  await ok('POST', '/entities', { id, type: 'Sensor', temperature: { type: 'Property', value: 1 }, name: { type: 'Property', value: 'a' } });
+  await ok('POST', '/entities', {
+    id,
+    type: 'Sensor',
+    temperature: { type: 'Property', value: 1 },
+    name: { type: 'Property', value: 'a' },
+  });
   await ok('PATCH', `/entities/${id}/attrs/temperature`, { value: 2 });
   const e = await temporal(id, '?options=sysAttrs');
   t.equal(e.temperature.length, 2);
@@ -47,7 +59,8 @@ t.test('an update leaves untouched attributes out of the history; sysAttrs shows
 t.test('observedAt, datasetId and sub-attributes are kept in every instance', async (t) => {
   const id = newId();
   await ok('POST', '/entities', {
-    id, type: 'Sensor',
+    id,
+    type: 'Sensor',
     speed: [
       { type: 'Property', value: 5, observedAt: '2024-01-01T00:00:00Z', accuracy: { type: 'Property', value: 0.5 } },
       { type: 'Property', value: 7, datasetId: 'urn:ngsi-ld:Dataset:gps', observedAt: '2024-01-01T00:00:01Z' },
@@ -64,7 +77,12 @@ t.test('observedAt, datasetId and sub-attributes are kept in every instance', as
 
 t.test('deleting an attribute records a tombstone with its type, urn:ngsi-ld:null and deletedAt', async (t) => {
   const id = newId();
-  await ok('POST', '/entities', { id, type: 'Sensor', temperature: { type: 'Property', value: 3 }, owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:1' } });
+  await ok('POST', '/entities', {
+    id,
+    type: 'Sensor',
+    temperature: { type: 'Property', value: 3 },
+    owner: { type: 'Relationship', object: 'urn:ngsi-ld:Person:1' },
+  });
   await ok('DELETE', `/entities/${id}/attrs/owner`);
   const e = await temporal(id);
   t.equal(e.owner.length, 2);
@@ -91,9 +109,18 @@ t.test('replace (PUT), merge, append and batch writes are all recorded', async (
   await ok('PUT', `/entities/${id}`, { type: 'Sensor', c: { type: 'Property', value: true } });
   await ok('POST', '/entityOperations/upsert', [{ id, type: 'Sensor', c: { type: 'Property', value: false } }]);
   const e = await temporal(id);
-  t.same(e.a.map((i: any) => i.value), [1, 2, 'urn:ngsi-ld:null']);
-  t.same(e.b.map((i: any) => i.value), ['x', 'urn:ngsi-ld:null']);
-  t.same(e.c.map((i: any) => i.value), [true, false]);
+  t.same(
+    e.a.map((i: any) => i.value),
+    [1, 2, 'urn:ngsi-ld:null'],
+  );
+  t.same(
+    e.b.map((i: any) => i.value),
+    ['x', 'urn:ngsi-ld:null'],
+  );
+  t.same(
+    e.c.map((i: any) => i.value),
+    [true, false],
+  );
 });
 
 t.test('a refused write records nothing', async (t) => {
@@ -101,7 +128,10 @@ t.test('a refused write records nothing', async (t) => {
   await ok('POST', '/entities', { id, type: 'Sensor', a: { type: 'Property', value: 1 } });
   const r = await call(broker, 'POST', `${NGSI}/entities`, { body: { id, type: 'Sensor', a: { type: 'Property', value: 99 } } });
   t.equal(r.status, 409);
-  t.same((await temporal(id)).a.map((i: any) => i.value), [1]);
+  t.same(
+    (await temporal(id)).a.map((i: any) => i.value),
+    [1],
+  );
 });
 
 t.test('an entity with no history answers 404 ResourceNotFound', async (t) => {
@@ -112,8 +142,12 @@ t.test('an entity with no history answers 404 ResourceNotFound', async (t) => {
 
 t.test('with --troe none the temporal API answers 501 OperationNotSupported and writes still work', async (t) => {
   const plain = await startBroker();
-  t.teardown(async () => { await plain.stop(); });
-  const c = await call(plain, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Sensor:plain', type: 'Sensor', a: { type: 'Property', value: 1 } } });
+  t.teardown(async () => {
+    await plain.stop();
+  });
+  const c = await call(plain, 'POST', `${NGSI}/entities`, {
+    body: { id: 'urn:ngsi-ld:Sensor:plain', type: 'Sensor', a: { type: 'Property', value: 1 } },
+  });
   t.equal(c.status, 201);
   const r = await call(plain, 'GET', `${NGSI}/temporal/entities/urn:ngsi-ld:Sensor:plain`);
   t.equal(r.status, 501);
@@ -128,7 +162,9 @@ t.test('--troe takes none or embdb: -u lists it, another value is one line and e
   t.equal(bad.stderr.trim().split('\n').length, 1);
   t.match(bad.stderr, /--troe: 'tsdb' is not one of none, embdb/);
   const fromEnv = await startBroker([], { BROKER_TROE: 'embdb' });
-  t.teardown(async () => { await fromEnv.stop(); });
+  t.teardown(async () => {
+    await fromEnv.stop();
+  });
   const id = 'urn:ngsi-ld:Sensor:env';
   await call(fromEnv, 'POST', `${NGSI}/entities`, { body: { id, type: 'Sensor', a: { type: 'Property', value: 1 } } });
   const r = await call(fromEnv, 'GET', `${NGSI}/temporal/entities/${id}`);

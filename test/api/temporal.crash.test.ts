@@ -22,7 +22,9 @@ async function writer(broker: Broker, w: number, stop: { now: boolean; answered:
     const p = { type: 'Property', value: v };
     try {
       switch (k % 6) {
-        case 0: case 1: case 2:
+        case 0:
+        case 1:
+        case 2:
           await call(broker, 'POST', `${NGSI}/entities/${idOf(i)}/attrs`, { body: { a: p, b: p } });
           break;
         case 3:
@@ -52,7 +54,12 @@ t.test('SIGKILL during concurrent writes leaves history and current state in ste
   const args = ['--dbDir', dir, '--troe', 'embdb'];
   const broker = await spawnBroker(args);
   const seed = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
-    body: Array.from({ length: ENTITIES }, (_, i) => ({ id: idOf(i), type: 'Crash', a: { type: 'Property', value: -1 }, b: { type: 'Property', value: -1 } })),
+    body: Array.from({ length: ENTITIES }, (_, i) => ({
+      id: idOf(i),
+      type: 'Crash',
+      a: { type: 'Property', value: -1 },
+      b: { type: 'Property', value: -1 },
+    })),
   });
   t.equal(seed.status, 201, seed.text);
   const stop = { now: false, answered: 0 };
@@ -77,7 +84,8 @@ t.test('SIGKILL during concurrent writes leaves history and current state in ste
     t.equal(hist.status, 200, `${id} has a history`);
     const all = await call(again, 'GET', `${NGSI}/temporal/entities/${id}?lastN=1000`);
     for (const name of ['a', 'b']) {
-      for (const inst of all.json[name] ?? []) if (inst.value !== NULL && !sent.has(inst.value)) t.fail(`${id} ${name}: instance of a value never sent: ${inst.value}`);
+      for (const inst of all.json[name] ?? [])
+        if (inst.value !== NULL && !sent.has(inst.value)) t.fail(`${id} ${name}: instance of a value never sent: ${inst.value}`);
       const latest = hist.json[name]?.[0];
       if (cur.status === 200 && cur.json[name] !== undefined) {
         t.equal(latest?.value, cur.json[name].value, `${id} ${name}: the latest instance is the current value`);

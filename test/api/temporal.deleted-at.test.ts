@@ -10,19 +10,26 @@ const other = 'urn:ngsi-ld:Vehicle:never-deleted';
 t.before(async () => {
   broker = await startBroker(['--troe', 'embdb']);
   for (const eid of [id, other]) {
-    const r = await call(broker, 'POST', `${NGSI}/entities`, { body: {
-      id: eid, type: 'Vehicle',
-      fuel: { type: 'Property', value: 60, observedAt: '2020-08-01T12:03:00Z' },
-      name: { type: 'LanguageProperty', languageMap: { en: 'car' } },
-    } });
+    const r = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: {
+        id: eid,
+        type: 'Vehicle',
+        fuel: { type: 'Property', value: 60, observedAt: '2020-08-01T12:03:00Z' },
+        name: { type: 'LanguageProperty', languageMap: { en: 'car' } },
+      },
+    });
     if (r.status !== 201) throw new Error(`seed: ${r.status} ${r.text}`);
   }
-  const u = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, { body: { fuel: { type: 'Property', value: 50, observedAt: '2020-08-01T13:03:00Z' } } });
+  const u = await call(broker, 'PATCH', `${NGSI}/entities/${id}/attrs`, {
+    body: { fuel: { type: 'Property', value: 50, observedAt: '2020-08-01T13:03:00Z' } },
+  });
   if (u.status !== 204) throw new Error(`update: ${u.status} ${u.text}`);
   const d = await call(broker, 'DELETE', `${NGSI}/entities/${id}/attrs/fuel`);
   if (d.status !== 204) throw new Error(`delete: ${d.status} ${d.text}`);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 t.test('without timerel, only the deleted attribute and its tombstone', async (t) => {
   const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}?timeproperty=deletedAt`);
@@ -42,7 +49,10 @@ t.test('the simplified representation on deletedAt holds the tombstone only', as
 t.test('a query on deletedAt answers the entities with a deletion', async (t) => {
   const r = await call(broker, 'GET', `${NGSI}/temporal/entities?type=Vehicle&timeproperty=deletedAt`);
   t.equal(r.status, 200, r.text);
-  t.same(r.json.map((e: any) => e.id), [id]);
+  t.same(
+    r.json.map((e: any) => e.id),
+    [id],
+  );
   const all = await call(broker, 'GET', `${NGSI}/temporal/entities?type=Vehicle`);
   t.same(all.json.map((e: any) => e.id).sort(), [id, other].sort(), 'on observedAt both have instances');
 });

@@ -7,8 +7,12 @@ import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 let broker: Broker;
 // Over HTTP, as before: two writes of one entity in the same millisecond leave the earlier value out of what q judges
 // on the history (a defect outside this file, reported with issue 14); injected requests come fast enough to hit it.
-t.before(async () => { broker = await startBroker(['--troe', 'embdb'], {}, { http: true }); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker(['--troe', 'embdb'], {}, { http: true });
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 let n = 0;
 const newType = (): string => `Filt${++n}`;
@@ -95,7 +99,11 @@ t.test('a re-created entity keeps one temporal entity whose type follows the new
 t.test('a geo-query matches a location the entity held inside the window', async (t) => {
   const type = newType();
   const id = `urn:ngsi-ld:${type}:moving`;
-  const at = (lon: number, minute: number) => ({ type: 'GeoProperty', value: { type: 'Point', coordinates: [lon, 48.85] }, observedAt: T(minute) });
+  const at = (lon: number, minute: number) => ({
+    type: 'GeoProperty',
+    value: { type: 'Point', coordinates: [lon, 48.85] },
+    observedAt: T(minute),
+  });
   await ok('POST', '/entities', { id, type, location: at(2.35, 0) });
   await ok('PATCH', `/entities/${id}/attrs/location`, at(13.4, 10));
   const near = 'georel=near;maxDistance==10000&geometry=Point&coordinates=[2.35,48.85]';
@@ -109,7 +117,12 @@ t.test('POST /temporal/entityOperations/query judges q on the history too', asyn
   const id = `urn:ngsi-ld:${type}:p`;
   await ok('POST', '/entities', { id, type, power: power(1, 0) });
   await ok('PATCH', `/entities/${id}/attrs/power`, power(2, 1));
-  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: { type: 'Query', entities: [{ type }], q: 'power==1' } });
+  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+    body: { type: 'Query', entities: [{ type }], q: 'power==1' },
+  });
   t.equal(r.status, 200, r.text);
-  t.same(r.json.map((e: any) => e.id), [id]);
+  t.same(
+    r.json.map((e: any) => e.id),
+    [id],
+  );
 });

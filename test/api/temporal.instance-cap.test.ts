@@ -32,7 +32,9 @@ t.before(async () => {
   // speed only on day 1, fuel only on day 2, 30 each.
   await create({ id: unsync, type: 'Truck', speed: series(30, DAY1), fuel: series(30, DAY2) });
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const get = (path: string) => call(broker, 'GET', `${NGSI}${path}`);
 const times = (instances: Array<{ observedAt: string }>): string[] => instances.map((i) => i.observedAt);
@@ -40,8 +42,16 @@ const times = (instances: Array<{ observedAt: string }>): string[] => instances.
 t.test('two attributes of 20 instances under a cap of 10: 206, every attribute cut at the earliest truncation', async (t) => {
   const r = await get(`/temporal/entities/${twenty}`);
   t.equal(r.status, 206, r.text);
-  t.same(times(r.json.speed), Array.from({ length: 10 }, (_, i) => minute(DAY1, i + 1)), 'the first 10 speeds');
-  t.same(times(r.json.fuel), Array.from({ length: 8 }, (_, i) => minute(DAY1, i + 3)), 'fuel up to the same instant');
+  t.same(
+    times(r.json.speed),
+    Array.from({ length: 10 }, (_, i) => minute(DAY1, i + 1)),
+    'the first 10 speeds',
+  );
+  t.same(
+    times(r.json.fuel),
+    Array.from({ length: 8 }, (_, i) => minute(DAY1, i + 3)),
+    'fuel up to the same instant',
+  );
   t.equal(r.headers.get('content-range'), `date-time ${minute(DAY1, 1)}-${minute(DAY1, 10)}/*`);
 });
 
@@ -55,8 +65,16 @@ t.test('with timerel the range starts at timeAt; the next page continues after t
 t.test('lastN above the cap pages backwards, from the most recent, with lastN as the size', async (t) => {
   const r = await get(`/temporal/entities/${twenty}?lastN=20`);
   t.equal(r.status, 206, r.text);
-  t.same(times(r.json.fuel), Array.from({ length: 10 }, (_, i) => minute(DAY1, i + 13)), 'the last 10 fuels');
-  t.same(times(r.json.speed), Array.from({ length: 8 }, (_, i) => minute(DAY1, i + 13)), 'speed from the same instant');
+  t.same(
+    times(r.json.fuel),
+    Array.from({ length: 10 }, (_, i) => minute(DAY1, i + 13)),
+    'the last 10 fuels',
+  );
+  t.same(
+    times(r.json.speed),
+    Array.from({ length: 8 }, (_, i) => minute(DAY1, i + 13)),
+    'speed from the same instant',
+  );
   t.equal(r.headers.get('content-range'), `date-time ${minute(DAY1, 22)}-${minute(DAY1, 13)}/20`);
   const before = await get(`/temporal/entities/${twenty}?lastN=20&timerel=before&timeAt=2021-01-01T00:00:00Z`);
   t.equal(before.headers.get('content-range'), `date-time 2021-01-01T00:00:00.000Z-${minute(DAY1, 13)}/20`, 'the range ends at timeAt');

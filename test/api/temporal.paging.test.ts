@@ -13,10 +13,14 @@ const TOTAL = 1500;
 t.before(async () => {
   broker = await startBroker(['--troe', 'embdb']);
   const power = Array.from({ length: TOTAL }, (_, i) => ({ type: 'Property', value: i, observedAt: at(i) }));
-  const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id, type: 'Meter', power, small: { type: 'Property', value: 'x', observedAt: at(1400) } } });
+  const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
+    body: { id, type: 'Meter', power, small: { type: 'Property', value: 'x', observedAt: at(1400) } },
+  });
   if (r.status !== 201) throw new Error(`seed: ${r.status} ${r.text}`);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 t.test('more instances than the cap: 206, the first 1000 in time order and a forward Content-Range', async (t) => {
   const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}?timerel=after&timeAt=${at(0)}&attrs=power`);
@@ -59,7 +63,11 @@ t.test('lastN within the cap is a complete answer (200)', async (t) => {
 });
 
 t.test('aggregation reads past the instance cap (up to its own) and answers 200', async (t) => {
-  const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}?timerel=after&timeAt=${at(0)}&attrs=power&options=aggregatedValues&aggrMethods=totalCount,max`);
+  const r = await call(
+    broker,
+    'GET',
+    `${NGSI}/temporal/entities/${id}?timerel=after&timeAt=${at(0)}&attrs=power&options=aggregatedValues&aggrMethods=totalCount,max`,
+  );
   t.equal(r.status, 200);
   t.equal(r.json.power.totalCount[0][0], TOTAL);
   t.equal(r.json.power.max[0][0], TOTAL - 1);

@@ -7,20 +7,31 @@ import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 let broker: Broker;
 const early = 'urn:ngsi-ld:Bike:early';
 const late = 'urn:ngsi-ld:Bike:late';
-const obs = (value: number, at: string, extra: Record<string, unknown> = {}): Record<string, unknown> =>
-  ({ type: 'Property', value, observedAt: at, ...extra });
+const obs = (value: number, at: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  type: 'Property',
+  value,
+  observedAt: at,
+  ...extra,
+});
 
 t.before(async () => {
   broker = await startBroker(['--troe', 'embdb']);
   for (const body of [
     { id: early, type: 'Bike', speed: [obs(1, '2020-08-01T12:00:00Z'), obs(2, '2020-08-01T12:10:00Z')] },
-    { id: late, type: 'Bike', speed: [obs(3, '2020-09-01T12:00:00Z')], fuel: [obs(9, '2020-09-01T12:00:00Z', { datasetId: 'urn:ngsi-ld:Dataset:fuel' })] },
+    {
+      id: late,
+      type: 'Bike',
+      speed: [obs(3, '2020-09-01T12:00:00Z')],
+      fuel: [obs(9, '2020-09-01T12:00:00Z', { datasetId: 'urn:ngsi-ld:Dataset:fuel' })],
+    },
   ]) {
     const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, { body });
     if (r.status !== 201) throw new Error(`seed: ${r.status} ${r.text}`);
   }
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 const get = (q: string) => call(broker, 'GET', `${NGSI}/temporal/entities?${q}`);
 const ids = (body: Array<{ id: string }>): string[] => body.map((e) => e.id).sort();
 
@@ -32,15 +43,22 @@ t.test('timerel leaves out the entities with no instance inside the window', asy
   t.same(ids(before.json), [early]);
   const between = await get('type=Bike&timerel=between&timeAt=2020-08-01T12:05:00Z&endTimeAt=2020-08-02T00:00:00Z');
   t.same(ids(between.json), [early]);
-  t.same(between.json[0].speed.map((i: any) => i.value), [2]);
+  t.same(
+    between.json[0].speed.map((i: any) => i.value),
+    [2],
+  );
   const none = await get('type=Bike&timerel=after&timeAt=2021-01-01T00:00:00Z');
   t.same(none.json, []);
 });
 
 t.test('the same through POST /temporal/entityOperations/query', async (t) => {
-  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: {
-    type: 'Query', entities: [{ type: 'Bike' }], temporalQ: { timerel: 'before', timeAt: '2020-08-02T12:05:00Z' },
-  } });
+  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+    body: {
+      type: 'Query',
+      entities: [{ type: 'Bike' }],
+      temporalQ: { timerel: 'before', timeAt: '2020-08-02T12:05:00Z' },
+    },
+  });
   t.equal(r.status, 200, r.text);
   t.same(ids(r.json), [early]);
 });
@@ -69,7 +87,9 @@ t.test('ids and idPattern alone are a query, as on the current state (a toleranc
   t.same(ids((await get(`id=${early},${late}`)).json), [early, late]);
   t.same(ids((await get('idPattern=early$')).json), [early]);
   t.same(ids((await get(`id=${early},${late}&timerel=after&timeAt=2020-08-15T00:00:00Z`)).json), [late], 'the window still applies');
-  const post = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, { body: { type: 'Query', entities: [{ id: early }] } });
+  const post = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+    body: { type: 'Query', entities: [{ id: early }] },
+  });
   t.equal(post.status, 200, post.text);
   t.same(ids(post.json), [early], 'a POST query whose selectors name ids only');
   t.same(ids((await get(`id=${early}&type=Bike`)).json), [early], 'with a type, ids narrow it');

@@ -3,8 +3,12 @@ import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker(); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker();
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const entity = { id: 'urn:ngsi-ld:Shop:1', type: 'Shop', open: { type: 'Property', value: true } };
 
@@ -21,7 +25,11 @@ t.test('a create makes the tenant; its entities are not seen from other tenants'
   t.equal(c.status, 201, c.text);
   t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Shop:1`, { headers: { 'NGSILD-Tenant': 'north' } })).status, 200);
   t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Shop:1`)).status, 404, 'not in the default tenant');
-  t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Shop:1`, { headers: { 'NGSILD-Tenant': 'NORTH' } })).status, 200, 'tenant names are lower-cased');
+  t.equal(
+    (await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Shop:1`, { headers: { 'NGSILD-Tenant': 'NORTH' } })).status,
+    200,
+    'tenant names are lower-cased',
+  );
 });
 
 t.test('a refused create (bad body) leaves no tenant behind', async (t) => {
@@ -33,7 +41,10 @@ t.test('a refused create (bad body) leaves no tenant behind', async (t) => {
 
 t.test('a tenant name with bad characters is a 400', async (t) => {
   for (const name of ['a b', 'x/y', 'ü', 'a'.repeat(60), "a'b"]) {
-    const r = await call(broker, 'POST', `${NGSI}/entities`, { body: entity, headers: { 'NGSILD-Tenant': encodeURIComponent(name) === name ? name : name.replace(/[^\x20-\x7e]/g, '?') } });
+    const r = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: entity,
+      headers: { 'NGSILD-Tenant': encodeURIComponent(name) === name ? name : name.replace(/[^\x20-\x7e]/g, '?') },
+    });
     t.equal(r.status, 400, `${name}: ${r.text}`);
   }
 });

@@ -16,14 +16,28 @@ t.before(async () => {
   const prop = (value: unknown): Record<string, unknown> => ({ type: 'Property', value });
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
     body: [
-      { id: TOWER, type: 'Building', name: prop('Eiffel Tower'), scope: '/Paris/Champ', location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.2945, 48.8584] } } },
-      { id: ANNEX, type: 'Building', name: prop('Annex'), scope: '/Paris/Louvre/Wing', location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.3376, 48.8606] } } },
+      {
+        id: TOWER,
+        type: 'Building',
+        name: prop('Eiffel Tower'),
+        scope: '/Paris/Champ',
+        location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.2945, 48.8584] } },
+      },
+      {
+        id: ANNEX,
+        type: 'Building',
+        name: prop('Annex'),
+        scope: '/Paris/Louvre/Wing',
+        location: { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.3376, 48.8606] } },
+      },
       { id: ROOM, type: 'Room', temperature: prop(25) },
     ],
   });
   if (r.status !== 201) throw new Error(r.text);
 });
-t.teardown(async () => { await broker.stop(); });
+t.teardown(async () => {
+  await broker.stop();
+});
 
 const get = (path: string) => call(broker, 'GET', `${NGSI}${path}`);
 const ids = (r: { json: any }): string[] => (r.json as Array<{ id: string }>).map((e) => e.id).sort();
@@ -57,7 +71,12 @@ t.test('blanks around q operators are skipped, as Orion-LD does', async (t) => {
 
 t.test('options=count (Orion-LD, from NGSIv2) asks list operations for NGSILD-Results-Count and is a no-op elsewhere', async (t) => {
   const sub = await call(broker, 'POST', `${NGSI}/subscriptions`, {
-    body: { id: 'urn:ngsi-ld:Subscription:count', type: 'Subscription', entities: [{ type: 'Room' }], notification: { endpoint: { uri: 'http://127.0.0.1:9/n' } } },
+    body: {
+      id: 'urn:ngsi-ld:Subscription:count',
+      type: 'Subscription',
+      entities: [{ type: 'Room' }],
+      notification: { endpoint: { uri: 'http://127.0.0.1:9/n' } },
+    },
   });
   t.equal(sub.status, 201, sub.text);
   const subs = await get('/subscriptions?options=count');
@@ -108,7 +127,12 @@ t.test('simplified is keyValues: in options and format of entities and history, 
   const both = await get(`/entities/${ROOM}?options=simplified,concise`);
   t.equal(both.status, 400, 'still not together with concise');
   const sub = await call(broker, 'POST', `${NGSI}/subscriptions`, {
-    body: { id: 'urn:ngsi-ld:Subscription:simplified', type: 'Subscription', entities: [{ type: 'Room' }], notification: { format: 'simplified', endpoint: { uri: 'http://127.0.0.1:9/n' } } },
+    body: {
+      id: 'urn:ngsi-ld:Subscription:simplified',
+      type: 'Subscription',
+      entities: [{ type: 'Room' }],
+      notification: { format: 'simplified', endpoint: { uri: 'http://127.0.0.1:9/n' } },
+    },
   });
   t.equal(sub.status, 201, sub.text);
   t.equal((await get('/subscriptions/urn:ngsi-ld:Subscription:simplified')).json.notification.format, 'keyValues');
@@ -124,7 +148,12 @@ t.test('unknown parameters and unsupported options words are 400 InvalidRequest 
     ['DELETE', `/entities/${TOWER}?options=keyValues`],
   ];
   for (const [method, path] of cases) {
-    const r = await call(broker, method, `${NGSI}${path}`, method === 'GET' || method === 'DELETE' ? {} : { body: { name: { type: 'Property', value: 'x' } } });
+    const r = await call(
+      broker,
+      method,
+      `${NGSI}${path}`,
+      method === 'GET' || method === 'DELETE' ? {} : { body: { name: { type: 'Property', value: 'x' } } },
+    );
     t.equal(r.status, 400, `${method} ${path}: ${r.text}`);
     t.equal(r.json?.type, `${ERR}InvalidRequest`, `${method} ${path}`);
   }

@@ -6,8 +6,12 @@ import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let broker: Broker;
-t.before(async () => { broker = await startBroker(['--connectionPoolSize', '2']); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker(['--connectionPoolSize', '2']);
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 /** JSON text sent as is: `\\u` escapes stay escapes on the wire (a JS string would be UTF-8 encoded, losing them). */
 const send = (method: string, path: string, text: string, contentType = 'application/json') =>
@@ -25,7 +29,12 @@ t.test('a lone surrogate escape in a name, id, type or value is 400 BadRequestDa
     ['a value', 'POST', '{"id":"urn:ngsi-ld:U:1","type":"U","a":{"type":"Property","value":"x\\udc00y"}}'],
     ['a sub-attribute name', 'POST', '{"id":"urn:ngsi-ld:U:1","type":"U","a":{"type":"Property","value":1,"s\\ud800":1}}'],
     ['a language map key', 'POST', '{"id":"urn:ngsi-ld:U:1","type":"U","l":{"type":"LanguageProperty","languageMap":{"e\\ud800":"x"}}}'],
-    ['an application/ld+json @context', 'POST', '{"id":"urn:ngsi-ld:U:1","type":"U","@context":{"U":"https://example.org/\\ud800"}}', 'application/ld+json'],
+    [
+      'an application/ld+json @context',
+      'POST',
+      '{"id":"urn:ngsi-ld:U:1","type":"U","@context":{"U":"https://example.org/\\ud800"}}',
+      'application/ld+json',
+    ],
   ];
   for (const [what, method, text, ct] of cases) {
     const r = await send(method, `${NGSI}/entities`, text, ct);
@@ -46,7 +55,11 @@ t.test('a lone surrogate escape in a name, id, type or value is 400 BadRequestDa
   }
   const batch = await send('POST', `${NGSI}/entityOperations/upsert`, '[{"id":"urn:ngsi-ld:U:2","type":"U","b\\ud800":1}]');
   t.equal(batch.status, 400, `a batch: ${batch.text}`);
-  const sub = await send('POST', `${NGSI}/subscriptions`, '{"type":"Subscription","entities":[{"type":"U"}],"description":"\\ud800","notification":{"endpoint":{"uri":"http://127.0.0.1:1/n"}}}');
+  const sub = await send(
+    'POST',
+    `${NGSI}/subscriptions`,
+    '{"type":"Subscription","entities":[{"type":"U"}],"description":"\\ud800","notification":{"endpoint":{"uri":"http://127.0.0.1:1/n"}}}',
+  );
   t.equal(sub.status, 400, `a subscription: ${sub.text}`);
   const ctx = await send('POST', `${NGSI}/jsonldContexts`, '{"@context":{"U":"https://example.org/\\udfff"}}');
   t.equal(ctx.status, 400, `a Hosted @context: ${ctx.text}`);
@@ -54,14 +67,22 @@ t.test('a lone surrogate escape in a name, id, type or value is 400 BadRequestDa
   t.equal(q.status, 400, `a query body: ${q.text}`);
 
   const all = await call(broker, 'GET', `${NGSI}/entities?type=U`);
-  t.same(all.json.map((e: { id: string }) => e.id), ['urn:ngsi-ld:U:seed'], 'nothing else was stored');
+  t.same(
+    all.json.map((e: { id: string }) => e.id),
+    ['urn:ngsi-ld:U:seed'],
+    'nothing else was stored',
+  );
   t.same(Object.keys(all.json[0]).sort(), ['a', 'id', 'type'], 'the seed is unchanged');
   t.equal(all.json[0].a.value, 1);
   t.same((await call(broker, 'GET', `${NGSI}/attributes`)).json.attributeList, ['a'], '/attributes lists no mangled name');
 });
 
 t.test('a surrogate pair (escaped or UTF-8) is text: stored and read back alike by every thread', async (t) => {
-  const escaped = await send('POST', `${NGSI}/entities`, '{"id":"urn:ngsi-ld:V:1","type":"V","smile\\ud83d\\ude00":{"type":"Property","value":"\\ud83d\\ude00"},"back":{"type":"Property","value":"\\\\ud800"}}');
+  const escaped = await send(
+    'POST',
+    `${NGSI}/entities`,
+    '{"id":"urn:ngsi-ld:V:1","type":"V","smile\\ud83d\\ude00":{"type":"Property","value":"\\ud83d\\ude00"},"back":{"type":"Property","value":"\\\\ud800"}}',
+  );
   t.equal(escaped.status, 201, escaped.text);
   const utf8 = await send('POST', `${NGSI}/entities`, '{"id":"urn:ngsi-ld:V:2","type":"V","smile😀":{"type":"Property","value":"😀"}}');
   t.equal(utf8.status, 201, utf8.text);

@@ -8,8 +8,12 @@ const root = new URL('../../', import.meta.url);
 const versionOf = (path: string): string => (JSON.parse(readFileSync(new URL(path, root), 'utf8')) as { version: string }).version;
 
 let broker: Broker;
-t.before(async () => { broker = await startBroker([], {}, { http: true }); });
-t.teardown(async () => { await broker.stop(); });
+t.before(async () => {
+  broker = await startBroker([], {}, { http: true });
+});
+t.teardown(async () => {
+  await broker.stop();
+});
 
 for (const path of ['/version', `${NGSI}/version`]) {
   t.test(`GET ${path} names the broker, the spec version, Node, the server and the storage libraries`, async (t) => {

@@ -8,8 +8,20 @@ import { join } from 'node:path';
 import { AuthVerdict } from '../../src/auth/contract.js';
 import { authShutdown, dsecInstances } from '../../src/plugins/auth/dsec/index.js';
 import {
-  CREDENTIAL, FakePap, FakeVerifier, ORG, anyonePolicy, authenticate, authorize, bearer, makeKey, register, request,
-  rolePolicy, signToken, waitFor,
+  CREDENTIAL,
+  FakePap,
+  FakeVerifier,
+  ORG,
+  anyonePolicy,
+  authenticate,
+  authorize,
+  bearer,
+  makeKey,
+  register,
+  request,
+  rolePolicy,
+  signToken,
+  waitFor,
 } from '../fixtures/dsec/harness.js';
 
 const rsa = await makeKey('rsa-1', 'RS256');
@@ -55,7 +67,10 @@ t.test('a PAP that fails mid-listing leaves the old set in place; a complete rea
   t.ok(pap.served.requests.length > reads);
   t.equal(instance.policies, first, 'the old set is kept');
   t.equal((await authorize(driver, read, CREDENTIAL)).verdict, AuthVerdict.Allow);
-  t.ok(host.lines.some((l) => /reading the policies failed; the current set is kept/.test(l.msg)), 'the failure is logged');
+  t.ok(
+    host.lines.some((l) => /reading the policies failed; the current set is kept/.test(l.msg)),
+    'the failure is logged',
+  );
   pap.failPage = null;
   t.ok(await waitFor(() => instance.policies !== first, 3000), 'the next complete read is taken');
   t.equal((await authorize(driver, read, CREDENTIAL)).verdict, AuthVerdict.Deny);
@@ -72,7 +87,15 @@ t.test('refusals carry title and detail: 403 for no allowing policy, 503 for two
   t.equal(denied.verdict, AuthVerdict.Deny);
   t.equal(denied.answer.title, 'Forbidden');
   t.match(denied.answer.detail, /no policy allows/);
-  const conflict = { ...CREDENTIAL, credentialSubject: { roles: [{ target: ORG, names: ['OPERATOR'] }, { target: ORG, names: ['READER'] }] } };
+  const conflict = {
+    ...CREDENTIAL,
+    credentialSubject: {
+      roles: [
+        { target: ORG, names: ['OPERATOR'] },
+        { target: ORG, names: ['READER'] },
+      ],
+    },
+  };
   const r = await authorize(driver, read, conflict);
   t.equal(r.verdict, AuthVerdict.Unavailable, 'the role policy comes first and its action holds');
   t.equal(r.answer.title, 'Service Unavailable');
@@ -101,7 +124,11 @@ for (const shape of ['listing', 'array', 'one', 'graph']) {
     const instance = dsecInstances().at(-1)!;
     t.ok(await waitFor(() => instance.policies !== null));
     t.equal((await authorize(driver, read, CREDENTIAL)).verdict, AuthVerdict.Allow, 'reading a Car');
-    t.equal((await authorize(driver, request({ path: '/ngsi-ld/v1/entities/urn:ngsi-ld:Bus:1' }), CREDENTIAL)).verdict, AuthVerdict.Deny, 'not a Bus');
+    t.equal(
+      (await authorize(driver, request({ path: '/ngsi-ld/v1/entities/urn:ngsi-ld:Bus:1' }), CREDENTIAL)).verdict,
+      AuthVerdict.Deny,
+      'not a Bus',
+    );
     t.equal((await authorize(driver, del, CREDENTIAL)).verdict, shape === 'one' ? AuthVerdict.Deny : AuthVerdict.Allow, 'deleting a Car');
   });
 }
@@ -111,7 +138,11 @@ t.test('--dsecPolicies as a URL, --dsecJwks as a file with --dsecIssuer', async 
   const dir = mkdtempSync(join(tmpdir(), 'dsec-'));
   writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [rsa.publicJwk, { kty: 'oct', k: 'c2VjcmV0', kid: 'hmac' }] }));
   pap.policies = [anyonePolicy('urn:p:any')];
-  const { driver } = await register({ dsecJwks: join(dir, 'jwks.json'), dsecIssuer: 'did:web:verifier.example', dsecPolicies: `${pap.served.url}/policy?page=0&pageSize=25` });
+  const { driver } = await register({
+    dsecJwks: join(dir, 'jwks.json'),
+    dsecIssuer: 'did:web:verifier.example',
+    dsecPolicies: `${pap.served.url}/policy?page=0&pageSize=25`,
+  });
   const instance = dsecInstances().at(-1)!;
   t.ok(await waitFor(() => instance.keys !== null && instance.policies !== null));
   t.same([...instance.keys!.keys.keys()], ['rsa-1'], 'a symmetric key is never used');
@@ -148,7 +179,10 @@ t.test('new sets reach the non-primary instances; one that starts late asks for 
   t.same(pap.served.requests.filter((u) => u.includes('page=0')).length >= 1, true);
   // a change is broadcast
   pap.policies = [anyonePolicy('urn:p:delete', 'odrl:delete')];
-  t.ok(await waitFor(async () => (await authorize(early.driver, del, CREDENTIAL)).verdict === AuthVerdict.Allow, 4000), 'the new policies reached the worker');
+  t.ok(
+    await waitFor(async () => (await authorize(early.driver, del, CREDENTIAL)).verdict === AuthVerdict.Allow, 4000),
+    'the new policies reached the worker',
+  );
   t.equal((await authorize(late.driver, read, CREDENTIAL)).verdict, AuthVerdict.Deny);
   const rsa2 = await makeKey('rsa-2', 'RS256');
   verifier.keys = [rsa2.publicJwk];
@@ -159,12 +193,23 @@ t.test('new sets reach the non-primary instances; one that starts late asks for 
 
 t.test('--dsecStrippedPath makes http:path read the x-stripped-path header', async (t) => {
   const { pap, options } = await servers(t);
-  pap.policies = [{
-    'odrl:uid': 'urn:p:path', 'odrl:permission': {
-      'odrl:action': 'odrl:read', 'odrl:assignee': 'vc:any',
-      'odrl:target': { '@type': 'odrl:AssetCollection', 'odrl:refinement': { 'odrl:leftOperand': 'http:path', 'odrl:operator': 'http:isInPath', 'odrl:rightOperand': '/ngsi-ld/v1/entities' } },
+  pap.policies = [
+    {
+      'odrl:uid': 'urn:p:path',
+      'odrl:permission': {
+        'odrl:action': 'odrl:read',
+        'odrl:assignee': 'vc:any',
+        'odrl:target': {
+          '@type': 'odrl:AssetCollection',
+          'odrl:refinement': {
+            'odrl:leftOperand': 'http:path',
+            'odrl:operator': 'http:isInPath',
+            'odrl:rightOperand': '/ngsi-ld/v1/entities',
+          },
+        },
+      },
     },
-  }];
+  ];
   const stripped = await register({ ...options, dsecStrippedPath: true });
   const plain = await register(options);
   const [a, b] = dsecInstances().slice(-2);
@@ -183,7 +228,10 @@ t.test('identities turn into text and back; the entity hook allows; release is h
   t.same(driver.identityRestore!(text as string), CREDENTIAL);
   t.equal(driver.identitySave!(null), null, 'no one has no owner record');
   t.equal(driver.identityRestore!('{broken'), null);
-  t.equal(await driver.entity!(read, CREDENTIAL, { id: 'urn:ngsi-ld:Car:1', types: [], storedTypes: false, read: true }, {}), AuthVerdict.Allow);
+  t.equal(
+    await driver.entity!(read, CREDENTIAL, { id: 'urn:ngsi-ld:Car:1', types: [], storedTypes: false, read: true }, {}),
+    AuthVerdict.Allow,
+  );
   t.doesNotThrow(() => driver.release!(read, CREDENTIAL));
 });
 

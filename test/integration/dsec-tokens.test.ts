@@ -6,14 +6,33 @@ import { SignJWT, base64url } from 'jose';
 import { AuthVerdict } from '../../src/auth/contract.js';
 import { authShutdown, dsecInstances } from '../../src/plugins/auth/dsec/index.js';
 import {
-  CREDENTIAL, FakePap, FakeVerifier, ISSUER, ORG, anyonePolicy, authenticate, authorize, bearer, makeKey, register,
-  request, rolePolicy, serve, signToken, waitFor, type TestKey,
+  CREDENTIAL,
+  FakePap,
+  FakeVerifier,
+  ISSUER,
+  ORG,
+  anyonePolicy,
+  authenticate,
+  authorize,
+  bearer,
+  makeKey,
+  register,
+  request,
+  rolePolicy,
+  serve,
+  signToken,
+  waitFor,
+  type TestKey,
 } from '../fixtures/dsec/harness.js';
 
 const rsa = await makeKey('rsa-1', 'RS256');
 const ec = await makeKey('ec-1', 'ES256');
 
-async function setup(t: { teardown(fn: () => unknown): void }, extra: Record<string, string | number | boolean> = {}, keys: TestKey[] = [rsa, ec]) {
+async function setup(
+  t: { teardown(fn: () => unknown): void },
+  extra: Record<string, string | number | boolean> = {},
+  keys: TestKey[] = [rsa, ec],
+) {
   const verifier = await new FakeVerifier().start();
   verifier.keys = keys.map((k) => k.publicJwk);
   const pap = await new FakePap().start();
@@ -51,7 +70,11 @@ t.test('a request without a token is 401 with the challenge "Bearer"', async (t)
 t.test('valid RS256 and ES256 tokens hold, the scheme word in any case, and the credential is the identity', async (t) => {
   const { driver, instance } = await setup(t);
   t.ok(await ready(instance));
-  for (const [key, scheme] of [[rsa, 'Bearer'], [ec, 'bearer'], [rsa, 'BEARER']] as const) {
+  for (const [key, scheme] of [
+    [rsa, 'Bearer'],
+    [ec, 'bearer'],
+    [rsa, 'BEARER'],
+  ] as const) {
     const r = await authenticate(driver, request(bearer(await signToken(key), scheme)));
     t.equal(r.verdict, AuthVerdict.Allow, `${key.alg} with scheme ${scheme}`);
     t.same(r.identity, CREDENTIAL);
@@ -69,21 +92,31 @@ t.test('refused tokens are 401 invalid_token with a description', async (t) => {
   const payload = base64url.encode(JSON.stringify({ iss: ISSUER, exp: now + 300, verifiableCredential: CREDENTIAL }));
   const rsaPublicPem = new TextEncoder().encode(JSON.stringify(rsa.publicJwk));
   const hs256 = await new SignJWT({ iss: ISSUER, exp: now + 300 }).setProtectedHeader({ alg: 'HS256', kid: rsa.kid }).sign(rsaPublicPem);
-  const rsaUnderEcKid = await new SignJWT({ iss: ISSUER, exp: now + 300 }).setProtectedHeader({ alg: 'RS256', kid: ec.kid }).sign(rsa.privateKey);
+  const rsaUnderEcKid = await new SignJWT({ iss: ISSUER, exp: now + 300 })
+    .setProtectedHeader({ alg: 'RS256', kid: ec.kid })
+    .sign(rsa.privateKey);
   const valid = await signToken(rsa);
   const [h, p, s] = valid.split('.');
   const cases: Array<[string, string, RegExp]> = [
     ['alg none', `${header({ alg: 'none', kid: rsa.kid })}.${payload}.`, /algorithm none is not accepted/],
     ['HS256 signed with the RSA public key as secret', hs256, /algorithm HS256 is not accepted/],
     ['RS256 under the kid of an EC key', rsaUnderEcKid, /RS256 is not the one of key ec-1/],
-    ['a changed payload', `${h}.${base64url.encode(JSON.stringify({ iss: ISSUER, exp: now + 300, verifiableCredential: { issuer: 'did:web:me' } }))}.${s}`, /signature does not verify/],
+    [
+      'a changed payload',
+      `${h}.${base64url.encode(JSON.stringify({ iss: ISSUER, exp: now + 300, verifiableCredential: { issuer: 'did:web:me' } }))}.${s}`,
+      /signature does not verify/,
+    ],
     ['a changed signature', `${h}.${p}.${s!.slice(0, -4)}AAAA`, /signature does not verify/],
     ['another issuer', await signToken(rsa, {}, { iss: 'did:web:elsewhere' }), /issuer is not the expected one/],
     ['no issuer', await signToken(rsa, {}, { iss: null }), /issuer is not the expected one/],
     ['expired beyond the leeway', await signToken(rsa, {}, { expSeconds: -61 }), /expired/],
     ['no exp', await signToken(rsa, { exp: undefined }), /no expiry/],
     ['nbf ahead beyond the leeway', await signToken(rsa, { nbf: now + 120 }), /not valid yet/],
-    ['no kid', await new SignJWT({ iss: ISSUER, exp: now + 300 }).setProtectedHeader({ alg: 'RS256' }).sign(rsa.privateKey), /names no key/],
+    [
+      'no kid',
+      await new SignJWT({ iss: ISSUER, exp: now + 300 }).setProtectedHeader({ alg: 'RS256' }).sign(rsa.privateKey),
+      /names no key/,
+    ],
     ['not a JWS', 'abc.def', /not a compact JWS/],
     ['the valid token with its signature padded', `${valid}${'='.repeat((4 - (s!.length % 4)) % 4)}`, /canonical base64url/],
     ['the valid token with a space inside', `${h}.${p!.slice(0, 8)} ${p!.slice(8)}.${s}`, /canonical base64url/],
@@ -96,17 +129,37 @@ t.test('refused tokens are 401 invalid_token with a description', async (t) => {
     t.match(r.answer.wwwAuthenticate, reason, `${what}: description`);
     t.equal(r.answer.title, 'Unauthorized');
   }
-  t.equal((await authenticate(driver, request(bearer(await signToken(rsa, {}, { expSeconds: -59 }))))).verdict, AuthVerdict.Allow, 'expired within the leeway holds');
-  t.equal((await authenticate(driver, request(bearer(await signToken(rsa, { nbf: now + 50 }))))).verdict, AuthVerdict.Allow, 'nbf ahead within the leeway holds');
+  t.equal(
+    (await authenticate(driver, request(bearer(await signToken(rsa, {}, { expSeconds: -59 }))))).verdict,
+    AuthVerdict.Allow,
+    'expired within the leeway holds',
+  );
+  t.equal(
+    (await authenticate(driver, request(bearer(await signToken(rsa, { nbf: now + 50 }))))).verdict,
+    AuthVerdict.Allow,
+    'nbf ahead within the leeway holds',
+  );
 });
 
 t.test('a configured audience must be in aud', async (t) => {
   const { driver, instance } = await setup(t, { dsecAudience: 'broker' });
   t.ok(await ready(instance));
   t.equal((await authenticate(driver, request(bearer(await signToken(rsa))))).verdict, AuthVerdict.Unauthenticated, 'no aud');
-  t.equal((await authenticate(driver, request(bearer(await signToken(rsa, { aud: 'other' }))))).verdict, AuthVerdict.Unauthenticated, 'another aud');
-  t.equal((await authenticate(driver, request(bearer(await signToken(rsa, { aud: 'broker' }))))).verdict, AuthVerdict.Allow, 'aud as a string');
-  t.equal((await authenticate(driver, request(bearer(await signToken(rsa, { aud: ['x', 'broker'] }))))).verdict, AuthVerdict.Allow, 'aud as a list');
+  t.equal(
+    (await authenticate(driver, request(bearer(await signToken(rsa, { aud: 'other' }))))).verdict,
+    AuthVerdict.Unauthenticated,
+    'another aud',
+  );
+  t.equal(
+    (await authenticate(driver, request(bearer(await signToken(rsa, { aud: 'broker' }))))).verdict,
+    AuthVerdict.Allow,
+    'aud as a string',
+  );
+  t.equal(
+    (await authenticate(driver, request(bearer(await signToken(rsa, { aud: ['x', 'broker'] }))))).verdict,
+    AuthVerdict.Allow,
+    'aud as a list',
+  );
 });
 
 t.test('the credential is verifiableCredential, else vc; a verifiablePresentation satisfies no vc: word', async (t) => {
@@ -115,11 +168,18 @@ t.test('the credential is verifiableCredential, else vc; a verifiablePresentatio
   const viaVc = await authenticate(driver, request(bearer(await signToken(rsa, { verifiableCredential: undefined, vc: CREDENTIAL }))));
   t.same(viaVc.identity, CREDENTIAL);
   t.equal((await authorize(driver, request(), viaVc.identity)).verdict, AuthVerdict.Allow);
-  const vp = await authenticate(driver, request(bearer(await signToken(rsa, { verifiableCredential: undefined, verifiablePresentation: [CREDENTIAL, CREDENTIAL] }))));
+  const vp = await authenticate(
+    driver,
+    request(bearer(await signToken(rsa, { verifiableCredential: undefined, verifiablePresentation: [CREDENTIAL, CREDENTIAL] }))),
+  );
   t.equal(vp.verdict, AuthVerdict.Allow, 'the token itself holds');
   t.equal(vp.identity, null, 'no credential is read');
   t.equal((await authorize(driver, request(), vp.identity)).verdict, AuthVerdict.Deny, 'the vc:role policy does not hold');
-  t.equal((await authorize(driver, request({ method: 'POST', path: '/ngsi-ld/v1/entities' }), vp.identity)).verdict, AuthVerdict.Allow, 'a vc:any policy still does');
+  t.equal(
+    (await authorize(driver, request({ method: 'POST', path: '/ngsi-ld/v1/entities' }), vp.identity)).verdict,
+    AuthVerdict.Allow,
+    'a vc:any policy still does',
+  );
 });
 
 t.test('a checked token is kept by its bytes and its claims are checked again on every request', async (t) => {
@@ -158,8 +218,10 @@ t.test('key rotation: a new kid is picked up without a restart, the old tokens a
   const first = await authenticate(driver, request(bearer(newToken)));
   t.equal(first.verdict, AuthVerdict.Unauthenticated, 'an unknown kid is 401 at first');
   t.match(first.answer.wwwAuthenticate, /key rsa-2 is not in the key set/);
-  t.ok(await waitFor(async () => (await authenticate(driver, request(bearer(newToken)))).verdict === AuthVerdict.Allow, 3000),
-    'the unknown kid made the keys be read at once');
+  t.ok(
+    await waitFor(async () => (await authenticate(driver, request(bearer(newToken)))).verdict === AuthVerdict.Allow, 3000),
+    'the unknown kid made the keys be read at once',
+  );
   t.equal(instance.cachedTokens, 1, 'the kept tokens were dropped with the old key set');
   const old = await authenticate(driver, request(bearer(oldToken)));
   t.equal(old.verdict, AuthVerdict.Unauthenticated, 'the old key is gone');
@@ -175,36 +237,42 @@ t.test('an unknown kid makes at most one key read a second', async (t) => {
   t.equal(verifier.jwksRequests() - before, 1, 'five unknown kids, one read');
 });
 
-t.test('a flood of forged tokens with random kids reads the key set at most once a second, and a valid token holds meanwhile', async (t) => {
-  const { driver, instance, verifier } = await setup(t, { dsecRefresh: 30 }, [rsa]);
-  t.ok(await ready(instance));
-  const valid = await signToken(rsa);
-  const before = verifier.jwksRequests();
-  const body = base64url.encode(JSON.stringify({ iss: ISSUER, exp: Math.floor(Date.now() / 1000) + 300 }));
-  const started = Date.now();
-  let forged = 0;
-  let letIn = 0;
-  let validRefused = 0;
-  // Unsigned tokens cost the client nothing: the kid is looked up before any signature is checked.
-  while (Date.now() - started < 2500) {
-    const kid = `forged-${forged++}-${Math.random().toString(36).slice(2)}`;
-    const r = await authenticate(driver, request(bearer(`${base64url.encode(JSON.stringify({ alg: 'RS256', kid }))}.${body}.c2lnbmF0dXJl`)));
-    if (r.verdict !== AuthVerdict.Unauthenticated) letIn++;
-    if (forged % 1000 === 0) {
-      if ((await authenticate(driver, request(bearer(valid)))).verdict !== AuthVerdict.Allow) validRefused++;
-      // Let the forced reads' fetches run between the bursts, as the front's event loop does between requests.
-      await new Promise((r) => setImmediate(r));
+t.test(
+  'a flood of forged tokens with random kids reads the key set at most once a second, and a valid token holds meanwhile',
+  async (t) => {
+    const { driver, instance, verifier } = await setup(t, { dsecRefresh: 30 }, [rsa]);
+    t.ok(await ready(instance));
+    const valid = await signToken(rsa);
+    const before = verifier.jwksRequests();
+    const body = base64url.encode(JSON.stringify({ iss: ISSUER, exp: Math.floor(Date.now() / 1000) + 300 }));
+    const started = Date.now();
+    let forged = 0;
+    let letIn = 0;
+    let validRefused = 0;
+    // Unsigned tokens cost the client nothing: the kid is looked up before any signature is checked.
+    while (Date.now() - started < 2500) {
+      const kid = `forged-${forged++}-${Math.random().toString(36).slice(2)}`;
+      const r = await authenticate(
+        driver,
+        request(bearer(`${base64url.encode(JSON.stringify({ alg: 'RS256', kid }))}.${body}.c2lnbmF0dXJl`)),
+      );
+      if (r.verdict !== AuthVerdict.Unauthenticated) letIn++;
+      if (forged % 1000 === 0) {
+        if ((await authenticate(driver, request(bearer(valid)))).verdict !== AuthVerdict.Allow) validRefused++;
+        // Let the forced reads' fetches run between the bursts, as the front's event loop does between requests.
+        await new Promise((r) => setImmediate(r));
+      }
     }
-  }
-  t.equal(letIn, 0, 'no forged token was let in');
-  t.equal(validRefused, 0, 'the valid token held throughout the flood');
-  await new Promise((r) => setTimeout(r, 300));
-  const seconds = Math.ceil((Date.now() - started) / 1000);
-  const reads = verifier.jwksRequests() - before;
-  t.ok(forged > 1000, `${forged} forged tokens`);
-  t.ok(reads >= 1, 'an unknown kid does make the keys be read');
-  t.ok(reads <= seconds + 1, `${reads} key reads in ${seconds} s of flood: at most one a second`);
-});
+    t.equal(letIn, 0, 'no forged token was let in');
+    t.equal(validRefused, 0, 'the valid token held throughout the flood');
+    await new Promise((r) => setTimeout(r, 300));
+    const seconds = Math.ceil((Date.now() - started) / 1000);
+    const reads = verifier.jwksRequests() - before;
+    t.ok(forged > 1000, `${forged} forged tokens`);
+    t.ok(reads >= 1, 'an unknown kid does make the keys be read');
+    t.ok(reads <= seconds + 1, `${reads} key reads in ${seconds} s of flood: at most one a second`);
+  },
+);
 
 t.test('keys not loaded yet: a token is 503, a request without token still 401', async (t) => {
   const pap = await new FakePap().start();
@@ -212,7 +280,10 @@ t.test('keys not loaded yet: a token is 503, a request without token still 401',
   const closed = await serve(() => {});
   const port = Number(new URL(closed.url).port);
   await closed.close();
-  const { driver } = await register({ dsecDiscovery: `http://127.0.0.1:${port}/.well-known/openid-configuration`, dsecPap: pap.served.url });
+  const { driver } = await register({
+    dsecDiscovery: `http://127.0.0.1:${port}/.well-known/openid-configuration`,
+    dsecPap: pap.served.url,
+  });
   const instance = dsecInstances().at(-1)!;
   t.teardown(async () => {
     authShutdown();
@@ -229,8 +300,10 @@ t.test('keys not loaded yet: a token is 503, a request without token still 401',
   verifier.keys = [rsa.publicJwk];
   t.teardown(() => verifier.served.close());
   // keys are read every second while missing: well within this bound once the verifier answers
-  t.ok(await waitFor(async () => (await authenticate(driver, request(bearer(await signToken(rsa))))).verdict === AuthVerdict.Allow, 2500),
-    'the plugin recovers once the verifier answers');
+  t.ok(
+    await waitFor(async () => (await authenticate(driver, request(bearer(await signToken(rsa))))).verdict === AuthVerdict.Allow, 2500),
+    'the plugin recovers once the verifier answers',
+  );
 });
 
 t.test('a discovery document without issuer leaves every token refused with 503', async (t) => {
@@ -266,8 +339,10 @@ t.test('no policies yet: every request is 503', async (t) => {
   t.equal(z.answer.title, 'Service Unavailable');
   pap.failPage = null;
   pap.policies = [anyonePolicy('urn:p:any')];
-  t.ok(await waitFor(async () => (await authorize(worker, request(), CREDENTIAL)).verdict === AuthVerdict.Allow, 4000),
-    'policies are read every second while missing, and reach the worker');
+  t.ok(
+    await waitFor(async () => (await authorize(worker, request(), CREDENTIAL)).verdict === AuthVerdict.Allow, 4000),
+    'policies are read every second while missing, and reach the worker',
+  );
 });
 
 t.test('an Authorization header over 512 bytes is logged once; a 100 KB header is a refused token', async (t) => {
@@ -291,7 +366,11 @@ t.test('--dsecAnonymous lets a request without token in as no one; only vc:any c
   t.equal(r.verdict, AuthVerdict.Allow);
   t.equal(r.identity, null);
   t.equal((await authorize(driver, request(), r.identity)).verdict, AuthVerdict.Deny, 'the role policy does not hold');
-  t.equal((await authorize(driver, request({ method: 'POST', path: '/ngsi-ld/v1/entities' }), r.identity)).verdict, AuthVerdict.Allow, 'the vc:any policy does');
+  t.equal(
+    (await authorize(driver, request({ method: 'POST', path: '/ngsi-ld/v1/entities' }), r.identity)).verdict,
+    AuthVerdict.Allow,
+    'the vc:any policy does',
+  );
   const bad = await authenticate(driver, request(bearer('not-a-token')));
   t.equal(bad.verdict, AuthVerdict.Unauthenticated, 'a bad token is still refused');
 });

@@ -36,14 +36,20 @@ async function heldServer(): Promise<HeldServer> {
     received.set(path, (received.get(path) ?? 0) + 1);
     waiting.push(() => {
       if (path.startsWith('/missing')) res.writeHead(404).end();
-      else res.writeHead(200, { 'content-type': 'application/ld+json' }).end(JSON.stringify({ '@context': { [`t${path.replace(/\W/g, '')}`]: `https://ex.org${path}` } }));
+      else
+        res
+          .writeHead(200, { 'content-type': 'application/ld+json' })
+          .end(JSON.stringify({ '@context': { [`t${path.replace(/\W/g, '')}`]: `https://ex.org${path}` } }));
     });
     maxHeld = Math.max(maxHeld, waiting.length);
   });
   server.on('connection', (s: Socket) => {
     open.add(s);
     maxSockets = Math.max(maxSockets, ++sockets);
-    s.on('close', () => { sockets--; open.delete(s); });
+    s.on('close', () => {
+      sockets--;
+      open.delete(s);
+    });
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return {
@@ -52,8 +58,15 @@ async function heldServer(): Promise<HeldServer> {
     held: () => waiting.length,
     maxHeld: () => maxHeld,
     maxSockets: () => maxSockets,
-    answerAll: () => { const all = waiting; waiting = []; for (const answer of all) answer(); },
-    close: () => { for (const s of open) s.destroy(); server.close(); },
+    answerAll: () => {
+      const all = waiting;
+      waiting = [];
+      for (const answer of all) answer();
+    },
+    close: () => {
+      for (const s of open) s.destroy();
+      server.close();
+    },
   };
 }
 
@@ -88,32 +101,38 @@ t.test('concurrent loads of one URL share one fetch, whichever contexts name it'
   s.answerAll();
   const contexts = await all;
   t.equal(s.received.get('/shared.jsonld'), 1, 'the server was asked once');
-  t.ok(contexts.every((c) => c.expandTerm('tsharedjsonld') === 'https://ex.org/shared.jsonld'), 'every load got the document');
+  t.ok(
+    contexts.every((c) => c.expandTerm('tsharedjsonld') === 'https://ex.org/shared.jsonld'),
+    'every load got the document',
+  );
 });
 
-t.test('a failed fetch is remembered for failureMemoryMs: loads meanwhile fail at once without asking, then it is fetched again', async (t) => {
-  const s = await heldServer();
-  t.teardown(s.close);
-  let now = 1_000_000;
-  const r = await fresh({ fetches: { failureMemoryMs: 3000, now: () => now } });
-  const url = `${s.base}/missing.jsonld`;
-  const first = r.resolve(url);
-  await until(() => s.held() === 1, 'the fetch reaches the server');
-  s.answerAll();
-  await rejectsLd(t, first, 'LdContextNotAvailable', 'the server answered 404');
-  now += 1000;
-  const again = r.resolve([url, { other: 'https://ex.org/other' }]);
-  await rejectsLd(t, again, 'LdContextNotAvailable', 'the server answered 404');
-  const remembered = await again.catch((e: unknown) => e);
-  t.equal(remembered instanceof LdError ? remembered.retryAfter : undefined, 2, 'Retry-After: the seconds until it is asked again');
-  t.equal(s.received.get('/missing.jsonld'), 1, 'within the window the server is not asked');
-  now += 2001;
-  const later = r.resolve(url);
-  await until(() => s.held() === 1, 'after the window the fetch reaches the server again');
-  s.answerAll();
-  await rejectsLd(t, later, 'LdContextNotAvailable', 'the server answered 404');
-  t.equal(s.received.get('/missing.jsonld'), 2, 'asked again once the window passed');
-});
+t.test(
+  'a failed fetch is remembered for failureMemoryMs: loads meanwhile fail at once without asking, then it is fetched again',
+  async (t) => {
+    const s = await heldServer();
+    t.teardown(s.close);
+    let now = 1_000_000;
+    const r = await fresh({ fetches: { failureMemoryMs: 3000, now: () => now } });
+    const url = `${s.base}/missing.jsonld`;
+    const first = r.resolve(url);
+    await until(() => s.held() === 1, 'the fetch reaches the server');
+    s.answerAll();
+    await rejectsLd(t, first, 'LdContextNotAvailable', 'the server answered 404');
+    now += 1000;
+    const again = r.resolve([url, { other: 'https://ex.org/other' }]);
+    await rejectsLd(t, again, 'LdContextNotAvailable', 'the server answered 404');
+    const remembered = await again.catch((e: unknown) => e);
+    t.equal(remembered instanceof LdError ? remembered.retryAfter : undefined, 2, 'Retry-After: the seconds until it is asked again');
+    t.equal(s.received.get('/missing.jsonld'), 1, 'within the window the server is not asked');
+    now += 2001;
+    const later = r.resolve(url);
+    await until(() => s.held() === 1, 'after the window the fetch reaches the server again');
+    s.answerAll();
+    await rejectsLd(t, later, 'LdContextNotAvailable', 'the server answered 404');
+    t.equal(s.received.get('/missing.jsonld'), 2, 'asked again once the window passed');
+  },
+);
 
 t.test('forget (DELETE /jsonldContexts) and reload drop a remembered failure', async (t) => {
   const s = await heldServer();
@@ -158,7 +177,10 @@ t.test('at most perHost fetches of one host run at once; the rest wait their tur
 t.test('at most total fetches run at once over all hosts', async (t) => {
   const a = await heldServer();
   const b = await heldServer();
-  t.teardown(() => { a.close(); b.close(); });
+  t.teardown(() => {
+    a.close();
+    b.close();
+  });
   const r = await fresh({ fetches: { perHost: 2, total: 3 } });
   const all = Promise.all(Array.from({ length: 8 }, (_, i) => r.resolve(`${(i % 2 === 0 ? a : b).base}/c${i}.jsonld`)));
   let answered = 0;
@@ -178,7 +200,16 @@ t.test('a fetch waiting for a slot fails on its own deadline, started when it wa
   const s = await heldServer();
   t.teardown(s.close);
   const deadlines: AbortController[] = [];
-  const r = await fresh({ fetches: { perHost: 1, deadline: () => { const c = new AbortController(); deadlines.push(c); return c.signal; } } });
+  const r = await fresh({
+    fetches: {
+      perHost: 1,
+      deadline: () => {
+        const c = new AbortController();
+        deadlines.push(c);
+        return c.signal;
+      },
+    },
+  });
   const running = r.resolve(`${s.base}/first.jsonld`);
   const queued = r.resolve(`${s.base}/second.jsonld`);
   await until(() => s.held() === 1, 'the first fetch reaches the server');
@@ -230,7 +261,10 @@ t.test('a request is parked when its context waits for the network, and only the
   const refused = new ContextWait(lot, undefined);
   const p3 = r.resolve(url, refused);
   const err = await p3.catch((e: unknown) => e);
-  t.ok(err instanceof LdError && err.kind === 'Unavailable' && err.status === 503, 'past the lot\'s bound a request is refused 503 Unavailable at once');
+  t.ok(
+    err instanceof LdError && err.kind === 'Unavailable' && err.status === 503,
+    "past the lot's bound a request is refused 503 Unavailable at once",
+  );
   t.equal((err as LdError).retryAfter, 5, 'with Retry-After');
   t.notOk(refused.parked);
   s.answerAll();
@@ -261,7 +295,11 @@ t.test('a request refused a wait leaves the fetch going; its failure, awaited by
 
 t.test('a parked request gives its slot back once; one that never parks gives it back when it ends', async (t) => {
   let released = 0;
-  const slot = { release: () => { released++; } };
+  const slot = {
+    release: () => {
+      released++;
+    },
+  };
   const lot = new ParkingLot(1);
   const parking = new ContextWait(lot, slot);
   parking.park();

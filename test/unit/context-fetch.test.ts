@@ -170,7 +170,11 @@ t.test('a URL answering 404 or 500 is LdContextNotAvailable (503)', async (t) =>
   t.equal(r.resolveCachedUrl(`${base}/missing`), undefined);
   const before = hits.get('/missing') ?? 0;
   await rejectsLd(t, r.resolve(`${base}/missing`), 'LdContextNotAvailable', 'answered 404');
-  t.equal(hits.get('/missing'), before, 'a failure is remembered a moment: the next request does not ask again (context-fetch-limits.test.ts)');
+  t.equal(
+    hits.get('/missing'),
+    before,
+    'a failure is remembered a moment: the next request does not ask again (context-fetch-limits.test.ts)',
+  );
 });
 
 t.test('a refused connection is LdContextNotAvailable (503)', async (t) => {
@@ -216,6 +220,11 @@ t.test('a document that is not a valid context is InvalidRequest (400)', async (
 
 t.test('a fetched context defining a term __proto__ is refused (jsonld would drop the term)', async (t) => {
   const r = await fresh();
-  await rejectsLd(t, r.resolve(`${base}/proto`), 'InvalidRequest', /holds a member named "__proto__" \(at @context\.s\.@context\.__proto__\)/);
+  await rejectsLd(
+    t,
+    r.resolve(`${base}/proto`),
+    'InvalidRequest',
+    /holds a member named "__proto__" \(at @context\.s\.@context\.__proto__\)/,
+  );
   t.equal(r.cachedUrls().includes(`${base}/proto`), false, 'not cached, so never kept as Cached');
 });

@@ -51,7 +51,17 @@ t.test('a malformed header is BadRequestData', async (t) => {
 });
 
 t.test('a context link whose target is not an absolute http(s) or urn URI is BadRequestData', async (t) => {
-  for (const target of ['ctx.jsonld', '/ctx.jsonld', 'ftp://example.org/c.jsonld', 'file:///etc/passwd', 'javascript:alert(1)', 'https://', 'urn:x', 'http://exa mple.org/c', ''])
+  for (const target of [
+    'ctx.jsonld',
+    '/ctx.jsonld',
+    'ftp://example.org/c.jsonld',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+    'https://',
+    'urn:x',
+    'http://exa mple.org/c',
+    '',
+  ])
     badRequestData(t, `<${target}>; rel="${CONTEXT_REL}"`, 'not an absolute http(s) or urn URI');
 });
 

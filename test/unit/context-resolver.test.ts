@@ -68,7 +68,12 @@ t.test('IRIs compact to core terms, vocab suffixes, or compact IRIs', async (t) 
 });
 
 t.test('a user context object adds terms, prefixes and keeps the core last', async (t) => {
-  const user = { schema: 'https://schema.org/', name: 'schema:name', Building: 'https://example.org/Building', speed: { '@id': 'https://example.org/speed', '@type': 'http://www.w3.org/2001/XMLSchema#double' } };
+  const user = {
+    schema: 'https://schema.org/',
+    name: 'schema:name',
+    Building: 'https://example.org/Building',
+    speed: { '@id': 'https://example.org/speed', '@type': 'http://www.w3.org/2001/XMLSchema#double' },
+  };
   const ctx = await resolver.resolve(user);
   t.equal(ctx.expandTerm('name'), 'https://schema.org/name');
   t.equal(ctx.expandTerm('schema:email'), 'https://schema.org/email');
@@ -86,14 +91,23 @@ t.test('a user context object adds terms, prefixes and keeps the core last', asy
 });
 
 t.test('compaction prefers the user term over the core term for one IRI', async (t) => {
-  const ctx = await resolver.resolve({ loc: 'https://uri.etsi.org/ngsi-ld/location', val: { '@id': `${NGSI}hasValue`, '@type': '@id' }, val2: `${NGSI}hasValue` });
+  const ctx = await resolver.resolve({
+    loc: 'https://uri.etsi.org/ngsi-ld/location',
+    val: { '@id': `${NGSI}hasValue`, '@type': '@id' },
+    val2: `${NGSI}hasValue`,
+  });
   t.equal(ctx.compactIri(`${NGSI}location`), 'loc');
   t.equal(ctx.expandTerm('location'), `${NGSI}location`, 'the core term still expands');
   t.equal(ctx.compactIri(`${NGSI}hasValue`), 'val2', 'a plain definition over one with @type');
 });
 
 t.test('a @vocab, @import and @protected in a user context are handled by JSON-LD processing', async (t) => {
-  const ctx = await resolver.resolve({ '@version': 1.1, '@protected': true, ex: 'http://ex.org/', T: { '@id': 'ex:T', '@context': { p: 'ex:p' } } });
+  const ctx = await resolver.resolve({
+    '@version': 1.1,
+    '@protected': true,
+    ex: 'http://ex.org/',
+    T: { '@id': 'ex:T', '@context': { p: 'ex:p' } },
+  });
   t.equal(ctx.expandTerm('T'), 'http://ex.org/T');
   t.equal(ctx.expandTerm('ex:x'), 'http://ex.org/x');
   t.equal(ctx.compactIri('http://ex.org/x'), 'ex:x');
@@ -102,26 +116,35 @@ t.test('a @vocab, @import and @protected in a user context are handled by JSON-L
   t.equal(imported.expandTerm('extra'), 'http://ex.org/extra');
 });
 
-t.test('arrays: URLs and objects in order, core URLs of any version dropped and replaced by the broker core; the answer echoes the spelling', async (t) => {
-  const arr = [`${FORGE}ngsi-ld-test-suite.jsonld`, { speed: 'http://ex.org/speed' }, CORE_URLS['1.7']];
-  const ctx = await resolver.resolve(arr);
-  t.equal(ctx.expandTerm('speed'), 'http://ex.org/speed', 'a later user context wins over an earlier one');
-  t.equal(ctx.expandTerm('fuelLevel'), 'https://ngsi-ld-test-suite/context#fuelLevel');
-  t.same(ctx.contextValue, arr, 'echoed as given');
-  const single = await resolver.resolve([`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18]);
-  const plain = await resolver.resolve(`${FORGE}ngsi-ld-test-suite.jsonld`);
-  t.equal(single.expandTerm('fuelLevel'), plain.expandTerm('fuelLevel'), '[url, core] expands as url');
-  t.same(single.contextValue, [`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18], 'and echoes its own spelling');
-  t.equal(plain.contextValue, `${FORGE}ngsi-ld-test-suite.jsonld`);
-  t.equal(await resolver.resolve([`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18]), single, 'one spelling resolves to one cached context');
-  t.equal(single.linkUrl, `${FORGE}ngsi-ld-test-suite.jsonld`);
-  t.equal(await resolver.resolve([CORE18]), resolver.coreContext, '[core] is the core context');
-  t.equal(await resolver.resolve([CORE_URL_UNVERSIONED, CORE_URLS['1.9']]), resolver.coreContext, 'other core versions too');
-  t.equal(await resolver.resolve([]), resolver.coreContext, 'an empty array is the core context');
-});
+t.test(
+  'arrays: URLs and objects in order, core URLs of any version dropped and replaced by the broker core; the answer echoes the spelling',
+  async (t) => {
+    const arr = [`${FORGE}ngsi-ld-test-suite.jsonld`, { speed: 'http://ex.org/speed' }, CORE_URLS['1.7']];
+    const ctx = await resolver.resolve(arr);
+    t.equal(ctx.expandTerm('speed'), 'http://ex.org/speed', 'a later user context wins over an earlier one');
+    t.equal(ctx.expandTerm('fuelLevel'), 'https://ngsi-ld-test-suite/context#fuelLevel');
+    t.same(ctx.contextValue, arr, 'echoed as given');
+    const single = await resolver.resolve([`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18]);
+    const plain = await resolver.resolve(`${FORGE}ngsi-ld-test-suite.jsonld`);
+    t.equal(single.expandTerm('fuelLevel'), plain.expandTerm('fuelLevel'), '[url, core] expands as url');
+    t.same(single.contextValue, [`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18], 'and echoes its own spelling');
+    t.equal(plain.contextValue, `${FORGE}ngsi-ld-test-suite.jsonld`);
+    t.equal(await resolver.resolve([`${FORGE}ngsi-ld-test-suite.jsonld`, CORE18]), single, 'one spelling resolves to one cached context');
+    t.equal(single.linkUrl, `${FORGE}ngsi-ld-test-suite.jsonld`);
+    t.equal(await resolver.resolve([CORE18]), resolver.coreContext, '[core] is the core context');
+    t.equal(await resolver.resolve([CORE_URL_UNVERSIONED, CORE_URLS['1.9']]), resolver.coreContext, 'other core versions too');
+    t.equal(await resolver.resolve([]), resolver.coreContext, 'an empty array is the core context');
+  },
+);
 
 t.test('the ETSI test-suite contexts are served embedded, with every core version they name', async (t) => {
-  for (const url of [`${FORGE}ngsi-ld-test-suite-compound.jsonld`, `${EGM}ngsildTestSuiteV1.8-compound.jsonld`, `${EGM}ngsildTestSuite-compound.jsonld`, `${EGM}ngsildTestSuiteV1.7-compound.jsonld`, `${EGM}ngsildTestSuiteV1.0-compound.jsonld`]) {
+  for (const url of [
+    `${FORGE}ngsi-ld-test-suite-compound.jsonld`,
+    `${EGM}ngsildTestSuiteV1.8-compound.jsonld`,
+    `${EGM}ngsildTestSuite-compound.jsonld`,
+    `${EGM}ngsildTestSuiteV1.7-compound.jsonld`,
+    `${EGM}ngsildTestSuiteV1.0-compound.jsonld`,
+  ]) {
     const ctx = await resolver.resolve(url);
     t.equal(ctx.expandTerm('Building'), 'https://ngsi-ld-test-suite/context#Building', url);
     t.equal(ctx.expandTerm('location'), `${NGSI}location`);
@@ -170,7 +193,12 @@ t.test('a user @vocab is overridden by the core @vocab, which comes last, in eve
 
 t.test('a user context that redefines a protected core term is InvalidRequest (400)', async (t) => {
   await rejectsLd(t, resolver.resolve({ location: 'http://ex.org/loc' }), 'InvalidRequest', "protected core term 'location'");
-  await rejectsLd(t, resolver.resolve([{ observedAt: { '@id': `${NGSI}observedAt` } }]), 'InvalidRequest', "protected core term 'observedAt'");
+  await rejectsLd(
+    t,
+    resolver.resolve([{ observedAt: { '@id': `${NGSI}observedAt` } }]),
+    'InvalidRequest',
+    "protected core term 'observedAt'",
+  );
   await rejectsLd(t, resolver.resolve({ type: 'http://ex.org/type' }), 'InvalidRequest', "protected core term 'type'");
   await rejectsLd(t, resolver.resolve({ 'ngsi-ld': 'http://ex.org/' }), 'InvalidRequest', "protected core term 'ngsi-ld'");
   await rejectsLd(t, resolver.resolve([null, { a: 'http://ex.org/a' }]), 'InvalidRequest', 'protected core terms');
@@ -254,10 +282,16 @@ t.test('defaultContext before init() throws a clear error', async (t) => {
   t.throws(() => r.defaultContext, /init\(\)/);
 });
 
-t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy once, again after a forget', async (t) => {
+t.test("an inline context is kept per tenant: keptFor names the tenant's copy once, again after a forget", async (t) => {
   const docs = new Map<string, Record<string, unknown>>();
   const r = new ContextService({
-    hosted: { get: async (id) => docs.get(id), insert: async (id, doc) => { docs.set(id, doc); return true; } },
+    hosted: {
+      get: async (id) => docs.get(id),
+      insert: async (id, doc) => {
+        docs.set(id, doc);
+        return true;
+      },
+    },
     brokerUrl: 'http://broker.example:1026',
   });
   await r.init();
@@ -267,17 +301,32 @@ t.test('an inline context is kept per tenant: keptFor names the tenant\'s copy o
   t.equal(linkUrlIn(ctx, 'fleet'), ctx.linkUrl.replace('/implicit-', '/fleet~implicit-'), 'a tenant links its own copy');
   t.equal(linkUrlIn(core, 'fleet'), core.linkUrl, 'the core is the same URL in every tenant');
   const path = new URL(ctx.linkUrl).pathname;
-  t.equal(linkUrlIn(ctx, '', 'https://public.example'), `https://public.example${path}`, 'at the address given (--brokerUrl, a request\'s Host)');
-  t.equal(linkUrlIn(ctx, 'fleet', 'http://[::1]:8080'), `http://[::1]:8080${path.replace('/implicit-', '/fleet~implicit-')}`, 'in a tenant too');
+  t.equal(
+    linkUrlIn(ctx, '', 'https://public.example'),
+    `https://public.example${path}`,
+    "at the address given (--brokerUrl, a request's Host)",
+  );
+  t.equal(
+    linkUrlIn(ctx, 'fleet', 'http://[::1]:8080'),
+    `http://[::1]:8080${path.replace('/implicit-', '/fleet~implicit-')}`,
+    'in a tenant too',
+  );
   t.equal(linkUrlIn(core, '', 'https://public.example'), core.linkUrl, 'the core keeps its own URL');
   const first = r.keptFor('fleet', ctx);
-  t.same(first.map((k) => k.localId), [`fleet~${ctx.implicitId}`]);
+  t.same(
+    first.map((k) => k.localId),
+    [`fleet~${ctx.implicitId}`],
+  );
   t.same(first[0]!.doc.context, { Ship: 'https://example.org/Ship' });
   t.equal(first[0]!.doc.kind, 'ImplicitlyCreated');
   t.same(r.keptFor('fleet', ctx, false), [], 'not when the caller keeps no implicit copy');
   r.kept(first.map((k) => k.localId));
   t.same(r.keptFor('fleet', ctx), [], 'kept once per thread and tenant');
-  t.same(r.keptFor('', ctx).map((k) => k.localId), [ctx.implicitId], 'another tenant keeps its own');
+  t.same(
+    r.keptFor('', ctx).map((k) => k.localId),
+    [ctx.implicitId],
+    'another tenant keeps its own',
+  );
   r.forget('http://nothing.example/');
   t.equal(r.keptFor('fleet', ctx).length, 1, 'after a delete anywhere, the next use keeps it again');
   t.same(r.keptFor('fleet', core), [], 'the core keeps nothing');

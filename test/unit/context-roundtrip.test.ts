@@ -20,7 +20,31 @@ const BASES = [
   'urn:ngsi-ld:',
   'urn:x:',
 ];
-const NAMES = ['location', 'name', 'Building', 'value', 'type', 'id', 'observedAt', 'hasValue', 'special', 'ex:alias', 'alias', 'foo', 'a:b', 'x/y', 'q?r', 'p#q', '', 'Point', 'bbox', 'schema', '日本', 'under_score', 'default-context/location'];
+const NAMES = [
+  'location',
+  'name',
+  'Building',
+  'value',
+  'type',
+  'id',
+  'observedAt',
+  'hasValue',
+  'special',
+  'ex:alias',
+  'alias',
+  'foo',
+  'a:b',
+  'x/y',
+  'q?r',
+  'p#q',
+  '',
+  'Point',
+  'bbox',
+  'schema',
+  '日本',
+  'under_score',
+  'default-context/location',
+];
 
 function randomIri(r: () => number): string {
   const name = pick(r, NAMES);
@@ -45,7 +69,13 @@ await resolver.init();
 const contexts: Array<[string, ResolvedContext]> = [
   ['core', resolver.defaultContext],
   ['user', await resolver.resolve(USER)],
-  ['user and test suite', await resolver.resolve(['https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/ngsi-ld-test-suite.jsonld', USER])],
+  [
+    'user and test suite',
+    await resolver.resolve([
+      'https://forge.etsi.org/rep/cim/ngsi-ld-test-suite/-/raw/develop/resources/jsonld-contexts/ngsi-ld-test-suite.jsonld',
+      USER,
+    ]),
+  ],
 ];
 
 for (const [label, ctx] of contexts) {
@@ -66,14 +96,32 @@ for (const [label, ctx] of contexts) {
 
 t.test('terms round-trip through their IRI to a term with the same expansion', async (t) => {
   const ctx = contexts[1]![1];
-  for (const term of ['name', 'special', 'ex:alias', 'alias', 'foo', 'speed', 'speed2', 'location', 'loc', 'Building', 'schema:email', 'geojson:x', 'observedAt']) {
+  for (const term of [
+    'name',
+    'special',
+    'ex:alias',
+    'alias',
+    'foo',
+    'speed',
+    'speed2',
+    'location',
+    'loc',
+    'Building',
+    'schema:email',
+    'geojson:x',
+    'observedAt',
+  ]) {
     const iri = ctx.expandTerm(term);
     t.equal(ctx.expandTerm(ctx.compactIri(iri)), iri, `${term} → ${iri} → ${ctx.compactIri(iri)}`);
   }
   t.equal(ctx.compactIri('https://ex.org/speed'), 'speed2', 'a plain term over a typed one');
   t.equal(ctx.compactIri('https://uri.etsi.org/ngsi-ld/location'), 'loc', 'a user term over the core term');
   t.equal(ctx.compactIri('https://other.org/foo'), 'foo');
-  t.equal(ctx.compactIri('https://uri.etsi.org/ngsi-ld/default-context/foo'), 'ngsi-ld:default-context/foo', 'a vocab suffix that is a user term is not used');
+  t.equal(
+    ctx.compactIri('https://uri.etsi.org/ngsi-ld/default-context/foo'),
+    'ngsi-ld:default-context/foo',
+    'a vocab suffix that is a user term is not used',
+  );
 });
 
 t.test('memoized answers equal first answers, also past the memo bound', async (t) => {

@@ -17,15 +17,35 @@ t.test('parseCorsOrigin: __ALL and * are any origin; an origin is kept as a brow
 });
 
 t.test('parseCorsOrigin refuses anything that is no origin, naming the option', async (t) => {
-  for (const text of ['', '__all', 'dash.example.org', 'https://', 'https://dash.example.org/app', 'https://dash.example.org?x',
-    'https://user@dash.example.org', 'ftp://dash.example.org', 'https://dash.example.org:70000', 'https://a.org https://b.org',
-    'https://dash.example.org\r\nX-Evil: 1', 'https://dash.exämple.org', 'null']) {
+  for (const text of [
+    '',
+    '__all',
+    'dash.example.org',
+    'https://',
+    'https://dash.example.org/app',
+    'https://dash.example.org?x',
+    'https://user@dash.example.org',
+    'ftp://dash.example.org',
+    'https://dash.example.org:70000',
+    'https://a.org https://b.org',
+    'https://dash.example.org\r\nX-Evil: 1',
+    'https://dash.exämple.org',
+    'null',
+  ]) {
     let error: unknown;
-    try { parseCorsOrigin(text); } catch (e) { error = e; }
+    try {
+      parseCorsOrigin(text);
+    } catch (e) {
+      error = e;
+    }
     t.ok(error instanceof OptionError, `${JSON.stringify(text)} is refused as a bad option value`);
     t.match((error as Error).message, /^--corsOrigin: '.*' is not an origin \(http\[s\]:\/\/host\[:port\]\) nor __ALL$/s);
   }
-  t.throws(() => parseCorsOrigin('x'.repeat(5000)), { message: /^--corsOrigin: 'x{100}' is not an origin/ }, 'a long value is cut in the message');
+  t.throws(
+    () => parseCorsOrigin('x'.repeat(5000)),
+    { message: /^--corsOrigin: 'x{100}' is not an origin/ },
+    'a long value is cut in the message',
+  );
 });
 
 t.test('any origin: * on answers to a request with Origin, whatever it holds; nothing without Origin', async (t) => {
@@ -44,7 +64,16 @@ t.test('one origin: that origin answered with the configured text, Vary: Origin 
   const cors = new CorsPolicy('https://dash.example.org', 600);
   const ok = ['Allow', 'GET'];
   cors.answer('https://dash.example.org', ok);
-  t.same(ok, ['Allow', 'GET', 'Vary', 'Origin', 'Access-Control-Allow-Origin', 'https://dash.example.org', 'Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS]);
+  t.same(ok, [
+    'Allow',
+    'GET',
+    'Vary',
+    'Origin',
+    'Access-Control-Allow-Origin',
+    'https://dash.example.org',
+    'Access-Control-Expose-Headers',
+    CORS_EXPOSE_HEADERS,
+  ]);
   for (const origin of [undefined, 'https://evil.example.com', 'HTTPS://DASH.EXAMPLE.ORG', 'https://dash.example.org ']) {
     const headers: string[] = [];
     cors.answer(origin, headers);
@@ -56,7 +85,14 @@ t.test('a preflight from an allowed origin gets the methods, the API request hea
   const cors = new CorsPolicy('https://dash.example.org', 600);
   const headers: string[] = [];
   cors.preflight('https://dash.example.org', 'GET, HEAD, OPTIONS', headers);
-  t.same(headers, ['Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS', 'Access-Control-Allow-Headers', CORS_ALLOW_HEADERS, 'Access-Control-Max-Age', '600']);
+  t.same(headers, [
+    'Access-Control-Allow-Methods',
+    'GET, HEAD, OPTIONS',
+    'Access-Control-Allow-Headers',
+    CORS_ALLOW_HEADERS,
+    'Access-Control-Max-Age',
+    '600',
+  ]);
   const other: string[] = [];
   cors.preflight('https://evil.example.com', 'GET, HEAD, OPTIONS', other);
   t.same(other, []);

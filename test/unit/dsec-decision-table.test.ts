@@ -95,4 +95,3 @@ for (const [file, fixture] of fixtures) {
     }
   });
 }
-

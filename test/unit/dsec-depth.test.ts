@@ -7,7 +7,12 @@ import { prefixesOf } from '../../src/plugins/auth/dsec/odrl/terms.js';
 
 const anyone = (uid: string, constraint?: unknown): Record<string, unknown> => ({
   'odrl:uid': uid,
-  'odrl:permission': { 'odrl:action': 'odrl:read', 'odrl:assignee': 'vc:any', 'odrl:target': 'urn:x', ...(constraint === undefined ? {} : { 'odrl:constraint': constraint }) },
+  'odrl:permission': {
+    'odrl:action': 'odrl:read',
+    'odrl:assignee': 'vc:any',
+    'odrl:target': 'urn:x',
+    ...(constraint === undefined ? {} : { 'odrl:constraint': constraint }),
+  },
 });
 
 /** A logical constraint `levels` deep: odrl:and of odrl:and of ... of one plain constraint. */
@@ -27,7 +32,10 @@ function nestedMember(levels: number): unknown {
 t.test('a policy nested 100,000 deep is skipped with its reason; the others compile', async (t) => {
   for (const deep of [anyone('urn:deep', nestedAnd(100_000)), { ...anyone('urn:deep'), 'x:junk': nestedMember(100_000) }]) {
     const set = compilePolicySet([[anyone('urn:before'), deep, anyone('urn:after')]], { ngsild: false });
-    t.same(set.policies.map((p) => p.uid), ['urn:before', 'urn:after']);
+    t.same(
+      set.policies.map((p) => p.uid),
+      ['urn:before', 'urn:after'],
+    );
     t.same(set.skipped, [{ kind: 'skipped', uid: 'urn:deep', reason: `it is nested deeper than ${MAX_NESTING} levels` }]);
   }
 });
@@ -35,7 +43,10 @@ t.test('a policy nested 100,000 deep is skipped with its reason; the others comp
 t.test('a policy just inside the bound compiles', async (t) => {
   // policy (1) > permission (2) > constraint: the and-chain adds two levels (object, array) a step.
   const set = compilePolicySet([anyone('urn:ok', nestedAnd(29))], { ngsild: false });
-  t.same(set.policies.map((p) => p.uid), ['urn:ok']);
+  t.same(
+    set.policies.map((p) => p.uid),
+    ['urn:ok'],
+  );
   t.same(set.skipped, []);
 });
 
@@ -51,6 +62,11 @@ t.test('prefixesOf reads the objects of a @context array and walks no array insi
   let ctx: unknown = [{ ex: 'http://example.org/' }];
   for (let i = 0; i < 100_000; i++) ctx = [ctx];
   t.same([...prefixesOf(ctx)], [], 'a nested array holds no context');
-  t.same([...prefixesOf([{ ex: 'http://example.org/' }, { odrl: { '@id': 'http://www.w3.org/ns/odrl/2/' } }])],
-    [['ex', 'http://example.org/'], ['odrl', 'http://www.w3.org/ns/odrl/2/']]);
+  t.same(
+    [...prefixesOf([{ ex: 'http://example.org/' }, { odrl: { '@id': 'http://www.w3.org/ns/odrl/2/' } }])],
+    [
+      ['ex', 'http://example.org/'],
+      ['odrl', 'http://www.w3.org/ns/odrl/2/'],
+    ],
+  );
 });

@@ -12,7 +12,14 @@ function counted(body: unknown, path = '/ngsi-ld/v1/entities'): { req: AuthReque
   return {
     calls: () => calls,
     req: {
-      method: 'POST', path, params: [], ldOp: 0, ldOpName: '', route: '', tenant: '', entities: false,
+      method: 'POST',
+      path,
+      params: [],
+      ldOp: 0,
+      ldOpName: '',
+      route: '',
+      tenant: '',
+      entities: false,
       header: () => undefined,
       body: () => {
         calls++;
@@ -28,8 +35,12 @@ function bodyPolicy(uid: string, path: string, value: unknown) {
   return {
     'odrl:uid': uid,
     'odrl:permission': {
-      'odrl:action': 'ngsild:create', 'odrl:assignee': 'vc:any',
-      'odrl:target': { '@type': 'odrl:AssetCollection', 'odrl:refinement': { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': 'Car' } },
+      'odrl:action': 'ngsild:create',
+      'odrl:assignee': 'vc:any',
+      'odrl:target': {
+        '@type': 'odrl:AssetCollection',
+        'odrl:refinement': { 'odrl:leftOperand': 'ngsi-ld:entityType', 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': 'Car' },
+      },
       'odrl:constraint': [{ 'http:bodyValue': path, 'odrl:operator': 'odrl:eq', 'odrl:rightOperand': value }],
     },
   };

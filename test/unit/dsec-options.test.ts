@@ -8,10 +8,24 @@ import { makeHost, newDriver } from '../fixtures/dsec/harness.js';
 t.teardown(authShutdown);
 
 t.test('the options are exactly those of seed 000 §5.4, with their defaults and help', async (t) => {
-  t.same(options.map((o) => o.name), [
-    'dsecDiscovery', 'dsecJwks', 'dsecIssuer', 'dsecAudience', 'dsecLeeway', 'dsecPap', 'dsecPolicies',
-    'dsecOrganization', 'dsecRefresh', 'dsecStrippedPath', 'dsecAnonymous', 'dsecNgsild', 'dsecOwnerMaxAge',
-  ]);
+  t.same(
+    options.map((o) => o.name),
+    [
+      'dsecDiscovery',
+      'dsecJwks',
+      'dsecIssuer',
+      'dsecAudience',
+      'dsecLeeway',
+      'dsecPap',
+      'dsecPolicies',
+      'dsecOrganization',
+      'dsecRefresh',
+      'dsecStrippedPath',
+      'dsecAnonymous',
+      'dsecNgsild',
+      'dsecOwnerMaxAge',
+    ],
+  );
   const byName = new Map(options.map((o) => [o.name, o]));
   t.equal(byName.get('dsecLeeway')?.default, 120);
   t.equal(byName.get('dsecRefresh')?.default, 30);
@@ -23,14 +37,34 @@ t.test('the options are exactly those of seed 000 §5.4, with their defaults and
 const refusals: Array<[string, Record<string, string | boolean>, RegExp]> = [
   ['no key source', { dsecPap: 'http://127.0.0.1:1' }, /key source is required/],
   ['no policy source', { dsecDiscovery: 'http://127.0.0.1:1/d' }, /policy source is required/],
-  ['both discovery and a JWK Set', { dsecDiscovery: 'http://127.0.0.1:1/d', dsecJwks: 'keys.json', dsecIssuer: 'x', dsecPap: 'http://127.0.0.1:1' }, /not both/],
+  [
+    'both discovery and a JWK Set',
+    { dsecDiscovery: 'http://127.0.0.1:1/d', dsecJwks: 'keys.json', dsecIssuer: 'x', dsecPap: 'http://127.0.0.1:1' },
+    /not both/,
+  ],
   ['--dsecJwks without --dsecIssuer', { dsecJwks: 'keys.json', dsecPap: 'http://127.0.0.1:1' }, /needs --dsecIssuer/],
-  ['both a PAP and a policy document', { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecPolicies: 'p.json' }, /not both/],
+  [
+    'both a PAP and a policy document',
+    { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecPolicies: 'p.json' },
+    /not both/,
+  ],
   ['a discovery URL that is no URL', { dsecDiscovery: 'verifier/.well-known', dsecPap: 'http://127.0.0.1:1' }, /is not a URL/],
   ['a PAP URL of another scheme', { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'ftp://127.0.0.1/' }, /not an http or https URL/],
-  ['a JWK Set URL of another scheme', { dsecJwks: 'ftp://127.0.0.1/k', dsecIssuer: 'x', dsecPap: 'http://127.0.0.1:1' }, /not an http or https URL/],
-  ['--dsecNgsild, not available yet', { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecNgsild: true }, /--dsecNgsild .* not available/],
-  ['a refresh period of 0', { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecRefresh: '0' }, /--dsecRefresh must be an integer of at least 1/],
+  [
+    'a JWK Set URL of another scheme',
+    { dsecJwks: 'ftp://127.0.0.1/k', dsecIssuer: 'x', dsecPap: 'http://127.0.0.1:1' },
+    /not an http or https URL/,
+  ],
+  [
+    '--dsecNgsild, not available yet',
+    { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecNgsild: true },
+    /--dsecNgsild .* not available/,
+  ],
+  [
+    'a refresh period of 0',
+    { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecRefresh: '0' },
+    /--dsecRefresh must be an integer of at least 1/,
+  ],
 ];
 
 for (const [what, opts, message] of refusals) {
@@ -43,7 +77,10 @@ for (const [what, opts, message] of refusals) {
 
 t.test('an accepted option set fills the driver for ABI 4', async (t) => {
   const driver = newDriver();
-  await authRegister(driver, makeHost({ dsecJwks: 'test/fixtures/dsec/absent.json', dsecIssuer: 'x', dsecPolicies: 'test/fixtures/dsec/absent.json' }, false));
+  await authRegister(
+    driver,
+    makeHost({ dsecJwks: 'test/fixtures/dsec/absent.json', dsecIssuer: 'x', dsecPolicies: 'test/fixtures/dsec/absent.json' }, false),
+  );
   t.equal(driver.abiVersion, AUTH_ABI_VERSION);
   t.equal(driver.name, 'dsec');
   t.equal(driver.authorizeBeforeContext, true, 'authorize never calls expand()');

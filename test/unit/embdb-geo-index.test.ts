@@ -26,16 +26,57 @@ function geometryAt(r: () => number, lon: number, lat: number): Geo {
   const k = r();
   const d = 0.001 + r() * 0.05;
   if (k < 0.6) return { type: 'Point', coordinates: [lon, lat] };
-  if (k < 0.75) return { type: 'LineString', coordinates: [[lon, lat], [lon + d, lat + d / 2]] };
-  if (k < 0.9) return { type: 'Polygon', coordinates: [[[lon, lat], [lon + d, lat], [lon + d, lat + d], [lon, lat + d], [lon, lat]]] };
-  if (k < 0.95) return { type: 'MultiPoint', coordinates: [[lon, lat], [lon + d, lat - d]] };
+  if (k < 0.75)
+    return {
+      type: 'LineString',
+      coordinates: [
+        [lon, lat],
+        [lon + d, lat + d / 2],
+      ],
+    };
+  if (k < 0.9)
+    return {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [lon, lat],
+          [lon + d, lat],
+          [lon + d, lat + d],
+          [lon, lat + d],
+          [lon, lat],
+        ],
+      ],
+    };
+  if (k < 0.95)
+    return {
+      type: 'MultiPoint',
+      coordinates: [
+        [lon, lat],
+        [lon + d, lat - d],
+      ],
+    };
   // Far too wide for cells: the shared WIDE cell.
-  return { type: 'Polygon', coordinates: [[[lon - 5, lat - 5], [lon + 5, lat - 5], [lon + 5, lat + 5], [lon - 5, lat + 5], [lon - 5, lat - 5]]] };
+  return {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [lon - 5, lat - 5],
+        [lon + 5, lat - 5],
+        [lon + 5, lat + 5],
+        [lon - 5, lat + 5],
+        [lon - 5, lat - 5],
+      ],
+    ],
+  };
 }
 
 function place(r: () => number): [number, number] {
   if (r() < 0.8) {
-    const [clon, clat] = [[2.35, 48.85], [13.4, 52.5], [-0.12, 51.5]][Math.floor(r() * 3)]!;
+    const [clon, clat] = [
+      [2.35, 48.85],
+      [13.4, 52.5],
+      [-0.12, 51.5],
+    ][Math.floor(r() * 3)]!;
     return [clon + (r() - 0.5) * 0.4, clat + (r() - 0.5) * 0.3];
   }
   return [(r() - 0.5) * 340, (r() - 0.5) * 160];
@@ -46,7 +87,11 @@ function entity(r: () => number, k: number): StoredEntity {
   const [lon, lat] = place(r);
   const kind = r();
   if (kind < 0.8) e[LOC] = [{ type: 'GeoProperty', value: geometryAt(r, lon, lat) }];
-  else if (kind < 0.9) e[LOC] = [{ type: 'GeoProperty', value: geometryAt(r, lon, lat) }, { type: 'GeoProperty', datasetId: 'urn:ds:2', value: geometryAt(r, ...place(r)) }];
+  else if (kind < 0.9)
+    e[LOC] = [
+      { type: 'GeoProperty', value: geometryAt(r, lon, lat) },
+      { type: 'GeoProperty', datasetId: 'urn:ds:2', value: geometryAt(r, ...place(r)) },
+    ];
   else if (kind < 0.95) e[LOC] = [{ type: 'Property', value: { type: 'Point', coordinates: [lon, lat] } }];
   return e;
 }
@@ -54,9 +99,20 @@ function entity(r: () => number, k: number): StoredEntity {
 function randomQuery(r: () => number): Record<string, unknown> {
   const [lon, lat] = place(r);
   const k = r();
-  if (k < 0.4) return { georel: `near;maxDistance==${Math.round(100 + r() * (r() < 0.8 ? 20_000 : 400_000))}`, geometry: 'Point', coordinates: [lon, lat] };
+  if (k < 0.4)
+    return {
+      georel: `near;maxDistance==${Math.round(100 + r() * (r() < 0.8 ? 20_000 : 400_000))}`,
+      geometry: 'Point',
+      coordinates: [lon, lat],
+    };
   const d = r() < 0.8 ? 0.01 + r() * 0.3 : 2 + r() * 20;
-  const box = [[lon, lat], [lon + d, lat], [lon + d, lat + d], [lon, lat + d], [lon, lat]];
+  const box = [
+    [lon, lat],
+    [lon + d, lat],
+    [lon + d, lat + d],
+    [lon, lat + d],
+    [lon, lat],
+  ];
   const rel = ['within', 'intersects', 'contains', 'overlaps', 'equals'][Math.floor(r() * 5)]!;
   if (rel === 'contains' || rel === 'equals') return { georel: rel, geometry: 'Point', coordinates: [lon, lat] };
   return { georel: rel, geometry: 'Polygon', coordinates: [box] };
@@ -74,16 +130,60 @@ async function put(store: EmbdbStore, e: StoredEntity | null, id: string): Promi
 }
 
 t.test('cells: a point one cell, a wide polygon the WIDE cell, a plain Property holding a geometry too', async (t) => {
-  const cells = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }] });
+  const cells = geoCellsOf({
+    id: 'x',
+    type: [],
+    createdAt: T0,
+    modifiedAt: T0,
+    [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }],
+  });
   t.equal(cells.get(LOC)?.size, 1);
-  const wide = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'Polygon', coordinates: [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]] } }] });
+  const wide = geoCellsOf({
+    id: 'x',
+    type: [],
+    createdAt: T0,
+    modifiedAt: T0,
+    [LOC]: [
+      {
+        type: 'GeoProperty',
+        value: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [10, 0],
+              [10, 10],
+              [0, 10],
+              [0, 0],
+            ],
+          ],
+        },
+      },
+    ],
+  });
   t.same([...wide.get(LOC)!], [WIDE]);
-  const plain = geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'Property', value: { type: 'Point', coordinates: [0, 0] } }] });
+  const plain = geoCellsOf({
+    id: 'x',
+    type: [],
+    createdAt: T0,
+    modifiedAt: T0,
+    [LOC]: [{ type: 'Property', value: { type: 'Point', coordinates: [0, 0] } }],
+  });
   t.equal(plain.get(LOC)?.size, 1);
   t.equal(geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'Property', value: 3 }] }).size, 0);
   // A malformed stored geometry (no positions, a position that is not a number) is not indexed, and nothing throws.
   for (const coordinates of [[], [[]], [['a', 'b']]])
-    t.equal(geoCellsOf({ id: 'x', type: [], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'LineString', coordinates } }] }).size, 0, JSON.stringify(coordinates));
+    t.equal(
+      geoCellsOf({
+        id: 'x',
+        type: [],
+        createdAt: T0,
+        modifiedAt: T0,
+        [LOC]: [{ type: 'GeoProperty', value: { type: 'LineString', coordinates } }],
+      }).size,
+      0,
+      JSON.stringify(coordinates),
+    );
 });
 
 t.test('with the index, every geo-query answers what the scan answers', async (t) => {
@@ -91,7 +191,10 @@ t.test('with the index, every geo-query answers what the scan answers', async (t
   const r = rng(20261121);
   const N = 3000;
   const items = Array.from({ length: N }, (_, k) => entity(r, k));
-  await store.mutateEntities('', items.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })));
+  await store.mutateEntities(
+    '',
+    items.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+  );
 
   let narrowed = 0;
   const check = async (round: string): Promise<void> => {
@@ -109,7 +212,9 @@ t.test('with the index, every geo-query answers what the scan answers', async (t
       const indexed = await store.queryEntities('', { ...base, geo: q });
       const ids = (p: { entities: StoredEntity[] }): string[] => p.entities.map((e) => e.id).sort();
       if (JSON.stringify(ids(indexed)) !== JSON.stringify(ids(scan))) {
-        t.fail(`${round}: ${JSON.stringify(q.geometry).slice(0, 100)} ${q.georel} ${q.maxDistance ?? ''}: ${ids(indexed).length} vs ${ids(scan).length}`);
+        t.fail(
+          `${round}: ${JSON.stringify(q.geometry).slice(0, 100)} ${q.georel} ${q.maxDistance ?? ''}: ${ids(indexed).length} vs ${ids(scan).length}`,
+        );
         return;
       }
       t.equal(indexed.count, scan.count);
@@ -121,7 +226,11 @@ t.test('with the index, every geo-query answers what the scan answers', async (t
       // Paging through the index: offset and limit cut the same sorted list.
       if (scan.entities.length > 3) {
         const page = await store.queryEntities('', { ...base, geo: q, offset: 1, limit: 2 });
-        t.same(page.entities.map((e) => e.id), indexed.entities.slice(1, 3).map((e) => e.id), `${round}: a page of the index's answer`);
+        t.same(
+          page.entities.map((e) => e.id),
+          indexed.entities.slice(1, 3).map((e) => e.id),
+          `${round}: a page of the index's answer`,
+        );
       }
     }
   };
@@ -142,9 +251,16 @@ t.test('a store from before the spatial index gets it at open', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-geo-rebuild-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-  const open = async (): Promise<EmbdbStore> => (await storeOpen({ options: { dbPath: join(dir, 'embdb'), ram: false }, primary: true, log })) as EmbdbStore;
+  const open = async (): Promise<EmbdbStore> =>
+    (await storeOpen({ options: { dbPath: join(dir, 'embdb'), ram: false }, primary: true, log })) as EmbdbStore;
   let store = await open();
-  const here = { id: 'urn:ngsi-ld:Thing:here', type: [NS + 'A'], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }] };
+  const here = {
+    id: 'urn:ngsi-ld:Thing:here',
+    type: [NS + 'A'],
+    createdAt: T0,
+    modifiedAt: T0,
+    [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }],
+  };
   await put(store, here, here.id);
   const dbs = store.indexedDbs();
   dbs.env.transactionSync(() => {
@@ -159,8 +275,25 @@ t.test('a store from before the spatial index gets it at open', async (t) => {
 
 t.test('compareIds orders ids as their UTF-8 keys do, not as UTF-16 units', async (t) => {
   const r = rng(20261124);
-  const units = ['a', 'z', '\u00e9', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uff21', '\ufffd', '\uffff', '\u{10000}', '\u{1f600}', '\u{10ffff}'];
-  const ids = Array.from({ length: 400 }, () => 'urn:x:' + Array.from({ length: 1 + Math.floor(r() * 4) }, () => units[Math.floor(r() * units.length)]).join(''));
+  const units = [
+    'a',
+    'z',
+    '\u00e9',
+    '\u07ff',
+    '\u0800',
+    '\ud7ff',
+    '\ue000',
+    '\uff21',
+    '\ufffd',
+    '\uffff',
+    '\u{10000}',
+    '\u{1f600}',
+    '\u{10ffff}',
+  ];
+  const ids = Array.from(
+    { length: 400 },
+    () => 'urn:x:' + Array.from({ length: 1 + Math.floor(r() * 4) }, () => units[Math.floor(r() * units.length)]).join(''),
+  );
   const byBytes = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
   t.same([...ids].sort(compareIds), byBytes);
   t.equal(compareIds('urn:x:a', 'urn:x:a'), 0);
@@ -170,11 +303,27 @@ t.test('compareIds orders ids as their UTF-8 keys do, not as UTF-16 units', asyn
 
 t.test('the spatial index answers in the order of the scan and the type index: ids above U+FFFF and in U+E000-U+FFFF', async (t) => {
   const store = await openStore(t);
-  const ids = ['urn:x:a', 'urn:x:\ue000', 'urn:x:\u{1f600}', 'urn:x:\uff21', 'urn:x:\u{10000}', 'urn:x:\ufffd', 'urn:x:\uffffz', 'urn:x:\u{10ffff}'];
+  const ids = [
+    'urn:x:a',
+    'urn:x:\ue000',
+    'urn:x:\u{1f600}',
+    'urn:x:\uff21',
+    'urn:x:\u{10000}',
+    'urn:x:\ufffd',
+    'urn:x:\uffffz',
+    'urn:x:\u{10ffff}',
+  ];
   const here = { type: 'Point', coordinates: [2.35, 48.85] };
-  await store.mutateEntities('', ids.map((id) => ({
-    id, mutation: () => ({ next: { id, type: [NS + 'A'], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: here }] }, result: undefined }),
-  })));
+  await store.mutateEntities(
+    '',
+    ids.map((id) => ({
+      id,
+      mutation: () => ({
+        next: { id, type: [NS + 'A'], createdAt: T0, modifiedAt: T0, [LOC]: [{ type: 'GeoProperty', value: here }] },
+        result: undefined,
+      }),
+    })),
+  );
   const q = parseGeoQueryObject({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: [2.35, 48.85] }, expand);
   const box = geoQuerySearchBox(q)!;
   const filter = compileGeoQuery(q);
@@ -185,7 +334,11 @@ t.test('the spatial index answers in the order of the scan and the type index: i
   const byType = order(await store.queryEntities('', { ...base, type: ofTypes(NS + 'A') }));
   const indexed = order(await store.queryEntities('', { ...base, geo: q }));
   t.ok(geoCandidates(store.indexedDbs().geoCells, '', LOC, box) !== undefined, 'the spatial index answers this query');
-  t.same(scan, [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))), 'the scan is in UTF-8 byte order');
+  t.same(
+    scan,
+    [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
+    'the scan is in UTF-8 byte order',
+  );
   t.same(byType, scan, 'the type index too');
   t.same(indexed, scan, 'and the spatial index (before: UTF-16 order, U+10000 before U+E000)');
   // A page is the same slice whichever way the query is answered, so paging never skips or repeats an entity.

@@ -13,26 +13,53 @@ import { ofTypes } from './helpers/store-query.js';
 const NS = 'https://example.org/ns/';
 const AT = '2024-01-01T00:00:00.000Z';
 
-function recorder(): { msgs: string[]; log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void } } {
+function recorder(): {
+  msgs: string[];
+  log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void };
+} {
   const msgs: string[] = [];
-  return { msgs, log: { debug: () => {}, info: (o, m) => { msgs.push(typeof o === 'string' ? o : m ?? ''); }, warn: () => {}, error: () => {} } };
+  return {
+    msgs,
+    log: {
+      debug: () => {},
+      info: (o, m) => {
+        msgs.push(typeof o === 'string' ? o : (m ?? ''));
+      },
+      warn: () => {},
+      error: () => {},
+    },
+  };
 }
 
 const openStore = async (path: string, log = recorder().log): Promise<EmbdbStore> =>
   (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log, keepHistory: true })) as EmbdbStore;
 
 const byType = async (store: EmbdbStore, tenant: string, type: string): Promise<string[]> =>
-  (await store.history!.queryTemporalEntities(tenant, { type: ofTypes(NS + type), limit: 100, offset: 0, count: false })).entities.map((e) => e.id).sort();
+  (await store.history!.queryTemporalEntities(tenant, { type: ofTypes(NS + type), limit: 100, offset: 0, count: false })).entities
+    .map((e) => e.id)
+    .sort();
 
 t.test('an older history without a type index gets one at open; a history that has one is left alone', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-hist-backfill-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'embdb');
   let store = await openStore(path);
-  for (const [tenant, type, n] of [['', 'Room', 3], ['', 'Car', 2], ['city', 'Room', 1]] as const) {
+  for (const [tenant, type, n] of [
+    ['', 'Room', 3],
+    ['', 'Car', 2],
+    ['city', 'Room', 1],
+  ] as const) {
     for (let i = 0; i < n; i++) {
       const id = `urn:ngsi-ld:${type}:${i}`;
-      await store.mutateEntity(tenant, id, () => ({ next: { id, type: [NS + type], createdAt: AT, modifiedAt: AT, [NS + 'p']: [{ type: 'Property', value: i }] } as StoredEntity, result: undefined }), { createTenant: true });
+      await store.mutateEntity(
+        tenant,
+        id,
+        () => ({
+          next: { id, type: [NS + type], createdAt: AT, modifiedAt: AT, [NS + 'p']: [{ type: 'Property', value: i }] } as StoredEntity,
+          result: undefined,
+        }),
+        { createTenant: true },
+      );
     }
   }
   await store.mutateEntity('', 'urn:ngsi-ld:Room:2', () => ({ next: null, result: undefined }));
@@ -57,6 +84,9 @@ t.test('an older history without a type index gets one at open; a history that h
 
   const again = recorder();
   store = await openStore(path, again.log);
-  t.notOk(again.msgs.some((m) => m.startsWith('embdb history')), 'nothing to build the next time');
+  t.notOk(
+    again.msgs.some((m) => m.startsWith('embdb history')),
+    'nothing to build the next time',
+  );
   t.same(await byType(store, '', 'Car'), ['urn:ngsi-ld:Car:0', 'urn:ngsi-ld:Car:1']);
 });

@@ -24,15 +24,23 @@ function entity(type: string, k: number): StoredEntity {
   };
 }
 
-interface Logged { msg: string; obj: Record<string, unknown> }
+interface Logged {
+  msg: string;
+  obj: Record<string, unknown>;
+}
 
-function recorder(): { lines: Logged[]; log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void } } {
+function recorder(): {
+  lines: Logged[];
+  log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void };
+} {
   const lines: Logged[] = [];
   return {
     lines,
     log: {
       debug: () => {},
-      info: (o, m) => { lines.push(typeof o === 'string' ? { msg: o, obj: {} } : { msg: m ?? '', obj: o as Record<string, unknown> }); },
+      info: (o, m) => {
+        lines.push(typeof o === 'string' ? { msg: o, obj: {} } : { msg: m ?? '', obj: o as Record<string, unknown> });
+      },
       warn: () => {},
       error: () => {},
     },
@@ -58,7 +66,10 @@ t.test('a new store is marked with the current index format, without announcing 
   const rec = recorder();
   const store = await openStore(path, rec.log);
   t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
-  t.notOk(rec.lines.some((l) => l.msg.includes('rebuil')), 'nothing to rebuild in an empty store');
+  t.notOk(
+    rec.lines.some((l) => l.msg.includes('rebuil')),
+    'nothing to rebuild in an empty store',
+  );
   await store.close();
 });
 
@@ -75,12 +86,19 @@ t.test('indexes removed and an older marker: reopening rebuilds them; query by t
     dbs.attrStats.clearSync();
     dbs.meta.putSync(INDEX_FORMAT_KEY, 1);
   });
-  t.same((await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 100, offset: 0, count: true })).entities, [], 'the index is gone');
+  t.same(
+    (await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 100, offset: 0, count: true })).entities,
+    [],
+    'the index is gone',
+  );
   await store.close();
 
   const { lines, log } = recorder();
   store = await openStore(path, log);
-  t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 87), 'the rebuild is logged with the entities visited');
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 87),
+    'the rebuild is logged with the entities visited',
+  );
   const a = await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 20, offset: 0, count: true });
   t.equal(a.entities.length, 20);
   t.equal(a.count, 30);
@@ -90,14 +108,20 @@ t.test('indexes removed and an older marker: reopening rebuilds them; query by t
   const other = await store.queryEntities('tenant1', { type: ofTypes(NS + 'A'), limit: 100, offset: 0, count: true });
   t.equal(other.count, 7);
   t.equal(other.entities.length, 7);
-  t.same((await store.typeStats('')).map((s) => [s.typeIri, s.count]).sort(), [[NS + 'A', 30], [NS + 'B', 50]]);
+  t.same((await store.typeStats('')).map((s) => [s.typeIri, s.count]).sort(), [
+    [NS + 'A', 30],
+    [NS + 'B', 50],
+  ]);
   t.equal((await store.attributeStats('', NS + 'temperature'))[0]?.count, 80);
   t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
   await store.close();
 
   const again = recorder();
   store = await openStore(path, again.log);
-  t.notOk(again.lines.some((l) => l.msg.startsWith('embdb: ')), 'a current store is not rebuilt');
+  t.notOk(
+    again.lines.some((l) => l.msg.startsWith('embdb: ')),
+    'a current store is not rebuilt',
+  );
   await store.close();
 });
 
@@ -118,10 +142,16 @@ t.test('a format-2 store (type index keys [tenant, typeIri, id]) is migrated to 
 
   const { lines, log } = recorder();
   store = await openStore(path, log);
-  t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 15), 'the rebuild ran');
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === 15),
+    'the rebuild ran',
+  );
   const a = await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 20, offset: 0, count: true });
-  t.same(a.entities.map((e) => e.id), ['urn:ngsi-ld:A:0', 'urn:ngsi-ld:A:10', 'urn:ngsi-ld:A:2', 'urn:ngsi-ld:A:4', 'urn:ngsi-ld:A:6', 'urn:ngsi-ld:A:8'],
-    'ids of a type in id order');
+  t.same(
+    a.entities.map((e) => e.id),
+    ['urn:ngsi-ld:A:0', 'urn:ngsi-ld:A:10', 'urn:ngsi-ld:A:2', 'urn:ngsi-ld:A:4', 'urn:ngsi-ld:A:6', 'urn:ngsi-ld:A:8'],
+    'ids of a type in id order',
+  );
   t.equal(a.count, 6);
   t.equal((await store.queryEntities('tenant1', { type: ofTypes(NS + 'A'), limit: 20, offset: 1, count: true })).entities.length, 2);
   const after = store.indexedDbs().env.openDB<null, [string, string, string]>({ name: 'typeIds' });
@@ -145,11 +175,23 @@ t.test('a store of entities only, written with lmdb default encoding, opens with
 
   const { lines, log } = recorder();
   const store = await openStore(path, log);
-  t.ok(lines.some((l) => l.msg === 'embdb: key rewrite progress' && l.obj.keys === 50_000), 'the rewrite of its keys joined with NUL logs progress');
-  t.ok(lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.keys === N), 'every key is rewritten before the rebuild');
-  t.ok(lines.some((l) => l.msg === 'embdb: index rebuild progress' && l.obj.entities === 50_000), 'progress is logged on a large store');
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: key rewrite progress' && l.obj.keys === 50_000),
+    'the rewrite of its keys joined with NUL logs progress',
+  );
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.keys === N),
+    'every key is rewritten before the rebuild',
+  );
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: index rebuild progress' && l.obj.entities === 50_000),
+    'progress is logged on a large store',
+  );
   // Written under lmdb's own key comparator, read under LMDB's memcmp (keys.ts): the same byte order, nothing lost.
-  t.ok(lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === N), 'the rebuild visited every entity');
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: indexes rebuilt' && l.obj.entities === N),
+    'the rebuild visited every entity',
+  );
   let found = 0;
   for (let k = 0; k < N; k += 97) if ((await store.getEntity('', entity(k % 3 === 0 ? 'A' : 'B', k).id)) !== undefined) found++;
   t.equal(found, Math.ceil(N / 97), 'every entity sampled is found by key');

@@ -22,15 +22,23 @@ function entity(length: number): StoredEntity {
   return { id: idOf(length), type: [NS + 'Vehicle'], createdAt: T0, modifiedAt: T0, [NS + 'speed']: [{ type: 'Property', value: 50 }] };
 }
 
-interface Logged { msg: string; obj: Record<string, unknown> }
+interface Logged {
+  msg: string;
+  obj: Record<string, unknown>;
+}
 
-function recorder(): { lines: Logged[]; log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void } } {
+function recorder(): {
+  lines: Logged[];
+  log: { debug: () => void; info: (o: object | string, m?: string) => void; warn: () => void; error: () => void };
+} {
   const lines: Logged[] = [];
   return {
     lines,
     log: {
       debug: () => {},
-      info: (o, m) => { lines.push(typeof o === 'string' ? { msg: o, obj: {} } : { msg: m ?? '', obj: o as Record<string, unknown> }); },
+      info: (o, m) => {
+        lines.push(typeof o === 'string' ? { msg: o, obj: {} } : { msg: m ?? '', obj: o as Record<string, unknown> });
+      },
       warn: () => {},
       error: () => {},
     },
@@ -64,7 +72,11 @@ for (const compress of [false, true]) {
     const path = join(dir, 'embdb');
     let store = await openStore(path, compress);
     for (const tenant of TENANTS) {
-      await store.mutateEntities(tenant, LENGTHS.map((l) => ({ id: idOf(l), mutation: () => ({ next: entity(l), result: undefined }) })), { createTenant: true });
+      await store.mutateEntities(
+        tenant,
+        LENGTHS.map((l) => ({ id: idOf(l), mutation: () => ({ next: entity(l), result: undefined }) })),
+        { createTenant: true },
+      );
       for (const l of LENGTHS) await store.collection(tenant, 'subscriptions').insert(idOf(l), { n: l });
     }
     const dbs = store.indexedDbs();
@@ -73,33 +85,60 @@ for (const compress of [false, true]) {
     await dbs.meta.put(INDEX_FORMAT_KEY, 4);
     t.ok(shortEntities > 0 && shortEntities < LENGTHS.length * TENANTS.length, 'the old layout holds short and long keys');
     const before = await store.queryEntities('openiot', { limit: 100, offset: 0, count: true });
-    t.equal(before.count, LENGTHS.filter((l) => l + 'openiot'.length + 1 >= 64).length, 'as written by format 4, the scan sees only one of its two encodings');
+    t.equal(
+      before.count,
+      LENGTHS.filter((l) => l + 'openiot'.length + 1 >= 64).length,
+      'as written by format 4, the scan sees only one of its two encodings',
+    );
     await store.close();
 
     const { lines, log } = recorder();
     store = await openStore(path, compress, log);
-    t.ok(lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.database === 'entities' && l.obj.keys === shortEntities), 'the entity keys rewritten are logged');
-    t.ok(lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.database === 'docs' && l.obj.keys === shortDocs), 'so are the document keys');
-    t.notOk(lines.some((l) => l.msg === 'embdb: indexes rebuilt'), 'the indexes of format 4 stand as they are');
+    t.ok(
+      lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.database === 'entities' && l.obj.keys === shortEntities),
+      'the entity keys rewritten are logged',
+    );
+    t.ok(
+      lines.some((l) => l.msg === 'embdb: keys rewritten' && l.obj.database === 'docs' && l.obj.keys === shortDocs),
+      'so are the document keys',
+    );
+    t.notOk(
+      lines.some((l) => l.msg === 'embdb: indexes rebuilt'),
+      'the indexes of format 4 stand as they are',
+    );
     t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
     for (const tenant of TENANTS) {
       const scan = await store.queryEntities(tenant, { q: qOf('speed>10', NS), limit: 100, offset: 0, count: true });
       t.equal(scan.count, LENGTHS.length, `tenant '${tenant}': q=speed>10 finds every entity`);
-      t.same(scan.entities.map((e) => e.id), LENGTHS.map(idOf).sort(), 'in id order');
+      t.same(
+        scan.entities.map((e) => e.id),
+        LENGTHS.map(idOf).sort(),
+        'in id order',
+      );
       const typed = await store.queryEntities(tenant, { type: ofTypes(NS + 'Vehicle'), limit: 100, offset: 0, count: true });
       t.equal(typed.entities.length, LENGTHS.length, `tenant '${tenant}': type=Vehicle reads every entity by its new key`);
       for (const l of LENGTHS) t.same(await store.getEntity(tenant, idOf(l)), entity(l));
       const docs = store.collection(tenant, 'subscriptions');
-      t.same((await docs.list()).map((d) => d.doc), LENGTHS.map((l) => ({ n: l })), `tenant '${tenant}': every document`);
+      t.same(
+        (await docs.list()).map((d) => d.doc),
+        LENGTHS.map((l) => ({ n: l })),
+        `tenant '${tenant}': every document`,
+      );
       for (const l of LENGTHS) t.same(await docs.get(idOf(l)), { n: l });
     }
     const keys = [...store.indexedDbs().entities.getKeys()].filter((k) => typeof k !== 'symbol');
-    t.ok(keys.every((k) => Array.isArray(k) && k.length === 2), 'no key joined with NUL is left');
+    t.ok(
+      keys.every((k) => Array.isArray(k) && k.length === 2),
+      'no key joined with NUL is left',
+    );
     await store.close();
 
     const again = recorder();
     store = await openStore(path, compress, again.log);
-    t.notOk(again.lines.some((l) => l.msg.startsWith('embdb: ')), 'a store of format 5 is not rewritten again');
+    t.notOk(
+      again.lines.some((l) => l.msg.startsWith('embdb: ')),
+      'a store of format 5 is not rewritten again',
+    );
     await store.close();
   });
 }
@@ -109,7 +148,11 @@ t.test('a key rewrite cut short runs on at the next open: the marker is written 
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'embdb');
   let store = await openStore(path, false);
-  await store.mutateEntities('openiot', LENGTHS.map((l) => ({ id: idOf(l), mutation: () => ({ next: entity(l), result: undefined }) })), { createTenant: true });
+  await store.mutateEntities(
+    'openiot',
+    LENGTHS.map((l) => ({ id: idOf(l), mutation: () => ({ next: entity(l), result: undefined }) })),
+    { createTenant: true },
+  );
   const dbs = store.indexedDbs();
   const short = joinKeys(store, dbs.entities as Database<unknown, Key>);
   // Half the keys moved back already, as if the previous open stopped between two chunks.
@@ -127,7 +170,10 @@ t.test('a key rewrite cut short runs on at the next open: the marker is written 
   await store.close();
   const { lines, log } = recorder();
   store = await openStore(path, false, log);
-  t.ok(lines.some((l) => l.msg === 'embdb: keys rewritten' && (l.obj.keys as number) < short), 'the keys left are rewritten');
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: keys rewritten' && (l.obj.keys as number) < short),
+    'the keys left are rewritten',
+  );
   t.equal((await store.queryEntities('openiot', { limit: 100, offset: 0, count: true })).count, LENGTHS.length);
   await store.close();
 });

@@ -17,26 +17,55 @@ const N_A = 25;
 const N_B = 3000;
 
 function entity(typeIri: string, k: number): StoredEntity {
-  return { id: `urn:ngsi-ld:${typeIri.slice(NS.length)}:${k}`, type: [typeIri], createdAt: T0, modifiedAt: T0, [NS + 'n']: [{ type: 'Property', value: k }] };
+  return {
+    id: `urn:ngsi-ld:${typeIri.slice(NS.length)}:${k}`,
+    type: [typeIri],
+    createdAt: T0,
+    modifiedAt: T0,
+    [NS + 'n']: [{ type: 'Property', value: k }],
+  };
 }
 
 /** The entity reads of the store, counted by wrapping its entities database (a private member: test-only access). */
-interface ReadableDb { get: (key: unknown) => unknown; getRange: (opts?: unknown) => Iterable<{ value: unknown }> }
+interface ReadableDb {
+  get: (key: unknown) => unknown;
+  getRange: (opts?: unknown) => Iterable<{ value: unknown }>;
+}
 
 async function setup(t: { teardown: (fn: () => void | Promise<void>) => void }): Promise<{ store: EmbdbStore; reads: () => number }> {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-count-'));
   const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  const all = [...Array.from({ length: N_A }, (_, k) => entity(A, k)), ...Array.from({ length: N_B }, (_, k) => entity(B, k)), entity(C, 0)];
-  await store.mutateEntities('', all.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })));
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const all = [
+    ...Array.from({ length: N_A }, (_, k) => entity(A, k)),
+    ...Array.from({ length: N_B }, (_, k) => entity(B, k)),
+    entity(C, 0),
+  ];
+  await store.mutateEntities(
+    '',
+    all.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+  );
   const db = (store as unknown as { entities: ReadableDb }).entities;
   let count = 0;
   const get = db.get.bind(db);
   const getRange = db.getRange.bind(db);
-  db.get = (key) => { count++; return get(key); };
+  db.get = (key) => {
+    count++;
+    return get(key);
+  };
   db.getRange = (opts) => {
     const range = getRange(opts);
-    return { *[Symbol.iterator]() { for (const entry of range) { count++; yield entry; } } };
+    return {
+      *[Symbol.iterator]() {
+        for (const entry of range) {
+          count++;
+          yield entry;
+        }
+      },
+    };
   };
   return { store, reads: () => count };
 }

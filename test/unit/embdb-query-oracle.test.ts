@@ -24,7 +24,27 @@ const NAME = NS + 'name';
 const LOC = NS + 'location';
 const T0 = '2026-01-01T00:00:00Z';
 const TENANTS = ['', 'a', 'ab', 'openiot', 'tenant-of-fifty-characters-'.padEnd(50, 'z')];
-const LENGTHS = [...Array.from({ length: 80 }, (_, k) => k + 1), 96, 127, 128, 129, 200, 255, 256, 300, 400, 500, 511, 512, 513, 640, 777, 900, 999, 1000];
+const LENGTHS = [
+  ...Array.from({ length: 80 }, (_, k) => k + 1),
+  96,
+  127,
+  128,
+  129,
+  200,
+  255,
+  256,
+  300,
+  400,
+  500,
+  511,
+  512,
+  513,
+  640,
+  777,
+  900,
+  999,
+  1000,
+];
 /** The geo-query's box: about half the located entities fall in it. */
 const BOX: [number, number, number, number] = [10, 49.9995, 10.0045, 50.0005];
 
@@ -48,7 +68,8 @@ function entityOf(length: number, variant: number): StoredEntity {
   if (length % 3 === 0) e.type.push(LONG_TYPE);
   e[SPEED] = [{ type: 'Property', value: (length * 7 + variant) % 100 }];
   if (length % 2 === 0) e[NAME] = [{ type: 'Property', value: `n${length}` }];
-  if (length % 4 !== 3) e[LOC] = [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [10 + (length % 10) * 0.001, 50 + (variant - 0.5) * 0.0008] } }];
+  if (length % 4 !== 3)
+    e[LOC] = [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [10 + (length % 10) * 0.001, 50 + (variant - 0.5) * 0.0008] } }];
   return e;
 }
 
@@ -80,13 +101,21 @@ const listed = [idOf(1000, 0), idOf(3, 1), 'urn:not:there', idOf(64, 0), idOf(63
 
 const PATHS: Path[] = [
   { name: 'local=true: a scan of the tenant', query: {}, expected: (all) => inIdOrder(all) },
-  { name: 'idPattern without type', query: { idPattern: idPattern.source }, expected: (all) => inIdOrder(all.filter((e) => idPattern.test(e.id))) },
+  {
+    name: 'idPattern without type',
+    query: { idPattern: idPattern.source },
+    expected: (all) => inIdOrder(all.filter((e) => idPattern.test(e.id))),
+  },
   { name: 'q=speed>10 without type', query: { q: qOf('speed>10', NS) }, expected: (all) => inIdOrder(all.filter((e) => speedOf(e) > 10)) },
   { name: 'attrs=name without type', query: { attrs: [NAME] }, expected: (all) => inIdOrder(all.filter((e) => NAME in e)) },
   { name: 'type=A', query: { type: typeQuery(A) }, expected: (all) => ofTypes(all, [A]) },
   { name: 'type of a 300-character IRI', query: { type: typeQuery(LONG_TYPE) }, expected: (all) => ofTypes(all, [LONG_TYPE]) },
   { name: 'type=B,long,A', query: { type: typeQuery(B, LONG_TYPE, A) }, expected: (all) => ofTypes(all, [B, LONG_TYPE, A]) },
-  { name: 'type=A with q', query: { type: typeQuery(A), q: qOf('speed>40', NS) }, expected: (all) => ofTypes(all, [A]).filter((e) => speedOf(e) > 40) },
+  {
+    name: 'type=A with q',
+    query: { type: typeQuery(A), q: qOf('speed>40', NS) },
+    expected: (all) => ofTypes(all, [A]).filter((e) => speedOf(e) > 40),
+  },
   {
     name: 'an id list',
     query: { ids: listed },
@@ -104,17 +133,41 @@ const ids = (list: StoredEntity[]): string[] => list.map((e) => e.id);
 
 t.test('every query path of every tenant answers what a full scan answers, page by page', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-oracle-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true, troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const store = new EmbdbStore({
+    path: join(dir, 'embdb'),
+    sync: 'interval',
+    compress: false,
+    lockPrefer: 'reads',
+    ram: true,
+    troe: 'embdb',
+  });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   for (const tenant of TENANTS)
-    await store.mutateEntities(tenant, ENTITIES.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })), { createTenant: true });
+    await store.mutateEntities(
+      tenant,
+      ENTITIES.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+      { createTenant: true },
+    );
   t.same((await store.listTenants()).sort(), TENANTS.filter((x) => x !== '').sort(), 'every named tenant is listed');
 
   for (const tenant of TENANTS) {
     for (const path of PATHS) {
       const all = path.expected(ENTITIES);
-      t.ok(all.some((e) => e.id.length + tenant.length + 1 >= 64) || path.name === 'an id list', `${path.name}: the oracle holds long keys`);
-      const pages: Array<[number, number]> = [[0, 1000], [0, 20], [7, 13], [150, 50], [Math.max(0, all.length - 3), 10], [all.length + 5, 10]];
+      t.ok(
+        all.some((e) => e.id.length + tenant.length + 1 >= 64) || path.name === 'an id list',
+        `${path.name}: the oracle holds long keys`,
+      );
+      const pages: Array<[number, number]> = [
+        [0, 1000],
+        [0, 20],
+        [7, 13],
+        [150, 50],
+        [Math.max(0, all.length - 3), 10],
+        [all.length + 5, 10],
+      ];
       for (const [offset, limit] of pages) {
         for (const count of [true, false]) {
           const page = await store.queryEntities(tenant, { ...path.query, offset, limit, count });
@@ -128,24 +181,49 @@ t.test('every query path of every tenant answers what a full scan answers, page 
     for (const e of [entityOf(1, 0), entityOf(63, 1), entityOf(64, 0), entityOf(1000, 1)])
       t.same(await store.getEntity(tenant, e.id), e, `tenant '${tenant}': the entity of a ${e.id.length}-character id by its key`);
     const stats = new Map((await store.typeStats(tenant)).map((s) => [s.typeIri, s.count]));
-    t.same(stats, new Map([A, B, LONG_TYPE].map((typeIri) => [typeIri, ENTITIES.filter((e) => e.type.includes(typeIri)).length])),
-      `tenant '${tenant}': the type counts of a range over the tenant`);
+    t.same(
+      stats,
+      new Map([A, B, LONG_TYPE].map((typeIri) => [typeIri, ENTITIES.filter((e) => e.type.includes(typeIri)).length])),
+      `tenant '${tenant}': the type counts of a range over the tenant`,
+    );
     const attrs = new Map((await store.attributeStats(tenant)).map((s) => [s.attrIri, s.count]));
-    t.same(attrs, new Map([SPEED, NAME, LOC].map((a) => [a, ENTITIES.filter((e) => a in e).length])), `tenant '${tenant}': the attribute counts`);
+    t.same(
+      attrs,
+      new Map([SPEED, NAME, LOC].map((a) => [a, ENTITIES.filter((e) => a in e).length])),
+      `tenant '${tenant}': the attribute counts`,
+    );
   }
 });
 
 t.test('the history of every tenant answers what a full scan answers, ids of every length', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-oracle-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'writes', ram: true, troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const store = new EmbdbStore({
+    path: join(dir, 'embdb'),
+    sync: 'interval',
+    compress: false,
+    lockPrefer: 'writes',
+    ram: true,
+    troe: 'embdb',
+  });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const history = store.history!;
   for (const tenant of TENANTS)
-    await store.mutateEntities(tenant, ENTITIES.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })), { createTenant: true });
+    await store.mutateEntities(
+      tenant,
+      ENTITIES.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+      { createTenant: true },
+    );
   for (const tenant of TENANTS) {
     const all = ids(inIdOrder(ENTITIES));
     const scan = await history.queryTemporalEntities(tenant, { limit: 1000, offset: 0, count: true });
-    t.same(scan.entities.map((r) => r.id), all, `tenant '${tenant}': a scan of the history`);
+    t.same(
+      scan.entities.map((r) => r.id),
+      all,
+      `tenant '${tenant}': a scan of the history`,
+    );
     t.equal(scan.count, all.length);
     const walked: string[] = [];
     for (let afterId: string | undefined; ;) {
@@ -156,14 +234,26 @@ t.test('the history of every tenant answers what a full scan answers, ids of eve
     }
     t.same(walked, all, `tenant '${tenant}': keyset pages (afterId) of the scan`);
     const typed = await history.queryTemporalEntities(tenant, { type: typeQuery(LONG_TYPE, B), limit: 1000, offset: 0, count: true });
-    t.same(typed.entities.map((r) => r.id), ids(inIdOrder(ENTITIES.filter((e) => e.type.includes(LONG_TYPE) || e.type.includes(B)))),
-      `tenant '${tenant}': the history by types`);
+    t.same(
+      typed.entities.map((r) => r.id),
+      ids(inIdOrder(ENTITIES.filter((e) => e.type.includes(LONG_TYPE) || e.type.includes(B)))),
+      `tenant '${tenant}': the history by types`,
+    );
     const withName = await history.queryTemporalEntities(tenant, { attrs: [NAME], limit: 1000, offset: 0, count: true });
     t.equal(withName.count, ENTITIES.filter((e) => NAME in e).length, `tenant '${tenant}': the history by attribute`);
     for (const e of [entityOf(2, 1), entityOf(64, 0), entityOf(999, 1)]) {
       const page = await history.instances(tenant, e.id, { limit: 100 });
-      t.same(Object.keys(page.attrs).sort(), Object.keys(e).filter((k) => k.startsWith(NS)).sort(), `tenant '${tenant}': the instances of a ${e.id.length}-character id`);
-      t.same((await history.entityEvents(tenant, e.id)).map((ev) => ev.kind), ['created']);
+      t.same(
+        Object.keys(page.attrs).sort(),
+        Object.keys(e)
+          .filter((k) => k.startsWith(NS))
+          .sort(),
+        `tenant '${tenant}': the instances of a ${e.id.length}-character id`,
+      );
+      t.same(
+        (await history.entityEvents(tenant, e.id)).map((ev) => ev.kind),
+        ['created'],
+      );
     }
   }
 });
@@ -171,17 +261,30 @@ t.test('the history of every tenant answers what a full scan answers, ids of eve
 t.test('document collections keep ids of every length apart per tenant and collection', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-oracle-'));
   const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const docIds = LENGTHS.filter((l) => l % 5 === 0).map((l) => idOf(l, l % 2));
-  for (const tenant of TENANTS) for (const name of ['subscriptions', 'registrations']) {
-    const c = store.collection(tenant, name);
-    for (const id of docIds) t.equal(await c.insert(id, { id, tenant, name }), true);
-  }
-  for (const tenant of TENANTS) for (const name of ['subscriptions', 'registrations']) {
-    const c = store.collection(tenant, name);
-    t.same((await c.list()).map((d) => d.doc), docIds.map((id) => ({ id, tenant, name })), `tenant '${tenant}', ${name}: every document once`);
-    for (const id of [docIds[0]!, docIds[docIds.length - 1]!]) t.same(await c.get(id), { id, tenant, name });
-  }
+  for (const tenant of TENANTS)
+    for (const name of ['subscriptions', 'registrations']) {
+      const c = store.collection(tenant, name);
+      for (const id of docIds) t.equal(await c.insert(id, { id, tenant, name }), true);
+    }
+  for (const tenant of TENANTS)
+    for (const name of ['subscriptions', 'registrations']) {
+      const c = store.collection(tenant, name);
+      t.same(
+        (await c.list()).map((d) => d.doc),
+        docIds.map((id) => ({ id, tenant, name })),
+        `tenant '${tenant}', ${name}: every document once`,
+      );
+      for (const id of [docIds[0]!, docIds[docIds.length - 1]!]) t.same(await c.get(id), { id, tenant, name });
+    }
   t.equal(await store.collection('a', 'subscriptions').delete(docIds[docIds.length - 1]!), true);
-  t.equal(await store.collection('ab', 'subscriptions').get(docIds[docIds.length - 1]!) !== undefined, true, 'a delete in one tenant leaves the other');
+  t.equal(
+    (await store.collection('ab', 'subscriptions').get(docIds[docIds.length - 1]!)) !== undefined,
+    true,
+    'a delete in one tenant leaves the other',
+  );
 });

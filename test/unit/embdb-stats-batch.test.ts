@@ -19,15 +19,26 @@ function entity(k: number, attrs: string[]): StoredEntity {
 t.test('one batch: creates, a failing entry, a change of attributes and a delete; counts match the entities kept', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-stats-'));
   const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const put = (e: StoredEntity) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) });
   const outcomes = await store.mutateEntities('', [
     put(entity(1, ['speed'])),
     put(entity(2, ['speed'])),
-    { id: 'urn:ngsi-ld:A:3', mutation: () => { throw new Error('refused'); } },
+    {
+      id: 'urn:ngsi-ld:A:3',
+      mutation: () => {
+        throw new Error('refused');
+      },
+    },
     put(entity(4, ['speed', 'name'])),
   ]);
-  t.same(outcomes.map((o) => o.ok), [true, true, false, true]);
+  t.same(
+    outcomes.map((o) => o.ok),
+    [true, true, false, true],
+  );
   let [a] = await store.typeStats('', NS + 'A');
   t.equal(a?.count, 3);
   t.equal(a?.attrs[NS + 'speed']?.n, 3);
@@ -45,7 +56,10 @@ t.test('one batch: creates, a failing entry, a change of attributes and a delete
   t.equal(a?.attrs[NS + 'name']?.n, 2);
   t.equal((await store.attributeStats('', NS + 'speed'))[0]?.count, 1);
 
-  await store.mutateEntities('', [1, 4].map((k) => ({ id: `urn:ngsi-ld:A:${k}`, mutation: () => ({ next: null, result: undefined }) })));
+  await store.mutateEntities(
+    '',
+    [1, 4].map((k) => ({ id: `urn:ngsi-ld:A:${k}`, mutation: () => ({ next: null, result: undefined }) })),
+  );
   t.same(await store.typeStats(''), [], 'a type with no entity left has no count record');
   t.same(await store.attributeStats(''), []);
 });

@@ -11,8 +11,18 @@ const T0 = '2026-01-01T00:00:00Z';
 
 function open(t: { teardown: (fn: () => void | Promise<void>) => void }): EmbdbStore {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-tenant-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true, troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const store = new EmbdbStore({
+    path: join(dir, 'embdb'),
+    sync: 'interval',
+    compress: false,
+    lockPrefer: 'reads',
+    ram: true,
+    troe: 'embdb',
+  });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return store;
 }
 
@@ -22,7 +32,9 @@ const instances = { [NS + 'speed']: [{ type: 'Property' as const, value: 1, obse
 t.test('a temporal create registers its tenant like an entity create and a document insert', async (t) => {
   const store = open(t);
   await store.history!.addInstances('temporal', entity, instances, T0, { createTenant: true });
-  await store.mutateEntity('entities', entity.id, () => ({ next: { ...entity, createdAt: T0, modifiedAt: T0 }, result: undefined }), { createTenant: true });
+  await store.mutateEntity('entities', entity.id, () => ({ next: { ...entity, createdAt: T0, modifiedAt: T0 }, result: undefined }), {
+    createTenant: true,
+  });
   await store.collection('docs', 'subscriptions').insert('urn:x:s', { a: 1 }, { createTenant: true });
   t.same((await store.listTenants()).sort(), ['docs', 'entities', 'temporal'], 'each registered once');
   t.ok(await store.hasTenant('temporal'), 'the temporal one exists');

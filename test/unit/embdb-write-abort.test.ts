@@ -15,13 +15,18 @@ const BOOM = 'urn:ngsi-ld:Vehicle:boom';
 
 function vehicle(id: string): StoredEntity {
   return {
-    id, type: [NS + 'Vehicle'], createdAt: T0, modifiedAt: T0,
+    id,
+    type: [NS + 'Vehicle'],
+    createdAt: T0,
+    modifiedAt: T0,
     [NS + 'speed']: [{ type: 'Property', value: 50 }],
     [NS + 'location']: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } }],
   };
 }
 
-interface PutDb { putSync: (key: unknown, value: unknown) => boolean }
+interface PutDb {
+  putSync: (key: unknown, value: unknown) => boolean;
+}
 
 /**
  * A store whose entities database throws when it is asked to write BOOM: by then that entity's type index, spatial
@@ -30,7 +35,10 @@ interface PutDb { putSync: (key: unknown, value: unknown) => boolean }
 function faultyStore(t: { teardown: (fn: () => void | Promise<void>) => void }, lockPrefer: 'reads' | 'writes'): EmbdbStore {
   const dir = mkdtempSync(join(tmpdir(), 'embdb-abort-'));
   const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer, ram: true, troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const entities = (store as unknown as { entities: PutDb }).entities;
   const putSync = entities.putSync.bind(entities);
   entities.putSync = (key, value) => {
@@ -42,33 +50,67 @@ function faultyStore(t: { teardown: (fn: () => void | Promise<void>) => void }, 
 
 async function nothingWritten(t: Test, store: EmbdbStore, tenant: string, ids: string[]): Promise<void> {
   for (const id of ids) t.equal(await store.getEntity(tenant, id), undefined, `${id} is not stored`);
-  t.same(await store.queryEntities(tenant, { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true }), { entities: [], count: 0 }, 'no type index entry, no count');
-  t.same((await store.queryEntities(tenant, { geo: inBox(NS + 'location', [2.3, 48.8, 2.4, 48.9]), limit: 10, offset: 0, count: true })).count, 0, 'no spatial index entry');
+  t.same(
+    await store.queryEntities(tenant, { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true }),
+    { entities: [], count: 0 },
+    'no type index entry, no count',
+  );
+  t.same(
+    (await store.queryEntities(tenant, { geo: inBox(NS + 'location', [2.3, 48.8, 2.4, 48.9]), limit: 10, offset: 0, count: true })).count,
+    0,
+    'no spatial index entry',
+  );
   t.same(await store.typeStats(tenant), [], 'no type count');
   t.same(await store.attributeStats(tenant), [], 'no attribute count');
   t.same(await store.listTenants(), [], 'no tenant registered');
   // Read raw: an index entry of an entity that is not stored would be skipped by the queries above.
   const dbs = store.indexedDbs();
-  t.same([...dbs.typeMembers.getRange()].map((e) => e.value), [], 'the type index database is empty');
-  t.same([...dbs.geoCells.getRange()].map((e) => e.value), [], 'the spatial index database is empty');
+  t.same(
+    [...dbs.typeMembers.getRange()].map((e) => e.value),
+    [],
+    'the type index database is empty',
+  );
+  t.same(
+    [...dbs.geoCells.getRange()].map((e) => e.value),
+    [],
+    'the spatial index database is empty',
+  );
   for (const id of ids) t.equal(await store.history!.getTemporalEntity(tenant, id), undefined, `no history of ${id}`);
 }
 
 for (const lockPrefer of ['reads', 'writes'] as const) {
   t.test(`dbLockPrefer ${lockPrefer}: a batch whose second entity fails to be written rejects, and nothing of it is left`, async (t) => {
     const store = faultyStore(t, lockPrefer);
-    const items = ['urn:ngsi-ld:Vehicle:ok', BOOM, 'urn:ngsi-ld:Vehicle:after'].map((id) => ({ id, mutation: () => ({ next: vehicle(id), result: 'created' }) }));
+    const items = ['urn:ngsi-ld:Vehicle:ok', BOOM, 'urn:ngsi-ld:Vehicle:after'].map((id) => ({
+      id,
+      mutation: () => ({ next: vehicle(id), result: 'created' }),
+    }));
     await t.rejects(store.mutateEntities('openiot', items, { createTenant: true }), /injected/);
-    await nothingWritten(t, store, 'openiot', items.map((i) => i.id));
+    await nothingWritten(
+      t,
+      store,
+      'openiot',
+      items.map((i) => i.id),
+    );
     // The store goes on: the next batch of the same valid entities is written whole.
-    const outcomes = await store.mutateEntities('openiot', items.filter((i) => i.id !== BOOM), { createTenant: true });
-    t.same(outcomes, [{ ok: true, result: 'created' }, { ok: true, result: 'created' }]);
+    const outcomes = await store.mutateEntities(
+      'openiot',
+      items.filter((i) => i.id !== BOOM),
+      { createTenant: true },
+    );
+    t.same(outcomes, [
+      { ok: true, result: 'created' },
+      { ok: true, result: 'created' },
+    ]);
     t.equal((await store.queryEntities('openiot', { limit: 10, offset: 0, count: true })).count, 2);
   });
 
   t.test(`dbLockPrefer ${lockPrefer}: one entity whose write fails leaves no index entry behind`, async (t) => {
     const store = faultyStore(t, lockPrefer);
-    await t.rejects(store.mutateEntity('openiot', BOOM, () => ({ next: vehicle(BOOM), result: undefined }), { createTenant: true }), /injected/);
+    await t.rejects(
+      store.mutateEntity('openiot', BOOM, () => ({ next: vehicle(BOOM), result: undefined }), { createTenant: true }),
+      /injected/,
+    );
     await nothingWritten(t, store, 'openiot', [BOOM]);
   });
 
@@ -76,24 +118,46 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
     const store = faultyStore(t, lockPrefer);
     const ids = ['urn:ngsi-ld:Vehicle:1', BOOM, 'urn:ngsi-ld:Vehicle:2'];
     const settled = await Promise.allSettled(ids.map((id) => store.mutateEntity('', id, () => ({ next: vehicle(id), result: id }))));
-    t.same(settled.map((s) => s.status), ['fulfilled', 'rejected', 'fulfilled']);
-    t.same((await store.queryEntities('', { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
-      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'], 'the type index holds the two written');
+    t.same(
+      settled.map((s) => s.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    t.same(
+      (await store.queryEntities('', { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
+      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+      'the type index holds the two written',
+    );
     t.equal((await store.typeStats(''))[0]?.count, 2);
     t.equal(await store.history!.getTemporalEntity('', BOOM), undefined);
     const dbs = store.indexedDbs();
-    t.same([...dbs.typeMembers.getRange()].map((e) => e.value), ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'], 'no type index entry of the one undone');
-    t.same([...dbs.geoCells.getRange()].map((e) => e.value), ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'], 'no spatial index entry of it');
+    t.same(
+      [...dbs.typeMembers.getRange()].map((e) => e.value),
+      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+      'no type index entry of the one undone',
+    );
+    t.same(
+      [...dbs.geoCells.getRange()].map((e) => e.value),
+      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+      'no spatial index entry of it',
+    );
   });
 
   t.test(`dbLockPrefer ${lockPrefer}: a mutation's own error is its entry's outcome, the others are written`, async (t) => {
     const store = faultyStore(t, lockPrefer);
     const outcomes = await store.mutateEntities('', [
       { id: 'urn:a:1', mutation: () => ({ next: vehicle('urn:a:1'), result: 1 }) },
-      { id: 'urn:a:2', mutation: () => { throw new Error('refused'); } },
+      {
+        id: 'urn:a:2',
+        mutation: () => {
+          throw new Error('refused');
+        },
+      },
       { id: 'urn:a:3', mutation: () => ({ next: vehicle('urn:a:3'), result: 3 }) },
     ]);
-    t.same(outcomes.map((o) => o.ok), [true, false, true]);
+    t.same(
+      outcomes.map((o) => o.ok),
+      [true, false, true],
+    );
     t.equal((await store.queryEntities('', { limit: 10, offset: 0, count: true })).count, 2);
     t.equal((await store.typeStats(''))[0]?.count, 2);
   });
@@ -104,10 +168,25 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
     const inst = (store as unknown as { history: { inst: PutDb } }).history.inst;
     const putSync = inst.putSync.bind(inst);
     let n = 0;
-    inst.putSync = (key, value) => { if (++n === 2) throw new Error('injected: the second instance fails'); return putSync(key, value); };
+    inst.putSync = (key, value) => {
+      if (++n === 2) throw new Error('injected: the second instance fails');
+      return putSync(key, value);
+    };
     const at = '2026-02-01T00:00:00.000Z';
-    await t.rejects(history.addInstances('', { id: 'urn:h:1', type: [NS + 'Vehicle'] },
-      { [NS + 'speed']: [{ type: 'Property', value: 1 }, { type: 'Property', value: 2 }] }, at), /injected/);
+    await t.rejects(
+      history.addInstances(
+        '',
+        { id: 'urn:h:1', type: [NS + 'Vehicle'] },
+        {
+          [NS + 'speed']: [
+            { type: 'Property', value: 1 },
+            { type: 'Property', value: 2 },
+          ],
+        },
+        at,
+      ),
+      /injected/,
+    );
     t.equal(await history.getTemporalEntity('', 'urn:h:1'), undefined, 'no temporal entity');
     t.same(await history.entityEvents('', 'urn:h:1'), [], 'no event');
     t.same((await history.instances('', 'urn:h:1', { limit: 10 })).attrs, {}, 'no instance');

@@ -10,7 +10,13 @@ const ctx = mapContext({ schema: 'https://schema.org/' });
 const now = '2024-05-01T12:00:00Z';
 const dc = (term: string): string => DEFAULT_VOCAB + term;
 
-interface Pair { name: string; entity?: Record<string, unknown>; concise?: unknown; keyValues?: unknown; normalized?: unknown }
+interface Pair {
+  name: string;
+  entity?: Record<string, unknown>;
+  concise?: unknown;
+  keyValues?: unknown;
+  normalized?: unknown;
+}
 
 t.test('normalized input of every attribute type renders back unchanged (sysAttrs off)', async (t) => {
   for (const c of fixture<Pair[]>('roundtrip-normalized.json')) {
@@ -38,23 +44,44 @@ t.test('concise output reads back as the same entity', async (t) => {
 
 t.test('keyValues input makes every member a Property, GeoJSON geometries GeoProperties', async (t) => {
   for (const c of fixture<Pair[]>('keyvalues-input.json')) {
-    t.strictSame(renderEntity(expandEntity(c.keyValues, ctx, { now, keyValues: true }), ctx, { format: 'normalized' }), c.normalized, c.name);
+    t.strictSame(
+      renderEntity(expandEntity(c.keyValues, ctx, { now, keyValues: true }), ctx, { format: 'normalized' }),
+      c.normalized,
+      c.name,
+    );
   }
 });
 
 t.test('keyValues input refuses null values and invalid geometries', async (t) => {
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: null }, ctx, { now, keyValues: true })).detail, 'a: null is not an attribute value');
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: { type: 'Point', coordinates: [500, 0] } }, ctx, { now, keyValues: true })).detail, 'longitude 500');
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: 'here' }, ctx, { now, keyValues: true })).detail, 'location: must be a GeoProperty');
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: null }, ctx, { now, keyValues: true })).detail,
+    'a: null is not an attribute value',
+  );
+  t.match(
+    ldErrorOf(() =>
+      expandEntity({ id: 'urn:x:1', type: 'T', location: { type: 'Point', coordinates: [500, 0] } }, ctx, { now, keyValues: true }),
+    ).detail,
+    'longitude 500',
+  );
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: 'here' }, ctx, { now, keyValues: true })).detail,
+    'location: must be a GeoProperty',
+  );
 });
 
 t.test('the stored entity has expanded names, type arrays, instance arrays and timestamps everywhere', async (t) => {
-  const e = expandEntity({
-    id: 'urn:ngsi-ld:T:1', type: 'T', scope: '/a/b',
-    r: { type: 'Relationship', object: 'urn:x:2', objectType: 'schema:Person', since: { value: 1, note: 'x' } },
-    v: { vocab: ['red', 'schema:Blue'] },
-    location: { type: 'Point', coordinates: [1, 2] },
-  }, ctx, { now });
+  const e = expandEntity(
+    {
+      id: 'urn:ngsi-ld:T:1',
+      type: 'T',
+      scope: '/a/b',
+      r: { type: 'Relationship', object: 'urn:x:2', objectType: 'schema:Person', since: { value: 1, note: 'x' } },
+      v: { vocab: ['red', 'schema:Blue'] },
+      location: { type: 'Point', coordinates: [1, 2] },
+    },
+    ctx,
+    { now },
+  );
   t.strictSame(e.type, [dc('T')]);
   t.strictSame(e.scope, ['/a/b']);
   t.equal(e.createdAt, now);
@@ -71,10 +98,17 @@ t.test('the stored entity has expanded names, type arrays, instance arrays and t
 
 t.test('client-sent createdAt and modifiedAt are dropped at every level', async (t) => {
   const old = '2000-01-01T00:00:00Z';
-  const e = expandEntity({
-    id: 'urn:x:1', type: 'T', createdAt: old, modifiedAt: old,
-    a: { type: 'Property', value: 1, createdAt: old, modifiedAt: old, s: { value: 2, createdAt: old } },
-  }, ctx, { now });
+  const e = expandEntity(
+    {
+      id: 'urn:x:1',
+      type: 'T',
+      createdAt: old,
+      modifiedAt: old,
+      a: { type: 'Property', value: 1, createdAt: old, modifiedAt: old, s: { value: 2, createdAt: old } },
+    },
+    ctx,
+    { now },
+  );
   t.equal(e.createdAt, now);
   const a = (e[dc('a')] as AttrInstance[])[0]!;
   t.equal(a.createdAt, now);
@@ -84,8 +118,15 @@ t.test('client-sent createdAt and modifiedAt are dropped at every level', async 
 });
 
 t.test('a multi-attribute keeps its instances with the default instance first', async (t) => {
-  const e = expandEntity({ id: 'urn:x:1', type: 'T', a: [{ value: 1, datasetId: 'urn:d:1' }, { value: 2 }, { value: 3, datasetId: 'urn:d:2' }] }, ctx, { now });
-  t.strictSame((e[dc('a')] as AttrInstance[]).map((i) => i.datasetId), [undefined, 'urn:d:1', 'urn:d:2']);
+  const e = expandEntity(
+    { id: 'urn:x:1', type: 'T', a: [{ value: 1, datasetId: 'urn:d:1' }, { value: 2 }, { value: 3, datasetId: 'urn:d:2' }] },
+    ctx,
+    { now },
+  );
+  t.strictSame(
+    (e[dc('a')] as AttrInstance[]).map((i) => i.datasetId),
+    [undefined, 'urn:d:1', 'urn:d:2'],
+  );
 });
 
 t.test('type arrays are expanded and deduplicated', async (t) => {
@@ -99,10 +140,16 @@ t.test('an attribute type given as an expanded IRI is understood', async (t) => 
 });
 
 t.test('a Property explicitly typed keeps a geometry-shaped value as a Property', async (t) => {
-  const e = expandEntity({ id: 'urn:x:1', type: 'T', shape: { type: 'Property', value: { type: 'Point', coordinates: [1, 2] } } }, ctx, { now });
+  const e = expandEntity({ id: 'urn:x:1', type: 'T', shape: { type: 'Property', value: { type: 'Point', coordinates: [1, 2] } } }, ctx, {
+    now,
+  });
   t.equal((e[dc('shape')] as AttrInstance[])[0]!.type, 'Property');
   const concise = renderEntity(e, ctx, { format: 'concise' });
-  t.strictSame(concise.shape, { type: 'Property', value: { type: 'Point', coordinates: [1, 2] } }, 'concise keeps the type so it reads back as a Property');
+  t.strictSame(
+    concise.shape,
+    { type: 'Property', value: { type: 'Point', coordinates: [1, 2] } },
+    'concise keeps the type so it reads back as a Property',
+  );
   t.strictSame(expandEntity(concise, ctx, { now }), e);
 });
 
@@ -127,12 +174,76 @@ t.test('valid URIs and date-times are accepted', async (t) => {
 t.test('valid geometries of every GeoJSON type are accepted', async (t) => {
   const geometries = [
     { type: 'Point', coordinates: [-180, 90, 12] },
-    { type: 'MultiPoint', coordinates: [[0, 0], [1, 1]] },
-    { type: 'LineString', coordinates: [[0, 0], [1, 1]] },
-    { type: 'MultiLineString', coordinates: [[[0, 0], [1, 1]], [[2, 2], [3, 3]]] },
-    { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 0]], [[1, 1], [2, 1], [2, 2], [1, 1]]] },
-    { type: 'MultiPolygon', coordinates: [[[[0, 0], [1, 0], [1, 1], [0, 0]]]] },
-    { type: 'GeometryCollection', geometries: [{ type: 'Point', coordinates: [0, 0] }, { type: 'LineString', coordinates: [[0, 0], [1, 1]] }] },
+    {
+      type: 'MultiPoint',
+      coordinates: [
+        [0, 0],
+        [1, 1],
+      ],
+    },
+    {
+      type: 'LineString',
+      coordinates: [
+        [0, 0],
+        [1, 1],
+      ],
+    },
+    {
+      type: 'MultiLineString',
+      coordinates: [
+        [
+          [0, 0],
+          [1, 1],
+        ],
+        [
+          [2, 2],
+          [3, 3],
+        ],
+      ],
+    },
+    {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [0, 0],
+          [4, 0],
+          [4, 4],
+          [0, 0],
+        ],
+        [
+          [1, 1],
+          [2, 1],
+          [2, 2],
+          [1, 1],
+        ],
+      ],
+    },
+    {
+      type: 'MultiPolygon',
+      coordinates: [
+        [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      ],
+    },
+    {
+      type: 'GeometryCollection',
+      geometries: [
+        { type: 'Point', coordinates: [0, 0] },
+        {
+          type: 'LineString',
+          coordinates: [
+            [0, 0],
+            [1, 1],
+          ],
+        },
+      ],
+    },
   ];
   for (const g of geometries) {
     const e = expandEntity({ id: 'urn:x:1', type: 'T', location: g }, ctx, { now });
@@ -198,15 +309,35 @@ t.test('expandAttributeFragment accepts a fragment without type or value member'
 });
 
 t.test('expandAttributeFragment still validates what it is given', async (t) => {
-  t.match(ldErrorOf(() => expandAttributeFragment({ type: 'Relationship', object: 'bad' }, ctx, { now, attrIri: dc('temp') })).detail, 'temp.object: "bad" is not a URI');
-  t.match(ldErrorOf(() => expandAttributeFragment({ value: 'x' }, ctx, { now, attrIri: NGSI_LD + 'location' })).detail, 'location: must be a GeoProperty');
+  t.match(
+    ldErrorOf(() => expandAttributeFragment({ type: 'Relationship', object: 'bad' }, ctx, { now, attrIri: dc('temp') })).detail,
+    'temp.object: "bad" is not a URI',
+  );
+  t.match(
+    ldErrorOf(() => expandAttributeFragment({ value: 'x' }, ctx, { now, attrIri: NGSI_LD + 'location' })).detail,
+    'location: must be a GeoProperty',
+  );
   t.match(ldErrorOf(() => expandAttributeFragment({ observedAt: 'x' }, ctx, { now, attrIri: dc('temp') })).detail, 'temp.observedAt');
-  t.match(ldErrorOf(() => expandAttributeFragment({ s: { type: 'Property' } }, ctx, { now, attrIri: dc('temp') })).detail, 'temp.s: a Property needs a value member');
+  t.match(
+    ldErrorOf(() => expandAttributeFragment({ s: { type: 'Property' } }, ctx, { now, attrIri: dc('temp') })).detail,
+    'temp.s: a Property needs a value member',
+  );
   t.match(ldErrorOf(() => expandAttributeFragment(5, ctx, { now, attrIri: dc('temp') })).detail, 'body: 5 is not a JSON object');
 });
 
 t.test('deletion markers: JSON null and urn:ngsi-ld:null become the value member urn:ngsi-ld:null where deletion is meant', async (t) => {
-  const f = expandFragment({ a: null, b: 'urn:ngsi-ld:null', c: { value: null }, location: 'urn:ngsi-ld:null', r: { object: 'urn:ngsi-ld:null' }, s: { value: 1, sub: null } }, ctx, { now });
+  const f = expandFragment(
+    {
+      a: null,
+      b: 'urn:ngsi-ld:null',
+      c: { value: null },
+      location: 'urn:ngsi-ld:null',
+      r: { object: 'urn:ngsi-ld:null' },
+      s: { value: 1, sub: null },
+    },
+    ctx,
+    { now },
+  );
   for (const name of ['a', 'b', 'c']) t.equal(f.attrs[dc(name)]![0]!.value, 'urn:ngsi-ld:null', name);
   t.equal(f.attrs[NGSI_LD + 'location']![0]!.value, 'urn:ngsi-ld:null', 'location may be deleted');
   t.equal(f.attrs[dc('r')]![0]!.object, 'urn:ngsi-ld:null');
@@ -214,8 +345,16 @@ t.test('deletion markers: JSON null and urn:ngsi-ld:null become the value member
   const merge = expandEntity({ id: 'urn:x:1', type: 'T', a: null, l: { languageMap: null } }, ctx, { now, allowNull: true });
   t.equal((merge[dc('a')] as AttrInstance[])[0]!.value, 'urn:ngsi-ld:null');
   t.strictSame((merge[dc('l')] as AttrInstance[])[0]!.languageMap, { '@none': 'urn:ngsi-ld:null' });
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: null }, ctx, { now })).detail, 'a: null is not an attribute value', 'not on create');
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: 'urn:ngsi-ld:null' }, ctx, { now })).detail, 'location: must be a GeoProperty', 'not on create');
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: null }, ctx, { now })).detail,
+    'a: null is not an attribute value',
+    'not on create',
+  );
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', location: 'urn:ngsi-ld:null' }, ctx, { now })).detail,
+    'location: must be a GeoProperty',
+    'not on create',
+  );
 });
 
 t.test('a merge-patch may leave out the entity type, and cannot delete it', async (t) => {
@@ -225,16 +364,28 @@ t.test('a merge-patch may leave out the entity type, and cannot delete it', asyn
     t.equal(err.status, 400, `${String(type)}: refused`);
     t.equal(err.detail, 'type: the entity type cannot be deleted (null in a merge-patch)');
   }
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: [null], a: 1 }, ctx, { now, allowNull: true })).detail, 'type: null is not a string');
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now })).detail, 'type: the entity type is missing', 'a create needs it');
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: [null], a: 1 }, ctx, { now, allowNull: true })).detail,
+    'type: null is not a string',
+  );
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', a: 1 }, ctx, { now })).detail,
+    'type: the entity type is missing',
+    'a create needs it',
+  );
 });
 
-t.test('sub-attributes named like JavaScript\'s own members (constructor, toString, __proto__) are sub-attributes', async (t) => {
-  const body = JSON.parse('{"id":"urn:x:1","type":"T","a":{"type":"Property","value":1,"constructor":{"type":"Property","value":2},"toString":3,"__proto__":{"type":"Property","value":4}}}') as unknown;
+t.test("sub-attributes named like JavaScript's own members (constructor, toString, __proto__) are sub-attributes", async (t) => {
+  const body = JSON.parse(
+    '{"id":"urn:x:1","type":"T","a":{"type":"Property","value":1,"constructor":{"type":"Property","value":2},"toString":3,"__proto__":{"type":"Property","value":4}}}',
+  ) as unknown;
   const a = (expandEntity(body, ctx, { now })[dc('a')] as AttrInstance[])[0]!;
   t.equal((a[dc('constructor')] as AttrInstance).value, 2);
   t.equal((a[dc('toString')] as AttrInstance).value, 3);
   t.equal((a[dc('__proto__')] as AttrInstance).value, 4);
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property', value: 1, object: 'urn:x:2' } }, ctx, { now })).detail,
-    'a.object: not a member of a Property', 'a value member of another type is still refused');
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property', value: 1, object: 'urn:x:2' } }, ctx, { now })).detail,
+    'a.object: not a member of a Property',
+    'a value member of another type is still refused',
+  );
 });

@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeKey } from 'ordered-binary';
 import {
-  MAX_ID_BYTES, MAX_INSTANCE_ID_BYTES, MAX_NAME_BYTES, checkIdSize, checkInstanceIdSize, checkNameSize, checkedNames,
+  MAX_ID_BYTES,
+  MAX_INSTANCE_ID_BYTES,
+  MAX_NAME_BYTES,
+  checkIdSize,
+  checkInstanceIdSize,
+  checkNameSize,
+  checkedNames,
 } from '../../src/ngsild/entity/limits.js';
 import { LdError } from '../../src/ngsild/problem.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
@@ -37,9 +43,18 @@ function refused(t: Test, fn: () => unknown, detail: RegExp, what: string): void
 }
 
 t.test('ids: up to MAX_ID_BYTES UTF-8 bytes; one more is a 400 naming the limit', async (t) => {
-  t.equal(checkIdSize(ofBytes('urn:x:', MAX_ID_BYTES), 'id').length < MAX_ID_BYTES, true, 'multi-byte characters: fewer characters than bytes');
+  t.equal(
+    checkIdSize(ofBytes('urn:x:', MAX_ID_BYTES), 'id').length < MAX_ID_BYTES,
+    true,
+    'multi-byte characters: fewer characters than bytes',
+  );
   t.ok(checkIdSize('urn:x:' + 'a'.repeat(MAX_ID_BYTES - 6), 'id'));
-  refused(t, () => checkIdSize('urn:x:' + 'a'.repeat(MAX_ID_BYTES - 5), 'id'), /is 1025 bytes long; an id may be at most 1024 bytes \(UTF-8\)/, 'ASCII, 1025 bytes');
+  refused(
+    t,
+    () => checkIdSize('urn:x:' + 'a'.repeat(MAX_ID_BYTES - 5), 'id'),
+    /is 1025 bytes long; an id may be at most 1024 bytes \(UTF-8\)/,
+    'ASCII, 1025 bytes',
+  );
   // 342 characters, each 3 bytes: under the limit in characters, over it in bytes.
   refused(t, () => checkIdSize('中'.repeat(342), 'entities[1].id'), /^entities\[1\]\.id: .* 1026 bytes long/, 'CJK, 1026 bytes');
   refused(t, () => checkIdSize('urn:x:\ud800', 'id'), /unpaired UTF-16 surrogate/, 'a lone surrogate');
@@ -48,7 +63,12 @@ t.test('ids: up to MAX_ID_BYTES UTF-8 bytes; one more is a 400 naming the limit'
 
 t.test('names: the expanded IRI up to MAX_NAME_BYTES, without control characters', async (t) => {
   t.ok(checkNameSize(ofBytes('https://example.org/', MAX_NAME_BYTES), 'type'));
-  refused(t, () => checkNameSize(ofBytes('https://example.org/', MAX_NAME_BYTES + 1), 'type'), /513 bytes long; a type or attribute name \(expanded\) may be at most 512 bytes/, '513 bytes');
+  refused(
+    t,
+    () => checkNameSize(ofBytes('https://example.org/', MAX_NAME_BYTES + 1), 'type'),
+    /513 bytes long; a type or attribute name \(expanded\) may be at most 512 bytes/,
+    '513 bytes',
+  );
   refused(t, () => checkNameSize('https://example.org/a\u0000b', 'speed'), /control character/, 'a NUL an @context put in a name');
   refused(t, () => checkNameSize('https://example.org/a\u0004b', 'speed'), /control character/, 'a character ordered-binary escapes');
   const expand = checkedNames((term) => 'https://example.org/' + term, 'type');
@@ -60,7 +80,12 @@ t.test('names: the expanded IRI up to MAX_NAME_BYTES, without control characters
 
 t.test('instanceIds: up to MAX_INSTANCE_ID_BYTES', async (t) => {
   t.ok(checkInstanceIdSize('urn:i:' + 'a'.repeat(MAX_INSTANCE_ID_BYTES - 6), 'instanceId'));
-  refused(t, () => checkInstanceIdSize('urn:i:' + 'a'.repeat(MAX_INSTANCE_ID_BYTES - 5), 'instanceId'), /an instanceId may be at most 256 bytes/, '257 bytes');
+  refused(
+    t,
+    () => checkInstanceIdSize('urn:i:' + 'a'.repeat(MAX_INSTANCE_ID_BYTES - 5), 'instanceId'),
+    /an instanceId may be at most 256 bytes/,
+    '257 bytes',
+  );
 });
 
 const TENANT = 't'.repeat(50);
@@ -69,7 +94,7 @@ const TYPE = ofBytes('https://example.org/T/', MAX_NAME_BYTES);
 const ATTR = ofBytes('https://example.org/A/', MAX_NAME_BYTES);
 const INSTANCE_ID = ofBytes('urn:ngsi-ld:attribute:instance:', MAX_INSTANCE_ID_BYTES);
 
-t.test('every embdb key built of parts at their limits fits LMDB\'s 1978 bytes', async (t) => {
+t.test("every embdb key built of parts at their limits fits LMDB's 1978 bytes", async (t) => {
   const size = (key: unknown[]): number => writeKey(key, Buffer.alloc(8192), 0);
   const keys: Record<string, unknown[]> = {
     'entities [tenant, id]': [TENANT, ID],
@@ -86,10 +111,23 @@ t.test('every embdb key built of parts at their limits fits LMDB\'s 1978 bytes',
 
 t.test('an entity with every id and name at its limit is written with its history and found by every path', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'limits-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true, troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const store = new EmbdbStore({
+    path: join(dir, 'embdb'),
+    sync: 'interval',
+    compress: false,
+    lockPrefer: 'reads',
+    ram: true,
+    troe: 'embdb',
+  });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const entity: StoredEntity = {
-    id: ID, type: [TYPE], createdAt: '2026-01-01T00:00:00Z', modifiedAt: '2026-01-01T00:00:00Z',
+    id: ID,
+    type: [TYPE],
+    createdAt: '2026-01-01T00:00:00Z',
+    modifiedAt: '2026-01-01T00:00:00Z',
     [ATTR]: [
       { type: 'GeoProperty', value: { type: 'Point', coordinates: [2.35, 48.85] } },
       { type: 'GeoProperty', datasetId: ofBytes('urn:ds:', MAX_ID_BYTES), value: { type: 'Point', coordinates: [2.36, 48.86] } },
@@ -98,20 +136,42 @@ t.test('an entity with every id and name at its limit is written with its histor
   await store.mutateEntity(TENANT, ID, () => ({ next: entity, result: undefined }), { createTenant: true });
   t.same(await store.getEntity(TENANT, ID), entity);
   for (const query of [{}, { type: ofTypes(TYPE) }, { ids: [ID] }, { geo: inBox(ATTR, [2.3, 48.8, 2.4, 48.9]) }])
-    t.equal((await store.queryEntities(TENANT, { ...query, limit: 10, offset: 0, count: true })).count, 1, JSON.stringify(Object.keys(query)));
+    t.equal(
+      (await store.queryEntities(TENANT, { ...query, limit: 10, offset: 0, count: true })).count,
+      1,
+      JSON.stringify(Object.keys(query)),
+    );
   const history = store.history!;
   t.same((await history.queryTemporalEntities(TENANT, { type: ofTypes(TYPE), attrs: [ATTR], limit: 10, offset: 0, count: true })).count, 1);
   const page = await history.instances(TENANT, ID, { attrs: [ATTR], limit: 10 });
   t.equal(page.attrs[ATTR]?.length, 2, 'both instances in the history');
-  t.equal(await history.updateInstance(TENANT, ID, ATTR, INSTANCE_ID, { type: 'GeoProperty', value: { type: 'Point', coordinates: [0, 0] } }, '2026-01-02T00:00:00Z'), 'notFound',
-    'an instanceId at its limit is looked up');
+  t.equal(
+    await history.updateInstance(
+      TENANT,
+      ID,
+      ATTR,
+      INSTANCE_ID,
+      { type: 'GeoProperty', value: { type: 'Point', coordinates: [0, 0] } },
+      '2026-01-02T00:00:00Z',
+    ),
+    'notFound',
+    'an instanceId at its limit is looked up',
+  );
 });
 
 t.test('a read naming an id or a name past every limit finds nothing, it does not throw', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'limits-'));
   const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  const e: StoredEntity = { id: 'urn:a:1', type: ['https://example.org/A'], createdAt: '2026-01-01T00:00:00Z', modifiedAt: '2026-01-01T00:00:00Z' };
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const e: StoredEntity = {
+    id: 'urn:a:1',
+    type: ['https://example.org/A'],
+    createdAt: '2026-01-01T00:00:00Z',
+    modifiedAt: '2026-01-01T00:00:00Z',
+  };
   await store.mutateEntity('', e.id, () => ({ next: e, result: undefined }));
   // A Relationship's object followed by a join, a registration's or subscription's entity type: checked nowhere else.
   const huge = 'urn:x:' + 'a'.repeat(6000);

@@ -1,7 +1,13 @@
 import t from 'tap';
 import { expandEntity, expandFragment, expandAttributes, expandAttributeFragment } from '../../src/ngsild/entity/expand.js';
 import {
-  appendAttributes, updateAttributes, partialAttributeUpdate, deleteAttribute, replaceEntity, replaceAttribute, mergeEntity,
+  appendAttributes,
+  updateAttributes,
+  partialAttributeUpdate,
+  deleteAttribute,
+  replaceEntity,
+  replaceAttribute,
+  mergeEntity,
 } from '../../src/ngsild/entity/merge.js';
 import { renderEntity } from '../../src/ngsild/entity/render.js';
 import type { AttrInstance, StoredEntity } from '../../src/ngsild/entity/model.js';
@@ -13,12 +19,21 @@ const t0 = '2024-01-01T00:00:00Z';
 const t1 = '2024-06-01T00:00:00Z';
 const dc = (term: string): string => DEFAULT_VOCAB + term;
 
-const base = (): StoredEntity => expandEntity({
-  id: 'urn:x:1', type: 'T',
-  temp: { type: 'Property', value: 20, unitCode: 'CEL', accuracy: { type: 'Property', value: 0.5 } },
-  speed: [{ type: 'Property', value: 1 }, { type: 'Property', value: 2, datasetId: 'urn:d:a' }],
-  owner: { type: 'Relationship', object: 'urn:p:1' },
-}, ctx, { now: t0 });
+const base = (): StoredEntity =>
+  expandEntity(
+    {
+      id: 'urn:x:1',
+      type: 'T',
+      temp: { type: 'Property', value: 20, unitCode: 'CEL', accuracy: { type: 'Property', value: 0.5 } },
+      speed: [
+        { type: 'Property', value: 1 },
+        { type: 'Property', value: 2, datasetId: 'urn:d:a' },
+      ],
+      owner: { type: 'Relationship', object: 'urn:p:1' },
+    },
+    ctx,
+    { now: t0 },
+  );
 
 const attrs = (body: unknown): Record<string, AttrInstance[]> => expandAttributes(body, ctx, { now: t1 });
 const normalized = (e: StoredEntity): Record<string, unknown> => renderEntity(e, ctx, { format: 'normalized' });
@@ -64,13 +79,22 @@ t.test('append with noOverwrite keeps the existing instance and reports it as no
 t.test('append with noOverwrite still adds an instance of a new datasetId', async (t) => {
   const r = appendAttributes(base(), attrs({ speed: { value: 3, datasetId: 'urn:d:b' } }), { noOverwrite: true, now: t1 });
   t.strictSame(r.updated, [dc('speed')]);
-  t.strictSame(inst(r.entity, 'speed')!.map((i) => i.value), [1, 2, 3]);
+  t.strictSame(
+    inst(r.entity, 'speed')!.map((i) => i.value),
+    [1, 2, 3],
+  );
 });
 
 t.test('append matches instances by datasetId and keeps the default instance first', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'T', speed: { value: 2, datasetId: 'urn:d:a' } }, ctx, { now: t0 });
   const r = appendAttributes(e, attrs({ speed: [{ value: 5, datasetId: 'urn:d:a' }, { value: 9 }] }), { noOverwrite: false, now: t1 });
-  t.strictSame(inst(r.entity, 'speed')!.map((i) => [i.datasetId, i.value]), [[undefined, 9], ['urn:d:a', 5]]);
+  t.strictSame(
+    inst(r.entity, 'speed')!.map((i) => [i.datasetId, i.value]),
+    [
+      [undefined, 9],
+      ['urn:d:a', 5],
+    ],
+  );
 });
 
 t.test('append adds the types given', async (t) => {
@@ -88,12 +112,29 @@ t.test('append with noOverwrite and nothing new changes nothing, not even modifi
 
 t.test('update replaces existing instances only; missing attributes and datasetIds go to notUpdated', async (t) => {
   const e = base();
-  const r = updateAttributes(e, attrs({ temp: { value: 30 }, nothere: 1, speed: [{ value: 10, datasetId: 'urn:d:a' }, { value: 11, datasetId: 'urn:d:zzz' }] }), { now: t1 });
+  const r = updateAttributes(
+    e,
+    attrs({
+      temp: { value: 30 },
+      nothere: 1,
+      speed: [
+        { value: 10, datasetId: 'urn:d:a' },
+        { value: 11, datasetId: 'urn:d:zzz' },
+      ],
+    }),
+    { now: t1 },
+  );
   t.strictSame(r.updated, [dc('temp'), dc('speed')]);
-  t.strictSame(r.notUpdated.map((n) => n.attrName), [dc('nothere'), dc('speed')]);
+  t.strictSame(
+    r.notUpdated.map((n) => n.attrName),
+    [dc('nothere'), dc('speed')],
+  );
   t.match(r.notUpdated[0]!.reason, 'does not exist');
   t.match(r.notUpdated[1]!.reason, 'urn:d:zzz');
-  t.strictSame(inst(r.entity, 'speed')!.map((i) => i.value), [1, 10]);
+  t.strictSame(
+    inst(r.entity, 'speed')!.map((i) => i.value),
+    [1, 10],
+  );
   t.equal(inst(r.entity, 'temp')![0]!.createdAt, t0);
   t.equal(r.entity.modifiedAt, t1);
   t.strictSame(r.created, [], 'update never creates');
@@ -149,11 +190,18 @@ t.test('partial attribute update reports a missing attribute or datasetId as not
   t.equal(b.found, false);
   const c = partialAttributeUpdate(e, dc('speed'), f, { datasetId: 'urn:d:a', now: t1 });
   t.equal(c.found, true);
-  t.strictSame(inst(c.entity, 'speed')!.map((i) => i.value), [1, 1]);
+  t.strictSame(
+    inst(c.entity, 'speed')!.map((i) => i.value),
+    [1, 1],
+  );
 });
 
 t.test('partial attribute update refuses to change the kind of the attribute (§5.6.4), with or without the new value member', async (t) => {
-  for (const fragment of [{ type: 'Relationship' }, { type: 'Relationship', object: 'urn:x:2' }, { type: 'JsonProperty', json: { a: 1 } }]) {
+  for (const fragment of [
+    { type: 'Relationship' },
+    { type: 'Relationship', object: 'urn:x:2' },
+    { type: 'JsonProperty', json: { a: 1 } },
+  ]) {
     const f = expandAttributeFragment(fragment, ctx, { now: t1 });
     const err = ldErrorOf(() => partialAttributeUpdate(base(), dc('temp'), f, { now: t1 }));
     t.equal(err.status, 400, JSON.stringify(fragment));
@@ -178,10 +226,16 @@ t.test('partial attribute update cannot turn location into something else than a
 t.test('delete attribute removes the default instance, a datasetId instance, or all with deleteAll', async (t) => {
   const e = base();
   const d = deleteAttribute(e, dc('speed'), { now: t1 });
-  t.strictSame(inst(d.entity, 'speed')!.map((i) => i.datasetId), ['urn:d:a']);
+  t.strictSame(
+    inst(d.entity, 'speed')!.map((i) => i.datasetId),
+    ['urn:d:a'],
+  );
   t.strictSame(d.modified, [dc('speed')]);
   const a = deleteAttribute(e, dc('speed'), { datasetId: 'urn:d:a', now: t1 });
-  t.strictSame(inst(a.entity, 'speed')!.map((i) => i.value), [1]);
+  t.strictSame(
+    inst(a.entity, 'speed')!.map((i) => i.value),
+    [1],
+  );
   const all = deleteAttribute(e, dc('speed'), { deleteAll: true, now: t1 });
   t.notOk(dc('speed') in all.entity);
   t.strictSame(all.deleted, [dc('speed')]);
@@ -209,7 +263,12 @@ t.test('replace entity keeps id and createdAt and reports deleted, modified and 
   t.strictSame(r.deleted.sort(), [dc('owner'), dc('speed')].sort());
   t.strictSame(r.modified, [dc('temp')]);
   t.strictSame(r.created, [dc('fresh')]);
-  t.strictSame(normalized(r.entity), { id: 'urn:x:1', type: 'U', temp: { type: 'Property', value: 5 }, fresh: { type: 'Property', value: 1 } });
+  t.strictSame(normalized(r.entity), {
+    id: 'urn:x:1',
+    type: 'U',
+    temp: { type: 'Property', value: 5 },
+    fresh: { type: 'Property', value: 1 },
+  });
 });
 
 t.test('replace attribute replaces the instance of the same datasetId and keeps its createdAt', async (t) => {
@@ -221,7 +280,12 @@ t.test('replace attribute replaces the instance of the same datasetId and keeps 
   t.equal(replaceAttribute(e, dc('nothere'), attrs({ x: 1 })[dc('x')]!, t1).found, false);
 });
 
-interface MergeCase { name: string; entity: unknown; patch: Record<string, unknown>; expected: unknown }
+interface MergeCase {
+  name: string;
+  entity: unknown;
+  patch: Record<string, unknown>;
+  expected: unknown;
+}
 
 function patchOf(body: Record<string, unknown>): StoredEntity {
   return expandEntity({ ...body, id: 'urn:x:1' }, ctx, { now: t1, allowNull: true });
@@ -279,5 +343,8 @@ t.test('merge-patch refuses a new attribute or sub-attribute without its value m
 });
 
 t.test('create still requires the value member', async (t) => {
-  t.match(ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property' } }, ctx, { now: t0 })).detail, 'a: a Property needs a value member');
+  t.match(
+    ldErrorOf(() => expandEntity({ id: 'urn:x:1', type: 'T', a: { type: 'Property' } }, ctx, { now: t0 })).detail,
+    'a: a Property needs a value member',
+  );
 });

@@ -11,7 +11,15 @@ const t0 = '2024-01-01T00:00:00Z';
 
 interface RenderCase {
   name: string;
-  options: { format: RenderEntityOptions['format']; attrs?: string[]; pick?: string[]; omit?: string[]; lang?: string; datasetId?: string[]; sysAttrs?: boolean };
+  options: {
+    format: RenderEntityOptions['format'];
+    attrs?: string[];
+    pick?: string[];
+    omit?: string[];
+    lang?: string;
+    datasetId?: string[];
+    sysAttrs?: boolean;
+  };
   expected: unknown;
 }
 
@@ -37,12 +45,25 @@ t.test('sysAttrs adds createdAt and modifiedAt to the entity, attributes and sub
   const e = expandEntity({ id: 'urn:x:1', type: 'T', a: { value: 1, s: { value: 2 } } }, ctx, { now: t0 });
   const out = renderEntity(e, ctx, { format: 'normalized', sysAttrs: true });
   t.strictSame(out, {
-    id: 'urn:x:1', type: 'T', createdAt: t0, modifiedAt: t0,
+    id: 'urn:x:1',
+    type: 'T',
+    createdAt: t0,
+    modifiedAt: t0,
     a: { type: 'Property', value: 1, s: { type: 'Property', value: 2, createdAt: t0, modifiedAt: t0 }, createdAt: t0, modifiedAt: t0 },
   });
-  t.strictSame(renderEntity(e, ctx, { format: 'keyValues', sysAttrs: true }), { id: 'urn:x:1', type: 'T', createdAt: t0, modifiedAt: t0, a: 1 });
+  t.strictSame(renderEntity(e, ctx, { format: 'keyValues', sysAttrs: true }), {
+    id: 'urn:x:1',
+    type: 'T',
+    createdAt: t0,
+    modifiedAt: t0,
+    a: 1,
+  });
   const concise = renderEntity(e, ctx, { format: 'concise', sysAttrs: true });
-  t.strictSame(concise.a, { value: 1, s: { value: 2, createdAt: t0, modifiedAt: t0 }, createdAt: t0, modifiedAt: t0 }, 'concise keeps value objects when system members are shown');
+  t.strictSame(
+    concise.a,
+    { value: 1, s: { value: 2, createdAt: t0, modifiedAt: t0 }, createdAt: t0, modifiedAt: t0 },
+    'concise keeps value objects when system members are shown',
+  );
 });
 
 t.test('without sysAttrs no system member appears at any level', async (t) => {
@@ -57,23 +78,34 @@ t.test('the result carries no @context', async (t) => {
 
 t.test('names are compacted with the context: terms, prefixes, default vocabulary, unknown IRIs kept', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'http://other.org/T', 'schema:name': 'x', 'http://other.org/p': 1 }, ctx, { now: t0 });
-  t.strictSame(renderEntity(e, ctx, { format: 'keyValues' }), { id: 'urn:x:1', type: 'http://other.org/T', 'schema:name': 'x', 'http://other.org/p': 1 });
+  t.strictSame(renderEntity(e, ctx, { format: 'keyValues' }), {
+    id: 'urn:x:1',
+    type: 'http://other.org/T',
+    'schema:name': 'x',
+    'http://other.org/p': 1,
+  });
   const other = mapContext({ nm: 'https://schema.org/name' });
   t.strictSame(renderEntity(e, other, { format: 'keyValues' }).nm, 'x', 'a different context compacts differently');
 });
 
 t.test('concise keeps Property values that would read back as something else in a value object', async (t) => {
-  const e = expandEntity({
-    id: 'urn:x:1', type: 'T',
-    typed: { type: 'Property', value: { type: 'Thing', name: 'x' } },
-    holder: { type: 'Property', value: { value: 1 } },
-    objects: { type: 'Property', value: [{ a: 1 }, { b: 2 }] },
-    prims: { type: 'Property', value: [1, 2] },
-    empty: { type: 'Property', value: [] },
-  }, ctx, { now: t0 });
+  const e = expandEntity(
+    {
+      id: 'urn:x:1',
+      type: 'T',
+      typed: { type: 'Property', value: { type: 'Thing', name: 'x' } },
+      holder: { type: 'Property', value: { value: 1 } },
+      objects: { type: 'Property', value: [{ a: 1 }, { b: 2 }] },
+      prims: { type: 'Property', value: [1, 2] },
+      empty: { type: 'Property', value: [] },
+    },
+    ctx,
+    { now: t0 },
+  );
   const concise = renderEntity(e, ctx, { format: 'concise' });
   t.strictSame(concise, {
-    id: 'urn:x:1', type: 'T',
+    id: 'urn:x:1',
+    type: 'T',
     typed: { value: { type: 'Thing', name: 'x' } },
     holder: { value: { value: 1 } },
     objects: { value: [{ a: 1 }, { b: 2 }] },
@@ -86,21 +118,40 @@ t.test('concise keeps Property values that would read back as something else in 
 t.test('renderAttribute renders one attribute alone, honouring datasetId', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'T', s: [{ value: 1 }, { value: 2, datasetId: 'urn:d:1' }] }, ctx, { now: t0 });
   const instances = e[DEFAULT_VOCAB + 's'] as AttrInstance[];
-  t.strictSame(renderAttribute(instances, ctx, { format: 'normalized' }), [{ type: 'Property', value: 1 }, { type: 'Property', value: 2, datasetId: 'urn:d:1' }]);
-  t.strictSame(renderAttribute(instances, ctx, { format: 'normalized', datasetId: new Set(['urn:d:1']) }), { type: 'Property', value: 2, datasetId: 'urn:d:1' });
+  t.strictSame(renderAttribute(instances, ctx, { format: 'normalized' }), [
+    { type: 'Property', value: 1 },
+    { type: 'Property', value: 2, datasetId: 'urn:d:1' },
+  ]);
+  t.strictSame(renderAttribute(instances, ctx, { format: 'normalized', datasetId: new Set(['urn:d:1']) }), {
+    type: 'Property',
+    value: 2,
+    datasetId: 'urn:d:1',
+  });
   t.equal(renderAttribute(instances, ctx, { format: 'normalized', datasetId: new Set(['urn:d:9']) }), undefined);
 });
 
 t.test('a LanguageProperty under lang prefers @none over an arbitrary language when nothing matches', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'T', l: { languageMap: { en: 'hello', '@none': 'hi' } } }, ctx, { now: t0 });
   t.strictSame(renderEntity(e, ctx, { format: 'normalized', lang: 'ja' }).l, { type: 'Property', value: 'hi' });
-  t.strictSame(renderEntity(e, ctx, { format: 'normalized', lang: 'EN' }).l, { type: 'Property', value: 'hello', lang: 'en' }, 'tags match case-insensitively');
-  t.strictSame(renderEntity(e, ctx, { format: 'normalized', lang: 'en;q=0,ja' }).l, { type: 'Property', value: 'hi' }, 'q=0 excludes a language');
+  t.strictSame(
+    renderEntity(e, ctx, { format: 'normalized', lang: 'EN' }).l,
+    { type: 'Property', value: 'hello', lang: 'en' },
+    'tags match case-insensitively',
+  );
+  t.strictSame(
+    renderEntity(e, ctx, { format: 'normalized', lang: 'en;q=0,ja' }).l,
+    { type: 'Property', value: 'hi' },
+    'q=0 excludes a language',
+  );
 });
 
 t.test('lang applies to LanguageProperty sub-attributes too', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'T', a: { value: 1, label: { languageMap: { en: 'one', fr: 'un' } } } }, ctx, { now: t0 });
-  t.strictSame(renderEntity(e, ctx, { format: 'normalized', lang: 'fr' }).a, { type: 'Property', value: 1, label: { type: 'Property', value: 'un', lang: 'fr' } });
+  t.strictSame(renderEntity(e, ctx, { format: 'normalized', lang: 'fr' }).a, {
+    type: 'Property',
+    value: 1,
+    label: { type: 'Property', value: 'un', lang: 'fr' },
+  });
 });
 
 t.test('GeoJSON: a Feature with the location geometry and the entity as properties', async (t) => {
@@ -112,10 +163,18 @@ t.test('GeoJSON: a Feature with the location geometry and the entity as properti
 
 t.test('GeoJSON: geometry is null without the geometry property, and properties follow the projection', async (t) => {
   const e = expandEntity({ id: 'urn:x:1', type: 'T', name: 'x', location: { type: 'Point', coordinates: [1, 2] } }, ctx, { now: t0 });
-  t.strictSame(renderGeoJson(e, ctx, { format: 'keyValues', geometryProperty: 'operationSpace' }),
-    { id: 'urn:x:1', type: 'Feature', geometry: null, properties: { type: 'T', name: 'x', location: { type: 'Point', coordinates: [1, 2] } } });
-  t.strictSame(renderGeoJson(e, ctx, { format: 'keyValues', pick: new Set(['name']) }),
-    { id: 'urn:x:1', type: 'Feature', geometry: { type: 'Point', coordinates: [1, 2] }, properties: { name: 'x' } });
+  t.strictSame(renderGeoJson(e, ctx, { format: 'keyValues', geometryProperty: 'operationSpace' }), {
+    id: 'urn:x:1',
+    type: 'Feature',
+    geometry: null,
+    properties: { type: 'T', name: 'x', location: { type: 'Point', coordinates: [1, 2] } },
+  });
+  t.strictSame(renderGeoJson(e, ctx, { format: 'keyValues', pick: new Set(['name']) }), {
+    id: 'urn:x:1',
+    type: 'Feature',
+    geometry: { type: 'Point', coordinates: [1, 2] },
+    properties: { name: 'x' },
+  });
   const notGeo = expandEntity({ id: 'urn:x:2', type: 'T', name: 'x' }, ctx, { now: t0 });
   t.equal(renderGeoJson(notGeo, ctx, { format: 'keyValues', geometryProperty: 'name' }).geometry, null, 'a Property is no geometry');
 });
@@ -128,7 +187,9 @@ t.test('GeoJSON: featureCollection wraps the features', async (t) => {
 });
 
 t.test('an attribute or sub-attribute named __proto__ is rendered as a member in every format, never as the prototype', async (t) => {
-  const body = JSON.parse('{"id":"urn:x:p","type":"T","__proto__":{"type":"Property","value":1,"__proto__":{"type":"Property","value":2}},"constructor":{"type":"Property","value":3}}') as unknown;
+  const body = JSON.parse(
+    '{"id":"urn:x:p","type":"T","__proto__":{"type":"Property","value":1,"__proto__":{"type":"Property","value":2}},"constructor":{"type":"Property","value":3}}',
+  ) as unknown;
   const e = expandEntity(body, ctx, { now: t0 });
   for (const format of ['normalized', 'concise', 'keyValues'] as const) {
     const out = renderEntity(e, ctx, { format });
@@ -140,7 +201,11 @@ t.test('an attribute or sub-attribute named __proto__ is rendered as a member in
   }
   const normalized = JSON.parse(JSON.stringify(renderEntity(e, ctx, { format: 'normalized' }))) as Record<string, any>;
   t.equal(Object.getOwnPropertyDescriptor(normalized, '__proto__')!.value.value, 1);
-  t.equal(Object.getOwnPropertyDescriptor(Object.getOwnPropertyDescriptor(normalized, '__proto__')!.value, '__proto__')!.value.value, 2, 'the sub-attribute too');
+  t.equal(
+    Object.getOwnPropertyDescriptor(Object.getOwnPropertyDescriptor(normalized, '__proto__')!.value, '__proto__')!.value.value,
+    2,
+    'the sub-attribute too',
+  );
   const geo = JSON.parse(JSON.stringify(renderGeoJson(e, ctx, { format: 'normalized' }))) as { properties: Record<string, unknown> };
   t.ok(Object.hasOwn(geo.properties, '__proto__'), 'GeoJSON properties too');
 });

@@ -7,22 +7,52 @@ import { isNullMarker } from '../../src/ngsild/entity/value-members.js';
 
 t.test('isUri accepts absolute URIs and refuses everything else', async (t) => {
   for (const ok of ['urn:ngsi-ld:X:1', 'http://a.b/c?d=e#f', 'mailto:x@y.z', 'a+b.c-d:x']) t.ok(isUri(ok), ok);
-  for (const bad of ['abc', '1', ':x', '1a:b', 'urn:', 'urn:a b', 'urn:a\tb', 'urn:a<b>', 'urn:a"b', 'ur n:x', '', 5, null, undefined, ['urn:a']]) {
+  for (const bad of [
+    'abc',
+    '1',
+    ':x',
+    '1a:b',
+    'urn:',
+    'urn:a b',
+    'urn:a\tb',
+    'urn:a<b>',
+    'urn:a"b',
+    'ur n:x',
+    '',
+    5,
+    null,
+    undefined,
+    ['urn:a'],
+  ]) {
     t.notOk(isUri(bad), JSON.stringify(bad) ?? 'undefined');
   }
 });
 
 t.test('isDateTime checks the fields, not only the shape', async (t) => {
-  for (const ok of ['2024-02-29T00:00:00Z', '2023-12-31T23:59:59.999999Z', '2024-01-01T00:00:00-05:30', '2024-06-30T12:00:00']) t.ok(isDateTime(ok), ok);
-  for (const bad of ['2023-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-04-31T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:60:00Z',
-    '2024-01-01', '2024-01-01 00:00:00Z', '2024-01-01T00:00Z', '2024-01-01T00:00:00+25:00', 'now', 1700000000]) t.notOk(isDateTime(bad), String(bad));
+  for (const ok of ['2024-02-29T00:00:00Z', '2023-12-31T23:59:59.999999Z', '2024-01-01T00:00:00-05:30', '2024-06-30T12:00:00'])
+    t.ok(isDateTime(ok), ok);
+  for (const bad of [
+    '2023-02-29T00:00:00Z',
+    '2024-13-01T00:00:00Z',
+    '2024-04-31T00:00:00Z',
+    '2024-01-01T24:00:00Z',
+    '2024-01-01T00:60:00Z',
+    '2024-01-01',
+    '2024-01-01 00:00:00Z',
+    '2024-01-01T00:00Z',
+    '2024-01-01T00:00:00+25:00',
+    'now',
+    1700000000,
+  ])
+    t.notOk(isDateTime(bad), String(bad));
 });
 
 t.test('forbiddenNameChar names the first forbidden character of a name', async (t) => {
   t.equal(forbiddenNameChar('temperature'), undefined);
   t.equal(forbiddenNameChar('schema:name'), undefined, 'a compact IRI is a valid name');
   t.equal(forbiddenNameChar('température'), undefined, 'non-ASCII letters are allowed');
-  for (const c of ['<', '>', '"', "'", '=', ';', '(', ')', ' ', '\t', '\n', '\u0000', '\u007f']) t.equal(forbiddenNameChar(`a${c}b`), c, JSON.stringify(c));
+  for (const c of ['<', '>', '"', "'", '=', ';', '(', ')', ' ', '\t', '\n', '\u0000', '\u007f'])
+    t.equal(forbiddenNameChar(`a${c}b`), c, JSON.stringify(c));
 });
 
 t.test('scopes are /-separated paths without # or +', async (t) => {
@@ -48,7 +78,10 @@ t.test('tooDeepAt names the top-level member of the deepest value and walks arra
 t.test('geometryProblem refuses a GeometryCollection inside a GeometryCollection and bad positions', async (t) => {
   const point = { type: 'Point', coordinates: [0, 0] };
   t.equal(geometryProblem(point), undefined);
-  t.match(geometryProblem({ type: 'GeometryCollection', geometries: [{ type: 'GeometryCollection', geometries: [point] }] }), 'nests a GeometryCollection');
+  t.match(
+    geometryProblem({ type: 'GeometryCollection', geometries: [{ type: 'GeometryCollection', geometries: [point] }] }),
+    'nests a GeometryCollection',
+  );
   t.match(geometryProblem({ type: 'Point', coordinates: [0, 0, 0, 0] }), 'is not a position');
   t.match(geometryProblem({ type: 'Point', coordinates: [Infinity, 0] }), 'is not a number');
   t.match(geometryProblem({ type: 'Polygon', coordinates: [] }), 'non-empty array of linear rings');
@@ -60,9 +93,15 @@ t.test('geometryProblem refuses a GeometryCollection inside a GeometryCollection
 
 t.test('parseLangRanges orders by q, drops q=0, and lowercases', async (t) => {
   t.strictSame(parseLangRanges('fr-CH, fr;q=0.9, en;q=0.8, *;q=0.5'), [
-    { range: 'fr-ch', q: 1 }, { range: 'fr', q: 0.9 }, { range: 'en', q: 0.8 }, { range: '*', q: 0.5 },
+    { range: 'fr-ch', q: 1 },
+    { range: 'fr', q: 0.9 },
+    { range: 'en', q: 0.8 },
+    { range: '*', q: 0.5 },
   ]);
-  t.strictSame(parseLangRanges('en;q=0.1,de'), [{ range: 'de', q: 1 }, { range: 'en', q: 0.1 }]);
+  t.strictSame(parseLangRanges('en;q=0.1,de'), [
+    { range: 'de', q: 1 },
+    { range: 'en', q: 0.1 },
+  ]);
   t.strictSame(parseLangRanges('en;q=0'), []);
 });
 
@@ -78,6 +117,7 @@ t.test('bestLanguage: exact, then prefix, then truncation, then @none, then the 
 });
 
 t.test('isNullMarker recognises urn:ngsi-ld:null in every value member shape', async (t) => {
-  for (const v of ['urn:ngsi-ld:null', ['urn:ngsi-ld:null'], [{ object: 'urn:ngsi-ld:null' }], { '@none': 'urn:ngsi-ld:null' }]) t.ok(isNullMarker(v), JSON.stringify(v));
+  for (const v of ['urn:ngsi-ld:null', ['urn:ngsi-ld:null'], [{ object: 'urn:ngsi-ld:null' }], { '@none': 'urn:ngsi-ld:null' }])
+    t.ok(isNullMarker(v), JSON.stringify(v));
   for (const v of ['urn:x:1', null, ['urn:ngsi-ld:null', 'urn:x:1'], { en: 'x' }, {}, [], 0]) t.notOk(isNullMarker(v), JSON.stringify(v));
 });

@@ -19,14 +19,19 @@ const sockets = new Set<Socket>();
 async function receiver(healthy: boolean, got: number[] = []): Promise<{ server: Server; url: string; got: number[] }> {
   const server = createServer((req, res) => {
     let b = '';
-    req.on('data', (d) => { b += String(d); });
+    req.on('data', (d) => {
+      b += String(d);
+    });
     req.on('end', () => {
       if (!healthy) return;
       got.push(JSON.parse(b).n as number);
       res.writeHead(204).end();
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, got };
 }
@@ -38,8 +43,16 @@ const closeAll = (...servers: Server[]): void => {
 
 // n has five digits in every test, so every notification counts the same bytes against the budget.
 const due = (uri: string, n: number, extra: Partial<DueNotification> = {}): DueNotification => ({
-  tenant: '', subscriptionId: `urn:s:${uri}`, uri, headers: ['Content-Type', 'application/json'], body: `{"n":${n}}`,
-  orderKey: `k ${uri}`, seq: n, timeoutMs: 60_000, throttlingMs: 0, ...extra,
+  tenant: '',
+  subscriptionId: `urn:s:${uri}`,
+  uri,
+  headers: ['Content-Type', 'application/json'],
+  body: `{"n":${n}}`,
+  orderKey: `k ${uri}`,
+  seq: n,
+  timeoutMs: 60_000,
+  throttlingMs: 0,
+  ...extra,
 });
 const SIZE = notificationBytes(due('http://127.0.0.1:1/x', 10_000));
 
@@ -72,7 +85,10 @@ t.test('with 100 dead endpoints the waiting notifications never exceed the budge
   t.equal(s.bytes, s.items * SIZE, 'the bytes are those of the notifications waiting');
   t.ok(s.dropped > 0, `drops happened (${s.dropped})`);
   t.equal(outcomes.length, s.dropped, 'every drop was reported, and nothing else (no dead endpoint answered)');
-  t.ok(outcomes.every((o) => !o.ok && !o.sent && /over its .* bytes/.test(o.reason ?? '')), 'each one a failure that was not sent');
+  t.ok(
+    outcomes.every((o) => !o.ok && !o.sent && /over its .* bytes/.test(o.reason ?? '')),
+    'each one a failure that was not sent',
+  );
   t.equal(s.items + s.inFlight + s.dropped, 2000, 'every notification is waiting, in flight or dropped');
   t.ok(s.inFlight > 0 && s.inFlight <= 100, `at most one request in flight per dead endpoint, one order key each (${s.inFlight})`);
   t.ok(s.endpointsQueued > 0 && s.endpointsQueued <= 100);
@@ -80,39 +96,45 @@ t.test('with 100 dead endpoints the waiting notifications never exceed the budge
   await d.close();
 });
 
-t.test('over the budget the oldest of the slowest endpoint goes: one that never answered before one that does, the oldest first among equals', async (t) => {
-  const ok = await receiver(true);
-  const dead = await receiver(false);
-  t.teardown(() => closeAll(ok.server, dead.server));
-  const outcomes: DeliveryOutcome[] = [];
-  const d = new Delivery((o) => outcomes.push(o), log, { budgetBytes: 6 * SIZE });
-  const [H, E, D] = [`${ok.url}/h`, `${dead.url}/e`, `${dead.url}/d`];
-  d.enqueue(due(H, 10_000));
-  t.ok(await until(() => outcomes.length === 1), 'the healthy endpoint answered once');
-  t.ok(outcomes[0]!.ok);
-  outcomes.length = 0;
-  // All in one turn: nothing is sent before the next, so every one of these waits.
-  d.enqueue(due(H, 10_001));
-  d.enqueue(due(H, 10_002));
-  d.enqueue(due(E, 20_001));
-  d.enqueue(due(D, 30_001));
-  d.enqueue(due(E, 20_002));
-  d.enqueue(due(D, 30_002));
-  t.equal(d.stats().bytes, 6 * SIZE, 'the budget is full, nothing dropped yet');
-  t.equal(outcomes.length, 0);
-  d.enqueue(due(E, 20_003));
-  d.enqueue(due(D, 30_003));
-  d.enqueue(due(H, 10_003));
-  d.enqueue(due(H, 10_004));
-  d.enqueue(due(H, 10_005));
-  d.enqueue(due(H, 10_006));
-  d.enqueue(due(H, 10_007));
-  t.same(outcomes.map(numberOf), [20_001, 30_001, 20_002, 30_002, 20_003, 30_003, 10_001],
-    'the two that never answered lose their oldest first, in turn; the healthy one loses its oldest only when nothing else waits');
-  t.ok(await until(() => ok.got.length === 7), 'the healthy receiver got the rest');
-  t.same(ok.got, [10_000, 10_002, 10_003, 10_004, 10_005, 10_006, 10_007]);
-  await d.close();
-});
+t.test(
+  'over the budget the oldest of the slowest endpoint goes: one that never answered before one that does, the oldest first among equals',
+  async (t) => {
+    const ok = await receiver(true);
+    const dead = await receiver(false);
+    t.teardown(() => closeAll(ok.server, dead.server));
+    const outcomes: DeliveryOutcome[] = [];
+    const d = new Delivery((o) => outcomes.push(o), log, { budgetBytes: 6 * SIZE });
+    const [H, E, D] = [`${ok.url}/h`, `${dead.url}/e`, `${dead.url}/d`];
+    d.enqueue(due(H, 10_000));
+    t.ok(await until(() => outcomes.length === 1), 'the healthy endpoint answered once');
+    t.ok(outcomes[0]!.ok);
+    outcomes.length = 0;
+    // All in one turn: nothing is sent before the next, so every one of these waits.
+    d.enqueue(due(H, 10_001));
+    d.enqueue(due(H, 10_002));
+    d.enqueue(due(E, 20_001));
+    d.enqueue(due(D, 30_001));
+    d.enqueue(due(E, 20_002));
+    d.enqueue(due(D, 30_002));
+    t.equal(d.stats().bytes, 6 * SIZE, 'the budget is full, nothing dropped yet');
+    t.equal(outcomes.length, 0);
+    d.enqueue(due(E, 20_003));
+    d.enqueue(due(D, 30_003));
+    d.enqueue(due(H, 10_003));
+    d.enqueue(due(H, 10_004));
+    d.enqueue(due(H, 10_005));
+    d.enqueue(due(H, 10_006));
+    d.enqueue(due(H, 10_007));
+    t.same(
+      outcomes.map(numberOf),
+      [20_001, 30_001, 20_002, 30_002, 20_003, 30_003, 10_001],
+      'the two that never answered lose their oldest first, in turn; the healthy one loses its oldest only when nothing else waits',
+    );
+    t.ok(await until(() => ok.got.length === 7), 'the healthy receiver got the rest');
+    t.same(ok.got, [10_000, 10_002, 10_003, 10_004, 10_005, 10_006, 10_007]);
+    await d.close();
+  },
+);
 
 t.test('a healthy endpoint gets every notification through a flood towards 50 dead ones', async (t) => {
   const ok = await receiver(true);
@@ -130,10 +152,17 @@ t.test('a healthy endpoint gets every notification through a flood towards 50 de
     await nextTurn();
   }
   t.ok(await until(() => ok.got.length === 41), `all 41 reached the healthy receiver (${ok.got.length})`);
-  t.same(ok.got, Array.from({ length: 41 }, (_, i) => 10_000 + i), 'in order');
+  t.same(
+    ok.got,
+    Array.from({ length: 41 }, (_, i) => 10_000 + i),
+    'in order',
+  );
   const drops = outcomes.filter((o) => !o.sent);
   t.ok(drops.length > 1000, `the dead endpoints' notifications were dropped (${drops.length})`);
-  t.notOk(drops.some((o) => o.due.uri === H), 'none of the healthy one\'s');
+  t.notOk(
+    drops.some((o) => o.due.uri === H),
+    "none of the healthy one's",
+  );
   t.ok(d.stats().bytes <= 30 * SIZE);
   await d.close();
 });
@@ -158,7 +187,11 @@ t.test('drops are counted as failures of their subscription: timesFailed, lastFa
   t.teardown(() => closeAll(dead.server));
   const written = new Map<string, SubscriptionCounters>();
   const store = {
-    collection: () => ({ put: async (id: string, doc: unknown) => { written.set(id, doc as SubscriptionCounters); } }),
+    collection: () => ({
+      put: async (id: string, doc: unknown) => {
+        written.set(id, doc as SubscriptionCounters);
+      },
+    }),
   } as unknown as Store;
   const counters = new CounterBook(store, log);
   // As the notifier thread wires them (notifier-thread.ts).
@@ -177,7 +210,7 @@ t.test('drops are counted as failures of their subscription: timesFailed, lastFa
   await d.close();
 });
 
-t.test('a deleted subscription\'s notifications are freed at once, its requests in flight aborted, its endpoints removed', async (t) => {
+t.test("a deleted subscription's notifications are freed at once, its requests in flight aborted, its endpoints removed", async (t) => {
   const dead = await receiver(false);
   t.teardown(() => closeAll(dead.server));
   const outcomes: DeliveryOutcome[] = [];
@@ -187,13 +220,17 @@ t.test('a deleted subscription\'s notifications are freed at once, its requests 
   }
   for (let k = 0; k < 5; k++) d.enqueue(due(`${dead.url}/kept`, 10_000 + k, { subscriptionId: 'urn:kept' }));
   await nextTurn();
-  t.match(d.stats(), { items: 200 + 5 - 21, inFlight: 21, endpoints: 21, endpointsQueued: 21 }, 'one in flight per endpoint, the rest waiting');
+  t.match(
+    d.stats(),
+    { items: 200 + 5 - 21, inFlight: 21, endpoints: 21, endpointsQueued: 21 },
+    'one in flight per endpoint, the rest waiting',
+  );
   d.forget('', 'urn:gone');
   d.forget('other tenant', 'urn:kept');
   await nextTurn();
-  t.match(d.stats(), { items: 4, bytes: 4 * SIZE, endpointsQueued: 1 }, 'only the kept subscription\'s notifications wait');
-  t.ok(await until(() => d.stats().endpoints === 1, 10_000), 'the deleted one\'s endpoints are gone at the next sweep');
-  t.match(d.stats(), { items: 4, inFlight: 1 }, 'the kept one\'s request is still waiting for its answer');
+  t.match(d.stats(), { items: 4, bytes: 4 * SIZE, endpointsQueued: 1 }, "only the kept subscription's notifications wait");
+  t.ok(await until(() => d.stats().endpoints === 1, 10_000), "the deleted one's endpoints are gone at the next sweep");
+  t.match(d.stats(), { items: 4, inFlight: 1 }, "the kept one's request is still waiting for its answer");
   t.equal(outcomes.length, 20, 'only the aborted requests were reported');
   t.ok(outcomes.every((o) => o.due.subscriptionId === 'urn:gone' && o.sent && o.reason === 'subscription deleted'));
   await d.close();

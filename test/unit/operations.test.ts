@@ -5,24 +5,68 @@ import { LdOp, OPERATIONS, authLdOp, ldOpName, operationOf } from '../../src/ngs
 
 const PINNED: Record<string, number> = {
   None: 0,
-  CreateEntity: 1, QueryEntities: 2, PurgeEntities: 3, RetrieveEntity: 4, DeleteEntity: 5, MergeEntity: 6, ReplaceEntity: 7,
-  AppendAttrs: 8, UpdateAttrs: 9, PartialAttrUpdate: 10, DeleteAttr: 11, ReplaceAttr: 12,
-  BatchCreate: 13, BatchUpsert: 14, BatchUpdate: 15, BatchDelete: 16, BatchMerge: 17, QueryPost: 18,
-  CreateSubscription: 19, QuerySubscriptions: 20, RetrieveSubscription: 21, UpdateSubscription: 22, DeleteSubscription: 23,
-  CreateRegistration: 24, QueryRegistrations: 25, RetrieveRegistration: 26, UpdateRegistration: 27, DeleteRegistration: 28,
-  CreateCsourceSubscription: 29, QueryCsourceSubscriptions: 30, RetrieveCsourceSubscription: 31, UpdateCsourceSubscription: 32,
+  CreateEntity: 1,
+  QueryEntities: 2,
+  PurgeEntities: 3,
+  RetrieveEntity: 4,
+  DeleteEntity: 5,
+  MergeEntity: 6,
+  ReplaceEntity: 7,
+  AppendAttrs: 8,
+  UpdateAttrs: 9,
+  PartialAttrUpdate: 10,
+  DeleteAttr: 11,
+  ReplaceAttr: 12,
+  BatchCreate: 13,
+  BatchUpsert: 14,
+  BatchUpdate: 15,
+  BatchDelete: 16,
+  BatchMerge: 17,
+  QueryPost: 18,
+  CreateSubscription: 19,
+  QuerySubscriptions: 20,
+  RetrieveSubscription: 21,
+  UpdateSubscription: 22,
+  DeleteSubscription: 23,
+  CreateRegistration: 24,
+  QueryRegistrations: 25,
+  RetrieveRegistration: 26,
+  UpdateRegistration: 27,
+  DeleteRegistration: 28,
+  CreateCsourceSubscription: 29,
+  QueryCsourceSubscriptions: 30,
+  RetrieveCsourceSubscription: 31,
+  UpdateCsourceSubscription: 32,
   DeleteCsourceSubscription: 33,
-  TemporalCreate: 34, TemporalQuery: 35, TemporalRetrieve: 36, TemporalDelete: 37, TemporalAppendAttrs: 38, TemporalDeleteAttr: 39,
-  TemporalUpdateInstance: 40, TemporalDeleteInstance: 41, TemporalQueryPost: 42, TemporalMerge: 43,
-  ListTypes: 44, RetrieveType: 45, ListAttributes: 46, RetrieveAttribute: 47,
-  CreateContext: 48, ListContexts: 49, RetrieveContext: 50, DeleteContext: 51,
-  RetrieveEntityMap: 52, UpdateEntityMap: 53, DeleteEntityMap: 54,
-  SourceIdentity: 55, Conformance: 56,
+  TemporalCreate: 34,
+  TemporalQuery: 35,
+  TemporalRetrieve: 36,
+  TemporalDelete: 37,
+  TemporalAppendAttrs: 38,
+  TemporalDeleteAttr: 39,
+  TemporalUpdateInstance: 40,
+  TemporalDeleteInstance: 41,
+  TemporalQueryPost: 42,
+  TemporalMerge: 43,
+  ListTypes: 44,
+  RetrieveType: 45,
+  ListAttributes: 46,
+  RetrieveAttribute: 47,
+  CreateContext: 48,
+  ListContexts: 49,
+  RetrieveContext: 50,
+  DeleteContext: 51,
+  RetrieveEntityMap: 52,
+  UpdateEntityMap: 53,
+  DeleteEntityMap: 54,
+  SourceIdentity: 55,
+  Conformance: 56,
   Version: 57,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {
-  for (const [name, number] of Object.entries(PINNED)) t.equal((LdOp as unknown as Record<string, number>)[name], number, `LdOp.${name} is ${number}`);
+  for (const [name, number] of Object.entries(PINNED))
+    t.equal((LdOp as unknown as Record<string, number>)[name], number, `LdOp.${name} is ${number}`);
   const names = Object.keys(LdOp).filter((k) => Number.isNaN(Number(k)));
   t.same(names.sort(), Object.keys(PINNED).sort(), 'no LdOp is added or removed without being pinned here');
 });
@@ -62,10 +106,24 @@ t.test("an operation's URL parameters cannot be changed at run time", async (t) 
 });
 
 t.test('flags the pipeline and the auth view read', async (t) => {
-  t.same(OPERATIONS.filter((o) => o.geoJson).map((o) => o.name), ['QueryEntities', 'RetrieveEntity', 'QueryPost'], 'GeoJSON-capable');
-  t.same(OPERATIONS.filter((o) => o.createsTenant).map((o) => o.name),
-    ['CreateEntity', 'BatchCreate', 'BatchUpsert', 'CreateSubscription', 'CreateRegistration', 'CreateCsourceSubscription', 'TemporalCreate'],
-    'creating operations (CIM 009 §4.14)');
+  t.same(
+    OPERATIONS.filter((o) => o.geoJson).map((o) => o.name),
+    ['QueryEntities', 'RetrieveEntity', 'QueryPost'],
+    'GeoJSON-capable',
+  );
+  t.same(
+    OPERATIONS.filter((o) => o.createsTenant).map((o) => o.name),
+    [
+      'CreateEntity',
+      'BatchCreate',
+      'BatchUpsert',
+      'CreateSubscription',
+      'CreateRegistration',
+      'CreateCsourceSubscription',
+      'TemporalCreate',
+    ],
+    'creating operations (CIM 009 §4.14)',
+  );
   t.equal(operationOf(LdOp.BatchCreate).body, 'array', 'a batch body is an array');
   t.equal(operationOf(LdOp.CreateEntity).body, 'object', 'an entity body is an object');
   t.equal(operationOf(LdOp.RetrieveEntity).body, 'none', 'a retrieve reads no body');

@@ -13,12 +13,29 @@ t.test('an origin is taken in lower case, without a trailing slash or the defaul
 });
 
 t.test('anything but http[s]://host[:port] is an OptionError naming the option', async (t) => {
-  const bad = ['', 'broker.example.org', 'ftp://broker.example.org', 'https://', 'https://broker.example.org/ngsi', 'https://broker.example.org/?a=1',
-    'https://broker.example.org#x', 'https://broker.example.org:99999', 'https://broker.example.org:', 'https://bad host', 'https://user@broker.example.org',
-    'https://broker.example.org\r\nX-Evil: 1', 'https://-broker.example.org', `https://${'a'.repeat(300)}.org`];
+  const bad = [
+    '',
+    'broker.example.org',
+    'ftp://broker.example.org',
+    'https://',
+    'https://broker.example.org/ngsi',
+    'https://broker.example.org/?a=1',
+    'https://broker.example.org#x',
+    'https://broker.example.org:99999',
+    'https://broker.example.org:',
+    'https://bad host',
+    'https://user@broker.example.org',
+    'https://broker.example.org\r\nX-Evil: 1',
+    'https://-broker.example.org',
+    `https://${'a'.repeat(300)}.org`,
+  ];
   for (const text of bad) {
     let error: unknown;
-    try { parseBrokerUrl(text); } catch (e) { error = e; }
+    try {
+      parseBrokerUrl(text);
+    } catch (e) {
+      error = e;
+    }
     t.ok(error instanceof OptionError, JSON.stringify(text));
     t.match((error as Error | undefined)?.message, /^--brokerUrl: .* is not http\[s\]:\/\/host\[:port\]/s, JSON.stringify(text));
   }

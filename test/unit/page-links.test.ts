@@ -49,7 +49,7 @@ t.test('the previous page of an offset below the limit is the items before it, s
   t.same(links(pageLinks(request('type=T'), 10, 10, false)), [['prev', `${ROUTE}?type=T&limit=10&offset=0`]]);
 });
 
-t.test('the request\'s other parameters keep their order and text; limit and offset come last, once', async (t) => {
+t.test("the request's other parameters keep their order and text; limit and offset come last, once", async (t) => {
   const q = 'offset=4&q=speed%3E10&limit=2&type=Car,Bus&count=true&options=keyValues';
   t.same(links(pageLinks(request(q), 2, 4, true)), [
     ['prev', `${ROUTE}?q=speed%3E10&type=Car,Bus&count=true&options=keyValues&limit=2&offset=2`],
@@ -63,7 +63,10 @@ t.test('the request\'s other parameters keep their order and text; limit and off
 t.test('client text that cannot stand in a Link target is percent-encoded, meaning the same once decoded', async (t) => {
   const raw = 'q=name=="a>b c"&x=<script>&frag=a#b&coordinates=[1,2]&name=caf\u00e9&ctl=\u0001\u007f';
   const [[, next]] = links(pageLinks(request(raw), 1, 0, true)) as [[string, string]];
-  t.equal(next, `${ROUTE}?q=name==%22a%3Eb%20c%22&x=%3Cscript%3E&frag=a%23b&coordinates=%5B1,2%5D&name=caf%C3%A9&ctl=%01%7F&limit=1&offset=1`);
+  t.equal(
+    next,
+    `${ROUTE}?q=name==%22a%3Eb%20c%22&x=%3Cscript%3E&frag=a%23b&coordinates=%5B1,2%5D&name=caf%C3%A9&ctl=%01%7F&limit=1&offset=1`,
+  );
   t.match(next, WRITABLE);
   t.notMatch(next, /[<>"#\s[\]]/, 'nothing that would end the target, start a fragment or split the header');
   const decoded = new URLSearchParams(next.slice(next.indexOf('?') + 1).replace(/\+/g, '%2B'));
@@ -76,8 +79,10 @@ t.test('the link type is the media type of the answer', async (t) => {
   const req = request('type=T');
   req.media = LD_JSON;
   t.same(pageLinks(req, 1, 1, true), [
-    'Link', `<${ROUTE}?type=T&limit=1&offset=0>; rel="prev"; type="application/ld+json"`,
-    'Link', `<${ROUTE}?type=T&limit=1&offset=2>; rel="next"; type="application/ld+json"`,
+    'Link',
+    `<${ROUTE}?type=T&limit=1&offset=0>; rel="prev"; type="application/ld+json"`,
+    'Link',
+    `<${ROUTE}?type=T&limit=1&offset=2>; rel="next"; type="application/ld+json"`,
   ]);
 });
 

@@ -19,14 +19,27 @@ const ctx = {
 
 function task(op: LdOp, query: string): PipelineTask {
   const route = OPERATIONS[op - 1]!.routes[0]!;
-  return { op, route: route.pattern, method: route.method, path: route.pattern, query, params: ['urn:x:1', 'a', 'b'], headers: {}, body: null };
+  return {
+    op,
+    route: route.pattern,
+    method: route.method,
+    path: route.pattern,
+    query,
+    params: ['urn:x:1', 'a', 'b'],
+    headers: {},
+    body: null,
+  };
 }
 
 /** Every implemented operation with a stub handler that counts its calls. */
 function stubs(): { map: Map<LdOp, OpHandler>; calls: Map<LdOp, number> } {
   const calls = new Map<LdOp, number>();
   const map = new Map<LdOp, OpHandler>();
-  for (const op of handlers.keys()) map.set(op, async () => { calls.set(op, (calls.get(op) ?? 0) + 1); return { status: 204 }; });
+  for (const op of handlers.keys())
+    map.set(op, async () => {
+      calls.set(op, (calls.get(op) ?? 0) + 1);
+      return { status: 204 };
+    });
   return { map, calls };
 }
 

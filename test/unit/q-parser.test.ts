@@ -35,12 +35,19 @@ t.test('~= and !~= parse to match terms holding the pattern text', async (t) => 
 t.test('a bare pattern ends at a top-level ; | or ) but keeps its own groups and classes', async (t) => {
   t.same(parseQ('n~=(x|y)z;b'), {
     kind: 'and',
-    terms: [{ kind: 'match', path: p(['n']), negated: false, pattern: '(x|y)z' }, { kind: 'exists', path: p(['b']) }],
+    terms: [
+      { kind: 'match', path: p(['n']), negated: false, pattern: '(x|y)z' },
+      { kind: 'exists', path: p(['b']) },
+    ],
   });
   t.same(parseQ('(n~=[;|)]+)'), { kind: 'match', path: p(['n']), negated: false, pattern: '[;|)]+' });
   t.same(parseQ('n~=a\\;b'), { kind: 'match', path: p(['n']), negated: false, pattern: 'a\\;b' });
   t.same(parseQ('n~=a|b'), {
-    kind: 'or', terms: [{ kind: 'match', path: p(['n']), negated: false, pattern: 'a' }, { kind: 'exists', path: p(['b']) }],
+    kind: 'or',
+    terms: [
+      { kind: 'match', path: p(['n']), negated: false, pattern: 'a' },
+      { kind: 'exists', path: p(['b']) },
+    ],
   });
 });
 
@@ -66,13 +73,20 @@ t.test('== and != take value lists and ranges of one kind', async (t) => {
   t.same(v('a==1,2,3'), { kind: 'list', items: [1, 2, 3].map((value) => ({ kind: 'number', value })) });
   t.same(v('a!="red","black",true,urn:x:y'), {
     kind: 'list',
-    items: [{ kind: 'string', value: 'red' }, { kind: 'string', value: 'black' }, { kind: 'boolean', value: true }, { kind: 'uri', value: 'urn:x:y' }],
+    items: [
+      { kind: 'string', value: 'red' },
+      { kind: 'string', value: 'black' },
+      { kind: 'boolean', value: true },
+      { kind: 'uri', value: 'urn:x:y' },
+    ],
   });
   t.same(v('a==1..5'), { kind: 'range', min: { kind: 'number', value: 1 }, max: { kind: 'number', value: 5 } });
   t.same(v('a==1.5..2.5'), { kind: 'range', min: { kind: 'number', value: 1.5 }, max: { kind: 'number', value: 2.5 } });
   t.same(v('a!="a".."f"'), { kind: 'range', min: { kind: 'string', value: 'a' }, max: { kind: 'string', value: 'f' } });
   t.same(v('a==2020-01-01T00:00:00Z..2021-01-01T00:00:00Z'), {
-    kind: 'range', min: { kind: 'dateTime', value: '2020-01-01T00:00:00Z' }, max: { kind: 'dateTime', value: '2021-01-01T00:00:00Z' },
+    kind: 'range',
+    min: { kind: 'dateTime', value: '2020-01-01T00:00:00Z' },
+    max: { kind: 'dateTime', value: '2021-01-01T00:00:00Z' },
   });
 });
 
@@ -167,10 +181,10 @@ t.test('unparsable expressions answer InvalidRequest naming the position and wha
     ['a==2021-02-30', 3, 'invalid date'],
     ['a==2021-01-01T25:00:00Z', 3, 'invalid dateTime'],
     ['a==24:00:00Z', 3, 'invalid time'],
-    ['a == 1 2', 6, "or the end after a value"],
+    ['a == 1 2', 6, 'or the end after a value'],
     ['a b', 2, 'expected an operator'],
     ['a == "x" y', 9, "expected ',', '..', ';', '|', ')' or the end"],
-    ['a>1"', 3, "or the end after a value"],
+    ['a>1"', 3, 'or the end after a value'],
     ['!a==1', 2, 'after a non-existence term'],
     ['a~=', 3, 'expected a regular expression'],
     ['a~=(', 3, 'invalid regular expression'],

@@ -237,7 +237,13 @@ t.test('attributesOf lists the attribute terms named, each once', async (t) => {
 
 t.test('a catastrophic-backtracking pattern completes on a long non-matching value', async (t) => {
   const long = 'a'.repeat(50000) + 'b';
-  const entity = { id: 'urn:x', type: ['T'], createdAt: '', modifiedAt: '', 'https://example.org/ns/label': [{ type: 'Property', value: long }] } as StoredEntity;
+  const entity = {
+    id: 'urn:x',
+    type: ['T'],
+    createdAt: '',
+    modifiedAt: '',
+    'https://example.org/ns/label': [{ type: 'Property', value: long }],
+  } as StoredEntity;
   t.equal(compileQ(parseQ('label~=(a+)+$'), expand)(entity), false);
   t.equal(compileQ(parseQ('label~=(a+)+b$'), expand)(entity), true);
   t.equal(compileQ(parseQ('label~=^(a+)+$'), expand)(entity), false);
@@ -246,8 +252,14 @@ t.test('a catastrophic-backtracking pattern completes on a long non-matching val
 
 t.test('compileQ refuses a tree whose pattern is not RE2 or whose ordering value is not comparable', async (t) => {
   const path = { attr: ['a'], compound: [] };
-  t.equal(kindOf(() => compileQ({ kind: 'match', path, negated: false, pattern: '(?=x)' }, expand)), 'InvalidRequest 400');
-  t.equal(kindOf(() => compileQ({ kind: 'compare', path, op: '>', value: { kind: 'boolean', value: true } }, expand)), 'InvalidRequest 400');
+  t.equal(
+    kindOf(() => compileQ({ kind: 'match', path, negated: false, pattern: '(?=x)' }, expand)),
+    'InvalidRequest 400',
+  );
+  t.equal(
+    kindOf(() => compileQ({ kind: 'compare', path, op: '>', value: { kind: 'boolean', value: true } }, expand)),
+    'InvalidRequest 400',
+  );
 });
 
 t.test('malformed stored data does not throw, it does not match', async (t) => {
@@ -263,7 +275,11 @@ t.test('malformed stored data does not throw, it does not match', async (t) => {
 });
 
 t.test('expandValues: string values of the attributes listed compare as expanded terms, others as written', async (t) => {
-  const doc = { id: 'urn:ngsi-ld:Doc:1', type: ['https://example.org/ns/Doc'], createdAt: '', modifiedAt: '',
+  const doc = {
+    id: 'urn:ngsi-ld:Doc:1',
+    type: ['https://example.org/ns/Doc'],
+    createdAt: '',
+    modifiedAt: '',
     'https://example.org/ns/kind': [{ type: 'Property', value: 'https://example.org/ns/Sedan' }],
     'https://example.org/ns/label': [{ type: 'Property', value: 'Sedan' }],
     'https://example.org/ns/size': [{ type: 'Property', value: 4 }],

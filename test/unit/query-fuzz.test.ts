@@ -31,7 +31,7 @@ function onlyLdErrors(t: Test, parse: (s: string) => unknown, seed: number, coun
       parse(s);
       parsed++;
     } catch (err) {
-      if (!(err instanceof LdError) || err.status >= 500 && err.kind !== 'OperationNotSupported') {
+      if (!(err instanceof LdError) || (err.status >= 500 && err.kind !== 'OperationNotSupported')) {
         foreign++;
         if (foreign <= 5) t.fail(`${JSON.stringify(s)} threw ${String(err)}`);
       }
@@ -55,7 +55,10 @@ t.test('10000 random strings given to parseQ parse or throw an LdError', async (
 
 t.test('every random q that parses also compiles and evaluates without throwing', async (t) => {
   const entity = {
-    id: 'urn:x', type: ['T'], createdAt: '2024-01-01T00:00:00Z', modifiedAt: '2024-01-01T00:00:00Z',
+    id: 'urn:x',
+    type: ['T'],
+    createdAt: '2024-01-01T00:00:00Z',
+    modifiedAt: '2024-01-01T00:00:00Z',
     'https://example.org/a': [{ type: 'Property', value: { b: [1, 'x'] }, observedAt: '2024-01-01T00:00:00Z' }],
   } as StoredEntity;
   onlyLdErrors(t, (s) => compileQ(parseQ(s), (term) => 'https://example.org/' + term)(entity), 7, 10000);
@@ -71,8 +74,18 @@ t.test('10000 random strings given to parseScopeQ parse (and evaluate) or throw 
 
 t.test('deeply nested or long random-shaped q text is refused with an LdError', async (t) => {
   for (const s of ['('.repeat(100000), '!'.repeat(9000), 'a;'.repeat(4096) + 'a', 'a~=' + '('.repeat(3000) + ')'.repeat(3000)]) {
-    t.equal(kindOf(() => parseQ(s)), 'InvalidRequest', s.slice(0, 20));
+    t.equal(
+      kindOf(() => parseQ(s)),
+      'InvalidRequest',
+      s.slice(0, 20),
+    );
   }
-  t.equal(kindOf(() => parseTypeExpression('('.repeat(5000))), 'InvalidRequest');
-  t.equal(kindOf(() => parseScopeQ('('.repeat(5000))), 'InvalidRequest');
+  t.equal(
+    kindOf(() => parseTypeExpression('('.repeat(5000))),
+    'InvalidRequest',
+  );
+  t.equal(
+    kindOf(() => parseScopeQ('('.repeat(5000))),
+    'InvalidRequest',
+  );
 });

@@ -1,8 +1,6 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import {
-  compileGeoQuery, geoQuerySearchBox, parseGeoQuery, parseGeoQueryObject, type GeoQuery,
-} from '../../src/ngsild/query/geoq.js';
+import { compileGeoQuery, geoQuerySearchBox, parseGeoQuery, parseGeoQueryObject, type GeoQuery } from '../../src/ngsild/query/geoq.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { LdError } from '../../src/ngsild/problem.js';
 
@@ -35,30 +33,74 @@ function refusal(f: () => unknown): LdError {
 
 t.test('near;maxDistance keeps geometries within the distance (metres) of a point', async (t) => {
   t.same(names({ georel: 'near;maxDistance==500', geometry: 'Point', coordinates: NOTRE_DAME }), ['NotreDame', 'Cite', 'Seine']);
-  t.same(names({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: NOTRE_DAME }), ['NotreDame', 'Luxembourg', 'Cite', 'Bridges', 'Seine']);
+  t.same(names({ georel: 'near;maxDistance==1000', geometry: 'Point', coordinates: NOTRE_DAME }), [
+    'NotreDame',
+    'Luxembourg',
+    'Cite',
+    'Bridges',
+    'Seine',
+  ]);
   t.same(names({ georel: 'near;maxDistance==1', geometry: 'Point', coordinates: EIFFEL }), ['Eiffel', 'Sensor']);
-  t.same(names({ georel: 'near;maxDistance==0.5e4', geometry: 'Point', coordinates: EIFFEL }), ['NotreDame', 'Eiffel', 'Luxembourg', 'Cite', 'Bridges', 'Seine', 'Metro', 'Sensor']);
+  t.same(names({ georel: 'near;maxDistance==0.5e4', geometry: 'Point', coordinates: EIFFEL }), [
+    'NotreDame',
+    'Eiffel',
+    'Luxembourg',
+    'Cite',
+    'Bridges',
+    'Seine',
+    'Metro',
+    'Sensor',
+  ]);
 });
 
 t.test('near;minDistance keeps geometries farther than the distance', async (t) => {
   t.same(names({ georel: 'near;minDistance==5000', geometry: 'Point', coordinates: NOTRE_DAME }), ['Defense']);
-  t.same(names({ georel: 'near;minDistance==600', geometry: 'Point', coordinates: NOTRE_DAME }), ['Eiffel', 'Defense', 'Luxembourg', 'Bridges', 'Metro', 'Sensor']);
+  t.same(names({ georel: 'near;minDistance==600', geometry: 'Point', coordinates: NOTRE_DAME }), [
+    'Eiffel',
+    'Defense',
+    'Luxembourg',
+    'Bridges',
+    'Metro',
+    'Sensor',
+  ]);
 });
 
 t.test('near from a polygon measures from its area (0 inside)', async (t) => {
   t.same(names({ georel: 'near;maxDistance==100', geometry: 'Polygon', coordinates: CENTRAL_PARIS }), [
-    'NotreDame', 'Eiffel', 'Luxembourg', 'Cite', 'Bridges', 'Seine', 'Metro', 'Sensor',
+    'NotreDame',
+    'Eiffel',
+    'Luxembourg',
+    'Cite',
+    'Bridges',
+    'Seine',
+    'Metro',
+    'Sensor',
   ]);
   t.same(names({ georel: 'near;maxDistance==1000', geometry: 'Polygon', coordinates: CENTRAL_PARIS }), [
-    'NotreDame', 'Eiffel', 'Defense', 'Luxembourg', 'Cite', 'Bridges', 'Seine', 'Metro', 'Sensor',
+    'NotreDame',
+    'Eiffel',
+    'Defense',
+    'Luxembourg',
+    'Cite',
+    'Bridges',
+    'Seine',
+    'Metro',
+    'Sensor',
   ]);
 });
 
 t.test('within keeps entities whose geometry lies inside the query geometry', async (t) => {
   t.same(names({ georel: 'within', geometry: 'Polygon', coordinates: CENTRAL_PARIS }), [
-    'NotreDame', 'Eiffel', 'Luxembourg', 'Cite', 'Bridges', 'Seine', 'Sensor',
+    'NotreDame',
+    'Eiffel',
+    'Luxembourg',
+    'Cite',
+    'Bridges',
+    'Seine',
+    'Sensor',
   ]);
-  const twoBoxes = '[[[[2.33,48.84],[2.345,48.84],[2.345,48.85],[2.33,48.85],[2.33,48.84]]],[[[2.345,48.85],[2.36,48.85],[2.36,48.856],[2.345,48.856],[2.345,48.85]]]]';
+  const twoBoxes =
+    '[[[[2.33,48.84],[2.345,48.84],[2.345,48.85],[2.33,48.85],[2.33,48.84]]],[[[2.345,48.85],[2.36,48.85],[2.36,48.856],[2.345,48.856],[2.345,48.85]]]]';
   t.same(names({ georel: 'within', geometry: 'MultiPolygon', coordinates: twoBoxes }), ['NotreDame', 'Luxembourg']);
 });
 
@@ -71,18 +113,45 @@ t.test('contains keeps entities whose geometry contains the query geometry', asy
 t.test('intersects and disjoint split the located entities between them', async (t) => {
   const line = '[[2.30,48.846],[2.40,48.846]]';
   t.same(names({ georel: 'intersects', geometry: 'LineString', coordinates: line }), ['Luxembourg', 'Seine']);
-  t.same(names({ georel: 'disjoint', geometry: 'LineString', coordinates: line }), ['NotreDame', 'Eiffel', 'Defense', 'Cite', 'Bridges', 'Metro', 'Sensor']);
-  t.same(names({ georel: 'intersects', geometry: 'MultiPoint', coordinates: `[${NOTRE_DAME},${EIFFEL}]` }), ['NotreDame', 'Eiffel', 'Cite', 'Sensor']);
+  t.same(names({ georel: 'disjoint', geometry: 'LineString', coordinates: line }), [
+    'NotreDame',
+    'Eiffel',
+    'Defense',
+    'Cite',
+    'Bridges',
+    'Metro',
+    'Sensor',
+  ]);
+  t.same(names({ georel: 'intersects', geometry: 'MultiPoint', coordinates: `[${NOTRE_DAME},${EIFFEL}]` }), [
+    'NotreDame',
+    'Eiffel',
+    'Cite',
+    'Sensor',
+  ]);
   t.same(names({ georel: 'intersects', geometry: 'MultiLineString', coordinates: '[[[2.33,48.84],[2.33,48.87]]]' }), ['Seine', 'Metro']);
 });
 
 t.test('equals keeps entities whose geometry is the query geometry', async (t) => {
   t.same(names({ georel: 'equals', geometry: 'Point', coordinates: EIFFEL }), ['Eiffel', 'Sensor']);
-  t.same(names({ georel: 'equals', geometry: 'Polygon', coordinates: '[[[2.332,48.843],[2.342,48.843],[2.342,48.849],[2.332,48.849],[2.332,48.843]]]' }), ['Luxembourg']);
+  t.same(
+    names({
+      georel: 'equals',
+      geometry: 'Polygon',
+      coordinates: '[[[2.332,48.843],[2.342,48.843],[2.342,48.849],[2.332,48.849],[2.332,48.843]]]',
+    }),
+    ['Luxembourg'],
+  );
 });
 
 t.test('overlaps keeps geometries of the same dimension sharing part of their area', async (t) => {
-  t.same(names({ georel: 'overlaps', geometry: 'Polygon', coordinates: '[[[2.337,48.840],[2.350,48.840],[2.350,48.846],[2.337,48.846],[2.337,48.840]]]' }), ['Luxembourg']);
+  t.same(
+    names({
+      georel: 'overlaps',
+      geometry: 'Polygon',
+      coordinates: '[[[2.337,48.840],[2.350,48.840],[2.350,48.846],[2.337,48.846],[2.337,48.840]]]',
+    }),
+    ['Luxembourg'],
+  );
 });
 
 t.test('the geoproperty parameter selects which GeoProperty is tested (default location)', async (t) => {
@@ -93,7 +162,16 @@ t.test('the geoproperty parameter selects which GeoProperty is tested (default l
 });
 
 t.test('entities without the geoproperty, or whose value is not a geometry, never match (not even disjoint)', async (t) => {
-  for (const georel of ['near;maxDistance==100000000', 'near;minDistance==0.001', 'within', 'contains', 'intersects', 'disjoint', 'equals', 'overlaps']) {
+  for (const georel of [
+    'near;maxDistance==100000000',
+    'near;minDistance==0.001',
+    'within',
+    'contains',
+    'intersects',
+    'disjoint',
+    'equals',
+    'overlaps',
+  ]) {
     const got = names({ georel, geometry: 'Polygon', coordinates: CENTRAL_PARIS });
     t.notOk(got.includes('NoLocation') || got.includes('NotGeo') || got.includes('Broken'), georel);
   }
@@ -111,9 +189,19 @@ t.test('the POST form takes coordinates as an array (or JSON text)', async (t) =
   t.same(q.geometry, { type: 'Point', coordinates: [2.3499, 48.853] });
   t.equal(q.maxDistance, 500);
   t.equal(q.minDistance, undefined);
-  const q2 = parseGeoQueryObject({ georel: 'within', geometry: 'Polygon', coordinates: CENTRAL_PARIS, geoproperty: 'observationSpace' }, expand);
+  const q2 = parseGeoQueryObject(
+    { georel: 'within', geometry: 'Polygon', coordinates: CENTRAL_PARIS, geoproperty: 'observationSpace' },
+    expand,
+  );
   t.equal(q2.geopropertyIri, 'https://uri.etsi.org/ngsi-ld/observationSpace');
-  for (const bad of [null, 'x', [], { georel: 1, geometry: 'Point', coordinates: [0, 0] }, { georel: 'within', geometry: 'Point', coordinates: 5 }, { georel: 'within', geometry: 'Point', coordinates: [0, 0], geoproperty: 3 }]) {
+  for (const bad of [
+    null,
+    'x',
+    [],
+    { georel: 1, geometry: 'Point', coordinates: [0, 0] },
+    { georel: 'within', geometry: 'Point', coordinates: 5 },
+    { georel: 'within', geometry: 'Point', coordinates: [0, 0], geoproperty: 3 },
+  ]) {
     const err = refusal(() => parseGeoQueryObject(bad, expand));
     t.equal(err.kind, 'BadRequestData', JSON.stringify(bad));
   }
@@ -150,8 +238,14 @@ t.test('invalid geo-queries answer 400 BadRequestData naming the member at fault
     [{ georel: 'within', geometry: 'MultiPoint', coordinates: NOTRE_DAME }, /^coordinates\[0\]: a position is/],
     [{ georel: 'within', geometry: 'LineString', coordinates: `[${NOTRE_DAME}]` }, /^coordinates: expected at least 2 positions/],
     [{ georel: 'within', geometry: 'MultiLineString', coordinates: `[${NOTRE_DAME},${EIFFEL}]` }, /^coordinates\[0\]\[0\]: a position is/],
-    [{ georel: 'within', geometry: 'Polygon', coordinates: `[[${NOTRE_DAME},${EIFFEL},[2.3,48.9],[2.31,48.9]]]` }, /^coordinates\[0\]: a linear ring ends where it starts/],
-    [{ georel: 'within', geometry: 'Polygon', coordinates: `[[${NOTRE_DAME},${EIFFEL},${NOTRE_DAME}]]` }, /^coordinates\[0\]: expected at least 4 positions/],
+    [
+      { georel: 'within', geometry: 'Polygon', coordinates: `[[${NOTRE_DAME},${EIFFEL},[2.3,48.9],[2.31,48.9]]]` },
+      /^coordinates\[0\]: a linear ring ends where it starts/,
+    ],
+    [
+      { georel: 'within', geometry: 'Polygon', coordinates: `[[${NOTRE_DAME},${EIFFEL},${NOTRE_DAME}]]` },
+      /^coordinates\[0\]: expected at least 4 positions/,
+    ],
     [{ georel: 'within', geometry: 'Polygon', coordinates: '[]' }, /^coordinates: expected at least 1 linear rings/],
     [{ georel: 'within', geometry: 'MultiPolygon', coordinates: CENTRAL_PARIS }, /^coordinates\[0\]\[0\]: expected at least 4 positions/],
     [{ georel: 'within', geometry: 'Polygon', coordinates: '['.repeat((1 << 20) + 1) }, /longer than/],
@@ -171,8 +265,10 @@ t.test('the query bounding box, and the search box grown by maxDistance', async 
   const near = parseGeoQuery({ georel: 'near;maxDistance==1113.2', geometry: 'Point', coordinates: NOTRE_DAME }, expand)!;
   t.same(near.bbox, [2.3499, 48.853, 2.3499, 48.853]);
   const box = geoQuerySearchBox(near)!;
-  t.ok(Math.abs(box[1] - (48.853 - 1113.2 / 110_000)) < 1e-9 && Math.abs(box[3] - (48.853 + 1113.2 / 110_000)) < 1e-9,
-    'latitude grows by distance / 110 km (less than any degree of meridian: the box holds every position that near)');
+  t.ok(
+    Math.abs(box[1] - (48.853 - 1113.2 / 110_000)) < 1e-9 && Math.abs(box[3] - (48.853 + 1113.2 / 110_000)) < 1e-9,
+    'latitude grows by distance / 110 km (less than any degree of meridian: the box holds every position that near)',
+  );
   t.ok(box[0] < 2.3499 - 0.01 && box[2] > 2.3499 + 0.01, 'longitude grows more than latitude away from the equator');
   const min = parseGeoQuery({ georel: 'near;minDistance==10', geometry: 'Point', coordinates: NOTRE_DAME }, expand)!;
   t.equal(geoQuerySearchBox(min), undefined);

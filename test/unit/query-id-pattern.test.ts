@@ -27,7 +27,10 @@ t.test('patterns RE2 cannot run are refused with 400 BadRequestData', async (t) 
       t.match((err as LdError).detail, /^idPattern: /, p);
     }
   }
-  t.equal(kindOf(() => compileIdPattern('a'.repeat(ID_PATTERN_MAX_LENGTH + 1))), 'BadRequestData 400');
+  t.equal(
+    kindOf(() => compileIdPattern('a'.repeat(ID_PATTERN_MAX_LENGTH + 1))),
+    'BadRequestData 400',
+  );
 });
 
 t.test('a catastrophic-backtracking pattern over a long non-matching id completes', async (t) => {

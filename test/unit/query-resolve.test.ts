@@ -15,8 +15,14 @@ const expand = (term: string): string =>
 // Every q of the evaluator's own tests (query-eval.test.ts), and a few more paths through members and lists.
 const source = readFileSync(new URL('./query-eval.test.ts', import.meta.url), 'utf8');
 const fromEvalTests = [...source.matchAll(/\['((?:[^'\\]|\\.)+)', \[/g)].map((m) => m[1]!.replace(/\\'/g, "'"));
-const QS = [...fromEvalTests, 'speed.https://uri.etsi.org/ngsi-ld/observedAt', 'isParked.providedBy.observedAt', 'modifiedAt>2020-01-01T00:00:00Z',
-  'gender=="Male"|speed>1;!status', '(name~=^bl|name!~=x);address[city]!="Paris"'];
+const QS = [
+  ...fromEvalTests,
+  'speed.https://uri.etsi.org/ngsi-ld/observedAt',
+  'isParked.providedBy.observedAt',
+  'modifiedAt>2020-01-01T00:00:00Z',
+  'gender=="Male"|speed>1;!status',
+  '(name~=^bl|name!~=x);address[city]!="Paris"',
+];
 
 t.test('a resolved q matches what the q as written matches under its @context', async (t) => {
   t.ok(fromEvalTests.length > 100, `${fromEvalTests.length} expressions of query-eval.test.ts`);
@@ -33,21 +39,42 @@ t.test('a resolved q matches what the q as written matches under its @context', 
 });
 
 t.test('expandValues is carried by the resolved tree: its comparisons are marked vocab', async (t) => {
-  const doc = { id: 'urn:ngsi-ld:Doc:1', type: ['https://example.org/ns/Doc'], createdAt: '', modifiedAt: '',
+  const doc = {
+    id: 'urn:ngsi-ld:Doc:1',
+    type: ['https://example.org/ns/Doc'],
+    createdAt: '',
+    modifiedAt: '',
     'https://example.org/ns/kind': [{ type: 'Property', value: 'https://example.org/ns/Sedan' }],
     'https://example.org/ns/label': [{ type: 'Property', value: 'Sedan' }],
     'https://example.org/ns/size': [{ type: 'Property', value: 4 }],
   } as unknown as StoredEntity;
   const listed = new Set(['https://example.org/ns/kind', 'https://example.org/ns/size']);
-  for (const q of ['kind=="Sedan"', 'kind=="Coupe","Sedan"', 'kind=="https://example.org/ns/Sedan"', 'label=="Sedan"',
-    'label=="https://example.org/ns/Sedan"', 'size==4', 'kind!="Coupe"', 'kind=="Sedan";label=="Sedan"']) {
+  for (const q of [
+    'kind=="Sedan"',
+    'kind=="Coupe","Sedan"',
+    'kind=="https://example.org/ns/Sedan"',
+    'label=="Sedan"',
+    'label=="https://example.org/ns/Sedan"',
+    'size==4',
+    'kind!="Coupe"',
+    'kind=="Sedan";label=="Sedan"',
+  ]) {
     for (const values of [undefined, listed]) {
       const ast = parseQ(q);
-      t.equal(compileQ(resolveQ(ast, expand, values), asWritten)(doc), compileQ(ast, expand, values)(doc), `${q} ${values === undefined ? 'without' : 'with'} expandValues`);
+      t.equal(
+        compileQ(resolveQ(ast, expand, values), asWritten)(doc),
+        compileQ(ast, expand, values)(doc),
+        `${q} ${values === undefined ? 'without' : 'with'} expandValues`,
+      );
     }
   }
   const marked = resolveQ(parseQ('kind=="Sedan"'), expand, listed);
-  t.match(marked, { kind: 'compare', vocab: true, path: { attr: ['https://example.org/ns/kind'] }, value: { value: 'Sedan', expanded: 'https://example.org/ns/Sedan' } });
+  t.match(marked, {
+    kind: 'compare',
+    vocab: true,
+    path: { attr: ['https://example.org/ns/kind'] },
+    value: { value: 'Sedan', expanded: 'https://example.org/ns/Sedan' },
+  });
   t.notOk('vocab' in resolveQ(parseQ('label=="Sedan"'), expand, listed), 'an attribute expandValues does not list is not marked');
 });
 

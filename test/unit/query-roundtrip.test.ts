@@ -7,7 +7,19 @@ import { rng } from './helpers/rng.js';
 
 // A seeded generator of valid q trees: printQ(tree) parsed back must give the same tree.
 
-const NAMES = ['temperature', 'speed', 'brandName', 'a', 'x_1', 'ex:temp', 'https://example.org/ns#temp', 'température', 'Ωmega', 'name-2', 'observedAt'];
+const NAMES = [
+  'temperature',
+  'speed',
+  'brandName',
+  'a',
+  'x_1',
+  'ex:temp',
+  'https://example.org/ns#temp',
+  'température',
+  'Ωmega',
+  'name-2',
+  'observedAt',
+];
 const MEMBERS = ['city', '0', 'en', '*', 'airquality', 'PM2_5', 'a.b'];
 const STRINGS = ['', 'red', 'a;b|c)', 'quote " and \\ back', 'é日本', 'line\nbreak', 'urn:ngsi-ld:X:1', '\u0001'];
 const URIS = ['urn:ngsi-ld:Car:1', 'https://example.org/a.b?c=d#e', 'http://x.org/..', 'ex:Male'];
@@ -29,7 +41,10 @@ function gen(seed: number) {
       case 'string':
         return { kind, value: pick(STRINGS) };
       case 'dateTime':
-        return { kind, value: `20${pad(int(100))}-${pad(1 + int(12))}-${pad(1 + int(28))}T${pad(int(24))}:${pad(int(60))}:${pad(int(60))}${pick(['Z', '.5Z', '+02:00', ''])}` };
+        return {
+          kind,
+          value: `20${pad(int(100))}-${pad(1 + int(12))}-${pad(1 + int(28))}T${pad(int(24))}:${pad(int(60))}:${pad(int(60))}${pick(['Z', '.5Z', '+02:00', ''])}`,
+        };
       case 'date':
         return { kind, value: `19${pad(int(100))}-${pad(1 + int(12))}-${pad(1 + int(28))}` };
       case 'time':
@@ -55,7 +70,13 @@ function gen(seed: number) {
     const x = r();
     if (x < 0.15) return { kind: 'exists', path: path() };
     if (x < 0.25) return { kind: 'notExists', path: path() };
-    if (x < 0.4) return { kind: 'match', path: path(), negated: r() < 0.5, pattern: pick(['^a', '(x|y)+$', 'a;b', '[)|;]', '\\d{2,3}', '(?i)sensor']) };
+    if (x < 0.4)
+      return {
+        kind: 'match',
+        path: path(),
+        negated: r() < 0.5,
+        pattern: pick(['^a', '(x|y)+$', 'a;b', '[)|;]', '\\d{2,3}', '(?i)sensor']),
+      };
     const op = pick(['==', '!=', '>', '>=', '<', '<='] as const);
     return { kind: 'compare', path: path(), op, value: op === '==' || op === '!=' ? equalityValue() : comparable() };
   };
@@ -121,20 +142,25 @@ const LEVELS = ['Madrid', 'Gardens', 'a', '1', 'Köln', 'x.y', 'A-B', '+'];
 
 t.test('1000 random type expressions print to text that parses back to the same tree', async (t) => {
   roundTrips<TypeExpression>(
-    t, 1000,
+    t,
+    1000,
     (seed) => genLogical(seed, (r) => ({ kind: 'type', name: TYPES[Math.floor(r() * TYPES.length)]! })),
-    printTypeExpression, parseTypeExpression,
+    printTypeExpression,
+    parseTypeExpression,
   );
 });
 
 t.test('1000 random scope queries print to text that parses back to the same tree', async (t) => {
   roundTrips<ScopeQuery>(
-    t, 1000,
-    (seed) => genLogical(seed, (r) => {
-      const levels = Array.from({ length: 1 + Math.floor(r() * 4) }, () => LEVELS[Math.floor(r() * LEVELS.length)]!);
-      if (r() < 0.3) levels.push('#');
-      return { kind: 'scope', levels };
-    }),
-    printScopeQ, parseScopeQ,
+    t,
+    1000,
+    (seed) =>
+      genLogical(seed, (r) => {
+        const levels = Array.from({ length: 1 + Math.floor(r() * 4) }, () => LEVELS[Math.floor(r() * LEVELS.length)]!);
+        if (r() < 0.3) levels.push('#');
+        return { kind: 'scope', levels };
+      }),
+    printScopeQ,
+    parseScopeQ,
   );
 });

@@ -26,7 +26,7 @@ t.test('malformed scope queries answer InvalidRequest with the position', async 
   const cases: [string, number, string][] = [
     ['a', 0, "expected a scope starting with '/'"],
     ['/', 1, "expected a scope level, '+' or '#' after '/'"],
-    ['/a/', 3, "expected a scope level"],
+    ['/a/', 3, 'expected a scope level'],
     ['/a//b', 3, 'expected a scope level'],
     ['/a/#/b', 4, "expected ';', ',', '|' or the end"],
     ['/a+', 2, "expected ';', ',', '|' or the end"],
@@ -45,7 +45,10 @@ t.test('malformed scope queries answer InvalidRequest with the position', async 
       t.match((err as LdError).detail, new RegExp(`^scopeQ: .* at position ${pos}$`), text);
     }
   }
-  t.equal(kindOf(() => parseScopeQ('')), 'InvalidRequest 400');
+  t.equal(
+    kindOf(() => parseScopeQ('')),
+    'InvalidRequest 400',
+  );
 });
 
 t.test('an entity matches when any of its scopes matches; an entity without scope never does', async (t) => {

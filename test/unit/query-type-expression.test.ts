@@ -28,7 +28,8 @@ t.test('AND binds tighter than OR and parentheses group', async (t) => {
 
 t.test('types may be compact or absolute IRIs, dots and slashes included', async (t) => {
   t.same(parseTypeExpression('ex:Car,https://example.org/ns/Bus.v2#x'), {
-    kind: 'or', terms: [ty('ex:Car'), ty('https://example.org/ns/Bus.v2#x')],
+    kind: 'or',
+    terms: [ty('ex:Car'), ty('https://example.org/ns/Bus.v2#x')],
   });
 });
 
@@ -61,7 +62,10 @@ t.test('malformed type selections answer InvalidRequest with the position', asyn
       if (pos >= 0) t.match((err as LdError).detail, new RegExp(`^type: .* at position ${pos}$`), text);
     }
   }
-  t.equal(kindOf(() => parseTypeExpression('A'.repeat(8193))), 'InvalidRequest 400');
+  t.equal(
+    kindOf(() => parseTypeExpression('A'.repeat(8193))),
+    'InvalidRequest 400',
+  );
 });
 
 t.test('matches: OR needs one of the types, AND needs all', async (t) => {

@@ -12,7 +12,12 @@ import { LdOp } from '../../src/ngsild/operations.js';
 
 function logCapture(): { log: pino.Logger; lines: string[] } {
   const lines: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   return { log: pino({ level: 'info' }, sink), lines };
 }
 
@@ -28,7 +33,16 @@ t.test('safeHeaders returns clean headers as they are, the same array', async (t
 
 t.test('safeHeaders percent-encodes CR, LF, NUL, other controls and non-ASCII, and logs once per header name', async (t) => {
   const { log, lines } = logCapture();
-  const values = ['x\r\nSet-Cookie: a=b', 'x\r\n\r\n<html>', 'a\u0000b', 'a\u007fb', 'caf\u00e9', '\u20ac', '\u2028\u0085', 'lone \ud800 surrogate'];
+  const values = [
+    'x\r\nSet-Cookie: a=b',
+    'x\r\n\r\n<html>',
+    'a\u0000b',
+    'a\u007fb',
+    'caf\u00e9',
+    '\u20ac',
+    '\u2028\u0085',
+    'lone \ud800 surrogate',
+  ];
   for (const v of values) {
     const out = safeHeaders(['WWW-Authenticate', v, 'Content-Type', 'application/json'], log);
     // messages name the value by position: U+2028 in a TAP line would cut it
@@ -52,7 +66,12 @@ t.test('safeHeaders leaves out a header whose name is no token', async (t) => {
 
 t.test('errorDescription holds only what RFC 6750 §3 allows, bounded', async (t) => {
   const allowed = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-  const reasons = ['the key x\r\nSet-Cookie: a=b is not in the key set', 'quote " and backslash \\', 'tab\tand \u00e9\u2028', 'k'.repeat(5000)];
+  const reasons = [
+    'the key x\r\nSet-Cookie: a=b is not in the key set',
+    'quote " and backslash \\',
+    'tab\tand \u00e9\u2028',
+    'k'.repeat(5000),
+  ];
   for (const reason of reasons) {
     const d = errorDescription(reason);
     t.match(d, allowed, `reason ${reasons.indexOf(reason)}`);
@@ -76,7 +95,8 @@ t.test('pathSegment keeps an NGSI-LD id readable and encodes what would change t
   t.equal(pathSegment('urn:x:a/b?c#d%41'), 'urn:x:a%2Fb%3Fc%23d%2541');
   t.equal(pathSegment('urn:x:caf\u00e9'), 'urn:x:caf%C3%A9');
   t.equal(pathSegment('urn:x:\r\n'), 'urn:x:%0D%0A');
-  for (const id of ['urn:x:a/b?c#d%41', 'urn:x:caf\u00e9\u20ac', 'urn:x:\u2028']) t.equal(decodeURIComponent(pathSegment(id)), id, 'decodes back');
+  for (const id of ['urn:x:a/b?c#d%41', 'urn:x:caf\u00e9\u20ac', 'urn:x:\u2028'])
+    t.equal(decodeURIComponent(pathSegment(id)), id, 'decodes back');
 });
 
 t.test('uriReference keeps a URI and encodes what a URI reference cannot hold', async (t) => {

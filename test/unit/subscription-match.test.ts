@@ -16,17 +16,33 @@ const NOW = Date.parse('2025-06-01T00:00:00Z');
 
 function compiled(body: Partial<SubscriptionBody>, tenant = ''): CompiledSubscription {
   const doc: SubscriptionDoc = {
-    body: { id: `urn:ngsi-ld:Subscription:${Math.random()}`, type: 'Subscription', notification: { endpoint: { uri: 'http://r/n' } }, ...body },
-    context: null, createdAt: '', modifiedAt: '',
+    body: {
+      id: `urn:ngsi-ld:Subscription:${Math.random()}`,
+      type: 'Subscription',
+      notification: { endpoint: { uri: 'http://r/n' } },
+      ...body,
+    },
+    context: null,
+    createdAt: '',
+    modifiedAt: '',
   };
   return compileSubscription(tenant, doc, ctx, ctx);
 }
 
-const car = (attrs: Record<string, unknown>, id = 'urn:ngsi-ld:Car:1', type = 'Car'): StoredEntity =>
-  ({ id, type: [V(type)], createdAt: '2025-01-01T00:00:00Z', modifiedAt: '2025-01-01T00:00:00Z', ...attrs });
+const car = (attrs: Record<string, unknown>, id = 'urn:ngsi-ld:Car:1', type = 'Car'): StoredEntity => ({
+  id,
+  type: [V(type)],
+  createdAt: '2025-01-01T00:00:00Z',
+  modifiedAt: '2025-01-01T00:00:00Z',
+  ...attrs,
+});
 const p = (value: unknown, extra: Record<string, unknown> = {}): unknown[] => [{ type: 'Property', value, ...extra }];
 /** A write between two states, its change found by comparing them (as a store does for a mutation that gives none). */
-const w = (before: StoredEntity | undefined, after: StoredEntity | undefined): EntityWrite => ({ before, after, change: changeBetween(before, after) });
+const w = (before: StoredEntity | undefined, after: StoredEntity | undefined): EntityWrite => ({
+  before,
+  after,
+  change: changeBetween(before, after),
+});
 
 t.test('the index gives a change only the subscriptions of its types, ids and wildcards', async (t) => {
   const index = new SubscriptionIndex();
@@ -40,11 +56,17 @@ t.test('the index gives a change only the subscriptions of its types, ids and wi
   for (const s of [onCar, onBus, byId, anyType, watchedOnly, otherTenant]) index.upsert(s);
   const found = index.candidates('', 'urn:ngsi-ld:Car:1', undefined, car({}));
   t.same(new Set(found), new Set([onCar, byId, anyType, watchedOnly]));
-  t.same(new Set(index.candidates('', 'urn:ngsi-ld:Car:2', undefined, car({}, 'urn:ngsi-ld:Car:2'))), new Set([onCar, anyType, watchedOnly]));
+  t.same(
+    new Set(index.candidates('', 'urn:ngsi-ld:Car:2', undefined, car({}, 'urn:ngsi-ld:Car:2'))),
+    new Set([onCar, anyType, watchedOnly]),
+  );
   const retyped = index.candidates('', 'urn:ngsi-ld:Car:2', car({}, 'urn:ngsi-ld:Car:2'), car({}, 'urn:ngsi-ld:Car:2', 'Bus'));
   t.ok(retyped.includes(onCar) && retyped.includes(onBus), 'a change of type concerns the old and the new type');
   index.remove('', onCar.id);
-  t.notOk(index.candidates('', 'urn:ngsi-ld:Car:2', undefined, car({}, 'urn:ngsi-ld:Car:2')).includes(onCar), 'a removed subscription is gone');
+  t.notOk(
+    index.candidates('', 'urn:ngsi-ld:Car:2', undefined, car({}, 'urn:ngsi-ld:Car:2')).includes(onCar),
+    'a removed subscription is gone',
+  );
   t.equal(index.candidates('nobody', 'urn:ngsi-ld:Car:1', undefined, car({})).length, 0);
   t.equal(index.size, 1005);
 });
@@ -55,7 +77,11 @@ t.test('a selector with an id is found by that id only: one subscription per ent
   for (const s of perEntity) index.upsert(s);
   t.same(index.candidates('', 'urn:ngsi-ld:Car:7', undefined, car({}, 'urn:ngsi-ld:Car:7')), [perEntity[7]]);
   t.equal(index.candidates('', 'urn:ngsi-ld:Car:700', undefined, car({}, 'urn:ngsi-ld:Car:700')).length, 0);
-  t.equal(matchChange(perEntity[7]!, w(undefined, car({ [V('x')]: p(1) }, 'urn:ngsi-ld:Car:7', 'Bus')), NOW), undefined, 'the type still has to match');
+  t.equal(
+    matchChange(perEntity[7]!, w(undefined, car({ [V('x')]: p(1) }, 'urn:ngsi-ld:Car:7', 'Bus')), NOW),
+    undefined,
+    'the type still has to match',
+  );
 });
 
 t.test('default triggers: created and updated attributes notify; a deletion does not', async (t) => {
@@ -86,7 +112,10 @@ t.test('every notificationTrigger', async (t) => {
 
 t.test('watchedAttributes, q, scopeQ and idPattern decide; isActive and expiresAt silence', async (t) => {
   const watched = compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['speed'] });
-  t.equal(matchChange(watched, w(car({ [V('speed')]: p(1), [V('fuel')]: p(1) }), car({ [V('speed')]: p(1), [V('fuel')]: p(2) })), NOW), undefined);
+  t.equal(
+    matchChange(watched, w(car({ [V('speed')]: p(1), [V('fuel')]: p(1) }), car({ [V('speed')]: p(1), [V('fuel')]: p(2) })), NOW),
+    undefined,
+  );
   t.ok(matchChange(watched, w(car({ [V('speed')]: p(1) }), car({ [V('speed')]: p(2) })), NOW));
   const q = compiled({ entities: [{ type: 'Car' }], q: 'speed>10' });
   t.equal(matchChange(q, w(undefined, car({ [V('speed')]: p(5) })), NOW), undefined);
@@ -104,7 +133,11 @@ t.test('watchedAttributes, q, scopeQ and idPattern decide; isActive and expiresA
   const live = compiled({ entities: [{ type: 'Car' }], expiresAt: '2025-06-01T00:00:01Z' });
   t.ok(matchChange(live, w(undefined, car({ [V('x')]: p(1) })), NOW));
   const periodic = compiled({ entities: [{ type: 'Car' }], timeInterval: 5 });
-  t.equal(matchChange(periodic, w(undefined, car({ [V('x')]: p(1) })), NOW), undefined, 'a periodic subscription never notifies on a change');
+  t.equal(
+    matchChange(periodic, w(undefined, car({ [V('x')]: p(1) })), NOW),
+    undefined,
+    'a periodic subscription never notifies on a change',
+  );
 });
 
 t.test('showChanges adds previousValue / previousObject to updated attributes only', async (t) => {
@@ -119,8 +152,18 @@ t.test('showChanges adds previousValue / previousObject to updated attributes on
 });
 
 t.test('datasetId limits which instances count as changes', async (t) => {
-  const before = car({ [V('speed')]: [{ type: 'Property', value: 1 }, { type: 'Property', value: 1, datasetId: 'urn:ds:1' }] });
-  const after = car({ [V('speed')]: [{ type: 'Property', value: 1 }, { type: 'Property', value: 9, datasetId: 'urn:ds:1' }] });
+  const before = car({
+    [V('speed')]: [
+      { type: 'Property', value: 1 },
+      { type: 'Property', value: 1, datasetId: 'urn:ds:1' },
+    ],
+  });
+  const after = car({
+    [V('speed')]: [
+      { type: 'Property', value: 1 },
+      { type: 'Property', value: 9, datasetId: 'urn:ds:1' },
+    ],
+  });
   t.same(changedAttrs(w(before, after), undefined, new Set(['@none'])).updated, []);
   t.same(changedAttrs(w(before, after), undefined, new Set(['urn:ds:1'])).updated, [V('speed')]);
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], datasetId: ['@none'] }), w(before, after), NOW), undefined);
@@ -135,14 +178,33 @@ t.test('deleting one datasetId instance is attributeDeleted: the kept instances,
   const m = matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }), w(before, after), NOW);
   t.equal(m?.trigger, 'attributeDeleted');
   t.same(m?.entity[V('name')], [
-    { type: 'Property', value: 'Eiffel Tower' }, de,
-    { type: 'Property', value: 'urn:ngsi-ld:null', datasetId: 'urn:ngsi-ld:Dataset:fr', modifiedAt: new Date(NOW).toISOString(), deletedAt: new Date(NOW).toISOString() },
+    { type: 'Property', value: 'Eiffel Tower' },
+    de,
+    {
+      type: 'Property',
+      value: 'urn:ngsi-ld:null',
+      datasetId: 'urn:ngsi-ld:Dataset:fr',
+      modifiedAt: new Date(NOW).toISOString(),
+      deletedAt: new Date(NOW).toISOString(),
+    },
   ]);
-  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeUpdated'] }), w(before, after), NOW), undefined, 'no longer an update');
+  t.equal(
+    matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeUpdated'] }), w(before, after), NOW),
+    undefined,
+    'no longer an update',
+  );
   t.equal(matchChange(compiled({ entities: [{ type: 'Car' }] }), w(before, after), NOW), undefined, 'nor a default trigger');
   const changedToo = car({ [V('name')]: [{ type: 'Property', value: 'Tower' }, de] });
-  t.same(changedAttrs(w(before, changedToo), undefined), { created: [], updated: [V('name')], deleted: [V('name')] }, 'one instance gone, another changed');
-  t.same(changedAttrs(w(before, after), undefined, new Set(['urn:ngsi-ld:Dataset:de'])).deleted, [], 'a datasetId the subscription does not select');
+  t.same(
+    changedAttrs(w(before, changedToo), undefined),
+    { created: [], updated: [V('name')], deleted: [V('name')] },
+    'one instance gone, another changed',
+  );
+  t.same(
+    changedAttrs(w(before, after), undefined, new Set(['urn:ngsi-ld:Dataset:de'])).deleted,
+    [],
+    'a datasetId the subscription does not select',
+  );
 });
 
 t.test('deleting an entity notifies attributeDeleted of the watched attributes it had, unless entityDeleted is asked', async (t) => {
@@ -154,33 +216,86 @@ t.test('deleting an entity notifies attributeDeleted of the watched attributes i
   t.equal(m?.entity.deletedAt, deletedAt);
   t.same(m?.entity[V('name')], [{ type: 'Property', value: 'urn:ngsi-ld:null', modifiedAt: deletedAt, deletedAt }]);
   t.same(m?.entity[V('speed')], [{ type: 'Property', value: 'urn:ngsi-ld:null', modifiedAt: deletedAt, deletedAt }]);
-  const watched = matchChange(compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['name'], notificationTrigger: ['attributeDeleted'] }), w(before, undefined), NOW);
-  t.same(Object.keys(watched!.entity).filter((k) => k.startsWith(DEFAULT_VOCAB)), [V('name')], 'only the watched attribute');
-  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['fuel'], notificationTrigger: ['attributeDeleted'] }), w(before, undefined), NOW), undefined, 'an entity without the watched attribute');
-  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted', 'entityDeleted'] }), w(before, undefined), NOW)?.trigger, 'entityDeleted', 'entityDeleted wins: one notification per change');
-  t.equal(matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }), w(car({}), undefined), NOW), undefined, 'an entity without attributes');
+  const watched = matchChange(
+    compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['name'], notificationTrigger: ['attributeDeleted'] }),
+    w(before, undefined),
+    NOW,
+  );
+  t.same(
+    Object.keys(watched!.entity).filter((k) => k.startsWith(DEFAULT_VOCAB)),
+    [V('name')],
+    'only the watched attribute',
+  );
+  t.equal(
+    matchChange(
+      compiled({ entities: [{ type: 'Car' }], watchedAttributes: ['fuel'], notificationTrigger: ['attributeDeleted'] }),
+      w(before, undefined),
+      NOW,
+    ),
+    undefined,
+    'an entity without the watched attribute',
+  );
+  t.equal(
+    matchChange(
+      compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted', 'entityDeleted'] }),
+      w(before, undefined),
+      NOW,
+    )?.trigger,
+    'entityDeleted',
+    'entityDeleted wins: one notification per change',
+  );
+  t.equal(
+    matchChange(compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }), w(car({}), undefined), NOW),
+    undefined,
+    'an entity without attributes',
+  );
 });
 
 t.test('a notification of a tenant subscription carries NGSILD-Tenant; deletions render as the triggers say', async (t) => {
-  const header = (h: string[], name: string): string | undefined => { const i = h.indexOf(name); return i < 0 ? undefined : h[i + 1]; };
+  const header = (h: string[], name: string): string | undefined => {
+    const i = h.indexOf(name);
+    return i < 0 ? undefined : h[i + 1];
+  };
   const before = car({ [V('name')]: p('x') });
   const tenantSub = compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['attributeDeleted'] }, 'city');
   const m = matchChange(tenantSub, w(before, undefined), NOW)!;
   const n = buildNotification(tenantSub, [m.entity], m.trigger);
   t.equal(header(n.headers, 'NGSILD-Tenant'), 'city');
-  t.same(JSON.parse(n.body).data, [{ id: 'urn:ngsi-ld:Car:1', type: 'Car', name: { type: 'Property', value: 'urn:ngsi-ld:null' }, deletedAt: new Date(NOW).toISOString() }]);
-  const defaultSub = compiled({ entities: [{ type: 'Car' }], notificationTrigger: ['entityDeleted'], notification: { format: 'keyValues', sysAttrs: true, endpoint: { uri: 'http://r/n' } } });
+  t.same(JSON.parse(n.body).data, [
+    { id: 'urn:ngsi-ld:Car:1', type: 'Car', name: { type: 'Property', value: 'urn:ngsi-ld:null' }, deletedAt: new Date(NOW).toISOString() },
+  ]);
+  const defaultSub = compiled({
+    entities: [{ type: 'Car' }],
+    notificationTrigger: ['entityDeleted'],
+    notification: { format: 'keyValues', sysAttrs: true, endpoint: { uri: 'http://r/n' } },
+  });
   const gone = matchChange(defaultSub, w(before, undefined), NOW)!;
   const d = buildNotification(defaultSub, [gone.entity], gone.trigger);
   t.equal(header(d.headers, 'NGSILD-Tenant'), undefined, 'none for the default tenant');
-  t.same(JSON.parse(d.body).data, [{ id: 'urn:ngsi-ld:Car:1', type: 'Car', deletedAt: new Date(NOW).toISOString(), createdAt: '2025-01-01T00:00:00Z', modifiedAt: new Date(NOW).toISOString() }], 'entityDeleted with sysAttrs has the entity times');
+  t.same(
+    JSON.parse(d.body).data,
+    [
+      {
+        id: 'urn:ngsi-ld:Car:1',
+        type: 'Car',
+        deletedAt: new Date(NOW).toISOString(),
+        createdAt: '2025-01-01T00:00:00Z',
+        modifiedAt: new Date(NOW).toISOString(),
+      },
+    ],
+    'entityDeleted with sysAttrs has the entity times',
+  );
 });
 
 t.test('showChanges on a VocabProperty: previousVocab is compacted like vocab', async (t) => {
   const s = compiled({ entities: [{ type: 'Car' }], notification: { showChanges: true, endpoint: { uri: 'http://r/n' } } });
   const vocab = (v: string): unknown[] => [{ type: 'VocabProperty', vocab: V(v) }];
   const m = matchChange(s, w(car({ [V('category')]: vocab('monument') }), car({ [V('category')]: vocab('tower') })), NOW)!;
-  t.same(JSON.parse(buildNotification(s, [m.entity], m.trigger).body).data[0].category, { type: 'VocabProperty', vocab: 'tower', previousVocab: 'monument' });
+  t.same(JSON.parse(buildNotification(s, [m.entity], m.trigger).body).data[0].category, {
+    type: 'VocabProperty',
+    vocab: 'tower',
+    previousVocab: 'monument',
+  });
 });
 
 t.test('pick and omit are compiled as projections: braces project, names as stored before the parser are kept', async (t) => {

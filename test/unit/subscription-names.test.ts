@@ -18,14 +18,18 @@ t.test('a type expression maps each type name and keeps its operators', async (t
 
 t.test('a subscription maps entity types, watched and notified attributes only', async (t) => {
   const body: SubscriptionBody = {
-    id: 'urn:s', type: 'Subscription', entities: [{ id: 'urn:ngsi-ld:Car:1', type: 'Car' }], watchedAttributes: ['speed'], q: 'speed>1',
+    id: 'urn:s',
+    type: 'Subscription',
+    entities: [{ id: 'urn:ngsi-ld:Car:1', type: 'Car' }],
+    watchedAttributes: ['speed'],
+    q: 'speed>1',
     notification: { attributes: ['speed'], pick: ['speed'], endpoint: { uri: 'http://x/' } },
   };
   const out = mapSubscriptionNames(body, expand);
   t.same(out.entities, [{ id: 'urn:ngsi-ld:Car:1', type: `${V}Car` }]);
   t.same(out.watchedAttributes, [`${V}speed`]);
   t.same(out.notification.attributes, [`${V}speed`]);
-  t.equal(out.q, 'speed>1', 'q stays in the terms of the subscription\'s own @context');
+  t.equal(out.q, 'speed>1', "q stays in the terms of the subscription's own @context");
   t.same(out.notification.pick, ['speed']);
   t.same(body.watchedAttributes, ['speed'], 'the input is not changed');
 });

@@ -12,17 +12,33 @@ import type { Logger } from '../../src/logger.js';
 import { mapContext, DEFAULT_VOCAB } from './helpers/map-context.js';
 
 const ctx = mapContext();
-const entity = { id: 'urn:ngsi-ld:Car:1', type: [DEFAULT_VOCAB + 'Car'], createdAt: '2025-01-01T00:00:00Z', modifiedAt: '2025-01-01T00:00:00Z' };
+const entity = {
+  id: 'urn:ngsi-ld:Car:1',
+  type: [DEFAULT_VOCAB + 'Car'],
+  createdAt: '2025-01-01T00:00:00Z',
+  modifiedAt: '2025-01-01T00:00:00Z',
+};
 
 function periodic(timeInterval: number): CompiledSubscription {
   // As stored: validation is what a client's subscription passes; these are built past it, as an old store holds them.
-  const body: SubscriptionBody = { id: `urn:ngsi-ld:Subscription:${timeInterval}`, type: 'Subscription', entities: [{ type: 'Car' }], timeInterval, notification: { endpoint: { uri: 'http://r/n' } } };
+  const body: SubscriptionBody = {
+    id: `urn:ngsi-ld:Subscription:${timeInterval}`,
+    type: 'Subscription',
+    entities: [{ type: 'Car' }],
+    timeInterval,
+    notification: { endpoint: { uri: 'http://r/n' } },
+  };
   return compileSubscription('', { body, context: null, createdAt: '', modifiedAt: '' }, ctx, ctx);
 }
 
 function harness(): { notifier: PeriodicNotifications; reads: () => number; sent: DueNotification[] } {
   let reads = 0;
-  const store = { queryEntities: async () => { reads++; return { entities: [entity] }; } } as unknown as Store;
+  const store = {
+    queryEntities: async () => {
+      reads++;
+      return { entities: [entity] };
+    },
+  } as unknown as Store;
   const sent: DueNotification[] = [];
   const log = { error: () => undefined } as unknown as Logger;
   return { notifier: new PeriodicNotifications(store, (d) => sent.push(d), log), reads: () => reads, sent };

@@ -9,11 +9,22 @@ const min = (m: number): number => T0 + m * 60_000;
 const iso = (m: number): string => new Date(min(m)).toISOString().replace('.000Z', 'Z');
 const s = (value: unknown, m: number): Sample => ({ value, t: min(m) });
 const badRequestOf = (fn: () => unknown): boolean => {
-  try { fn(); return false; } catch (e) { return e instanceof LdError && e.kind === 'BadRequestData'; }
+  try {
+    fn();
+    return false;
+  } catch (e) {
+    return e instanceof LdError && e.kind === 'BadRequestData';
+  }
 };
 
 t.test('every method over one period spanning the asked range', async (t) => {
-  const r = aggregate([s(2, 0), s(4, 1), s(4, 2), s(6, 3)], ['totalCount', 'distinctCount', 'sum', 'avg', 'min', 'max', 'stddev', 'sumsq'], undefined, min(0), min(10));
+  const r = aggregate(
+    [s(2, 0), s(4, 1), s(4, 2), s(6, 3)],
+    ['totalCount', 'distinctCount', 'sum', 'avg', 'min', 'max', 'stddev', 'sumsq'],
+    undefined,
+    min(0),
+    min(10),
+  );
   const whole = (v: unknown) => [[v, iso(0), iso(10)]];
   t.same(r.totalCount, whole(4));
   t.same(r.distinctCount, whole(3));
@@ -28,8 +39,14 @@ t.test('every method over one period spanning the asked range', async (t) => {
 t.test('periods step by the duration from the range start; empty periods are left out', async (t) => {
   const period = parseAggrPeriod('PT2M');
   const r = aggregate([s(1, 0), s(2, 1), s(5, 6)], ['sum', 'totalCount'], period, min(0), min(8));
-  t.same(r.sum, [[3, iso(0), iso(2)], [5, iso(6), iso(8)]]);
-  t.same(r.totalCount, [[2, iso(0), iso(2)], [1, iso(6), iso(8)]]);
+  t.same(r.sum, [
+    [3, iso(0), iso(2)],
+    [5, iso(6), iso(8)],
+  ]);
+  t.same(r.totalCount, [
+    [2, iso(0), iso(2)],
+    [1, iso(6), iso(8)],
+  ]);
 });
 
 t.test('without bounds the range runs from the first sample to just after the last', async (t) => {
@@ -39,7 +56,11 @@ t.test('without bounds the range runs from the first sample to just after the la
 
 t.test('without the range end, the last period still spans the whole duration', async (t) => {
   const r = aggregate([s(67, 0), s(53, 62), s(40, 124)], ['avg'], parseAggrPeriod('PT1H'), undefined, undefined);
-  t.same(r.avg, [[67, iso(0), iso(60)], [53, iso(60), iso(120)], [40, iso(120), iso(180)]]);
+  t.same(r.avg, [
+    [67, iso(0), iso(60)],
+    [53, iso(60), iso(120)],
+    [40, iso(120), iso(180)],
+  ]);
   const day = aggregate([s(80, 2), s(120, 4)], ['max'], parseAggrPeriod('P1D'), min(0), undefined);
   t.same(day.max, [[120, iso(0), iso(24 * 60)]], 'a day, not up to the last sample');
 });
@@ -59,11 +80,20 @@ t.test('period bounds are written to the second, with a fraction only when they 
 
 t.test('the last period is cut at the range end', async (t) => {
   const r = aggregate([s(1, 0), s(1, 4)], ['totalCount'], parseAggrPeriod('PT3M'), min(0), min(5));
-  t.same(r.totalCount, [[1, iso(0), iso(3)], [1, iso(3), iso(5)]]);
+  t.same(r.totalCount, [
+    [1, iso(0), iso(3)],
+    [1, iso(3), iso(5)],
+  ]);
 });
 
 t.test('arithmetic methods skip non-numbers; min and max order strings; counts count everything', async (t) => {
-  const r = aggregate([s('b', 0), s('a', 1), s(true, 2), s({ x: 1 }, 3), s({ x: 1 }, 4)], ['sum', 'avg', 'min', 'max', 'totalCount', 'distinctCount'], undefined, min(0), min(5));
+  const r = aggregate(
+    [s('b', 0), s('a', 1), s(true, 2), s({ x: 1 }, 3), s({ x: 1 }, 4)],
+    ['sum', 'avg', 'min', 'max', 'totalCount', 'distinctCount'],
+    undefined,
+    min(0),
+    min(5),
+  );
   t.same(r.sum, []);
   t.same(r.avg, []);
   t.same(r.min, [['a', iso(0), iso(5)]]);
@@ -84,7 +114,10 @@ t.test('aggrMethods: known names, duplicates folded; unknown or empty refused', 
   t.same(parseAggrMethods('sum,avg,sum'), ['sum', 'avg']);
   t.same(parseAggrMethods(' max , min'), ['max', 'min']);
   for (const bad of [undefined, '', 'mean', 'sum,', 'SUM', 'count']) {
-    t.ok(badRequestOf(() => parseAggrMethods(bad)), String(bad));
+    t.ok(
+      badRequestOf(() => parseAggrMethods(bad)),
+      String(bad),
+    );
   }
 });
 
@@ -92,5 +125,9 @@ t.test('aggrPeriodDuration: zero is the whole range; malformed is refused', asyn
   t.equal(parseAggrPeriod(undefined), undefined);
   t.equal(parseAggrPeriod('PT0S'), undefined);
   t.equal(parseAggrPeriod('P1D')?.days, 1);
-  for (const bad of ['P', '1H', 'PT-1H', 'P1.5M', 'PT0.0001S']) t.ok(badRequestOf(() => parseAggrPeriod(bad)), bad);
+  for (const bad of ['P', '1H', 'PT-1H', 'P1.5M', 'PT0.0001S'])
+    t.ok(
+      badRequestOf(() => parseAggrPeriod(bad)),
+      bad,
+    );
 });

@@ -22,7 +22,26 @@ t.test('zero durations span the whole range', async (t) => {
 });
 
 t.test('malformed durations are refused', async (t) => {
-  for (const bad of ['', 'P', 'PT', '1D', 'P1H', 'PT1D', 'P-1D', '-P1D', 'P1.5D', 'P1W2D', 'P1DT', 'p1d', 'P1D ', 'P2024-01-01', 'PT1H30', 'P1Y1Y', 'P1S', 'PT1.S'])
+  for (const bad of [
+    '',
+    'P',
+    'PT',
+    '1D',
+    'P1H',
+    'PT1D',
+    'P-1D',
+    '-P1D',
+    'P1.5D',
+    'P1W2D',
+    'P1DT',
+    'p1d',
+    'P1D ',
+    'P2024-01-01',
+    'PT1H30',
+    'P1Y1Y',
+    'P1S',
+    'PT1.S',
+  ])
     t.equal(parseDuration(bad), undefined, JSON.stringify(bad));
 });
 

@@ -17,11 +17,21 @@ t.test('reads within the budget pass and are counted', async (t) => {
 t.test('going past the budget, or a page the history truncated, is TooManyResults', async (t) => {
   const b = new Budget();
   b.left = 3;
-  t.equal(kindOf(() => b.spend({ attrs: { a: some(4) }, truncated: [] })), 'TooManyResults 403');
-  t.equal(kindOf(() => new Budget().spend({ attrs: { a: some(1) }, truncated: ['a'] })), 'TooManyResults 403');
+  t.equal(
+    kindOf(() => b.spend({ attrs: { a: some(4) }, truncated: [] })),
+    'TooManyResults 403',
+  );
+  t.equal(
+    kindOf(() => new Budget().spend({ attrs: { a: some(1) }, truncated: ['a'] })),
+    'TooManyResults 403',
+  );
   const c = new Budget();
   c.left = 2;
   c.spendOne();
   c.spendOne();
-  t.equal(kindOf(() => c.spendOne()), 'TooManyResults 403', 'each entity judged counts, even with no instance');
+  t.equal(
+    kindOf(() => c.spendOne()),
+    'TooManyResults 403',
+    'each entity judged counts, even with no instance',
+  );
 });

@@ -9,17 +9,33 @@ import type { HistoryInstance, TemporalEntityRecord } from '../../src/history/co
 const V = 'https://uri.etsi.org/ngsi-ld/default-context/';
 const expand = (term: string): string => (term.includes(':') ? term : V + term);
 const q = (text: string) => compileQ(parseQ(text), expand);
-const rec: TemporalEntityRecord = { id: 'urn:ngsi-ld:M:1', type: [V + 'M'], createdAt: '2024-01-01T00:00:00Z', modifiedAt: '2024-01-01T00:00:00Z' };
+const rec: TemporalEntityRecord = {
+  id: 'urn:ngsi-ld:M:1',
+  type: [V + 'M'],
+  createdAt: '2024-01-01T00:00:00Z',
+  modifiedAt: '2024-01-01T00:00:00Z',
+};
 let seq = 0;
 const at = (minute: number): string => `2024-01-01T00:${String(minute).padStart(2, '0')}:00.000Z`;
 function inst(value: unknown, minute: number, extra: Partial<HistoryInstance> = {}): HistoryInstance {
   return { type: 'Property', value, instanceId: `urn:i:${++seq}`, createdAt: at(minute), modifiedAt: at(minute), ...extra };
 }
 function gone(minute: number): HistoryInstance {
-  return { type: 'Property', value: 'urn:ngsi-ld:null', instanceId: `urn:i:${++seq}`, createdAt: at(minute), modifiedAt: at(minute), deletedAt: at(minute) };
+  return {
+    type: 'Property',
+    value: 'urn:ngsi-ld:null',
+    instanceId: `urn:i:${++seq}`,
+    createdAt: at(minute),
+    modifiedAt: at(minute),
+    deletedAt: at(minute),
+  };
 }
-const input = (inside: Record<string, HistoryInstance[]>, before: Record<string, HistoryInstance[]> = {}): HistoryMatchInput =>
-  ({ rec, before, inside: Object.fromEntries(Object.entries(inside).map(([k, v]) => [V + k, v])), timeOf: (i) => Date.parse(i.createdAt) });
+const input = (inside: Record<string, HistoryInstance[]>, before: Record<string, HistoryInstance[]> = {}): HistoryMatchInput => ({
+  rec,
+  before,
+  inside: Object.fromEntries(Object.entries(inside).map(([k, v]) => [V + k, v])),
+  timeOf: (i) => Date.parse(i.createdAt),
+});
 
 t.test('a value held at any instant of the window matches, the current (last) one need not', async (t) => {
   const history = { power: [inst(5, 1), inst(50, 2), inst(7, 3)] };
@@ -62,7 +78,8 @@ t.test('an entity without instances of the filtered attributes is judged once, o
 t.test('an instance at the window start replaces the carried-in value before the start is judged', async (t) => {
   const before = { [V + 'power']: [inst(90, 1)] };
   const inside = { [V + 'power']: [inst(20, 2)] };
-  const m = (text: string): boolean => matchesAtSomeInstant({ rec, before, inside, timeOf: (i) => Date.parse(i.createdAt), start: Date.parse(at(2)) }, q(text));
+  const m = (text: string): boolean =>
+    matchesAtSomeInstant({ rec, before, inside, timeOf: (i) => Date.parse(i.createdAt), start: Date.parse(at(2)) }, q(text));
   t.notOk(m('power==90'), '90 was replaced at the very start');
   t.ok(m('power==20'));
 });

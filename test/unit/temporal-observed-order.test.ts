@@ -9,13 +9,19 @@ import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 const A = 'https://example.org/a';
 const entity = { id: 'urn:ngsi-ld:T:1', type: ['https://example.org/T'] };
 const obs = (value: string, observedAt?: string, datasetId?: string) => ({
-  type: 'Property' as const, value, ...(observedAt === undefined ? {} : { observedAt }), ...(datasetId === undefined ? {} : { datasetId }),
+  type: 'Property' as const,
+  value,
+  ...(observedAt === undefined ? {} : { observedAt }),
+  ...(datasetId === undefined ? {} : { datasetId }),
 });
 
 t.test('instances are ordered by observedAt, those without one at their createdAt, and lastN takes the latest', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-observed-'));
   const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer: 'reads', troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const h = store.history!;
   // Written in this order: created at 12:00, 12:01, ... (the time argument), observed at the hours given.
   await h.addInstances('', entity, { [A]: [obs('10h', '2024-01-01T10:00:00Z')] }, '2024-01-01T12:00:00.000Z');
@@ -29,8 +35,15 @@ t.test('instances are ordered by observedAt, those without one at their createdA
   t.same(await values({ order: 'observedAt' }), ['09h', '10h', '11h', 'none', '13h fr']);
   t.same(await values({ order: 'observedAt', lastN: 1 }), ['13h fr']);
   t.same(await values({ order: 'observedAt', lastN: 3 }), ['11h', 'none', '13h fr'], 'oldest first');
-  t.same(await values({ order: 'observedAt', lastN: 2, datasetIds: new Set(['@none']) }), ['11h', 'none'], 'datasetId applies before lastN');
+  t.same(
+    await values({ order: 'observedAt', lastN: 2, datasetIds: new Set(['@none']) }),
+    ['11h', 'none'],
+    'datasetId applies before lastN',
+  );
   const capped = await h.instances('', entity.id, { order: 'observedAt', limit: 2 });
-  t.same(capped.attrs[A]!.map((i) => i.value), ['09h', '10h']);
+  t.same(
+    capped.attrs[A]!.map((i) => i.value),
+    ['09h', '10h'],
+  );
   t.same(capped.truncated, [A], 'more than the limit is truncated');
 });

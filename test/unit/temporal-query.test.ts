@@ -13,8 +13,15 @@ t.test('without timerel every instance is selected on observedAt by default', as
 
 t.test('before is [-inf, timeAt), after is [timeAt, +inf), between is [timeAt, endTimeAt)', async (t) => {
   t.same(parseTemporalQuery({ timerel: 'before', timeAt: A }).window, { timeproperty: 'observedAt', to: Date.parse(A) });
-  t.same(parseTemporalQuery({ timerel: 'after', timeAt: A, timeproperty: 'createdAt' }).window, { timeproperty: 'createdAt', from: Date.parse(A) });
-  t.same(parseTemporalQuery({ timerel: 'between', timeAt: A, endTimeAt: B }).window, { timeproperty: 'observedAt', from: Date.parse(A), to: Date.parse(B) });
+  t.same(parseTemporalQuery({ timerel: 'after', timeAt: A, timeproperty: 'createdAt' }).window, {
+    timeproperty: 'createdAt',
+    from: Date.parse(A),
+  });
+  t.same(parseTemporalQuery({ timerel: 'between', timeAt: A, endTimeAt: B }).window, {
+    timeproperty: 'observedAt',
+    from: Date.parse(A),
+    to: Date.parse(B),
+  });
 });
 
 t.test('a date-time without zone is UTC, a date alone its midnight, an offset is honoured', async (t) => {
@@ -25,8 +32,15 @@ t.test('a date-time without zone is UTC, a date alone its midnight, an offset is
 
 t.test("an offset whose '+' an unencoded URL turned into a blank is read as the offset", async (t) => {
   t.equal(parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01T02:00:00 02:00' }).from, Date.parse(A));
-  t.equal(parseTemporalQuery({ timerel: 'between', timeAt: '2024-01-01T02:00:00.000 02:00', endTimeAt: '2024-01-02T01:00:00 01:00' }).to, Date.parse(B));
-  t.throws(() => parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01 02:00' }), { kind: 'BadRequestData' }, 'a blank anywhere else is still refused');
+  t.equal(
+    parseTemporalQuery({ timerel: 'between', timeAt: '2024-01-01T02:00:00.000 02:00', endTimeAt: '2024-01-02T01:00:00 01:00' }).to,
+    Date.parse(B),
+  );
+  t.throws(
+    () => parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01 02:00' }),
+    { kind: 'BadRequestData' },
+    'a blank anywhere else is still refused',
+  );
   t.throws(() => parseTemporalQuery({ timerel: 'after', timeAt: '2024-01-01T02:00:00  02:00' }), { kind: 'BadRequestData' });
 });
 

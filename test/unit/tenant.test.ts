@@ -30,7 +30,16 @@ t.test('isTenantName accepts what parseTenant gives, and no upper case nor the d
 });
 
 function request(tenant: string | undefined): LdRequest {
-  return new LdRequest({ op: LdOp.RetrieveEntity, route: '/', method: 'GET', path: '/', query: '', params: [], headers: { tenant }, body: null });
+  return new LdRequest({
+    op: LdOp.RetrieveEntity,
+    route: '/',
+    method: 'GET',
+    path: '/',
+    query: '',
+    params: [],
+    headers: { tenant },
+    body: null,
+  });
 }
 
 t.test('a request parses its tenant once: the same answer, or the same refusal, each time it is asked', async (t) => {
@@ -39,9 +48,17 @@ t.test('a request parses its tenant once: the same answer, or the same refusal, 
   t.equal(req.namedTenant(), 'acme');
   const bad = request('no way');
   let first: unknown;
-  try { bad.namedTenant(); } catch (e) { first = e; }
+  try {
+    bad.namedTenant();
+  } catch (e) {
+    first = e;
+  }
   t.ok(first instanceof LdError, 'refused');
   let second: unknown;
-  try { bad.namedTenant(); } catch (e) { second = e; }
+  try {
+    bad.namedTenant();
+  } catch (e) {
+    second = e;
+  }
   t.equal(second, first, 'the same refusal, not a second parse');
 });

@@ -26,15 +26,30 @@ const car = (body: Record<string, unknown>, now = T0): StoredEntity => expandEnt
 function openStore(t: { teardown: (fn: () => void | Promise<void>) => void }, lockPrefer: 'reads' | 'writes' = 'reads'): EmbdbStore {
   const dir = mkdtempSync(join(tmpdir(), 'write-events-'));
   const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer, ram: true, troe: 'embdb' });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return store;
 }
 
 t.test('merge.ts reports, per attribute, the datasetIds of the instances a write put there', async (t) => {
-  const e = car({ speed: [{ type: 'Property', value: 1 }, { type: 'Property', value: 2, datasetId: 'urn:d:a' }], owner: { type: 'Relationship', object: 'urn:p:1' } });
-  const more = appendAttributes(e, expandAttributes({ speed: { type: 'Property', value: 3, datasetId: 'urn:d:b' }, fuel: 9 }, ctx, { now: T1 }), { noOverwrite: false, now: T1 });
+  const e = car({
+    speed: [
+      { type: 'Property', value: 1 },
+      { type: 'Property', value: 2, datasetId: 'urn:d:a' },
+    ],
+    owner: { type: 'Relationship', object: 'urn:p:1' },
+  });
+  const more = appendAttributes(
+    e,
+    expandAttributes({ speed: { type: 'Property', value: 3, datasetId: 'urn:d:b' }, fuel: 9 }, ctx, { now: T1 }),
+    { noOverwrite: false, now: T1 },
+  );
   t.strictSame(more.written, { [dc('speed')]: ['urn:d:b'], [dc('fuel')]: ['@none'] }, 'a new instance and a new attribute');
-  const updated = updateAttributes(e, expandAttributes({ speed: { type: 'Property', value: 5, datasetId: 'urn:d:a' } }, ctx, { now: T1 }), { now: T1 });
+  const updated = updateAttributes(e, expandAttributes({ speed: { type: 'Property', value: 5, datasetId: 'urn:d:a' } }, ctx, { now: T1 }), {
+    now: T1,
+  });
   t.strictSame(updated.written, { [dc('speed')]: ['urn:d:a'] }, 'only the instance replaced');
   const gone = deleteAttribute(e, dc('speed'), { datasetId: 'urn:d:a', now: T1 });
   t.strictSame(gone.modified, [dc('speed')]);
@@ -53,7 +68,13 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
     const created = car({ speed: 1 });
     await store.mutateEntity('', ID, () => ({ next: created, result: undefined }), { events });
     t.equal(events.length, 1);
-    t.match(events[0], { tenant: '', id: ID, before: undefined, after: created, change: { kind: 'create', created: [dc('speed')], written: { [dc('speed')]: ['@none'] } } });
+    t.match(events[0], {
+      tenant: '',
+      id: ID,
+      before: undefined,
+      after: created,
+      change: { kind: 'create', created: [dc('speed')], written: { [dc('speed')]: ['@none'] } },
+    });
     const r = appendAttributes(created, expandAttributes({ speed: 2 }, ctx, { now: T1 }), { noOverwrite: false, now: T1 });
     const change = changeOf('append', r);
     await store.mutateEntity('', ID, () => ({ next: r.entity, result: undefined, change }), { events });
@@ -62,20 +83,44 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
     await store.mutateEntity('', ID, () => ({ next: undefined, result: undefined }), { events });
     await store.mutateEntity('', 'urn:ngsi-ld:Car:none', () => ({ next: null, result: undefined }), { events });
     t.equal(events.length, 2, 'no event for a write that changed nothing');
-    await store.mutateEntities('', [
-      { id: 'urn:ngsi-ld:Car:2', mutation: () => ({ next: car({ speed: 1 }), result: 1 }) },
-      { id: 'urn:ngsi-ld:Car:3', mutation: () => { throw new Error('refused'); } },
-      { id: ID, mutation: (cur) => ({ next: null, result: 2 }) },
-    ], { events });
-    t.same(events.slice(2).map((e) => [e.id, e.change.kind, e.after === undefined]), [['urn:ngsi-ld:Car:2', 'create', false], [ID, 'delete', true]],
-      'a batch: the events of the entries written, in order, none of the one that failed');
+    await store.mutateEntities(
+      '',
+      [
+        { id: 'urn:ngsi-ld:Car:2', mutation: () => ({ next: car({ speed: 1 }), result: 1 }) },
+        {
+          id: 'urn:ngsi-ld:Car:3',
+          mutation: () => {
+            throw new Error('refused');
+          },
+        },
+        { id: ID, mutation: (cur) => ({ next: null, result: 2 }) },
+      ],
+      { events },
+    );
+    t.same(
+      events.slice(2).map((e) => [e.id, e.change.kind, e.after === undefined]),
+      [
+        ['urn:ngsi-ld:Car:2', 'create', false],
+        [ID, 'delete', true],
+      ],
+      'a batch: the events of the entries written, in order, none of the one that failed',
+    );
     t.equal(events[2]!.seq, events[3]!.seq, 'one transaction, one seq');
-    await t.rejects(store.mutateEntity('', ID, () => { throw new Error('refused'); }, { events }));
+    await t.rejects(
+      store.mutateEntity(
+        '',
+        ID,
+        () => {
+          throw new Error('refused');
+        },
+        { events },
+      ),
+    );
     t.equal(events.length, 4, 'none for a write that threw');
   });
 }
 
-t.test('the history records a replace by the write\'s kind, not by guessing from its effect', async (t) => {
+t.test("the history records a replace by the write's kind, not by guessing from its effect", async (t) => {
   const store = openStore(t);
   const history = store.history!;
   const bare = car({});
@@ -83,28 +128,68 @@ t.test('the history records a replace by the write\'s kind, not by guessing from
   // PUT over an entity without attributes: the old guess needed attributes before to call it a replace.
   const put = replaceEntity(bare, car({ speed: 1 }, T1), T1);
   await store.mutateEntity('', ID, () => ({ next: put.entity, result: undefined, change: changeOf('replace', put) }));
-  t.same((await history.entityEvents('', ID)).map((e) => e.kind), ['created', 'replaced']);
+  t.same(
+    (await history.entityEvents('', ID)).map((e) => e.kind),
+    ['created', 'replaced'],
+  );
   // A merge-patch that deletes the only attribute and adds another leaves only instances new at its time, as a replace
   // would (the old guess took it for one): it is a merge.
   const T2 = '2024-07-01T00:00:00.000Z';
   const patch = car({ speed: { type: 'Property', value: 'urn:ngsi-ld:null' }, fuel: 3 }, T2);
   const merged = mergeEntity(put.entity, patch, T2);
   await store.mutateEntity('', ID, () => ({ next: merged.entity, result: undefined, change: changeOf('merge', merged) }));
-  t.same((await history.entityEvents('', ID)).map((e) => e.kind), ['created', 'replaced'], 'no replaced event for a merge');
+  t.same(
+    (await history.entityEvents('', ID)).map((e) => e.kind),
+    ['created', 'replaced'],
+    'no replaced event for a merge',
+  );
   const page = await history.instances('', ID, { limit: 10 });
-  t.same(page.attrs[dc('speed')]!.map((i) => i.value), [1, 'urn:ngsi-ld:null'], 'the merge deleted speed: a tombstone');
-  t.same(page.attrs[dc('fuel')]!.map((i) => i.value), [3]);
+  t.same(
+    page.attrs[dc('speed')]!.map((i) => i.value),
+    [1, 'urn:ngsi-ld:null'],
+    'the merge deleted speed: a tombstone',
+  );
+  t.same(
+    page.attrs[dc('fuel')]!.map((i) => i.value),
+    [3],
+  );
 });
 
 t.test('the matcher reads the change the operation computed: per datasetId, without comparing values', async (t) => {
-  const sub = (body: Partial<SubscriptionBody>) => compileSubscription('', {
-    body: { id: `urn:ngsi-ld:Subscription:${Math.random()}`, type: 'Subscription', entities: [{ type: 'Car' }], notification: { endpoint: { uri: 'http://r/n' } }, ...body },
-    context: null, createdAt: '', modifiedAt: '',
-  }, ctx, ctx);
-  const before = car({ speed: [{ type: 'Property', value: 1 }, { type: 'Property', value: 2, datasetId: 'urn:d:a' }] });
-  const r = appendAttributes(before, expandAttributes({ speed: { type: 'Property', value: 2, datasetId: 'urn:d:a' } }, ctx, { now: T1 }), { noOverwrite: false, now: T1 });
+  const sub = (body: Partial<SubscriptionBody>) =>
+    compileSubscription(
+      '',
+      {
+        body: {
+          id: `urn:ngsi-ld:Subscription:${Math.random()}`,
+          type: 'Subscription',
+          entities: [{ type: 'Car' }],
+          notification: { endpoint: { uri: 'http://r/n' } },
+          ...body,
+        },
+        context: null,
+        createdAt: '',
+        modifiedAt: '',
+      },
+      ctx,
+      ctx,
+    );
+  const before = car({
+    speed: [
+      { type: 'Property', value: 1 },
+      { type: 'Property', value: 2, datasetId: 'urn:d:a' },
+    ],
+  });
+  const r = appendAttributes(before, expandAttributes({ speed: { type: 'Property', value: 2, datasetId: 'urn:d:a' } }, ctx, { now: T1 }), {
+    noOverwrite: false,
+    now: T1,
+  });
   const write = { before, after: r.entity, change: changeOf('append', r) };
-  t.equal(matchChange(sub({ datasetId: ['urn:d:a'] }), write, Date.parse(T1))?.trigger, 'attributeUpdated', 'the instance written, its value the same');
+  t.equal(
+    matchChange(sub({ datasetId: ['urn:d:a'] }), write, Date.parse(T1))?.trigger,
+    'attributeUpdated',
+    'the instance written, its value the same',
+  );
   t.equal(matchChange(sub({ datasetId: ['@none'] }), write, Date.parse(T1)), undefined, 'the default instance was not written');
   const untouched = { before, after: r.entity, change: { ...changeOf('append', r), modified: [], previous: {}, written: {} } };
   t.equal(matchChange(sub({}), untouched, Date.parse(T1)), undefined, 'what the change does not name did not change');

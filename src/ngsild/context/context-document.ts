@@ -17,14 +17,21 @@ export function parseContextDocument(url: string, text: string): object {
     throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is nested deeper than ${MAX_NESTING} levels`);
   // jsonld would drop a term named __proto__, and the store could not keep the document as Cached.
   const proto = protoMemberPath(doc);
-  if (proto !== undefined) throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' holds a member named "__proto__" (at ${proto.slice(1, 200)}), which this broker cannot process`);
+  if (proto !== undefined)
+    throw new LdError(
+      'InvalidRequest',
+      `@context '${url.slice(0, 300)}' holds a member named "__proto__" (at ${proto.slice(1, 200)}), which this broker cannot process`,
+    );
   return checkContextDocument(url, doc);
 }
 
 /** A context document is a JSON object with an `@context` member (JSON-LD 1.1 API §9.4.3 "loading remote context"). */
 export function checkContextDocument(url: string, doc: unknown): object {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc) || !('@context' in doc))
-    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not a JSON-LD context document (a JSON object with an @context member)`);
+    throw new LdError(
+      'InvalidRequest',
+      `@context '${url.slice(0, 300)}' is not a JSON-LD context document (a JSON object with an @context member)`,
+    );
   return doc;
 }
 

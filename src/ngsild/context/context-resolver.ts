@@ -22,13 +22,7 @@ import { FlatContext, type ContextKeeps } from './flat-context.js';
 import type { ContextBroadcast, ContextDocuments } from './context-document.js';
 import { checkNoProtoMember } from '../entity/proto-member.js';
 import { SharedBuild, type FetchWaiter } from './shared-build.js';
-import {
-  initialContext,
-  isJsonLdError,
-  processContext,
-  type JsonLdActiveContext,
-  type JsonLdDocumentLoader,
-} from './jsonld-api.js';
+import { initialContext, isJsonLdError, processContext, type JsonLdActiveContext, type JsonLdDocumentLoader } from './jsonld-api.js';
 
 /** The pino-like logger the resolver writes to (fetches at debug level only: they follow client input). */
 export interface ContextLog {
@@ -91,7 +85,11 @@ const HOSTED_URL = /^https?:\/\/[^/?#]+\/ngsi-ld\/v1\/jsonldContexts\/([^/?#]+)$
 export function hostedLocalId(url: string): string | undefined {
   const m = HOSTED_URL.exec(url);
   if (m === null) return undefined;
-  try { return decodeURIComponent(m[1]!); } catch { return undefined; }
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The local id under which a fetched URL is recorded as Cached. */
@@ -144,7 +142,11 @@ export class ContextResolver {
    * `documents`: where every document comes from; `broadcast`: how the threads keeping @contexts in the store
    * (`hosted`) tell each other to drop one.
    */
-  constructor(opts: ContextResolverOptions, private readonly documents: ContextDocuments, private readonly broadcast?: ContextBroadcast) {
+  constructor(
+    opts: ContextResolverOptions,
+    private readonly documents: ContextDocuments,
+    private readonly broadcast?: ContextBroadcast,
+  ) {
     this.opts = opts;
     this.coreVersion = opts.coreVersion ?? '1.8';
     this.coreUrl = CORE_URLS[this.coreVersion];
@@ -222,7 +224,8 @@ export class ContextResolver {
     const out: ContextToKeep[] = [];
     if (implicit && keeps.implicitId !== undefined) {
       const localId = tenantLocalId(tenant, keeps.implicitId);
-      if (!this.keptIds.has(localId)) out.push({ localId, doc: { kind: 'ImplicitlyCreated', context: keeps.implicitContext, timestamp: new Date().toISOString() } });
+      if (!this.keptIds.has(localId))
+        out.push({ localId, doc: { kind: 'ImplicitlyCreated', context: keeps.implicitContext, timestamp: new Date().toISOString() } });
     }
     for (const { url, cachedId } of keeps.fetched) {
       const localId = tenantLocalId(tenant, cachedId);
@@ -307,7 +310,9 @@ export class ContextResolver {
     if (this.coreDoc === undefined) throw new Error(`core context ${this.coreUrl} is not available locally`);
     const failures: LdError[] = [];
     try {
-      this.coreActive = await processContext(await initialContext(), this.coreUrl, { documentLoader: this.loader(failures, undefined, undefined) });
+      this.coreActive = await processContext(await initialContext(), this.coreUrl, {
+        documentLoader: this.loader(failures, undefined, undefined),
+      });
     } catch (e) {
       throw new Error(`core context ${this.coreUrl} cannot be processed: ${failures[0]?.detail ?? describeJsonLdError(e)}`);
     }
@@ -367,7 +372,12 @@ export class ContextResolver {
       }
       if (elements.length === 0) return { userKey: CORE_ONLY, elements, contextValue: this.coreUrl, url: undefined };
       if (elements.length === 1 && typeof elements[0] === 'string') return this.normalizeElements(elements[0]);
-      return { userKey: digestKey(elements.length === 1 ? elements[0] : elements), elements, contextValue: elements.length === 1 ? elements[0] : elements, url: undefined };
+      return {
+        userKey: digestKey(elements.length === 1 ? elements[0] : elements),
+        elements,
+        contextValue: elements.length === 1 ? elements[0] : elements,
+        url: undefined,
+      };
     }
     if (typeof ctx === 'object' && ctx !== null) return { userKey: digestKey(ctx), elements: [ctx], contextValue: ctx, url: undefined };
     throw new LdError('InvalidRequest', '@context must be a URL, a context object, or an array of those');
@@ -400,7 +410,11 @@ export class ContextResolver {
       keeps = { implicitId, implicitContext: user.elements.length === 1 ? user.elements[0] : user.elements, fetched: fetchedIds };
     }
     const vocab = this.coreAllProtected ? this.coreActive!['@vocab'] : active['@vocab'];
-    const flat = new FlatContext({ key, contextValue: user.contextValue, linkUrl: linkUrl ?? this.coreUrl, vocab, keeps }, active, this.coreActive);
+    const flat = new FlatContext(
+      { key, contextValue: user.contextValue, linkUrl: linkUrl ?? this.coreUrl, vocab, keeps },
+      active,
+      this.coreActive,
+    );
     this.resolved.set(user.userKey, flat);
     return flat;
   }
@@ -418,7 +432,11 @@ export class ContextResolver {
    * Starts loading every URL a context names at its top level at once: jsonld loads them one after another, and a
    * context naming n slow URLs would wait n deadlines. The loader takes them from here, in context order.
    */
-  private loadSideBySide(elements: readonly unknown[], b: SharedBuild | undefined, fetched: string[]): Map<string, Promise<object>> | undefined {
+  private loadSideBySide(
+    elements: readonly unknown[],
+    b: SharedBuild | undefined,
+    fetched: string[],
+  ): Map<string, Promise<object>> | undefined {
     let early: Map<string, Promise<object>> | undefined;
     for (const element of elements) {
       if (typeof element !== 'string' || early?.has(element)) continue;
@@ -434,7 +452,12 @@ export class ContextResolver {
    * A documentLoader for one processing run; it records its failures, which jsonld may swallow, and the URLs it
    * took from the network or the fetch cache (`fetched`).
    */
-  private loader(failures: LdError[], b: SharedBuild | undefined, early: Map<string, Promise<object>> | undefined, fetched?: string[]): JsonLdDocumentLoader {
+  private loader(
+    failures: LdError[],
+    b: SharedBuild | undefined,
+    early: Map<string, Promise<object>> | undefined,
+    fetched?: string[],
+  ): JsonLdDocumentLoader {
     return async (url) => {
       try {
         // A fresh copy: jsonld merges @import into the document it is given.
@@ -475,14 +498,16 @@ export class ContextResolver {
   /** A kept @context as a context document, from the store (the broker never fetches from itself). */
   private async keptDocument(url: string, localId: string): Promise<object> {
     const doc = (await this.opts.hosted!.get(localId)) as KeptContext | undefined;
-    if (doc === undefined) throw new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': the broker keeps no @context '${localId}'`);
+    if (doc === undefined)
+      throw new LdError('LdContextNotAvailable', `@context '${url.slice(0, 300)}': the broker keeps no @context '${localId}'`);
     return { '@context': doc.context };
   }
 }
 
 function checkUrl(url: string): void {
   // JSON-LD 1.1 would resolve a relative reference against the document base; a request has none to offer.
-  if (!/^[A-Za-z][A-Za-z0-9+\-.]*:\S+$/.test(url)) throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not an absolute URL`);
+  if (!/^[A-Za-z][A-Za-z0-9+\-.]*:\S+$/.test(url))
+    throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not an absolute URL`);
 }
 
 function digestKey(value: unknown): string {

@@ -148,7 +148,8 @@ export class FlatContext implements ResolvedContext {
     for (const [prefix, prefixIri] of this.prefixIri) {
       if (iri.length <= prefixIri.length || !iri.startsWith(prefixIri)) continue;
       const candidate = `${prefix}:${iri.slice(prefixIri.length)}`;
-      if (compact !== undefined && (candidate.length > compact.length || (candidate.length === compact.length && candidate >= compact))) continue;
+      if (compact !== undefined && (candidate.length > compact.length || (candidate.length === compact.length && candidate >= compact)))
+        continue;
       if (this.expandUncached(candidate) === iri) compact = candidate;
     }
     return compact ?? iri;

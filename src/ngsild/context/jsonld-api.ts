@@ -37,10 +37,16 @@ export interface JsonLdProcessOptions {
 }
 
 interface JsonLdModule {
-  processContext(activeCtx: unknown, localCtx: unknown, options: JsonLdProcessOptions & { contextResolver?: unknown }): Promise<JsonLdActiveContext>;
+  processContext(
+    activeCtx: unknown,
+    localCtx: unknown,
+    options: JsonLdProcessOptions & { contextResolver?: unknown },
+  ): Promise<JsonLdActiveContext>;
 }
 
-type ContextResolverClass = new (opts: { sharedCache: { get(key: string): unknown; set(key: string, value: unknown): unknown } }) => unknown;
+type ContextResolverClass = new (opts: {
+  sharedCache: { get(key: string): unknown; set(key: string, value: unknown): unknown };
+}) => unknown;
 
 /** A JsonLdError as thrown by the library: `name` like `jsonld.SyntaxError`, `details.code` the spec's error code. */
 export interface JsonLdErrorLike {

@@ -15,7 +15,9 @@ const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
 
 /** CIM 009 §4.7: these GeoProperties are defined by the core and must be GeoProperties when present. */
 export const RESERVED_GEO_IRIS: ReadonlySet<string> = new Set([
-  NGSI_LD + 'location', NGSI_LD + 'observationSpace', NGSI_LD + 'operationSpace',
+  NGSI_LD + 'location',
+  NGSI_LD + 'observationSpace',
+  NGSI_LD + 'operationSpace',
 ]);
 
 export interface ExpandEntityOptions {
@@ -54,8 +56,19 @@ export interface AttrFragment extends AttrMembers {
 
 /** Members the system sets; a client's copy is dropped (CIM 009 §4.8: system attributes cannot be set by clients). */
 const SYSTEM_MEMBERS: ReadonlySet<string> = new Set([
-  'createdAt', 'modifiedAt', 'deletedAt', 'instanceId', 'previousValue', 'previousObject', 'previousLanguageMap',
-  'previousVocab', 'previousJson', 'previousValueList', 'previousObjectList', 'lang', 'entity',
+  'createdAt',
+  'modifiedAt',
+  'deletedAt',
+  'instanceId',
+  'previousValue',
+  'previousObject',
+  'previousLanguageMap',
+  'previousVocab',
+  'previousJson',
+  'previousValueList',
+  'previousObjectList',
+  'lang',
+  'entity',
 ]);
 
 const VALUE_MEMBERS: Record<string, AttrType> = {
@@ -94,7 +107,8 @@ export function expandEntity(input: unknown, ctx: ResolvedContext, opts: ExpandE
     types = [];
   } else {
     // CIM 009 §5.6.17: null in a merge-patch deletes, but an entity always has a type (§4.5.1): nothing can delete it.
-    if (merge && (body.type === null || body.type === NGSI_LD_NULL)) throw badRequest('type: the entity type cannot be deleted (null in a merge-patch)');
+    if (merge && (body.type === null || body.type === NGSI_LD_NULL))
+      throw badRequest('type: the entity type cannot be deleted (null in a merge-patch)');
     types = expandTypes(body.type, 'type', ctx);
   }
   const entity: StoredEntity = { id: body.id, type: types, createdAt: opts.now, modifiedAt: opts.now };
@@ -293,7 +307,10 @@ function buildInstance(raw: unknown, at: string, attrIri: string, env: Env): Att
     const t = stripCore(declared);
     if (ATTR_TYPES.has(t)) type = t as AttrType;
     else if (looksLikeGeometry(raw)) return fromBareValue(raw, at, attrIri, env);
-    else throw badRequest(`${at}.type: ${show(declared)} is not an attribute type (Property, Relationship, GeoProperty, LanguageProperty, VocabProperty, JsonProperty, ListProperty, ListRelationship)`);
+    else
+      throw badRequest(
+        `${at}.type: ${show(declared)} is not an attribute type (Property, Relationship, GeoProperty, LanguageProperty, VocabProperty, JsonProperty, ListProperty, ListRelationship)`,
+      );
   } else {
     for (const k in VALUE_MEMBERS) {
       if (!(k in raw)) continue;
@@ -346,7 +363,8 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
     }
     switch (key) {
       case 'objectType':
-        if (type !== 'Relationship' && type !== 'ListRelationship') throw badRequest(`${memberAt}: only a Relationship or ListRelationship has an objectType`);
+        if (type !== 'Relationship' && type !== 'ListRelationship')
+          throw badRequest(`${memberAt}: only a Relationship or ListRelationship has an objectType`);
         inst.objectType = typeof v === 'string' ? expandTypes(v, memberAt, env.ctx)[0]! : expandTypes(v, memberAt, env.ctx);
         continue;
       case 'datasetId':
@@ -371,7 +389,8 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
   }
   const deletion = env.nullable && valueMember !== undefined && isNullMarker(inst[valueMember]);
   if (type !== undefined) {
-    if (valueMember !== undefined && !(valueMember in inst) && !env.partial && !env.merge) throw badRequest(`${at}: a ${type} needs a ${valueMember} member`);
+    if (valueMember !== undefined && !(valueMember in inst) && !env.partial && !env.merge)
+      throw badRequest(`${at}: a ${type} needs a ${valueMember} member`);
     if (type === 'GeoProperty' && inst.value !== undefined && !deletion) {
       const p = geometryProblem(inst.value);
       if (p !== undefined) throw badRequest(`${at}.value: the GeoJSON value ${p}`);
@@ -386,7 +405,8 @@ function buildMembers(raw: Record<string, unknown>, at: string, attrIri: string,
 function addSubAttribute(inst: AttrInstance, key: string, v: unknown, memberAt: string, env: Env): void {
   const subIri = attrIriOf(key, env.ctx);
   if (subIri in inst) throw badRequest(`${memberAt}: the sub-attribute is given twice`);
-  if (Array.isArray(v) && looksLikeInstances(v)) throw badRequest(`${memberAt}: a sub-attribute has a single instance, not an array of instances`);
+  if (Array.isArray(v) && looksLikeInstances(v))
+    throw badRequest(`${memberAt}: a sub-attribute has a single instance, not an array of instances`);
   const subEnv = env.partial ? { ...env, partial: false } : env;
   inst[subIri] = buildInstance(v, memberAt, subIri, subEnv);
 }

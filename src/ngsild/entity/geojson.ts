@@ -23,7 +23,12 @@ export function renderGeoJson(entity: StoredEntity, ctx: ResolvedContext, opts: 
 }
 
 /** The Feature of an entity whose properties are already rendered (e.g. with linked entities inline). */
-export function featureOf(entity: StoredEntity, ctx: ResolvedContext, opts: RenderGeoJsonOptions, properties: Record<string, unknown>): GeoJsonFeature {
+export function featureOf(
+  entity: StoredEntity,
+  ctx: ResolvedContext,
+  opts: RenderGeoJsonOptions,
+  properties: Record<string, unknown>,
+): GeoJsonFeature {
   const geoIri = ctx.expandTerm(opts.geometryProperty ?? 'location');
   return { id: entity.id, type: 'Feature', geometry: geometryOf(entity[geoIri] as AttrInstance[] | undefined, opts.datasetId), properties };
 }

@@ -2,13 +2,24 @@
 // coordinates, numeric WGS84 positions in range, closed linear rings. No I/O, no recursion beyond a collection.
 
 export const GEOMETRY_TYPES: ReadonlySet<string> = new Set([
-  'Point', 'MultiPoint', 'LineString', 'MultiLineString', 'Polygon', 'MultiPolygon', 'GeometryCollection',
+  'Point',
+  'MultiPoint',
+  'LineString',
+  'MultiLineString',
+  'Polygon',
+  'MultiPolygon',
+  'GeometryCollection',
 ]);
 
 /** True when `v` claims to be a geometry (an object whose `type` is a GeoJSON geometry type); it may still be invalid. */
 export function looksLikeGeometry(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) &&
-    typeof (v as { type?: unknown }).type === 'string' && GEOMETRY_TYPES.has((v as { type: string }).type);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    typeof (v as { type?: unknown }).type === 'string' &&
+    GEOMETRY_TYPES.has((v as { type: string }).type)
+  );
 }
 
 /** Why `v` is not a valid GeoJSON geometry, or undefined when it is one. */
@@ -86,7 +97,8 @@ function polygonProblem(rings: unknown, at: string): string | undefined {
     const ps = ring as number[][];
     const first = ps[0]!;
     const last = ps[ps.length - 1]!;
-    if (first.length !== last.length || first.some((x, i) => x !== last[i])) return `${ringAt} is not closed (first and last positions differ)`;
+    if (first.length !== last.length || first.some((x, i) => x !== last[i]))
+      return `${ringAt} is not closed (first and last positions differ)`;
   }
   return undefined;
 }

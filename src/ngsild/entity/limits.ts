@@ -32,7 +32,8 @@ function clip(s: string): string {
 
 function check(s: string, max: number, at: string, what: string): void {
   const bytes = bytesOver(s, max);
-  if (bytes !== undefined) throw badRequest(`${clip(at)}: '${clip(s)}' is ${bytes} bytes long; ${what} may be at most ${max} bytes (UTF-8)`);
+  if (bytes !== undefined)
+    throw badRequest(`${clip(at)}: '${clip(s)}' is ${bytes} bytes long; ${what} may be at most ${max} bytes (UTF-8)`);
   if (LONE_SURROGATE.test(s)) throw badRequest(`${clip(at)}: '${clip(s)}' holds an unpaired UTF-16 surrogate, which is not a character`);
 }
 
@@ -55,7 +56,8 @@ export function checkInstanceIdSize(instanceId: string, at: string): string {
 export function checkNameSize(iri: string, at: string): string {
   check(iri, MAX_NAME_BYTES, at, 'a type or attribute name (expanded)');
   for (let i = 0; i < iri.length; i++) {
-    if (iri.charCodeAt(i) < 32) throw badRequest(`${clip(at)}: the @context expands it to ${JSON.stringify(clip(iri))}, which holds a control character`);
+    if (iri.charCodeAt(i) < 32)
+      throw badRequest(`${clip(at)}: the @context expands it to ${JSON.stringify(clip(iri))}, which holds a control character`);
   }
   return iri;
 }

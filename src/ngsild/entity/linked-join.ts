@@ -41,7 +41,11 @@ export class JoinSource {
   private readonly seen = new Map<string, StoredEntity | null>();
   private asked = 0;
 
-  constructor(readonly tenant: string, private readonly read: ReadEntities, readonly context: ResolvedContext) {}
+  constructor(
+    readonly tenant: string,
+    private readonly read: ReadEntities,
+    readonly context: ResolvedContext,
+  ) {}
 
   /** Reads, in one call, those of `ids` not read yet, as many as MAX_JOINED still allows. */
   async load(ids: Iterable<string>): Promise<void> {
@@ -81,7 +85,12 @@ export function linkedRenderOptions<O extends JoinRenderOptions>(opts: O, relNam
  * attributes the entity's answer shows (attrs, pick, omit of `opts`) are followed, and with `byDataset` only the
  * instances of its datasetIds (a primary's; a linked entity's instances are followed whole).
  */
-function relationshipTargets(entity: StoredEntity, opts: JoinRenderOptions, compact: (iri: string) => string, byDataset: boolean): Map<string, string[]> {
+function relationshipTargets(
+  entity: StoredEntity,
+  opts: JoinRenderOptions,
+  compact: (iri: string) => string,
+  byDataset: boolean,
+): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const key in entity) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
@@ -132,11 +141,23 @@ interface Via<O> {
  * containedBy, in the order they are met (breadth first), each rendered with the projection of the Relationship it
  * was reached through (§4.21 `rel{...}`; none when the Relationship has no braces). One read per hop.
  */
-export async function flatLinked<O extends JoinRenderOptions>(src: JoinSource, primaries: readonly StoredEntity[], join: JoinOptions, opts: O): Promise<Record<string, unknown>[]> {
-  return (await linkedEntities(src, primaries, join, opts)).map(({ entity, opts: linkedOpts }) => renderEntity(entity, src.context, linkedOpts));
+export async function flatLinked<O extends JoinRenderOptions>(
+  src: JoinSource,
+  primaries: readonly StoredEntity[],
+  join: JoinOptions,
+  opts: O,
+): Promise<Record<string, unknown>[]> {
+  return (await linkedEntities(src, primaries, join, opts)).map(({ entity, opts: linkedOpts }) =>
+    renderEntity(entity, src.context, linkedOpts),
+  );
 }
 
-async function linkedEntities<O extends JoinRenderOptions>(src: JoinSource, primaries: readonly StoredEntity[], join: JoinOptions, opts: O): Promise<Reached<O>[]> {
+async function linkedEntities<O extends JoinRenderOptions>(
+  src: JoinSource,
+  primaries: readonly StoredEntity[],
+  join: JoinOptions,
+  opts: O,
+): Promise<Reached<O>[]> {
   const compact = (iri: string): string => src.context.compactIri(iri);
   const included = new Set<string>([...join.containedBy, ...primaries.map((e) => e.id)]);
   const out: Reached<O>[] = [];
@@ -173,7 +194,12 @@ async function linkedEntities<O extends JoinRenderOptions>(src: JoinSource, prim
  * Features of the same FeatureCollection after the primaries; with join=inline, each primary's properties carry its
  * linked entities inline (as NGSI-LD entities, not Features: they are values of the Relationship).
  */
-export async function joinedFeatures<O extends JoinRenderOptions & { geometryProperty?: string }>(src: JoinSource, primaries: readonly StoredEntity[], join: JoinOptions, opts: O): Promise<GeoJsonFeature[]> {
+export async function joinedFeatures<O extends JoinRenderOptions & { geometryProperty?: string }>(
+  src: JoinSource,
+  primaries: readonly StoredEntity[],
+  join: JoinOptions,
+  opts: O,
+): Promise<GeoJsonFeature[]> {
   const features: GeoJsonFeature[] = [];
   if (join.mode === 'flat') {
     for (const e of primaries) features.push(renderGeoJson(e, src.context, opts));
@@ -190,11 +216,22 @@ export async function joinedFeatures<O extends JoinRenderOptions & { geometryPro
 }
 
 /** join=inline: renders `entity` with each Relationship's target under its `entity` member, `level` hops deep. */
-export async function renderInline<O extends JoinRenderOptions>(src: JoinSource, entity: StoredEntity, join: JoinOptions, opts: O): Promise<Record<string, unknown>> {
+export async function renderInline<O extends JoinRenderOptions>(
+  src: JoinSource,
+  entity: StoredEntity,
+  join: JoinOptions,
+  opts: O,
+): Promise<Record<string, unknown>> {
   return inline(src, entity, opts, join.level, new Set([...join.containedBy, entity.id]));
 }
 
-async function inline<O extends JoinRenderOptions>(src: JoinSource, entity: StoredEntity, opts: O, level: number, chain: ReadonlySet<string>): Promise<Record<string, unknown>> {
+async function inline<O extends JoinRenderOptions>(
+  src: JoinSource,
+  entity: StoredEntity,
+  opts: O,
+  level: number,
+  chain: ReadonlySet<string>,
+): Promise<Record<string, unknown>> {
   const out = renderEntity(entity, src.context, opts);
   if (level <= 0) return out;
   const compact = (iri: string): string => src.context.compactIri(iri);
@@ -235,7 +272,10 @@ async function inline<O extends JoinRenderOptions>(src: JoinSource, entity: Stor
       }
       // §4.5.23: the entities of a ListRelationship come inline as `entityList`, in the order of its objectList.
       if (Array.isArray(member.objectList)) {
-        const list = member.objectList.map(listObject).filter((o): o is string => typeof o === 'string' && targets.has(o)).map((o) => targets.get(o)!);
+        const list = member.objectList
+          .map(listObject)
+          .filter((o): o is string => typeof o === 'string' && targets.has(o))
+          .map((o) => targets.get(o)!);
         if (list.length > 0) member.entityList = list;
       }
     }
@@ -249,7 +289,7 @@ async function inline<O extends JoinRenderOptions>(src: JoinSource, entity: Stor
  */
 function inlineKeyValues(rendered: unknown, targets: ReadonlyMap<string, Record<string, unknown>>): unknown {
   if (typeof rendered === 'string') return targets.get(rendered) ?? rendered;
-  if (Array.isArray(rendered)) return rendered.map((r) => (typeof r === 'string' ? targets.get(r) ?? r : r));
+  if (Array.isArray(rendered)) return rendered.map((r) => (typeof r === 'string' ? (targets.get(r) ?? r) : r));
   if (typeof rendered === 'object' && rendered !== null) {
     const dataset = (rendered as { dataset?: unknown }).dataset;
     if (typeof dataset === 'object' && dataset !== null) {

@@ -88,7 +88,13 @@ export const TYPE_MEMBER = 'type';
 export const SCOPE_MEMBER = 'scope';
 
 /** Records what happened to one attribute: its instances before and after, and the keys of those `written`. */
-function noteChanged(c: AttrChanges, attrIri: string, before: AttrInstance[] | undefined, after: AttrInstance[] | undefined, written: string[]): void {
+function noteChanged(
+  c: AttrChanges,
+  attrIri: string,
+  before: AttrInstance[] | undefined,
+  after: AttrInstance[] | undefined,
+  written: string[],
+): void {
   if (before === undefined) {
     if (after !== undefined) {
       c.created.push(attrIri);
@@ -123,8 +129,11 @@ function setAttr(entity: StoredEntity, attrIri: string, instances: AttrInstance[
  * existing one replaces it (keeping its createdAt) unless `noOverwrite`, when it is reported in notUpdated.
  * An instance whose value member is `urn:ngsi-ld:null` deletes the matching instance. `types` are added to the entity's.
  */
-export function appendAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
-  opts: { noOverwrite: boolean; now: string; types?: readonly string[]; scope?: readonly string[] }): UpdateResult {
+export function appendAttributes(
+  entity: StoredEntity,
+  attrs: Record<string, AttrInstance[]>,
+  opts: { noOverwrite: boolean; now: string; types?: readonly string[]; scope?: readonly string[] },
+): UpdateResult {
   const next: StoredEntity = { ...entity };
   const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...noChanges() };
   // §4.16: a type in the fragment is added to the entity's types; §4.18: a scope replaces the entity's, or with
@@ -185,8 +194,11 @@ function datasetReason(inst: AttrInstance | AttrFragment, what: string): string 
  * Update Entity Attributes (§5.6.2): only existing instances (matched by datasetId) are replaced, keeping their
  * createdAt; others are reported in notUpdated. `urn:ngsi-ld:null` deletes the matching instance.
  */
-export function updateAttributes(entity: StoredEntity, attrs: Record<string, AttrInstance[]>,
-  opts: { now: string; types?: readonly string[]; scope?: readonly string[] }): UpdateResult {
+export function updateAttributes(
+  entity: StoredEntity,
+  attrs: Record<string, AttrInstance[]>,
+  opts: { now: string; types?: readonly string[]; scope?: readonly string[] },
+): UpdateResult {
   const next: StoredEntity = { ...entity };
   const result: UpdateResult = { entity: next, updated: [], notUpdated: [], ...noChanges() };
   // §4.16: a type in the fragment is added to the entity's types. §4.18: a scope replaces the entity's scope as an
@@ -238,8 +250,12 @@ export function updateAttributes(entity: StoredEntity, attrs: Record<string, Att
  * deleted by `urn:ngsi-ld:null`; a value member `urn:ngsi-ld:null` deletes the instance.
  * Throws 400 when the fragment changes the type without giving the new value member, or makes location etc. no GeoProperty.
  */
-export function partialAttributeUpdate(entity: StoredEntity, attrIri: string, fragment: AttrFragment,
-  opts: { datasetId?: string; now: string }): AttrResult {
+export function partialAttributeUpdate(
+  entity: StoredEntity,
+  attrIri: string,
+  fragment: AttrFragment,
+  opts: { datasetId?: string; now: string },
+): AttrResult {
   const c = noChanges();
   const before = entity[attrIri] as AttrInstance[] | undefined;
   const datasetId = opts.datasetId ?? fragment.datasetId;
@@ -299,7 +315,8 @@ function mergeInstance(old: AttrInstance, patch: AttrInstance | AttrFragment, no
 /** A merge-patch instance that creates something must be complete: its value member, and its sub-attributes'. */
 function requireValue<T extends AttrInstance | AttrFragment>(inst: T, attrIri: string): T {
   const type = inst.type;
-  if (type !== undefined && !(VALUE_MEMBER[type] in inst)) throw badRequest(`${attrIri}: a new ${type} needs a ${VALUE_MEMBER[type]} member`);
+  if (type !== undefined && !(VALUE_MEMBER[type] in inst))
+    throw badRequest(`${attrIri}: a new ${type} needs a ${VALUE_MEMBER[type]} member`);
   for (const key in inst) if (key.indexOf(':') >= 0) requireValue(inst[key] as AttrInstance, key);
   return inst;
 }
@@ -308,8 +325,11 @@ function requireValue<T extends AttrInstance | AttrFragment>(inst: T, attrIri: s
  * Delete Entity Attribute (§5.6.5): the instance with `datasetId`, or every instance with `deleteAll`, else the
  * default instance. `found` false when there is no such attribute or instance.
  */
-export function deleteAttribute(entity: StoredEntity, attrIri: string,
-  opts: { datasetId?: string; deleteAll?: boolean; now: string }): AttrResult {
+export function deleteAttribute(
+  entity: StoredEntity,
+  attrIri: string,
+  opts: { datasetId?: string; deleteAll?: boolean; now: string },
+): AttrResult {
   const c = noChanges();
   const before = entity[attrIri] as AttrInstance[] | undefined;
   if (before === undefined || ENTITY_CORE_MEMBERS.has(attrIri)) return { found: false, entity, ...c };

@@ -3,18 +3,17 @@
 
 /** Attribute types of CIM 009 v1.8 §4.5. */
 export type AttrType =
-  | 'Property'
-  | 'Relationship'
-  | 'GeoProperty'
-  | 'LanguageProperty'
-  | 'VocabProperty'
-  | 'JsonProperty'
-  | 'ListProperty'
-  | 'ListRelationship';
+  'Property' | 'Relationship' | 'GeoProperty' | 'LanguageProperty' | 'VocabProperty' | 'JsonProperty' | 'ListProperty' | 'ListRelationship';
 
 export const ATTR_TYPES: ReadonlySet<string> = new Set<AttrType>([
-  'Property', 'Relationship', 'GeoProperty', 'LanguageProperty',
-  'VocabProperty', 'JsonProperty', 'ListProperty', 'ListRelationship',
+  'Property',
+  'Relationship',
+  'GeoProperty',
+  'LanguageProperty',
+  'VocabProperty',
+  'JsonProperty',
+  'ListProperty',
+  'ListRelationship',
 ]);
 
 /** The member that carries the value of each attribute type. */
@@ -34,10 +33,31 @@ export const VALUE_MEMBER: Record<AttrType, string> = {
  * expanded IRI (an absolute IRI always holds ':', a core member never does, so the two cannot collide).
  */
 export const ATTR_CORE_MEMBERS: ReadonlySet<string> = new Set([
-  'type', 'value', 'object', 'objectType', 'languageMap', 'vocab', 'json', 'valueList', 'objectList',
-  'datasetId', 'observedAt', 'unitCode', 'createdAt', 'modifiedAt', 'deletedAt', 'instanceId',
-  'previousValue', 'previousObject', 'previousLanguageMap', 'previousVocab', 'previousJson',
-  'previousValueList', 'previousObjectList', 'lang', 'entity',
+  'type',
+  'value',
+  'object',
+  'objectType',
+  'languageMap',
+  'vocab',
+  'json',
+  'valueList',
+  'objectList',
+  'datasetId',
+  'observedAt',
+  'unitCode',
+  'createdAt',
+  'modifiedAt',
+  'deletedAt',
+  'instanceId',
+  'previousValue',
+  'previousObject',
+  'previousLanguageMap',
+  'previousVocab',
+  'previousJson',
+  'previousValueList',
+  'previousObjectList',
+  'lang',
+  'entity',
 ]);
 
 /** The members of an attribute instance other than its type: core members plus sub-attributes by expanded IRI. */
@@ -78,7 +98,13 @@ export interface StoredEntity {
 }
 
 export const ENTITY_CORE_MEMBERS: ReadonlySet<string> = new Set([
-  'id', 'type', 'scope', 'createdAt', 'modifiedAt', 'deletedAt', 'expiresAt',
+  'id',
+  'type',
+  'scope',
+  'createdAt',
+  'modifiedAt',
+  'deletedAt',
+  'expiresAt',
 ]);
 
 export function attrNamesOf(entity: StoredEntity): string[] {

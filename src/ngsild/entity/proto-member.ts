@@ -35,7 +35,9 @@ export function checkNoProtoMember<T>(v: T, at: string): T {
   const path = protoMemberPath(v);
   if (path !== undefined) {
     const where = at === '' && path.charCodeAt(0) === 46 /* . */ ? path.slice(1) : at + path;
-    throw badRequest(`${where.length > 120 ? '...' + where.slice(-117) : where}: a member named "__proto__" cannot be stored (JavaScript reserves the name); rename it`);
+    throw badRequest(
+      `${where.length > 120 ? '...' + where.slice(-117) : where}: a member named "__proto__" cannot be stored (JavaScript reserves the name); rename it`,
+    );
   }
   return v;
 }

@@ -39,7 +39,13 @@ export function renderEntity(entity: StoredEntity, ctx: ResolvedContext, opts: R
 }
 
 /** Render into `out`; `withId` false for a GeoJSON Feature's properties (the id is the Feature's own member). */
-export function renderEntityMembers(entity: StoredEntity, ctx: ResolvedContext, opts: RenderEntityOptions, out: Record<string, unknown>, withId: boolean): void {
+export function renderEntityMembers(
+  entity: StoredEntity,
+  ctx: ResolvedContext,
+  opts: RenderEntityOptions,
+  out: Record<string, unknown>,
+  withId: boolean,
+): void {
   const pick = opts.pick;
   const omit = opts.omit;
   const env: Env = { ctx, sysAttrs: opts.sysAttrs === true, ranges: opts.lang === undefined ? undefined : parseLangRanges(opts.lang) };
@@ -107,7 +113,12 @@ export function renderAttribute(instances: readonly AttrInstance[], ctx: Resolve
   return renderAttributeWith(instances, opts.format, env, opts.datasetId);
 }
 
-function renderAttributeWith(instances: readonly AttrInstance[], format: EntityFormat, env: Env, datasetIds: ReadonlySet<string> | undefined): unknown {
+function renderAttributeWith(
+  instances: readonly AttrInstance[],
+  format: EntityFormat,
+  env: Env,
+  datasetIds: ReadonlySet<string> | undefined,
+): unknown {
   let selected = instances;
   if (datasetIds !== undefined) {
     selected = [];
@@ -207,7 +218,17 @@ function ambiguousValue(v: unknown): 'bare' | 'typed' | undefined {
     return v.length > 0 ? 'bare' : undefined;
   }
   const o = v as Record<string, unknown>;
-  if ('type' in o || 'value' in o || 'object' in o || 'languageMap' in o || 'vocab' in o || 'json' in o || 'valueList' in o || 'objectList' in o) return 'bare';
+  if (
+    'type' in o ||
+    'value' in o ||
+    'object' in o ||
+    'languageMap' in o ||
+    'vocab' in o ||
+    'json' in o ||
+    'valueList' in o ||
+    'objectList' in o
+  )
+    return 'bare';
   return undefined;
 }
 

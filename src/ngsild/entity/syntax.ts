@@ -15,7 +15,8 @@ export function isUri(s: unknown): s is string {
   if (i >= s.length - 1) return false;
   for (i++; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c <= 32 || c === 127 || c === 34 || c === 60 || c === 62 || c === 92 || c === 94 || c === 96 || c === 123 || c === 124 || c === 125) return false;
+    if (c <= 32 || c === 127 || c === 34 || c === 60 || c === 62 || c === 92 || c === 94 || c === 96 || c === 123 || c === 124 || c === 125)
+      return false;
   }
   return true;
 }
@@ -31,8 +32,23 @@ function isAlpha(c: number): boolean {
 export function forbiddenNameChar(name: string): string | undefined {
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
-    if (c <= 32 || c === 127 || (c >= 0x80 && c <= 0x9f) || c === 0xa0 || c === 0x2028 || c === 0x2029 ||
-      c === 60 || c === 62 || c === 34 || c === 39 || c === 61 || c === 59 || c === 40 || c === 41) return name.charAt(i);
+    if (
+      c <= 32 ||
+      c === 127 ||
+      (c >= 0x80 && c <= 0x9f) ||
+      c === 0xa0 ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 60 ||
+      c === 62 ||
+      c === 34 ||
+      c === 39 ||
+      c === 61 ||
+      c === 59 ||
+      c === 40 ||
+      c === 41
+    )
+      return name.charAt(i);
   }
   return undefined;
 }

@@ -95,7 +95,8 @@ function checkLanguageMap(v: unknown, at: string): Record<string, string | strin
     if (!isLanguageKey(tag)) throw badRequest(`${at}: ${show(tag)} is not a language tag`);
     const s = v[tag];
     if (typeof s === 'string') continue;
-    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string')) throw badRequest(`${at}.${tag}: ${show(s)} is not a string or an array of strings`);
+    if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== 'string'))
+      throw badRequest(`${at}.${tag}: ${show(s)} is not a string or an array of strings`);
   }
   if (n === 0) throw badRequest(`${at}: the language map is empty`);
   return v as Record<string, string | string[]>;

@@ -53,4 +53,3 @@ export interface EntityProjection {
   omit?: readonly string[];
   datasetIds?: readonly string[];
 }
-

@@ -65,7 +65,13 @@ export function parseGeoQueryObject(geoQ: unknown, expand: Expand): GeoQuery {
   const c = o['coordinates'];
   if (c !== undefined && typeof c !== 'string' && !Array.isArray(c)) throw badRequest('geoQ.coordinates: must be an array');
   const coords = typeof c === 'string' ? parseCoordinatesText(c) : c;
-  return build(o['georel'] as string | undefined, o['geometry'] as string | undefined, coords, o['geoproperty'] as string | undefined, expand);
+  return build(
+    o['georel'] as string | undefined,
+    o['geometry'] as string | undefined,
+    coords,
+    o['geoproperty'] as string | undefined,
+    expand,
+  );
 }
 
 function parseCoordinatesText(text: string): unknown {
@@ -78,7 +84,11 @@ function parseCoordinatesText(text: string): unknown {
 }
 
 function build(
-  georel: string | undefined, geometry: string | undefined, coordinates: unknown, geoproperty: string | undefined, expand: Expand,
+  georel: string | undefined,
+  geometry: string | undefined,
+  coordinates: unknown,
+  geoproperty: string | undefined,
+  expand: Expand,
 ): GeoQuery {
   if (georel === undefined || georel === '') throw badRequest('georel: missing (geometry and coordinates need it)');
   if (geometry === undefined || geometry === '') throw badRequest('geometry: missing (georel needs it)');
@@ -121,7 +131,8 @@ function fail(path: string, what: string): never {
 }
 
 function checkPosition(p: unknown, path: string): Position {
-  if (!Array.isArray(p) || p.length < 2 || p.length > 3) fail(path, 'a position is [longitude, latitude] or [longitude, latitude, altitude]');
+  if (!Array.isArray(p) || p.length < 2 || p.length > 3)
+    fail(path, 'a position is [longitude, latitude] or [longitude, latitude, altitude]');
   for (const n of p) if (typeof n !== 'number' || !Number.isFinite(n)) fail(path, 'a position holds numbers');
   const [lon, lat] = p as number[];
   if (lon! < -180 || lon! > 180) fail(path, `longitude ${lon} is outside [-180, 180]`);

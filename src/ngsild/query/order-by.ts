@@ -49,7 +49,8 @@ export function parseOrderBy(text: string, expand: Expand): EntityOrder {
     const semi = part.indexOf(';');
     const path = (semi < 0 ? part : part.slice(0, semi)).trim();
     const direction = semi < 0 ? 'asc' : part.slice(semi + 1).trim();
-    if (direction !== 'asc' && direction !== 'desc') throw badRequest(`orderBy: '${direction.slice(0, 40)}' is not asc or desc (in '${part.slice(0, 80)}')`);
+    if (direction !== 'asc' && direction !== 'desc')
+      throw badRequest(`orderBy: '${direction.slice(0, 40)}' is not asc or desc (in '${part.slice(0, 80)}')`);
     if (path === '') throw badRequest(`orderBy: a key has no path (in '${text.slice(0, 80)}')`);
     const target = targetOf(path, expand);
     keys.push({ path, descending: direction === 'desc' });
@@ -90,7 +91,8 @@ function targetOf(path: string, expand: Expand): OrderTarget {
     parsed = parseQPath(path);
   } catch (error) {
     // The path syntax is q's; its errors are this parameter's.
-    if (error instanceof LdError) throw badRequest(`orderBy: '${path.slice(0, 80)}' is not an attribute path (${error.detail.replace(/^q: /, '')})`);
+    if (error instanceof LdError)
+      throw badRequest(`orderBy: '${path.slice(0, 80)}' is not an attribute path (${error.detail.replace(/^q: /, '')})`);
     throw error;
   }
   return resolvePath(parsed, expand);
@@ -104,10 +106,14 @@ const RANK_OTHER = 4;
 
 function rankOf(v: unknown): number {
   switch (typeof v) {
-    case 'number': return RANK_NUMBER;
-    case 'string': return RANK_STRING;
-    case 'boolean': return RANK_BOOLEAN;
-    default: return Array.isArray(v) ? RANK_ARRAY : RANK_OTHER;
+    case 'number':
+      return RANK_NUMBER;
+    case 'string':
+      return RANK_STRING;
+    case 'boolean':
+      return RANK_BOOLEAN;
+    default:
+      return Array.isArray(v) ? RANK_ARRAY : RANK_OTHER;
   }
 }
 
@@ -117,9 +123,12 @@ export function compareValues(a: unknown, b: unknown): number {
   const rb = rankOf(b);
   if (ra !== rb) return ra - rb;
   switch (ra) {
-    case RANK_NUMBER: return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
-    case RANK_STRING: return (a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0;
-    case RANK_BOOLEAN: return a === b ? 0 : a === false ? -1 : 1;
+    case RANK_NUMBER:
+      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+    case RANK_STRING:
+      return (a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0;
+    case RANK_BOOLEAN:
+      return a === b ? 0 : a === false ? -1 : 1;
     case RANK_ARRAY: {
       const x = a as unknown[];
       const y = b as unknown[];

@@ -69,7 +69,10 @@ export function checkDisjoint(pick: Projection, omit: Projection, where = ''): v
 class ProjectionParser {
   pos = 0;
   private count = 0;
-  constructor(private readonly text: string, private readonly param: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly param: string,
+  ) {}
 
   fail(what: string): never {
     throw badRequest(`${this.param}: ${what} at position ${this.pos}`);

@@ -4,8 +4,16 @@
 import type { AttrInstance, StoredEntity } from '../entity/model.js';
 import { invalidRequest } from '../problem.js';
 import {
-  dateMs, dateTimeMs, timeMs,
-  type QCompare, type QLiteral, type QMatch, type QNode, type QPath, type QUri, type QValue,
+  dateMs,
+  dateTimeMs,
+  timeMs,
+  type QCompare,
+  type QLiteral,
+  type QMatch,
+  type QNode,
+  type QPath,
+  type QUri,
+  type QValue,
 } from './q-ast.js';
 import { compileRe2 } from './re2.js';
 
@@ -18,7 +26,13 @@ const NGSI_LD = 'https://uri.etsi.org/ngsi-ld/';
 // Core terms cannot be redefined by a user @context, so the term as written and its expansion both identify them.
 const INSTANCE_MEMBERS = ['observedAt', 'unitCode', 'datasetId', 'createdAt', 'modifiedAt'];
 const MEMBER_BY_NAME: ReadonlyMap<string, string> = new Map(
-  INSTANCE_MEMBERS.flatMap((m) => [[m, m], [NGSI_LD + m, m]] as [string, string][]),
+  INSTANCE_MEMBERS.flatMap(
+    (m) =>
+      [
+        [m, m],
+        [NGSI_LD + m, m],
+      ] as [string, string][],
+  ),
 );
 
 /**
@@ -198,7 +212,10 @@ function visitInstance(inst: AttrInstance, compound: readonly string[], visit: V
       return compound.length === 0 && inst.object !== undefined && visit(inst.object, OBJECT);
     case 'ListRelationship': {
       if (compound.length !== 0 || !Array.isArray(inst.objectList)) return false;
-      return visit(inst.objectList.map((o) => (isInstance(o) ? o.object : o)), OBJECT);
+      return visit(
+        inst.objectList.map((o) => (isInstance(o) ? o.object : o)),
+        OBJECT,
+      );
     }
     case 'VocabProperty':
       return compound.length === 0 && inst.vocab !== undefined && visit(inst.vocab, VOCAB);

@@ -5,8 +5,16 @@
 
 import { LdError, invalidRequest } from '../problem.js';
 import {
-  dateMs, dateTimeMs, timeMs,
-  type QCompareOp, type QList, type QLiteral, type QNode, type QPath, type QUri, type QValue,
+  dateMs,
+  dateTimeMs,
+  timeMs,
+  type QCompareOp,
+  type QList,
+  type QLiteral,
+  type QNode,
+  type QPath,
+  type QUri,
+  type QValue,
 } from './q-ast.js';
 import { compileRe2 } from './re2.js';
 
@@ -157,7 +165,7 @@ class QParser {
     const attr = [this.parseName(NAME_RE, 'an attribute name')];
     while (this.peek() === '.') {
       this.pos++;
-      attr.push(this.parseName(NAME_RE, 'an attribute name after \'.\''));
+      attr.push(this.parseName(NAME_RE, "an attribute name after '.'"));
     }
     const compound: string[] = [];
     while (this.peek() === '[') {
@@ -190,7 +198,8 @@ class QParser {
     const first = this.parseValue();
     this.blanks();
     if (this.text.startsWith('..', this.pos)) {
-      if (first.kind === 'boolean' || first.kind === 'uri') this.fail(`a range bound must be a number, string, date, time or dateTime`, start);
+      if (first.kind === 'boolean' || first.kind === 'uri')
+        this.fail(`a range bound must be a number, string, date, time or dateTime`, start);
       this.pos += 2;
       this.blanks();
       const maxAt = this.pos;

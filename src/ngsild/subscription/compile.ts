@@ -73,8 +73,13 @@ function projection(list: string[]): Projection {
  * `brokerUrl` (--brokerUrl) is the broker's public address; without it, the one the subscription's request reached
  * (SubscriptionDoc.brokerUrl) names the @contexts the broker serves in the notifications' Link.
  */
-export function compileSubscription(tenant: string, doc: SubscriptionDoc, matchContext: ResolvedContext, notifyContext: ResolvedContext,
-  brokerUrl?: string): CompiledSubscription {
+export function compileSubscription(
+  tenant: string,
+  doc: SubscriptionDoc,
+  matchContext: ResolvedContext,
+  notifyContext: ResolvedContext,
+  brokerUrl?: string,
+): CompiledSubscription {
   const b = doc.body;
   const expand = matchContext.expandTerm.bind(matchContext);
   let typeIris: string[] | undefined = [];

@@ -69,7 +69,8 @@ export class SubscriptionIndex {
     add(t.wildcard);
     add(t.byId.get(id));
     if (after !== undefined) for (const typeIri of after.type) add(t.byType.get(typeIri));
-    if (before !== undefined) for (const typeIri of before.type) if (after === undefined || !after.type.includes(typeIri)) add(t.byType.get(typeIri));
+    if (before !== undefined)
+      for (const typeIri of before.type) if (after === undefined || !after.type.includes(typeIri)) add(t.byType.get(typeIri));
     if (out === undefined) return NONE;
     return sources > 1 ? [...new Set(out)] : out;
   }
@@ -131,7 +132,8 @@ export function matchChange(sub: CompiledSubscription, write: EntityWrite, now: 
   }
   if (before === undefined) {
     const created = changedAttrs(write, sub.watched, datasetIds);
-    if (triggers.has('entityCreated') && (sub.watched === undefined || created.created.length > 0)) return { trigger: 'entityCreated', entity: after };
+    if (triggers.has('entityCreated') && (sub.watched === undefined || created.created.length > 0))
+      return { trigger: 'entityCreated', entity: after };
     if (triggers.has('attributeCreated') && created.created.length > 0) return { trigger: 'attributeCreated', entity: after };
     return undefined;
   }
@@ -148,7 +150,8 @@ export function matchChange(sub: CompiledSubscription, write: EntityWrite, now: 
   if (!sub.showChanges && !notifyDeleted) return { trigger, entity: after };
   const entity: StoredEntity = { ...after };
   const previous = write.change.previous;
-  if (sub.showChanges) for (const attrIri of diff.updated) entity[attrIri] = withPrevious(after[attrIri] as AttrInstance[], previous[attrIri]!);
+  if (sub.showChanges)
+    for (const attrIri of diff.updated) entity[attrIri] = withPrevious(after[attrIri] as AttrInstance[], previous[attrIri]!);
   // CIM 009 §5.8.6: a deleted attribute, or a deleted datasetId instance of one (§5.6.5), is notified with the
   // NGSI-LD null as its value, after the instances the attribute keeps.
   if (notifyDeleted) {
@@ -166,7 +169,13 @@ export function matchChange(sub: CompiledSubscription, write: EntityWrite, now: 
  * Sets on `gone` the attributes `subject` had (the watched ones, of the selected datasetIds), deleted with it; false
  * when there was none.
  */
-function addDeletedAttrs(gone: StoredEntity, subject: StoredEntity, watched: ReadonlySet<string> | undefined, sub: CompiledSubscription, deletedAt: string): boolean {
+function addDeletedAttrs(
+  gone: StoredEntity,
+  subject: StoredEntity,
+  watched: ReadonlySet<string> | undefined,
+  sub: CompiledSubscription,
+  deletedAt: string,
+): boolean {
   let any = false;
   for (const attrIri in subject) {
     if (ENTITY_CORE_MEMBERS.has(attrIri) || (watched !== undefined && !watched.has(attrIri))) continue;
@@ -222,7 +231,11 @@ interface AttrDiff {
   deleted: string[];
 }
 
-function instancesIn(entity: StoredEntity | undefined, attrIri: string, datasetIds: ReadonlySet<string> | undefined): AttrInstance[] | undefined {
+function instancesIn(
+  entity: StoredEntity | undefined,
+  attrIri: string,
+  datasetIds: ReadonlySet<string> | undefined,
+): AttrInstance[] | undefined {
   return inDatasets(entity?.[attrIri] as AttrInstance[] | undefined, datasetIds);
 }
 
@@ -284,8 +297,13 @@ function inEntityOrder(names: readonly string[], entity: StoredEntity | undefine
 }
 
 const PREVIOUS: Record<string, string> = {
-  value: 'previousValue', object: 'previousObject', languageMap: 'previousLanguageMap', vocab: 'previousVocab',
-  json: 'previousJson', valueList: 'previousValueList', objectList: 'previousObjectList',
+  value: 'previousValue',
+  object: 'previousObject',
+  languageMap: 'previousLanguageMap',
+  vocab: 'previousVocab',
+  json: 'previousJson',
+  valueList: 'previousValueList',
+  objectList: 'previousObjectList',
 };
 
 /** CIM 009 §5.2.12 showChanges: each updated instance carries its former value as previousValue (or previousObject...). */

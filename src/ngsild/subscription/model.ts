@@ -7,11 +7,15 @@ export const SUBSCRIPTIONS = 'subscriptions';
 export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
 
 export type NotificationTrigger =
-  | 'entityCreated' | 'entityUpdated' | 'entityDeleted'
-  | 'attributeCreated' | 'attributeUpdated' | 'attributeDeleted';
+  'entityCreated' | 'entityUpdated' | 'entityDeleted' | 'attributeCreated' | 'attributeUpdated' | 'attributeDeleted';
 
 export const NOTIFICATION_TRIGGERS: readonly NotificationTrigger[] = [
-  'entityCreated', 'entityUpdated', 'entityDeleted', 'attributeCreated', 'attributeUpdated', 'attributeDeleted',
+  'entityCreated',
+  'entityUpdated',
+  'entityDeleted',
+  'attributeCreated',
+  'attributeUpdated',
+  'attributeDeleted',
 ];
 
 /** CIM 009 v1.8 §5.2.12: without notificationTrigger, attribute creation and update notify. */
@@ -131,8 +135,13 @@ export function notificationStatus(c: SubscriptionCounters | undefined): 'ok' | 
  * counters and notification status come with the first notification (sent or dropped): before it there is no
  * attempt to report (§5.2.14; Orion-LD leaves them out too).
  */
-export function renderSubscription(doc: SubscriptionDoc, counters: SubscriptionCounters | undefined, now: number, sysAttrs: boolean,
-  compact?: (iri: string) => string): Record<string, unknown> {
+export function renderSubscription(
+  doc: SubscriptionDoc,
+  counters: SubscriptionCounters | undefined,
+  now: number,
+  sysAttrs: boolean,
+  compact?: (iri: string) => string,
+): Record<string, unknown> {
   const b = compact === undefined ? doc.body : mapSubscriptionNames(doc.body, compact);
   const out: Record<string, unknown> = { ...b };
   out.notificationTrigger ??= [...DEFAULT_TRIGGERS];

@@ -24,7 +24,8 @@ export function mapSubscriptionNames<B extends SubscriptionBody>(body: B, f: Nam
   const out = { ...body };
   if (body.entities !== undefined) out.entities = body.entities.map((s) => ({ ...s, type: mapTypeSelector(s.type, f) }));
   if (body.watchedAttributes !== undefined) out.watchedAttributes = body.watchedAttributes.map(f);
-  if (body.notification.attributes !== undefined) out.notification = { ...body.notification, attributes: body.notification.attributes.map(f) };
+  if (body.notification.attributes !== undefined)
+    out.notification = { ...body.notification, attributes: body.notification.attributes.map(f) };
   return out;
 }
 

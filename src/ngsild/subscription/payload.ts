@@ -19,11 +19,19 @@ export interface NotificationPayload {
 }
 
 /** The notification of `entities`, without linked entities (the subscription's join is left to buildJoinedNotification). */
-export function buildNotification(sub: CompiledSubscription, entities: readonly StoredEntity[], trigger: NotificationTrigger | undefined): NotificationPayload {
+export function buildNotification(
+  sub: CompiledSubscription,
+  entities: readonly StoredEntity[],
+  trigger: NotificationTrigger | undefined,
+): NotificationPayload {
   const ctx = sub.notifyContext;
   let data: unknown;
   if (sub.endpoint.accept === 'application/geo+json') data = featureCollection(entities.map((e) => renderGeoJson(e, ctx, sub.render)));
-  else data = withContexts(sub, entities.map((e) => renderDeleted(sub, e, trigger) ?? renderEntity(e, ctx, sub.render)));
+  else
+    data = withContexts(
+      sub,
+      entities.map((e) => renderDeleted(sub, e, trigger) ?? renderEntity(e, ctx, sub.render)),
+    );
   return notificationOf(sub, data, trigger);
 }
 
@@ -34,8 +42,12 @@ export function buildNotification(sub: CompiledSubscription, entities: readonly 
  * At most MAX_JOINED linked entities are read for one notification. A deleted entity links nothing: it is notified
  * as buildNotification does.
  */
-export async function buildJoinedNotification(sub: CompiledSubscription, entities: readonly StoredEntity[], trigger: NotificationTrigger | undefined,
-  read: ReadEntities): Promise<NotificationPayload> {
+export async function buildJoinedNotification(
+  sub: CompiledSubscription,
+  entities: readonly StoredEntity[],
+  trigger: NotificationTrigger | undefined,
+  read: ReadEntities,
+): Promise<NotificationPayload> {
   const join = sub.join;
   if (join === undefined) return buildNotification(sub, entities, trigger);
   const ctx = sub.notifyContext;
@@ -84,7 +96,11 @@ function notificationOf(sub: CompiledSubscription, data: unknown, trigger: Notif
   return { body: JSON.stringify(n), headers };
 }
 
-function renderDeleted(sub: CompiledSubscription, e: StoredEntity, trigger: NotificationTrigger | undefined): Record<string, unknown> | undefined {
+function renderDeleted(
+  sub: CompiledSubscription,
+  e: StoredEntity,
+  trigger: NotificationTrigger | undefined,
+): Record<string, unknown> | undefined {
   if (e.deletedAt === undefined) return undefined;
   const ctx = sub.notifyContext;
   const type = e.type.map((t) => ctx.compactIri(t));

@@ -17,22 +17,86 @@ const MODES: readonly RegistrationMode[] = ['inclusive', 'exclusive', 'redirect'
 
 /** CIM 009 v1.8 table 4.20-1: operation names and groups a registration may list. */
 const OPERATIONS: ReadonlySet<string> = new Set([
-  'federationOps', 'updateOps', 'retrieveOps', 'redirectionOps',
-  'createEntity', 'updateEntity', 'appendAttrs', 'updateAttrs', 'deleteAttrs', 'deleteEntity', 'mergeEntity', 'replaceEntity',
-  'replaceAttrs', 'createBatch', 'upsertBatch', 'updateBatch', 'deleteBatch', 'mergeBatch', 'upsertTemporal',
-  'appendAttrsTemporal', 'deleteAttrsTemporal', 'updateAttrsTemporal', 'deleteAttrInstanceTemporal', 'deleteTemporal',
-  'mergeTemporal', 'retrieveEntity', 'queryEntity', 'queryBatch', 'retrieveTemporal', 'queryTemporal', 'retrieveEntityTypes',
-  'retrieveEntityTypeDetails', 'retrieveEntityTypeInfo', 'retrieveAttrTypes', 'retrieveAttrTypeDetails', 'retrieveAttrTypeInfo',
-  'createSubscription', 'updateSubscription', 'retrieveSubscription', 'querySubscription', 'deleteSubscription',
-  'retrieveEntityMap', 'updateEntityMap', 'deleteEntityMap', 'retrieveLdContexts', 'createLdContext', 'deleteLdContext',
+  'federationOps',
+  'updateOps',
+  'retrieveOps',
+  'redirectionOps',
+  'createEntity',
+  'updateEntity',
+  'appendAttrs',
+  'updateAttrs',
+  'deleteAttrs',
+  'deleteEntity',
+  'mergeEntity',
+  'replaceEntity',
+  'replaceAttrs',
+  'createBatch',
+  'upsertBatch',
+  'updateBatch',
+  'deleteBatch',
+  'mergeBatch',
+  'upsertTemporal',
+  'appendAttrsTemporal',
+  'deleteAttrsTemporal',
+  'updateAttrsTemporal',
+  'deleteAttrInstanceTemporal',
+  'deleteTemporal',
+  'mergeTemporal',
+  'retrieveEntity',
+  'queryEntity',
+  'queryBatch',
+  'retrieveTemporal',
+  'queryTemporal',
+  'retrieveEntityTypes',
+  'retrieveEntityTypeDetails',
+  'retrieveEntityTypeInfo',
+  'retrieveAttrTypes',
+  'retrieveAttrTypeDetails',
+  'retrieveAttrTypeInfo',
+  'createSubscription',
+  'updateSubscription',
+  'retrieveSubscription',
+  'querySubscription',
+  'deleteSubscription',
+  'retrieveEntityMap',
+  'updateEntityMap',
+  'deleteEntityMap',
+  'retrieveLdContexts',
+  'createLdContext',
+  'deleteLdContext',
 ]);
 
 const MEMBERS: ReadonlySet<string> = new Set([
-  'id', 'type', 'registrationName', 'description', 'information', 'tenant', 'observationInterval', 'managementInterval',
-  'location', 'observationSpace', 'operationSpace', 'expiresAt', 'endpoint', 'contextSourceInfo', 'scope', 'mode',
-  'operations', 'refreshRate', 'management', '@context',
+  'id',
+  'type',
+  'registrationName',
+  'description',
+  'information',
+  'tenant',
+  'observationInterval',
+  'managementInterval',
+  'location',
+  'observationSpace',
+  'operationSpace',
+  'expiresAt',
+  'endpoint',
+  'contextSourceInfo',
+  'scope',
+  'mode',
+  'operations',
+  'refreshRate',
+  'management',
+  '@context',
 ]);
-const COMPUTED: ReadonlySet<string> = new Set(['status', 'timesSent', 'timesFailed', 'lastSuccess', 'lastFailure', 'createdAt', 'modifiedAt']);
+const COMPUTED: ReadonlySet<string> = new Set([
+  'status',
+  'timesSent',
+  'timesFailed',
+  'lastSuccess',
+  'lastFailure',
+  'createdAt',
+  'modifiedAt',
+]);
 const MANAGEMENT: ReadonlySet<string> = new Set(['localOnly', 'cacheDuration', 'timeout', 'cooldown']);
 
 export interface RegistrationEntity {
@@ -92,15 +156,19 @@ export function validateRegistration(input: Record<string, unknown>, now: number
   if (input.information === undefined) throw badRequest('information: a registration needs information');
   body.information = information(input.information);
   const endpoint = input.endpoint;
-  if (typeof endpoint !== 'string' || !isUri(endpoint) || !/^https?:\/\/[^/?#]/i.test(endpoint)) throw badRequest(`endpoint: ${show(endpoint)} is not an http(s) URI`);
+  if (typeof endpoint !== 'string' || !isUri(endpoint) || !/^https?:\/\/[^/?#]/i.test(endpoint))
+    throw badRequest(`endpoint: ${show(endpoint)} is not an http(s) URI`);
   body.endpoint = endpoint;
   if (input.mode !== undefined) {
-    if (typeof input.mode !== 'string' || !(MODES as readonly string[]).includes(input.mode)) throw badRequest(`mode: ${show(input.mode)} is not one of ${MODES.join(', ')}`);
+    if (typeof input.mode !== 'string' || !(MODES as readonly string[]).includes(input.mode))
+      throw badRequest(`mode: ${show(input.mode)} is not one of ${MODES.join(', ')}`);
     body.mode = input.mode as RegistrationMode;
   }
   if (input.operations !== undefined) {
-    if (!Array.isArray(input.operations) || input.operations.length === 0) throw badRequest('operations: must be a non-empty array of operation names');
-    for (const op of input.operations) if (typeof op !== 'string' || !OPERATIONS.has(op)) throw badRequest(`operations: ${show(op)} is not an NGSI-LD operation or group`);
+    if (!Array.isArray(input.operations) || input.operations.length === 0)
+      throw badRequest('operations: must be a non-empty array of operation names');
+    for (const op of input.operations)
+      if (typeof op !== 'string' || !OPERATIONS.has(op)) throw badRequest(`operations: ${show(op)} is not an NGSI-LD operation or group`);
     body.operations = [...new Set(input.operations as string[])];
   }
   if (input.expiresAt !== undefined) {
@@ -117,17 +185,24 @@ export function validateRegistration(input: Record<string, unknown>, now: number
   }
   if (input.contextSourceInfo !== undefined) {
     const csi = input.contextSourceInfo;
-    if (!Array.isArray(csi) || csi.some((kv) => !isPlainObject(kv) || typeof kv.key !== 'string' || kv.key === '' || typeof kv.value !== 'string'))
+    if (
+      !Array.isArray(csi) ||
+      csi.some((kv) => !isPlainObject(kv) || typeof kv.key !== 'string' || kv.key === '' || typeof kv.value !== 'string')
+    )
       throw badRequest('contextSourceInfo: must be an array of {key: string, value: string}');
     body.contextSourceInfo = csi;
   }
   if (input.scope !== undefined) {
     const scopes = Array.isArray(input.scope) ? input.scope : [input.scope];
-    if (scopes.length === 0 || scopes.some((s) => typeof s !== 'string' || !/^\/[^/#+\s]+(\/[^/#+\s]+)*$/.test(s))) throw badRequest(`scope: ${show(input.scope)} is not a scope or a list of scopes`);
+    if (scopes.length === 0 || scopes.some((s) => typeof s !== 'string' || !/^\/[^/#+\s]+(\/[^/#+\s]+)*$/.test(s)))
+      throw badRequest(`scope: ${show(input.scope)} is not a scope or a list of scopes`);
     body.scope = input.scope;
   }
   if (input.refreshRate !== undefined) {
-    if (typeof input.refreshRate !== 'string' || !/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/.test(input.refreshRate))
+    if (
+      typeof input.refreshRate !== 'string' ||
+      !/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/.test(input.refreshRate)
+    )
       throw badRequest(`refreshRate: ${show(input.refreshRate)} is not an ISO 8601 duration`);
     body.refreshRate = input.refreshRate;
   }
@@ -178,7 +253,9 @@ function interval(v: unknown, member: string): Record<string, string> {
 
 function names(v: unknown, member: string): string[] {
   if (!Array.isArray(v) || v.length === 0) throw badRequest(`${member}: must be a non-empty array of attribute names`);
-  for (const n of v) if (typeof n !== 'string' || n === '' || /[<>"'=;()\s]/.test(n)) throw badRequest(`${member}: ${show(n)} is not a valid attribute name`);
+  for (const n of v)
+    if (typeof n !== 'string' || n === '' || /[<>"'=;()\s]/.test(n))
+      throw badRequest(`${member}: ${show(n)} is not a valid attribute name`);
   return [...v] as string[];
 }
 
@@ -187,16 +264,23 @@ function information(v: unknown): RegistrationInfo[] {
   return v.map((info, i) => {
     const at = `information[${i}]`;
     if (!isPlainObject(info)) throw badRequest(`${at}: must be an object`);
-    for (const k of Object.keys(info)) if (k !== 'entities' && k !== 'propertyNames' && k !== 'relationshipNames') throw badRequest(`${at}.${k}: not a member of RegistrationInfo`);
+    for (const k of Object.keys(info))
+      if (k !== 'entities' && k !== 'propertyNames' && k !== 'relationshipNames')
+        throw badRequest(`${at}.${k}: not a member of RegistrationInfo`);
     const out: RegistrationInfo = {};
     if (info.entities !== undefined) {
       if (!Array.isArray(info.entities) || info.entities.length === 0) throw badRequest(`${at}.entities: must be a non-empty array`);
       out.entities = info.entities.map((e, j) => {
         const eat = `${at}.entities[${j}]`;
         if (!isPlainObject(e)) throw badRequest(`${eat}: must be an object`);
-        for (const k of Object.keys(e)) if (k !== 'id' && k !== 'idPattern' && k !== 'type') throw badRequest(`${eat}.${k}: not a member of EntityInfo`);
+        for (const k of Object.keys(e))
+          if (k !== 'id' && k !== 'idPattern' && k !== 'type') throw badRequest(`${eat}.${k}: not a member of EntityInfo`);
         if (typeof e.type !== 'string' || e.type === '') throw badRequest(`${eat}.type: an EntityInfo needs a type`);
-        try { parseTypeExpression(e.type); } catch { throw badRequest(`${eat}.type: ${show(e.type)} is not a type`); }
+        try {
+          parseTypeExpression(e.type);
+        } catch {
+          throw badRequest(`${eat}.type: ${show(e.type)} is not a type`);
+        }
         const ent: RegistrationEntity = { type: e.type };
         if (e.id !== undefined) {
           if (!isUri(e.id)) throw badRequest(`${eat}.id: ${show(e.id)} is not a URI`);
@@ -204,7 +288,11 @@ function information(v: unknown): RegistrationInfo[] {
         }
         if (e.idPattern !== undefined) {
           if (typeof e.idPattern !== 'string') throw badRequest(`${eat}.idPattern: must be a string`);
-          try { compileIdPattern(e.idPattern); } catch { throw badRequest(`${eat}.idPattern: ${show(e.idPattern)} is not a valid pattern`); }
+          try {
+            compileIdPattern(e.idPattern);
+          } catch {
+            throw badRequest(`${eat}.idPattern: ${show(e.idPattern)} is not a valid pattern`);
+          }
           ent.idPattern = e.idPattern;
         }
         return ent;

@@ -13,22 +13,59 @@ import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression } from '../query/type-expression.js';
 import {
-  MIN_TIME_INTERVAL_S, NOTIFICATION_TRIGGERS, type EndpointBody, type EntitySelector, type KeyValuePair, type NotificationParamsBody,
-  type NotificationTrigger, type SubscriptionBody,
+  MIN_TIME_INTERVAL_S,
+  NOTIFICATION_TRIGGERS,
+  type EndpointBody,
+  type EntitySelector,
+  type KeyValuePair,
+  type NotificationParamsBody,
+  type NotificationTrigger,
+  type SubscriptionBody,
 } from './model.js';
 
 /** Members a client may give; the computed ones (status, counters, times) are accepted and ignored. */
 const MEMBERS: ReadonlySet<string> = new Set([
-  'id', 'type', 'subscriptionName', 'description', 'entities', 'watchedAttributes', 'notificationTrigger', 'timeInterval',
-  'q', 'geoQ', 'scopeQ', 'csf', 'isActive', 'notification', 'expiresAt', 'throttling', 'lang', 'datasetId', 'jsonldContext',
-  'temporalQ', '@context',
+  'id',
+  'type',
+  'subscriptionName',
+  'description',
+  'entities',
+  'watchedAttributes',
+  'notificationTrigger',
+  'timeInterval',
+  'q',
+  'geoQ',
+  'scopeQ',
+  'csf',
+  'isActive',
+  'notification',
+  'expiresAt',
+  'throttling',
+  'lang',
+  'datasetId',
+  'jsonldContext',
+  'temporalQ',
+  '@context',
 ]);
 const COMPUTED: ReadonlySet<string> = new Set(['status', 'createdAt', 'modifiedAt', 'deletedAt']);
 const NOTIFICATION_MEMBERS: ReadonlySet<string> = new Set([
-  'attributes', 'pick', 'omit', 'format', 'sysAttrs', 'showChanges', 'endpoint', 'join', 'joinLevel',
+  'attributes',
+  'pick',
+  'omit',
+  'format',
+  'sysAttrs',
+  'showChanges',
+  'endpoint',
+  'join',
+  'joinLevel',
 ]);
 const NOTIFICATION_COMPUTED: ReadonlySet<string> = new Set([
-  'status', 'timesSent', 'timesFailed', 'lastNotification', 'lastFailure', 'lastSuccess',
+  'status',
+  'timesSent',
+  'timesFailed',
+  'lastNotification',
+  'lastFailure',
+  'lastSuccess',
 ]);
 const ENDPOINT_MEMBERS: ReadonlySet<string> = new Set(['uri', 'accept', 'timeout', 'cooldown', 'receiverInfo', 'notifierInfo']);
 const ACCEPTS: ReadonlySet<string> = new Set(['application/json', 'application/ld+json', 'application/geo+json']);
@@ -90,16 +127,28 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
 
   const q = text('q');
   if (q !== undefined) {
-    try { parseQ(q); } catch (e) { throw renamed(e, 'q'); }
+    try {
+      parseQ(q);
+    } catch (e) {
+      throw renamed(e, 'q');
+    }
     body.q = q;
   }
   if (input.geoQ !== undefined) {
-    try { parseGeoQueryObject(input.geoQ, opts.expand); } catch (e) { throw renamed(e, 'geoQ'); }
+    try {
+      parseGeoQueryObject(input.geoQ, opts.expand);
+    } catch (e) {
+      throw renamed(e, 'geoQ');
+    }
     body.geoQ = input.geoQ as Record<string, unknown>;
   }
   const scopeQ = text('scopeQ');
   if (scopeQ !== undefined) {
-    try { parseScopeQ(scopeQ); } catch (e) { throw renamed(e, 'scopeQ'); }
+    try {
+      parseScopeQ(scopeQ);
+    } catch (e) {
+      throw renamed(e, 'scopeQ');
+    }
     body.scopeQ = scopeQ;
   }
   const csf = text('csf');
@@ -115,13 +164,18 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
   }
   if (input.throttling !== undefined) {
     const th = input.throttling;
-    if (typeof th !== 'number' || !Number.isFinite(th) || th < 0) throw badRequest(`throttling: must be a number of seconds, 0 or more, not ${show(th)}`);
+    if (typeof th !== 'number' || !Number.isFinite(th) || th < 0)
+      throw badRequest(`throttling: must be a number of seconds, 0 or more, not ${show(th)}`);
     if (body.timeInterval !== undefined && th > 0) throw badRequest('throttling: cannot be given together with timeInterval');
     body.throttling = th;
   }
   const lang = text('lang');
   if (lang !== undefined) {
-    if (!/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?)*$/.test(lang))
+    if (
+      !/^(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?(,(\*|[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*)(;q=[01](\.\d{1,3})?)?)*$/.test(
+        lang,
+      )
+    )
       throw badRequest(`lang: ${show(lang)} is not a language tag list`);
     body.lang = lang;
   }
@@ -131,7 +185,8 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
     body.datasetId = ids;
   }
   if (input.jsonldContext !== undefined) {
-    if (!isUri(input.jsonldContext) || !/^https?:\/\//.test(input.jsonldContext)) throw badRequest(`jsonldContext: ${show(input.jsonldContext)} is not a dereferenceable URI`);
+    if (!isUri(input.jsonldContext) || !/^https?:\/\//.test(input.jsonldContext))
+      throw badRequest(`jsonldContext: ${show(input.jsonldContext)} is not a dereferenceable URI`);
     body.jsonldContext = input.jsonldContext;
   }
   if (input.notification === undefined) throw badRequest('notification: a subscription needs notification parameters');
@@ -147,7 +202,8 @@ export function validateSubscription(input: Record<string, unknown>, opts: Valid
 export function patchSubscription(current: SubscriptionBody, fragment: Record<string, unknown>, opts: ValidateOptions): SubscriptionBody {
   if (Object.keys(fragment).filter((k) => k !== '@context').length === 0) throw badRequest('the body holds no member to update');
   if (fragment.id !== undefined && fragment.id !== current.id) throw badRequest(`id: a subscription's id cannot be changed`);
-  if (fragment.type !== undefined && fragment.type !== 'Subscription') throw badRequest(`type: must be 'Subscription', not ${show(fragment.type)}`);
+  if (fragment.type !== undefined && fragment.type !== 'Subscription')
+    throw badRequest(`type: must be 'Subscription', not ${show(fragment.type)}`);
   checkNoProtoMember(fragment, '');
   const merged: Record<string, unknown> = { ...(current as unknown as Record<string, unknown>) };
   for (const [k, v] of Object.entries(fragment)) {
@@ -177,11 +233,16 @@ function entitySelectors(v: unknown): EntitySelector[] {
   return v.map((s, i) => {
     const at = `entities[${i}]`;
     if (!isPlainObject(s)) throw badRequest(`${at}: must be an object`);
-    for (const k of Object.keys(s)) if (k !== 'id' && k !== 'idPattern' && k !== 'type') throw badRequest(`${at}.${k}: not a member of an entity selector`);
+    for (const k of Object.keys(s))
+      if (k !== 'id' && k !== 'idPattern' && k !== 'type') throw badRequest(`${at}.${k}: not a member of an entity selector`);
     if (typeof s.type !== 'string' || s.type === '') throw badRequest(`${at}.type: an entity selector needs a type (or '*')`);
     const sel: EntitySelector = { type: s.type };
     if (s.type !== '*') {
-      try { parseTypeExpression(s.type); } catch (e) { throw renamed(e, `${at}.type`); }
+      try {
+        parseTypeExpression(s.type);
+      } catch (e) {
+        throw renamed(e, `${at}.type`);
+      }
     }
     if (s.id !== undefined) {
       if (!isUri(s.id)) throw badRequest(`${at}.id: ${show(s.id)} is not a URI`);
@@ -189,7 +250,11 @@ function entitySelectors(v: unknown): EntitySelector[] {
     }
     if (s.idPattern !== undefined) {
       if (typeof s.idPattern !== 'string') throw badRequest(`${at}.idPattern: must be a string`);
-      try { compileIdPattern(s.idPattern); } catch (e) { throw renamed(e, `${at}.idPattern`); }
+      try {
+        compileIdPattern(s.idPattern);
+      } catch (e) {
+        throw renamed(e, `${at}.idPattern`);
+      }
       sel.idPattern = s.idPattern;
     }
     return sel;
@@ -212,7 +277,8 @@ function nameList(v: unknown, member: string): string[] {
 function triggers(v: unknown): NotificationTrigger[] {
   const list = stringList(v, 'notificationTrigger');
   for (const t of list)
-    if (!(NOTIFICATION_TRIGGERS as readonly string[]).includes(t)) throw badRequest(`notificationTrigger: '${t}' is not one of ${NOTIFICATION_TRIGGERS.join(', ')}`);
+    if (!(NOTIFICATION_TRIGGERS as readonly string[]).includes(t))
+      throw badRequest(`notificationTrigger: '${t}' is not one of ${NOTIFICATION_TRIGGERS.join(', ')}`);
   return [...new Set(list)] as NotificationTrigger[];
 }
 
@@ -230,7 +296,8 @@ function keyValues(v: unknown, member: string, headerNames: boolean): KeyValuePa
 function notificationParams(v: unknown, opts: ValidateOptions): NotificationParamsBody {
   if (!isPlainObject(v)) throw badRequest('notification: must be an object');
   for (const k of Object.keys(v))
-    if (!NOTIFICATION_MEMBERS.has(k) && !NOTIFICATION_COMPUTED.has(k)) throw badRequest(`notification.${k}: not a member of notification parameters`);
+    if (!NOTIFICATION_MEMBERS.has(k) && !NOTIFICATION_COMPUTED.has(k))
+      throw badRequest(`notification.${k}: not a member of notification parameters`);
   if (v.endpoint === undefined) throw badRequest('notification.endpoint: notification parameters need an endpoint');
   const out: NotificationParamsBody = { endpoint: endpoint(v.endpoint, opts) };
   if (v.attributes !== undefined) out.attributes = nameList(v.attributes, 'notification.attributes');
@@ -244,7 +311,8 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
   if (v.pick !== undefined) out.pick = nameList(v.pick, 'notification.pick');
   if (v.omit !== undefined) out.omit = nameList(v.omit, 'notification.omit');
   if (v.format !== undefined) {
-    if (typeof v.format !== 'string' || !FORMATS.has(v.format)) throw badRequest(`notification.format: ${show(v.format)} is not one of normalized, keyValues, simplified, concise`);
+    if (typeof v.format !== 'string' || !FORMATS.has(v.format))
+      throw badRequest(`notification.format: ${show(v.format)} is not one of normalized, keyValues, simplified, concise`);
     // CIM 009 §4.5.3: simplified is the other name of keyValues; the subscription keeps the one name.
     out.format = (v.format === 'simplified' ? 'keyValues' : v.format) as NotificationParamsBody['format'];
   }
@@ -256,14 +324,16 @@ function notificationParams(v: unknown, opts: ValidateOptions): NotificationPara
   // CIM 009 v1.8.1 §5.2.14: join is flat, inline or @none (no join); joinLevel, the depth, only goes with a join. The
   // bound of the retrieval routes holds (ops/linked.ts): each level can multiply the entities a notification reads.
   if (v.join !== undefined) {
-    if (v.join !== 'flat' && v.join !== 'inline' && v.join !== '@none') throw badRequest(`notification.join: ${show(v.join)} is not one of flat, inline, @none`);
+    if (v.join !== 'flat' && v.join !== 'inline' && v.join !== '@none')
+      throw badRequest(`notification.join: ${show(v.join)} is not one of flat, inline, @none`);
     out.join = v.join;
   }
   if (v.joinLevel !== undefined) {
     const level = v.joinLevel;
     if (typeof level !== 'number' || !Number.isInteger(level) || level < 1 || level > MAX_JOIN_LEVEL)
       throw badRequest(`notification.joinLevel: must be an integer from 1 to ${MAX_JOIN_LEVEL}, not ${show(level)}`);
-    if (out.join !== 'flat' && out.join !== 'inline') throw badRequest('notification.joinLevel: only with notification.join flat or inline');
+    if (out.join !== 'flat' && out.join !== 'inline')
+      throw badRequest('notification.joinLevel: only with notification.join flat or inline');
     out.joinLevel = level;
   }
   return out;
@@ -277,25 +347,33 @@ function endpoint(v: unknown, opts: ValidateOptions): EndpointBody {
   const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase();
   if (scheme === 'mqtt' || scheme === 'mqtts') {
     // seed 001 §7: an MQTT endpoint needs the MQTT bridge.
-    if (!opts.schemes.has(scheme)) throw badRequest(`notification.endpoint.uri: ${scheme}:// endpoints need the MQTT bridge, which is not loaded`);
+    if (!opts.schemes.has(scheme))
+      throw badRequest(`notification.endpoint.uri: ${scheme}:// endpoints need the MQTT bridge, which is not loaded`);
   } else if (!opts.schemes.has(scheme)) {
     throw badRequest(`notification.endpoint.uri: the scheme '${scheme}' is not supported (${[...opts.schemes].join(', ')})`);
   } else {
     // WHATWG URL parsing forgives `http:/x` and `http:x`; an endpoint must name its host as `scheme://host`.
     if (!/^[a-z][a-z0-9+.-]*:\/\/[^/?#]/i.test(uri)) throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' names no host`);
-    try { new URL(uri); } catch { throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' is not a valid URL`); }
+    try {
+      new URL(uri);
+    } catch {
+      throw badRequest(`notification.endpoint.uri: '${uri.slice(0, 200)}' is not a valid URL`);
+    }
   }
   const out: EndpointBody = { uri };
   if (v.accept !== undefined) {
-    if (typeof v.accept !== 'string' || !ACCEPTS.has(v.accept)) throw badRequest(`notification.endpoint.accept: ${show(v.accept)} is not one of ${[...ACCEPTS].join(', ')}`);
+    if (typeof v.accept !== 'string' || !ACCEPTS.has(v.accept))
+      throw badRequest(`notification.endpoint.accept: ${show(v.accept)} is not one of ${[...ACCEPTS].join(', ')}`);
     out.accept = v.accept as EndpointBody['accept'];
   }
   if (v.timeout !== undefined) {
     const t = v.timeout;
-    if (typeof t !== 'number' || !Number.isInteger(t) || t <= 0 || t > MAX_TIMEOUT_MS) throw badRequest(`notification.endpoint.timeout: must be milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${show(t)}`);
+    if (typeof t !== 'number' || !Number.isInteger(t) || t <= 0 || t > MAX_TIMEOUT_MS)
+      throw badRequest(`notification.endpoint.timeout: must be milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${show(t)}`);
     out.timeout = t;
   }
-  if (v.receiverInfo !== undefined) out.receiverInfo = keyValues(v.receiverInfo, 'notification.endpoint.receiverInfo', scheme === 'http' || scheme === 'https');
+  if (v.receiverInfo !== undefined)
+    out.receiverInfo = keyValues(v.receiverInfo, 'notification.endpoint.receiverInfo', scheme === 'http' || scheme === 'https');
   if (v.notifierInfo !== undefined) out.notifierInfo = keyValues(v.notifierInfo, 'notification.endpoint.notifierInfo', false);
   return out;
 }

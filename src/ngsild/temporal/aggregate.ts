@@ -11,7 +11,8 @@ export function parseAggrMethods(text: string | undefined): AggrMethod[] {
   const out: AggrMethod[] = [];
   for (const raw of text.split(',')) {
     const m = raw.trim();
-    if (!(AGGR_METHODS as readonly string[]).includes(m)) throw badRequest(`aggrMethods: '${m.slice(0, 40)}' is not one of ${AGGR_METHODS.join(', ')}`);
+    if (!(AGGR_METHODS as readonly string[]).includes(m))
+      throw badRequest(`aggrMethods: '${m.slice(0, 40)}' is not one of ${AGGR_METHODS.join(', ')}`);
     if (!out.includes(m as AggrMethod)) out.push(m as AggrMethod);
   }
   return out;
@@ -51,8 +52,13 @@ export function periodBound(ms: number): string {
  * there is one, cuts it. Without `period`, one period spans the asked range (to just after the last sample without
  * `to`). Periods without samples are left out, and skipped without stepping through them one by one.
  */
-export function aggregate(samples: readonly Sample[], methods: readonly AggrMethod[], period: Duration | undefined,
-  from: number | undefined, to: number | undefined): Record<AggrMethod, Triple[]> {
+export function aggregate(
+  samples: readonly Sample[],
+  methods: readonly AggrMethod[],
+  period: Duration | undefined,
+  from: number | undefined,
+  to: number | undefined,
+): Record<AggrMethod, Triple[]> {
   const out = {} as Record<AggrMethod, Triple[]>;
   for (const m of methods) out[m] = [];
   if (samples.length === 0) return out;
@@ -90,7 +96,8 @@ export function aggregate(samples: readonly Sample[], methods: readonly AggrMeth
 
 function apply(method: AggrMethod, values: readonly unknown[]): unknown {
   if (method === 'totalCount') return values.length;
-  if (method === 'distinctCount') return new Set(values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${String(v)}`))).size;
+  if (method === 'distinctCount')
+    return new Set(values.map((v) => (typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${String(v)}`))).size;
   const nums: number[] = [];
   for (const v of values) if (typeof v === 'number' && Number.isFinite(v)) nums.push(v);
   if (nums.length === 0) {
@@ -101,11 +108,16 @@ function apply(method: AggrMethod, values: readonly unknown[]): unknown {
     return strs.reduce((a, b) => ((method === 'min' ? b < a : b > a) ? b : a));
   }
   switch (method) {
-    case 'sum': return nums.reduce((a, b) => a + b, 0);
-    case 'avg': return nums.reduce((a, b) => a + b, 0) / nums.length;
-    case 'min': return Math.min(...nums);
-    case 'max': return Math.max(...nums);
-    case 'sumsq': return nums.reduce((a, b) => a + b * b, 0);
+    case 'sum':
+      return nums.reduce((a, b) => a + b, 0);
+    case 'avg':
+      return nums.reduce((a, b) => a + b, 0) / nums.length;
+    case 'min':
+      return Math.min(...nums);
+    case 'max':
+      return Math.max(...nums);
+    case 'sumsq':
+      return nums.reduce((a, b) => a + b * b, 0);
     case 'stddev': {
       // Sample standard deviation (n - 1), 0 for a single value.
       if (nums.length < 2) return 0;

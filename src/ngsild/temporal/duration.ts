@@ -12,7 +12,8 @@ export interface Duration {
 }
 
 // Integers everywhere; a decimal fraction only on seconds (the smallest unit the API needs).
-const DURATION = /^P(?:(\d{1,9})Y)?(?:(\d{1,9})M)?(?:(\d{1,9})W)?(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9}(?:[.,]\d{1,9})?)S)?)?$/;
+const DURATION =
+  /^P(?:(\d{1,9})Y)?(?:(\d{1,9})M)?(?:(\d{1,9})W)?(?:(\d{1,9})D)?(?:T(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9}(?:[.,]\d{1,9})?)S)?)?$/;
 
 /** The duration, or undefined when the text is not one (`P`, `PT`, a sign, a combined date-time form, ...). */
 export function parseDuration(text: string): Duration | undefined {

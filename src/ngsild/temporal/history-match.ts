@@ -37,14 +37,21 @@ export function matchesAtSomeInstant(input: HistoryMatchInput, predicate: StateP
   if (rec.scope !== undefined) state.scope = rec.scope;
   let carried = false;
   for (const attrIri in input.before) {
-    for (const inst of input.before[attrIri]!) { apply(state, attrIri, inst); carried = true; }
+    for (const inst of input.before[attrIri]!) {
+      apply(state, attrIri, inst);
+      carried = true;
+    }
   }
   const steps: Step[] = [];
   for (const attrIri in input.inside) for (const inst of input.inside[attrIri]!) steps.push({ attrIri, inst, t: input.timeOf(inst) });
   steps.sort((a, b) => a.t - b.t);
   let i = 0;
   // The window's start is one instant: instances recorded at it replace the carried-in ones before judging.
-  if (input.start !== undefined) for (; i < steps.length && steps[i]!.t <= input.start; i++) { apply(state, steps[i]!.attrIri, steps[i]!.inst); carried = true; }
+  if (input.start !== undefined)
+    for (; i < steps.length && steps[i]!.t <= input.start; i++) {
+      apply(state, steps[i]!.attrIri, steps[i]!.inst);
+      carried = true;
+    }
   if ((carried || steps.length === 0) && predicate(state)) return true;
   while (i < steps.length) {
     // Instances of one instant take effect together: the state between two of them never existed.

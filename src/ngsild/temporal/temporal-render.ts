@@ -47,11 +47,17 @@ export function instanceTime(inst: HistoryInstance, prop: TimeProperty): string 
  * §6.3.10), by type. Each is rendered with no instance, so the page still says it exists: an empty array, or its
  * simplified or aggregated object with empty lists.
  */
-export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<string, HistoryInstance[]>, ctx: ResolvedContext,
-  opts: TemporalRenderOptions, emptied?: Readonly<Record<string, AttrType>>): Record<string, unknown> {
+export function renderTemporalEntity(
+  rec: TemporalEntityRecord,
+  attrs: Record<string, HistoryInstance[]>,
+  ctx: ResolvedContext,
+  opts: TemporalRenderOptions,
+  emptied?: Readonly<Record<string, AttrType>>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // CIM 009 v1.8.1 §4.21: pick keeps, omit leaves out; given together (on different members), both apply.
-  const shown = (name: string): boolean => (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
+  const shown = (name: string): boolean =>
+    (opts.pick === undefined || opts.pick.has(name)) && (opts.omit === undefined || !opts.omit.has(name));
   if (shown('id')) out.id = rec.id;
   if (shown('type')) out.type = rec.type.length === 1 ? ctx.compactIri(rec.type[0]!) : rec.type.map((t) => ctx.compactIri(t));
   if (rec.scope !== undefined && shown('scope')) out.scope = rec.scope.length === 1 ? rec.scope[0] : rec.scope;
@@ -66,7 +72,10 @@ export function renderTemporalEntity(rec: TemporalEntityRecord, attrs: Record<st
     const name = ctx.compactIri(attrIri);
     if (!shown(name)) continue;
     if (opts.format === 'normalized' || opts.format === 'concise') out[name] = instances.map((i) => instanceOf(i, ctx, opts));
-    else out[name] = perDataset(instances, (group) => (opts.format === 'temporalValues' ? simplified(group, opts, ctx) : aggregated(group, opts)));
+    else
+      out[name] = perDataset(instances, (group) =>
+        opts.format === 'temporalValues' ? simplified(group, opts, ctx) : aggregated(group, opts),
+      );
   }
   if (emptied !== undefined) {
     for (const attrIri in emptied) {
@@ -90,7 +99,11 @@ function emptyAttribute(type: AttrType, opts: TemporalRenderOptions): unknown {
  * value tells it; an instance stays an object, as it carries its instanceId and time).
  */
 function instanceOf(inst: HistoryInstance, ctx: ResolvedContext, opts: TemporalRenderOptions): Record<string, unknown> {
-  const o = renderAttribute([inst], ctx, { format: opts.format === 'concise' ? 'concise' : 'normalized', sysAttrs: opts.sysAttrs, lang: inst.deletedAt === undefined ? opts.lang : undefined }) as Record<string, unknown>;
+  const o = renderAttribute([inst], ctx, {
+    format: opts.format === 'concise' ? 'concise' : 'normalized',
+    sysAttrs: opts.sysAttrs,
+    lang: inst.deletedAt === undefined ? opts.lang : undefined,
+  }) as Record<string, unknown>;
   // The asked time property and a tombstone's deletedAt are what place an instance in time: always shown.
   if (inst.deletedAt !== undefined) o.deletedAt = inst.deletedAt;
   const prop = opts.timeproperty;
@@ -152,7 +165,9 @@ function aggregated(group: readonly HistoryInstance[], opts: TemporalRenderOptio
   const type = typeOf(group);
   const samples: Sample[] = [];
   // Tombstones mark an absence of value: they take no part in aggregation.
-  for (const inst of group) if (inst.deletedAt === undefined) samples.push({ value: inst[VALUE_MEMBER[inst.type]], t: Date.parse(instanceTime(inst, opts.timeproperty)) });
+  for (const inst of group)
+    if (inst.deletedAt === undefined)
+      samples.push({ value: inst[VALUE_MEMBER[inst.type]], t: Date.parse(instanceTime(inst, opts.timeproperty)) });
   samples.sort((a, b) => a.t - b.t);
   return { type, ...aggregate(samples, opts.aggrMethods ?? [], opts.aggrPeriod, opts.from, opts.to) };
 }

@@ -23,14 +23,19 @@ export function notAvailable(url: string, why: string): LdError {
  * it. Obtained but not JSON, or not a context document → InvalidRequest (400): the client named a bad context.
  * `signal` is the deadline when it started earlier (a fetch that waited for a slot has that much less time).
  */
-export async function fetchContextDocument(url: string, limits: FetchLimits, signal = AbortSignal.timeout(limits.timeoutMs)): Promise<object> {
+export async function fetchContextDocument(
+  url: string,
+  limits: FetchLimits,
+  signal = AbortSignal.timeout(limits.timeoutMs),
+): Promise<object> {
   let scheme: string;
   try {
     scheme = new URL(url).protocol;
   } catch {
     throw new LdError('InvalidRequest', `@context '${url.slice(0, 300)}' is not an absolute URL`);
   }
-  if (scheme !== 'http:' && scheme !== 'https:') throw notAvailable(url, `${scheme} URLs cannot be dereferenced and none is configured locally`);
+  if (scheme !== 'http:' && scheme !== 'https:')
+    throw notAvailable(url, `${scheme} URLs cannot be dereferenced and none is configured locally`);
   let res: Response;
   try {
     res = await fetch(url, { signal, headers: { accept: ACCEPT }, redirect: 'follow', dispatcher: limits.dispatcher });

@@ -93,20 +93,22 @@ export class ContextFetcher {
     if (failed !== undefined) return Promise.reject(failed);
     let p = this.inFlight.get(url);
     if (p === undefined) {
-      p = this.fetch(url).then(
-        (fetched) => {
-          this.documents.set(url, fetched);
-          this.opts.onFetched?.(url, fetched);
-          return fetched;
-        },
-        (e: unknown) => {
-          if (e instanceof LdError) {
-            if (!busyFailures.has(e)) this.failures.set(url, { error: e, until: this.now() + this.opts.failureMemoryMs });
-            this.opts.onFailed?.(url, e);
-          }
-          throw e;
-        },
-      ).finally(() => this.inFlight.delete(url));
+      p = this.fetch(url)
+        .then(
+          (fetched) => {
+            this.documents.set(url, fetched);
+            this.opts.onFetched?.(url, fetched);
+            return fetched;
+          },
+          (e: unknown) => {
+            if (e instanceof LdError) {
+              if (!busyFailures.has(e)) this.failures.set(url, { error: e, until: this.now() + this.opts.failureMemoryMs });
+              this.opts.onFailed?.(url, e);
+            }
+            throw e;
+          },
+        )
+        .finally(() => this.inFlight.delete(url));
       this.inFlight.set(url, p);
     }
     return p;
@@ -141,9 +143,12 @@ export class ContextFetcher {
     if (host === undefined) return fetchContextDocument(url, this.opts, signal);
     const grant = await this.slots.acquire(host, signal);
     if (grant !== 'granted') {
-      const error = notAvailable(url, grant === 'expired'
-        ? `no answer within ${this.opts.timeoutMs} ms (it waited for one of the ${this.opts.perHost} fetches allowed per host, ${this.opts.total} in all)`
-        : `the broker is already waiting for ${this.opts.maxQueued} @context fetches; retry later`);
+      const error = notAvailable(
+        url,
+        grant === 'expired'
+          ? `no answer within ${this.opts.timeoutMs} ms (it waited for one of the ${this.opts.perHost} fetches allowed per host, ${this.opts.total} in all)`
+          : `the broker is already waiting for ${this.opts.maxQueued} @context fetches; retry later`,
+      );
       busyFailures.add(error);
       throw error;
     }

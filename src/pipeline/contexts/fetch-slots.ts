@@ -16,7 +16,11 @@ export class FetchSlots {
   private readonly runningByHost = new Map<string, number>();
   private readonly queue: Queued[] = [];
 
-  constructor(readonly perHost: number, readonly total: number, readonly maxQueued: number) {}
+  constructor(
+    readonly perHost: number,
+    readonly total: number,
+    readonly maxQueued: number,
+  ) {}
 
   /**
    * A slot for a fetch from `host`: 'granted' (then call release(host) once done), 'expired' when `signal` aborted
@@ -53,7 +57,7 @@ export class FetchSlots {
     if (n === 0) this.runningByHost.delete(host);
     else this.runningByHost.set(host, n);
     // Arrival order, skipping fetches whose host is at its bound: one busy host holds back no other.
-    for (let i = 0; i < this.queue.length && this.running < this.total; ) {
+    for (let i = 0; i < this.queue.length && this.running < this.total;) {
       const next = this.queue[i]!;
       if (!this.hasRoom(next.host)) {
         i++;

@@ -1,8 +1,6 @@
 // The @contexts the broker keeps (CIM 009 v1.8 §5.13.1), in the store's collection `jsonldContexts` of the tenant
 // they belong to: where every thread's resolver finds them by local id, and how a request keeps those it used.
-import {
-  ContextResolver, type ContextToKeep, type HostedContexts,
-} from '../../ngsild/context/context-resolver.js';
+import { ContextResolver, type ContextToKeep, type HostedContexts } from '../../ngsild/context/context-resolver.js';
 import { TENANT_SEPARATOR, type ResolvedContext } from '../../ngsild/context/resolved.js';
 import { isTenantName } from '../../ngsild/tenant.js';
 import type { DocCollection, Store } from '../../store/contract.js';

@@ -46,12 +46,18 @@ const ENTITY_MEMBER_KEYS: ReadonlySet<string> = new Set(['id', 'type', 'scope', 
 export function addToTypeStats(types: Map<string, TypeStat>, sig: EntitySignature, sign: 1 | -1): void {
   for (const typeIri of sig.types) {
     let stat = types.get(typeIri);
-    if (stat === undefined) { stat = { typeIri, count: 0, attrs: {} }; types.set(typeIri, stat); }
+    if (stat === undefined) {
+      stat = { typeIri, count: 0, attrs: {} };
+      types.set(typeIri, stat);
+    }
     stat.count += sign;
     for (const [attrIri, kinds] of sig.attrs) {
       const use = (stat.attrs[attrIri] ??= { n: 0, t: {} });
       use.n += sign;
-      for (const k of kinds) { use.t[k] = (use.t[k] ?? 0) + sign; if (use.t[k] === 0) delete use.t[k]; }
+      for (const k of kinds) {
+        use.t[k] = (use.t[k] ?? 0) + sign;
+        if (use.t[k] === 0) delete use.t[k];
+      }
       if (use.n <= 0) delete stat.attrs[attrIri];
     }
   }
@@ -61,10 +67,18 @@ export function addToTypeStats(types: Map<string, TypeStat>, sig: EntitySignatur
 export function addToAttrStats(attrs: Map<string, AttrStat>, sig: EntitySignature, sign: 1 | -1): void {
   for (const [attrIri, kinds] of sig.attrs) {
     let stat = attrs.get(attrIri);
-    if (stat === undefined) { stat = { attrIri, count: 0, attrTypes: {}, typeIris: {} }; attrs.set(attrIri, stat); }
+    if (stat === undefined) {
+      stat = { attrIri, count: 0, attrTypes: {}, typeIris: {} };
+      attrs.set(attrIri, stat);
+    }
     stat.count += sign;
-    for (const k of kinds) { stat.attrTypes[k] = (stat.attrTypes[k] ?? 0) + sign; if (stat.attrTypes[k] === 0) delete stat.attrTypes[k]; }
-    for (const t of sig.types) { stat.typeIris[t] = (stat.typeIris[t] ?? 0) + sign; if (stat.typeIris[t] === 0) delete stat.typeIris[t]; }
+    for (const k of kinds) {
+      stat.attrTypes[k] = (stat.attrTypes[k] ?? 0) + sign;
+      if (stat.attrTypes[k] === 0) delete stat.attrTypes[k];
+    }
+    for (const t of sig.types) {
+      stat.typeIris[t] = (stat.typeIris[t] ?? 0) + sign;
+      if (stat.typeIris[t] === 0) delete stat.typeIris[t];
+    }
   }
 }
-

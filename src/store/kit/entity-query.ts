@@ -77,7 +77,10 @@ export function entityQueryPredicate(query: EntitySelectionQuery): (entity: Stor
   const ids = plan.ids === undefined ? undefined : new Set(plan.ids);
   const typeIris = plan.typeIris;
   const filter = plan.filter;
-  return (e) => (ids === undefined || ids.has(e.id)) && (typeIris === undefined || typeIris.some((t) => e.type.includes(t))) && (filter === undefined || filter(e));
+  return (e) =>
+    (ids === undefined || ids.has(e.id)) &&
+    (typeIris === undefined || typeIris.some((t) => e.type.includes(t))) &&
+    (filter === undefined || filter(e));
 }
 
 /**
@@ -85,9 +88,11 @@ export function entityQueryPredicate(query: EntitySelectionQuery): (entity: Stor
  * themselves, or `entities` of one) uses the ids or the types of a plain OR of types; several are tested together,
  * and with `unionTypes` found by the union of their types when each is such an OR.
  */
-function planSelection<T extends Selectable>(sel: Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities'>, preds: Array<Pred<T>>,
-  unionTypes: boolean):
-  { ids: readonly string[] | undefined; typeIris: readonly string[] | undefined } {
+function planSelection<T extends Selectable>(
+  sel: Pick<EntityQuery, 'ids' | 'type' | 'idPattern' | 'entities'>,
+  preds: Array<Pred<T>>,
+  unionTypes: boolean,
+): { ids: readonly string[] | undefined; typeIris: readonly string[] | undefined } {
   let { ids, type, idPattern } = sel;
   let entities = sel.entities;
   if (entities !== undefined && entities.length <= 1 && ids === undefined && type === undefined && idPattern === undefined) {
@@ -116,7 +121,8 @@ function selectorTest(s: EntitySelector): (e: Selectable) => boolean {
   const idSet = s.ids === undefined ? undefined : new Set(s.ids);
   const type = s.type === undefined ? undefined : compileTypeExpression(s.type, asWritten);
   const pattern = s.idPattern === undefined ? undefined : compileIdPattern(s.idPattern);
-  return (e) => (idSet === undefined || idSet.has(e.id)) && (type === undefined || type.matches(e.type)) && (pattern === undefined || pattern(e.id));
+  return (e) =>
+    (idSet === undefined || idSet.has(e.id)) && (type === undefined || type.matches(e.type)) && (pattern === undefined || pattern(e.id));
 }
 
 /** The types of every selector, when each is a plain OR of types: every match has one of them. */

@@ -23,10 +23,16 @@ const NGSI_LD_NULL = 'urn:ngsi-ld:null';
  * the operation reported: a replace is an event; an update records the instances it wrote (new, or in place of one)
  * and a tombstone per instance it removed. `newInstanceId` names each new instance from its time in ms.
  */
-export function historyOfWrite(current: StoredEntity | undefined, next: StoredEntity | null, change: WriteChange,
-  newInstanceId: (ms: number) => string): HistoryWrite {
+export function historyOfWrite(
+  current: StoredEntity | undefined,
+  next: StoredEntity | null,
+  change: WriteChange,
+  newInstanceId: (ms: number) => string,
+): HistoryWrite {
   const out: HistoryWrite = { fresh: false, instances: [] };
-  const add = (attrIri: string, instance: HistoryInstance): void => { out.instances.push({ attrIri, instance }); };
+  const add = (attrIri: string, instance: HistoryInstance): void => {
+    out.instances.push({ attrIri, instance });
+  };
   if (next === null) {
     if (current === undefined) return out;
     const at = new Date().toISOString();
@@ -66,8 +72,14 @@ export function historyOfWrite(current: StoredEntity | undefined, next: StoredEn
 }
 
 /** The instances of an attribute that the write put there, as new history instances. */
-function addWritten(next: StoredEntity, attrIri: string, written: readonly string[] | undefined, at: string,
-  add: (attrIri: string, instance: HistoryInstance) => void, newInstanceId: (ms: number) => string): void {
+function addWritten(
+  next: StoredEntity,
+  attrIri: string,
+  written: readonly string[] | undefined,
+  at: string,
+  add: (attrIri: string, instance: HistoryInstance) => void,
+  newInstanceId: (ms: number) => string,
+): void {
   if (written === undefined || written.length === 0) return;
   for (const inst of (next[attrIri] as AttrInstance[] | undefined) ?? []) {
     if (written.includes(datasetKey(inst))) add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));

@@ -29,7 +29,9 @@ export interface Broker {
 // Spawned brokers of this test process still running: killed when the process ends, however it ends (a tap timeout
 // included), so no broker outlives its test and loads the machine for the tests after it.
 const live = new Set<ChildProcess>();
-const killLive = (): void => { for (const p of live) p.kill('SIGKILL'); };
+const killLive = (): void => {
+  for (const p of live) p.kill('SIGKILL');
+};
 process.once('exit', killLive);
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   process.once(signal, () => {
@@ -85,8 +87,11 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
   const pool = opts.pool === true || args.includes('--connectionPoolSize') ? [] : ['--connectionPoolSize', '0'];
   // The broker's threads load built JavaScript: they start without tap's preloads (its TypeScript loader and hooks),
   // which would cost each thread most of its start-up.
-  const broker = await createBroker(['--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...pool, ...args],
-    { env: { ...process.env, ...env }, logDestination, threadExecArgv: [] });
+  const broker = await createBroker(['--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...pool, ...args], {
+    env: { ...process.env, ...env },
+    logDestination,
+    threadExecArgv: [],
+  });
   let ports: BrokerModule.Ports;
   try {
     ports = await broker.listen();
@@ -113,23 +118,41 @@ export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
   });
   const logs: string[] = [];
   let stderr = '';
-  proc.stderr!.on('data', (d) => { stderr += String(d); });
+  proc.stderr!.on('data', (d) => {
+    stderr += String(d);
+  });
   live.add(proc);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => { live.delete(proc); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => {
+      live.delete(proc);
+      resolve(code);
+    }),
+  );
   let healthPort: number | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     // A broker that did not start is killed: left running, it would keep the test process alive until tap's timeout.
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`broker did not start in 20 s\n${logs.join('\n')}\n${stderr}`)); }, 20_000);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`broker did not start in 20 s\n${logs.join('\n')}\n${stderr}`));
+    }, 20_000);
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (line) => {
       logs.push(line);
       try {
         const rec = JSON.parse(line) as { msg?: string; port?: number };
         if (rec.msg === 'health port listening') healthPort = rec.port;
-        if (rec.msg === 'listening' && rec.port !== undefined) { clearTimeout(timer); resolve(rec.port); }
-      } catch { /* not a log line */ }
+        if (rec.msg === 'listening' && rec.port !== undefined) {
+          clearTimeout(timer);
+          resolve(rec.port);
+        }
+      } catch {
+        /* not a log line */
+      }
     });
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`broker exited with ${code}\n${stderr}\n${logs.join('\n')}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited with ${code}\n${stderr}\n${logs.join('\n')}`));
+    });
   });
   return {
     port,
@@ -151,10 +174,17 @@ export function runBroker(args: string[], env: NodeJS.ProcessEnv = {}): Promise<
     const proc = spawn(process.execPath, [MAIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    proc.stdout.on('data', (d) => { stdout += String(d); });
-    proc.stderr.on('data', (d) => { stderr += String(d); });
+    proc.stdout.on('data', (d) => {
+      stdout += String(d);
+    });
+    proc.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
     const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-    proc.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -179,7 +209,8 @@ export async function call(broker: Broker | string, method: string, path: string
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
-  if (typeof broker !== 'string' && broker.inject !== undefined && broker.http !== true) return injected(broker, base, method, path, headers, body);
+  if (typeof broker !== 'string' && broker.inject !== undefined && broker.http !== true)
+    return injected(broker, base, method, path, headers, body);
   const res = await fetch(base + path, { method, headers, body });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: parse(text) };
@@ -190,7 +221,14 @@ export async function call(broker: Broker | string, method: string, path: string
  * the same default headers (Accept, Host, User-Agent...; text/plain for a string body without a type), header values
  * trimmed; the answer read as fetch would (the headers of one name joined, no body after HEAD).
  */
-async function injected(broker: Broker, base: string, method: string, path: string, given: Record<string, string>, body: string | Uint8Array | undefined): Promise<Reply> {
+async function injected(
+  broker: Broker,
+  base: string,
+  method: string,
+  path: string,
+  given: Record<string, string>,
+  body: string | Uint8Array | undefined,
+): Promise<Reply> {
   const url = new URL(base + path);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) headers[name.toLowerCase()] = value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
@@ -215,7 +253,11 @@ async function injected(broker: Broker, base: string, method: string, path: stri
 }
 
 function parse(text: string): unknown {
-  try { return text === '' ? undefined : JSON.parse(text); } catch { return undefined; }
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export const NGSI = '/ngsi-ld/v1';

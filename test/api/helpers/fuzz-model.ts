@@ -29,7 +29,10 @@ export const ATTR_NAMES = ['a', 'b', 'temp', 'x_y', 'ñame', '名前', 'urn:fz:a
  * Member names inside values, the JSON-LD and JavaScript ones included: a value is opaque data (§4.5.2). A member
  * `__proto__` makes the write a 400 (README "Limits": the store could not keep it).
  */
-const VALUE_KEYS = fc.oneof(fc.constantFrom('constructor', 'toString', '__proto__', '@context', '@value', '@id', '@type', 'type', 'value', 'id', ''), fc.string({ unit: 'binary', maxLength: 8 }));
+const VALUE_KEYS = fc.oneof(
+  fc.constantFrom('constructor', 'toString', '__proto__', '@context', '@value', '@id', '@type', 'type', 'value', 'id', ''),
+  fc.string({ unit: 'binary', maxLength: 8 }),
+);
 
 /** Whether a value holds a member named `__proto__` anywhere: the broker refuses such a value. */
 function holdsProto(v: Value | null): boolean {
@@ -43,9 +46,11 @@ const refused = (attrs: Record<string, Value | null>): boolean => Object.values(
 /** Values: any JSON but null and the deletion marker; -0 and such come back as JSON gives them. */
 export const valueArb: fc.Arbitrary<Value> = fc
   .jsonValue({ maxDepth: 3, depthSize: 'small', stringUnit: 'binary' })
-  .chain((v) => (typeof v === 'object' && v !== null && !Array.isArray(v)
-    ? fc.dictionary(VALUE_KEYS, fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }).map((extra) => ({ ...(v as object), ...extra }) as Value)
-    : fc.constant(v as Value)))
+  .chain((v) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? fc.dictionary(VALUE_KEYS, fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }).map((extra) => ({ ...(v as object), ...extra }) as Value)
+      : fc.constant(v as Value),
+  )
   .filter((v) => v !== null && v !== 'urn:ngsi-ld:null')
   .map((v) => JSON.parse(JSON.stringify(v)) as Value);
 
@@ -68,7 +73,17 @@ export type Op =
   | { kind: 'invalid'; base: 'create' | 'replace' | 'append' | 'merge'; e: number; attrs: Record<string, Value>; bad: Mutation };
 
 /** What makes a body invalid; each is a 400 whichever entity it names. */
-export type Mutation = 'forbiddenName' | 'bogusType' | 'tooDeep' | 'loneSurrogate' | 'array' | 'contextInJson' | 'typeNull' | 'nullOnCreate' | 'noValue' | 'badId';
+export type Mutation =
+  | 'forbiddenName'
+  | 'bogusType'
+  | 'tooDeep'
+  | 'loneSurrogate'
+  | 'array'
+  | 'contextInJson'
+  | 'typeNull'
+  | 'nullOnCreate'
+  | 'noValue'
+  | 'badId';
 
 const MUTATIONS: Record<'create' | 'replace' | 'append' | 'merge', Mutation[]> = {
   create: ['forbiddenName', 'bogusType', 'tooDeep', 'loneSurrogate', 'array', 'contextInJson', 'nullOnCreate', 'noValue', 'badId'],
@@ -82,15 +97,36 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('replace' as const), e, attrs: attrsArb(0) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('append' as const), e, attrs: attrsArb(1), noOverwrite: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('update' as const), e, attrs: attrsArb(1) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('merge' as const), e, attrs: fc.dictionary(fc.constantFrom(...ATTR_NAMES), fc.option(valueArb, { freq: 3 }), { minKeys: 1, maxKeys: 3 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('merge' as const),
+      e,
+      attrs: fc.dictionary(fc.constantFrom(...ATTR_NAMES), fc.option(valueArb, { freq: 3 }), { minKeys: 1, maxKeys: 3 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteAttr' as const), e, name: fc.constantFrom(...ATTR_NAMES) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), e }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('upsert' as const), entries: fc.uniqueArray(fc.record({ e, attrs: attrsArb(0) }), { minLength: 1, maxLength: 3, selector: (x) => x.e }), update: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('upsert' as const),
+      entries: fc.uniqueArray(fc.record({ e, attrs: attrsArb(0) }), { minLength: 1, maxLength: 3, selector: (x) => x.e }),
+      update: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('batchDelete' as const), es: fc.uniqueArray(e, { minLength: 1, maxLength: 3 }) }) },
   {
     weight: 3,
     arbitrary: fc.constantFrom('create' as const, 'replace' as const, 'append' as const, 'merge' as const).chain((base) =>
-      fc.record({ kind: fc.constant('invalid' as const), base: fc.constant(base), e, attrs: attrsArb(1), bad: fc.constantFrom(...MUTATIONS[base]) })),
+      fc.record({
+        kind: fc.constant('invalid' as const),
+        base: fc.constant(base),
+        e,
+        attrs: attrsArb(1),
+        bad: fc.constantFrom(...MUTATIONS[base]),
+      }),
+    ),
   },
 );
 
@@ -111,7 +147,13 @@ const normalized = (attrs: Record<string, Value | null>): Record<string, unknown
 
 /** A JSON object text with `members` in order: `__proto__` stays a member (an object literal would make it the prototype). */
 function objectText(members: Record<string, unknown>): string {
-  return '{' + Object.keys(members).map((k) => `${JSON.stringify(k)}:${JSON.stringify(members[k])}`).join(',') + '}';
+  return (
+    '{' +
+    Object.keys(members)
+      .map((k) => `${JSON.stringify(k)}:${JSON.stringify(members[k])}`)
+      .join(',') +
+    '}'
+  );
 }
 
 function entityText(e: number, attrs: Record<string, Value | null>, withType = true): string {
@@ -123,21 +165,41 @@ function entityText(e: number, attrs: Record<string, Value | null>, withType = t
 export function requestOf(op: Op): Request {
   const id = (n: number): string => encodeURIComponent(entityId(n));
   switch (op.kind) {
-    case 'create': return { method: 'POST', path: '/entities', body: entityText(op.e, op.attrs) };
-    case 'replace': return { method: 'PUT', path: `/entities/${id(op.e)}`, body: entityText(op.e, op.attrs) };
-    case 'append': return { method: 'POST', path: `/entities/${id(op.e)}/attrs${op.noOverwrite ? '?options=noOverwrite' : ''}`, body: objectText(normalized(op.attrs)) };
-    case 'update': return { method: 'PATCH', path: `/entities/${id(op.e)}/attrs`, body: objectText(normalized(op.attrs)) };
-    case 'merge': return { method: 'PATCH', path: `/entities/${id(op.e)}`, body: objectText(normalized(op.attrs)) };
-    case 'deleteAttr': return { method: 'DELETE', path: `/entities/${id(op.e)}/attrs/${encodeURIComponent(op.name)}` };
-    case 'delete': return { method: 'DELETE', path: `/entities/${id(op.e)}` };
-    case 'upsert': return { method: 'POST', path: `/entityOperations/upsert${op.update ? '?options=update' : ''}`, body: `[${op.entries.map((x) => entityText(x.e, x.attrs)).join(',')}]` };
-    case 'batchDelete': return { method: 'POST', path: '/entityOperations/delete', body: JSON.stringify(op.es.map(entityId)) };
-    case 'invalid': return invalidRequestOf(op);
+    case 'create':
+      return { method: 'POST', path: '/entities', body: entityText(op.e, op.attrs) };
+    case 'replace':
+      return { method: 'PUT', path: `/entities/${id(op.e)}`, body: entityText(op.e, op.attrs) };
+    case 'append':
+      return {
+        method: 'POST',
+        path: `/entities/${id(op.e)}/attrs${op.noOverwrite ? '?options=noOverwrite' : ''}`,
+        body: objectText(normalized(op.attrs)),
+      };
+    case 'update':
+      return { method: 'PATCH', path: `/entities/${id(op.e)}/attrs`, body: objectText(normalized(op.attrs)) };
+    case 'merge':
+      return { method: 'PATCH', path: `/entities/${id(op.e)}`, body: objectText(normalized(op.attrs)) };
+    case 'deleteAttr':
+      return { method: 'DELETE', path: `/entities/${id(op.e)}/attrs/${encodeURIComponent(op.name)}` };
+    case 'delete':
+      return { method: 'DELETE', path: `/entities/${id(op.e)}` };
+    case 'upsert':
+      return {
+        method: 'POST',
+        path: `/entityOperations/upsert${op.update ? '?options=update' : ''}`,
+        body: `[${op.entries.map((x) => entityText(x.e, x.attrs)).join(',')}]`,
+      };
+    case 'batchDelete':
+      return { method: 'POST', path: '/entityOperations/delete', body: JSON.stringify(op.es.map(entityId)) };
+    case 'invalid':
+      return invalidRequestOf(op);
   }
 }
 
 function invalidRequestOf(op: Extract<Op, { kind: 'invalid' }>): Request {
-  const valid = requestOf(op.base === 'append' ? { kind: 'append', e: op.e, attrs: op.attrs, noOverwrite: false } : { kind: op.base, e: op.e, attrs: op.attrs });
+  const valid = requestOf(
+    op.base === 'append' ? { kind: 'append', e: op.e, attrs: op.attrs, noOverwrite: false } : { kind: op.base, e: op.e, attrs: op.attrs },
+  );
   const whole = op.base === 'create' || op.base === 'replace';
   const members = (extra: Record<string, unknown>): string => {
     const m: Record<string, unknown> = whole ? { id: entityId(op.e), type: ENTITY_TYPE } : {};
@@ -146,16 +208,36 @@ function invalidRequestOf(op: Extract<Op, { kind: 'invalid' }>): Request {
   let body: string;
   let contentType: string | undefined;
   switch (op.bad) {
-    case 'forbiddenName': body = members({ 'bad name(1)': { type: 'Property', value: 1 } }); break;
-    case 'bogusType': body = members({ bogus: { type: 'Bogus', value: 1 } }); break;
-    case 'tooDeep': body = members({ deep: { type: 'Property', value: JSON.parse('{"x":'.repeat(70) + '1' + '}'.repeat(70)) } }); break;
-    case 'loneSurrogate': body = members({}).replace(/}$/, ',"sur":{"type":"Property","value":"x\\ud800y"}}'); break;
-    case 'array': body = `[${members({})}]`; break;
-    case 'contextInJson': body = members({ '@context': 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld' }); break;
-    case 'typeNull': body = members({ type: null }); break;
-    case 'nullOnCreate': body = members({ gone: null }); break;
-    case 'noValue': body = members({ hollow: { type: 'Property' } }); break;
-    case 'badId': body = members({ id: 'not a uri' }); break;
+    case 'forbiddenName':
+      body = members({ 'bad name(1)': { type: 'Property', value: 1 } });
+      break;
+    case 'bogusType':
+      body = members({ bogus: { type: 'Bogus', value: 1 } });
+      break;
+    case 'tooDeep':
+      body = members({ deep: { type: 'Property', value: JSON.parse('{"x":'.repeat(70) + '1' + '}'.repeat(70)) } });
+      break;
+    case 'loneSurrogate':
+      body = members({}).replace(/}$/, ',"sur":{"type":"Property","value":"x\\ud800y"}}');
+      break;
+    case 'array':
+      body = `[${members({})}]`;
+      break;
+    case 'contextInJson':
+      body = members({ '@context': 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld' });
+      break;
+    case 'typeNull':
+      body = members({ type: null });
+      break;
+    case 'nullOnCreate':
+      body = members({ gone: null });
+      break;
+    case 'noValue':
+      body = members({ hollow: { type: 'Property' } });
+      break;
+    case 'badId':
+      body = members({ id: 'not a uri' });
+      break;
   }
   return { ...valid, body, contentType };
 }
@@ -167,7 +249,11 @@ export function apply(model: Model, op: Op): { status: number; next: Model } {
   const refusedBeforeTenant = op.kind === 'invalid' && (op.bad === 'tooDeep' || op.bad === 'loneSurrogate' || op.bad === 'contextInJson');
   if (!model.tenantExists && !creating && !refusedBeforeTenant) return { status: 404, next: model };
   if (op.kind === 'invalid') return { status: 400, next: model };
-  if ((op.kind === 'create' || op.kind === 'replace' || op.kind === 'append' || op.kind === 'update' || op.kind === 'merge') && refused(op.attrs)) return { status: 400, next: model };
+  if (
+    (op.kind === 'create' || op.kind === 'replace' || op.kind === 'append' || op.kind === 'update' || op.kind === 'merge') &&
+    refused(op.attrs)
+  )
+    return { status: 400, next: model };
   const entities = new Map([...model.entities].map(([k, v]) => [k, new Map(v)]));
   const { status, changed } = applyTo(entities, op);
   if (!changed) return { status, next: model };

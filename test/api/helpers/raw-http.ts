@@ -25,7 +25,12 @@ export interface RawExchange {
  * that pipelines a request while an answer is pending). `expect[i]` is true when reply i answers a HEAD (a head only,
  * whatever its Content-Length says): a body after it would be taken for the next reply's status line.
  */
-export function rawExchange(port: number, request: string | Buffer | Array<string | Buffer>, expect: boolean[] = [false], guardMs = 5000): Promise<RawExchange> {
+export function rawExchange(
+  port: number,
+  request: string | Buffer | Array<string | Buffer>,
+  expect: boolean[] = [false],
+  guardMs = 5000,
+): Promise<RawExchange> {
   const requests = Array.isArray(request) ? request : [request];
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -52,8 +57,10 @@ export function rawExchange(port: number, request: string | Buffer | Array<strin
           return [l.slice(0, colon).toLowerCase(), l.slice(colon + 1).trim()];
         });
         const status = Number(lines[0]!.split(' ')[1]);
-        const length = expect[replies.length] === true || status === 204 || status === 304
-          ? 0 : Number(headers.find(([n]) => n === 'content-length')?.[1] ?? 0);
+        const length =
+          expect[replies.length] === true || status === 204 || status === 304
+            ? 0
+            : Number(headers.find(([n]) => n === 'content-length')?.[1] ?? 0);
         if (data.length < end + 4 + length) break;
         replies.push({ status, head, headers, body: data.subarray(end + 4, end + 4 + length) });
         data = data.subarray(end + 4 + length);

@@ -19,5 +19,21 @@ export function qOf(text: string, ns: string): QNode {
 
 /** A geo-query matching the entities whose `attrIri` geometry meets the box [west, south, east, north], edges included. */
 export function inBox(attrIri: string, [w, s, e, n]: readonly [number, number, number, number]): GeoQuery {
-  return parseGeoQueryObject({ georel: 'intersects', geometry: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]], geoproperty: attrIri }, (name) => name);
+  return parseGeoQueryObject(
+    {
+      georel: 'intersects',
+      geometry: 'Polygon',
+      coordinates: [
+        [
+          [w, s],
+          [e, s],
+          [e, n],
+          [w, n],
+          [w, s],
+        ],
+      ],
+      geoproperty: attrIri,
+    },
+    (name) => name,
+  );
 }

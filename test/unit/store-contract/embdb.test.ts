@@ -12,7 +12,12 @@ const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} }
 function opener(ram: boolean, lockPrefer: 'reads' | 'writes'): OpenSubject {
   return async (t, { history }) => {
     const dir = ram ? undefined : mkdtempSync(join(tmpdir(), 'store-contract-'));
-    const params = { options: { dbDir: dir, dbLockPrefer: lockPrefer } as Record<string, unknown>, primary: true, log, keepHistory: history };
+    const params = {
+      options: { dbDir: dir, dbLockPrefer: lockPrefer } as Record<string, unknown>,
+      primary: true,
+      log,
+      keepHistory: history,
+    };
     params.options = { ...params.options, ...(await storePrepare(params)) };
     const store = await storeOpen(params);
     t.teardown(async () => {

@@ -21,9 +21,7 @@ export const CHANNEL_PREFIX = 'ldbroker:auth:dsec';
 type KeyJwks = ReturnType<typeof usableKeys>;
 
 /** What crosses the BroadcastChannel: plain data only. */
-type StateMessage =
-  | { t: 'hello' }
-  | { t: 'state'; keys: { jwks: KeyJwks; issuer: string | null } | null; policies: string | null };
+type StateMessage = { t: 'hello' } | { t: 'state'; keys: { jwks: KeyJwks; issuer: string | null } | null; policies: string | null };
 
 /** Instances of one configuration share a channel; brokers of other configurations in one process never meet. */
 export function channelName(config: DsecConfig): string {
@@ -44,7 +42,11 @@ export class DsecInstance {
   private readonly decision: Decision = { verdict: AuthVerdict.Deny, reason: '' };
   private largeHeaderLogged = false;
 
-  constructor(private readonly config: DsecConfig, private readonly log: PluginLogger, readonly primary: boolean) {
+  constructor(
+    private readonly config: DsecConfig,
+    private readonly log: PluginLogger,
+    readonly primary: boolean,
+  ) {
     this.channel = new BroadcastChannel(channelName(config));
     this.channel.unref();
     this.channel.onmessage = (ev) => this.onMessage((ev as { data: unknown }).data as StateMessage);
@@ -134,7 +136,8 @@ export class DsecInstance {
     this.policiesText = text;
     this.policySet = set;
     if (this.primary) {
-      for (const s of set.skipped) this.log.warn({ uid: s.uid, reason: s.reason }, `dsec: policy '${s.uid ?? '(no uid)'}' skipped, ${s.reason}`);
+      for (const s of set.skipped)
+        this.log.warn({ uid: s.uid, reason: s.reason }, `dsec: policy '${s.uid ?? '(no uid)'}' skipped, ${s.reason}`);
       this.log.info({ policies: set.policies.length, skipped: set.skipped.length }, 'dsec: policy set loaded');
     }
     return true;

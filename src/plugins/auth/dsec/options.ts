@@ -4,19 +4,58 @@
 import type { OptionSpec, OptionValues } from '../../../auth/contract.js';
 
 export const options: OptionSpec[] = [
-  { name: 'dsecDiscovery', type: 'string', help: "URL of the verifier's OpenID discovery document: jwks_uri gives the keys, issuer the required iss" },
+  {
+    name: 'dsecDiscovery',
+    type: 'string',
+    help: "URL of the verifier's OpenID discovery document: jwks_uri gives the keys, issuer the required iss",
+  },
   { name: 'dsecJwks', type: 'string', help: 'URL or file of the JWK Set itself, instead of --dsecDiscovery; needs --dsecIssuer' },
   { name: 'dsecIssuer', type: 'string', help: "issuer (iss) a token must have; default: the discovery document's issuer" },
   { name: 'dsecAudience', type: 'string', help: 'an audience (aud) a token must have; default: aud is not checked' },
   { name: 'dsecLeeway', type: 'int', default: 120, min: 0, help: 'seconds of clock skew allowed on exp and nbf' },
   { name: 'dsecPap', type: 'string', help: 'base URL of the policy administration point; policies are read from its GET /policy' },
-  { name: 'dsecPolicies', type: 'string', help: "URL or file of the policies themselves (the PAP's listing, an array of ODRL policies, one policy, or an @graph), instead of --dsecPap" },
-  { name: 'dsecOrganization', type: 'string', help: "the provider's DID (the PAP's organisation DID); vc:role reads a credential's roles for it" },
-  { name: 'dsecRefresh', type: 'int', default: 30, min: 1, help: 'seconds between two fetches of keys and policies (every second while either is missing)' },
-  { name: 'dsecStrippedPath', type: 'bool', default: false, help: 'http:path reads the x-stripped-path header; only behind a gateway that sets it and drops the client\'s' },
-  { name: 'dsecAnonymous', type: 'bool', default: false, help: 'a request without a token is let in as no one instead of 401; only a vc:any policy can then allow it anything' },
-  { name: 'dsecNgsild', type: 'bool', default: false, help: 'decide on the entity as NGSI-LD has it (entity types, attributes, tenant); not available yet' },
-  { name: 'dsecOwnerMaxAge', type: 'int', default: 0, min: 0, help: "with --dsecNgsild: seconds a subscription owner's credential holds; 0 = until the credential's own validUntil" },
+  {
+    name: 'dsecPolicies',
+    type: 'string',
+    help: "URL or file of the policies themselves (the PAP's listing, an array of ODRL policies, one policy, or an @graph), instead of --dsecPap",
+  },
+  {
+    name: 'dsecOrganization',
+    type: 'string',
+    help: "the provider's DID (the PAP's organisation DID); vc:role reads a credential's roles for it",
+  },
+  {
+    name: 'dsecRefresh',
+    type: 'int',
+    default: 30,
+    min: 1,
+    help: 'seconds between two fetches of keys and policies (every second while either is missing)',
+  },
+  {
+    name: 'dsecStrippedPath',
+    type: 'bool',
+    default: false,
+    help: "http:path reads the x-stripped-path header; only behind a gateway that sets it and drops the client's",
+  },
+  {
+    name: 'dsecAnonymous',
+    type: 'bool',
+    default: false,
+    help: 'a request without a token is let in as no one instead of 401; only a vc:any policy can then allow it anything',
+  },
+  {
+    name: 'dsecNgsild',
+    type: 'bool',
+    default: false,
+    help: 'decide on the entity as NGSI-LD has it (entity types, attributes, tenant); not available yet',
+  },
+  {
+    name: 'dsecOwnerMaxAge',
+    type: 'int',
+    default: 0,
+    min: 0,
+    help: "with --dsecNgsild: seconds a subscription owner's credential holds; 0 = until the credential's own validUntil",
+  },
 ];
 
 /** Where a key set or a policy set is read from. */
@@ -111,11 +150,17 @@ export function readConfig(values: OptionValues): DsecConfig {
     throw new DsecOptionError('--dsecNgsild (entity-level decisions, seed 000 §5.8) is not available in this build');
   }
   return {
-    keys: discovery !== null ? { kind: 'discovery', url: httpUrl('dsecDiscovery', discovery) } : { kind: 'jwks', source: source('dsecJwks', jwks as string) },
+    keys:
+      discovery !== null
+        ? { kind: 'discovery', url: httpUrl('dsecDiscovery', discovery) }
+        : { kind: 'jwks', source: source('dsecJwks', jwks as string) },
     issuer,
     audience: text(values, 'dsecAudience'),
     leewaySeconds: int(values, 'dsecLeeway', 120, 0),
-    policies: pap !== null ? { kind: 'pap', url: httpUrl('dsecPap', pap) } : { kind: 'document', source: source('dsecPolicies', policies as string) },
+    policies:
+      pap !== null
+        ? { kind: 'pap', url: httpUrl('dsecPap', pap) }
+        : { kind: 'document', source: source('dsecPolicies', policies as string) },
     organization: text(values, 'dsecOrganization') ?? undefined,
     refreshSeconds: int(values, 'dsecRefresh', 30, 1),
     strippedPath: bool(values, 'dsecStrippedPath'),

@@ -36,7 +36,10 @@ export const MAX_ERROR_DESCRIPTION = 200;
  * text is cut at MAX_ERROR_DESCRIPTION characters: the reason may quote a token's header, which is client data.
  */
 export function errorDescription(reason: string): string {
-  const text = reason.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+  const text = reason
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/[^\x20-\x7e]/g, '?');
   return text.length > MAX_ERROR_DESCRIPTION ? text.slice(0, MAX_ERROR_DESCRIPTION - 3) + '...' : text;
 }
 

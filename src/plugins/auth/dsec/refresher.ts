@@ -27,7 +27,10 @@ export class Refresher {
   private stopped = false;
   private readonly abort = new AbortController();
 
-  constructor(private readonly config: DsecConfig, private readonly target: RefreshTarget) {}
+  constructor(
+    private readonly config: DsecConfig,
+    private readonly target: RefreshTarget,
+  ) {}
 
   start(): void {
     void this.readKeysNow();

@@ -16,7 +16,10 @@ export class SourceError extends Error {}
 async function fetchJson(url: string, signal: AbortSignal): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]), headers: { accept: 'application/json' } });
+    res = await fetch(url, {
+      signal: AbortSignal.any([signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]),
+      headers: { accept: 'application/json' },
+    });
   } catch (e) {
     throw new SourceError(`GET ${url}: ${(e as Error).message}`);
   }

@@ -15,9 +15,7 @@ export interface ClaimRules {
 }
 
 /** The result of a check: the credential (plain data) or why the token does not hold. */
-export type TokenResult =
-  | { ok: true; credential: unknown }
-  | { ok: false; reason: string; unknownKid: boolean };
+export type TokenResult = { ok: true; credential: unknown } | { ok: false; reason: string; unknownKid: boolean };
 
 interface Checked {
   /** The whole token: the cache is keyed by its last characters, a hit holds only for the same whole token. */
@@ -49,7 +47,7 @@ const SHOWN_CHARS = 64;
  * becomes `?`), and a long value is cut.
  */
 export function shown(value: unknown): string {
-  const text = (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)).replace(/[^\x21-\x7e]/g, '?');
+  const text = (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))).replace(/[^\x21-\x7e]/g, '?');
   return text.length > SHOWN_CHARS ? text.slice(0, SHOWN_CHARS - 3) + '...' : text;
 }
 

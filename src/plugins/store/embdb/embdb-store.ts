@@ -2,8 +2,21 @@
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type {
-  AttrStat, BatchItem, BatchOutcome, DocCollection, EntityOrder, EntityPage, EntityQuery,
-  MutateOptions, Mutation, MutationOutcome, SortKey, Store, StoreStatus, TypeStat, WriteEvent,
+  AttrStat,
+  BatchItem,
+  BatchOutcome,
+  DocCollection,
+  EntityOrder,
+  EntityPage,
+  EntityQuery,
+  MutateOptions,
+  Mutation,
+  MutationOutcome,
+  SortKey,
+  Store,
+  StoreStatus,
+  TypeStat,
+  WriteEvent,
 } from '../../../store/contract.js';
 import { changeBetween } from '../../../ngsild/entity/write-change.js';
 import { entitySignature } from '../../../store/kit/discovery-counts.js';
@@ -94,7 +107,14 @@ export class EmbdbStore implements Store {
     this.attrStatDb = this.env.openDB<AttrStat, [string, string]>({ ...KEY_CODEC, name: 'attrStats', ...mapOptions });
     this.docs = this.env.openDB<DocRecord, DocKey>({ ...KEY_CODEC, name: 'docs' });
     this.docOrder = this.env.openDB<string, (string | number)[]>({ ...KEY_CODEC, name: 'docOrder' });
-    this.history = settings.troe === 'embdb' ? new EmbdbHistory(this.env, <R>(fn: () => R) => this.write(fn), (tenant) => this.registerTenant(tenant)) : undefined;
+    this.history =
+      settings.troe === 'embdb'
+        ? new EmbdbHistory(
+            this.env,
+            <R>(fn: () => R) => this.write(fn),
+            (tenant) => this.registerTenant(tenant),
+          )
+        : undefined;
   }
 
   status(): StoreStatus {
@@ -158,7 +178,7 @@ export class EmbdbStore implements Store {
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
-    const events = opts?.events === undefined ? undefined : [] as WriteEvent[];
+    const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
@@ -173,7 +193,7 @@ export class EmbdbStore implements Store {
   }
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
-    const events = opts?.events === undefined ? undefined : [] as WriteEvent[];
+    const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const outcomes = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
@@ -204,8 +224,16 @@ export class EmbdbStore implements Store {
    * history, and notes its event (its sequence: LMDB's transaction id, which grows with each write transaction of
    * the env whichever thread commits it).
    */
-  private applyOutcome<R>(tenant: string, id: string, key: EntityKey, current: StoredEntity | undefined, outcome: MutationOutcome<R>,
-    stats: StatsBatch, opts: MutateOptions | undefined, events: WriteEvent[] | undefined): R {
+  private applyOutcome<R>(
+    tenant: string,
+    id: string,
+    key: EntityKey,
+    current: StoredEntity | undefined,
+    outcome: MutationOutcome<R>,
+    stats: StatsBatch,
+    opts: MutateOptions | undefined,
+    events: WriteEvent[] | undefined,
+  ): R {
     const next = outcome.next;
     if (next === undefined || (next === null && current === undefined)) return outcome.result;
     const oldTypes = current?.type ?? [];
@@ -246,7 +274,8 @@ export class EmbdbStore implements Store {
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
     const plan = planEntityQuery(query);
     if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy);
-    if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined) return this.typePage(tenant, plan.typeIris, query);
+    if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined)
+      return this.typePage(tenant, plan.typeIris, query);
     const page: StoredEntity[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
@@ -267,7 +296,8 @@ export class EmbdbStore implements Store {
    */
   private scan(tenant: string, plan: QueryPlan<StoredEntity>, visit: (entity: StoredEntity) => boolean): void {
     const geo = plan.ids === undefined ? plan.geo : undefined;
-    const geoIds = geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
+    const geoIds =
+      geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
     if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = plan.typeIris;
@@ -286,7 +316,10 @@ export class EmbdbStore implements Store {
       for (const typeIri of plan.typeIris) {
         if (!storablePart(typeIri)) continue;
         for (const id of this.typeMembers.getValues([tenant, typeIri])) {
-          if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
+          if (seen !== undefined) {
+            if (seen.has(id)) continue;
+            seen.add(id);
+          }
           const entity = this.entities.get(entityKey(tenant, id));
           if (entity !== undefined && !visit(entity)) return;
         }
@@ -337,7 +370,10 @@ export class EmbdbStore implements Store {
     outer: for (const typeIri of typeIris) {
       if (!storablePart(typeIri)) continue;
       for (const id of this.typeMembers.getValues([tenant, typeIri])) {
-        if (seen !== undefined) { if (seen.has(id)) continue; seen.add(id); }
+        if (seen !== undefined) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+        }
         if (position >= query.offset) {
           if (position >= end && !(query.count && seen !== undefined)) break outer;
           if (position < end) {
@@ -351,7 +387,7 @@ export class EmbdbStore implements Store {
     if (!query.count) return { entities: page };
     if (seen !== undefined) return { entities: page, count: position };
     const typeIri = typeIris[0]!;
-    return { entities: page, count: storablePart(typeIri) ? this.typeStatDb.get(statKey(tenant, typeIri))?.count ?? 0 : 0 };
+    return { entities: page, count: storablePart(typeIri) ? (this.typeStatDb.get(statKey(tenant, typeIri))?.count ?? 0) : 0 };
   }
 
   collection(tenant: string, name: string): DocCollection {
@@ -365,7 +401,16 @@ export class EmbdbStore implements Store {
 
   /** @internal for index-rebuild.ts, run by the primary at open */
   indexedDbs(): IndexedDbs {
-    return { env: this.env, entities: this.entities, docs: this.docs, typeMembers: this.typeMembers, geoCells: this.geoCells, typeStats: this.typeStatDb, attrStats: this.attrStatDb, meta: this.meta };
+    return {
+      env: this.env,
+      entities: this.entities,
+      docs: this.docs,
+      typeMembers: this.typeMembers,
+      geoCells: this.geoCells,
+      typeStats: this.typeStatDb,
+      attrStats: this.attrStatDb,
+      meta: this.meta,
+    };
   }
 
   /** @internal */
@@ -381,7 +426,11 @@ export class EmbdbStore implements Store {
 }
 
 class EmbdbCollection implements DocCollection {
-  constructor(private readonly store: EmbdbStore, private readonly tenant: string, private readonly name: string) {}
+  constructor(
+    private readonly store: EmbdbStore,
+    private readonly tenant: string,
+    private readonly name: string,
+  ) {}
 
   async get(id: string): Promise<Record<string, unknown> | undefined> {
     return this.store.docsDb().docs.get(docKey(this.tenant, this.name, id))?.doc;
@@ -409,7 +458,12 @@ class EmbdbCollection implements DocCollection {
       return true;
     }
     let seq = 0;
-    for (const k of order.getKeys({ start: [this.tenant, this.name, Number.MAX_SAFE_INTEGER], end: [this.tenant, this.name, -1], reverse: true, limit: 1 }))
+    for (const k of order.getKeys({
+      start: [this.tenant, this.name, Number.MAX_SAFE_INTEGER],
+      end: [this.tenant, this.name, -1],
+      reverse: true,
+      limit: 1,
+    }))
       seq = (k[2] as number) + 1;
     docs.putSync(key, { seq, doc });
     order.putSync([this.tenant, this.name, seq], id);
@@ -431,7 +485,12 @@ class EmbdbCollection implements DocCollection {
   async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {
     const { docs, order } = this.store.docsDb();
     const out: Array<{ id: string; doc: Record<string, unknown> }> = [];
-    for (const { value: id } of order.getRange({ start: [this.tenant, this.name, -1], end: [this.tenant, this.name, Number.MAX_SAFE_INTEGER], offset, limit })) {
+    for (const { value: id } of order.getRange({
+      start: [this.tenant, this.name, -1],
+      end: [this.tenant, this.name, Number.MAX_SAFE_INTEGER],
+      offset,
+      limit,
+    })) {
       const rec = docs.get(docKey(this.tenant, this.name, id));
       if (rec !== undefined) out.push({ id, doc: rec.doc });
     }

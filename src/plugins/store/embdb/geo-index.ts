@@ -73,7 +73,13 @@ export function geoCellsOf(entity: StoredEntity | null | undefined): Map<string,
 }
 
 /** Inside the write transaction: moves an entity's index entries from its old state to its new one. */
-export function moveGeoEntries(db: Database<string, GeoKey>, tenant: string, id: string, before: StoredEntity | undefined, after: StoredEntity | null): void {
+export function moveGeoEntries(
+  db: Database<string, GeoKey>,
+  tenant: string,
+  id: string,
+  before: StoredEntity | undefined,
+  after: StoredEntity | null,
+): void {
   const old = geoCellsOf(before);
   const now = geoCellsOf(after);
   if (old.size === 0 && now.size === 0) return;

@@ -5,7 +5,16 @@ import type { Database, RootDatabase } from 'lmdb';
 import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of-write.js';
 import type { WriteChange } from '../../../ngsild/entity/write-change.js';
 import { type MutateOptions } from '../../../store/contract.js';
-import type { EntityEvent, History, HistoryInstance, InstancePage, InstanceSelection, InstanceUpdateOutcome, TemporalEntityQuery, TemporalEntityRecord } from '../../../history/contract.js';
+import type {
+  EntityEvent,
+  History,
+  HistoryInstance,
+  InstancePage,
+  InstanceSelection,
+  InstanceUpdateOutcome,
+  TemporalEntityQuery,
+  TemporalEntityRecord,
+} from '../../../history/contract.js';
 import type { AttrInstance, StoredEntity } from '../../../ngsild/entity/model.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import { planTemporalQuery } from '../../../store/kit/entity-query.js';
@@ -69,7 +78,11 @@ export class EmbdbHistory implements History {
    * `registerTenant`: the store's, the one place a tenant is registered (inside the write transaction that runs it);
    * a temporal create registers its tenant there as an entity create does.
    */
-  constructor(env: RootDatabase, private readonly write: <R>(fn: () => R) => Promise<R>, private readonly registerTenant: (tenant: string) => void) {
+  constructor(
+    env: RootDatabase,
+    private readonly write: <R>(fn: () => R) => Promise<R>,
+    private readonly registerTenant: (tenant: string) => void,
+  ) {
     this.inst = env.openDB<HistoryInstance, Key>({ ...KEY_CODEC, name: 'histInstances' });
     this.observed = env.openDB<number, Key>({ ...KEY_CODEC, name: 'histObserved' });
     this.attrs = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histAttrs' });
@@ -91,7 +104,9 @@ export class EmbdbHistory implements History {
     let after: Key | undefined;
     for (;;) {
       const chunk: Array<{ tenant: string; rec: TemporalEntityRecord }> = [];
-      for (const { key, value } of this.ents.getRange(after === undefined ? { limit: BACKFILL_CHUNK + 1 } : { start: after, limit: BACKFILL_CHUNK + 1 })) {
+      for (const { key, value } of this.ents.getRange(
+        after === undefined ? { limit: BACKFILL_CHUNK + 1 } : { start: after, limit: BACKFILL_CHUNK + 1 },
+      )) {
         if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue;
         chunk.push({ tenant: key[0] as string, rec: value });
         after = key;
@@ -146,7 +161,12 @@ export class EmbdbHistory implements History {
     let listed = !sequenced;
     if (sequenced) {
       const ms = Date.parse(h.createdAt);
-      for (const k of this.inst.getKeys({ start: [tenant, id, attrIri, MAX_T], end: [tenant, id, attrIri, MIN_T], reverse: true, limit: 1 })) {
+      for (const k of this.inst.getKeys({
+        start: [tenant, id, attrIri, MAX_T],
+        end: [tenant, id, attrIri, MIN_T],
+        reverse: true,
+        limit: 1,
+      })) {
         listed = true;
         const lastMs = k[3] as number;
         if (lastMs < ms) break;
@@ -228,7 +248,9 @@ export class EmbdbHistory implements History {
 
   /** Ids holding any of the types, in id order, each once: a merge of the type index's per-type ranges. */
   private *idsOfTypes(tenant: string, typeIris: readonly string[], afterId: string | undefined): Generator<string> {
-    const streams = typeIris.map((t) => this.typeIds.getKeys({ start: [tenant, t, afterId ?? ''], end: [tenant, t, LAST] })[Symbol.iterator]());
+    const streams = typeIris.map((t) =>
+      this.typeIds.getKeys({ start: [tenant, t, afterId ?? ''], end: [tenant, t, LAST] })[Symbol.iterator](),
+    );
     const heads = streams.map((s) => s.next());
     for (;;) {
       let min: string | undefined;
@@ -259,7 +281,12 @@ export class EmbdbHistory implements History {
   }
 
   /** One attribute's instances: an index range scan on the time property, newest first when lastN asks. */
-  private attrInstances(tenant: string, id: string, attrIri: string, sel: InstanceSelection): { list: HistoryInstance[]; truncated: boolean } {
+  private attrInstances(
+    tenant: string,
+    id: string,
+    attrIri: string,
+    sel: InstanceSelection,
+  ): { list: HistoryInstance[]; truncated: boolean } {
     const w = sel.window;
     const prop = w?.timeproperty ?? 'createdAt';
     const from = w?.from ?? MIN_T;
@@ -305,7 +332,13 @@ export class EmbdbHistory implements History {
    * one only up to the time the merge has reached: in step with the observedAt index when instances are recorded
    * about when they are observed; over the whole attribute for lastN when they were recorded long after.
    */
-  private scanByObservedAt(tenant: string, id: string, attrIri: string, reverse: boolean, take: (h: HistoryInstance | undefined) => boolean): void {
+  private scanByObservedAt(
+    tenant: string,
+    id: string,
+    attrIri: string,
+    reverse: boolean,
+    take: (h: HistoryInstance | undefined) => boolean,
+  ): void {
     const lo: Key = [tenant, id, attrIri, MIN_T];
     const hi: Key = [tenant, id, attrIri, MAX_T];
     const range = reverse ? { start: hi, end: lo, reverse: true } : { start: lo, end: hi };
@@ -316,7 +349,8 @@ export class EmbdbHistory implements History {
     let c = created.next();
     for (;;) {
       const oMs = o.done ? undefined : (o.value.key[3] as number);
-      while (!c.done && typeof c.value.value.observedAt === 'string' && (oMs === undefined || !comesFirst(oMs, c.value.key[3] as number))) c = created.next();
+      while (!c.done && typeof c.value.value.observedAt === 'string' && (oMs === undefined || !comesFirst(oMs, c.value.key[3] as number)))
+        c = created.next();
       const cUnobserved = !c.done && typeof c.value.value.observedAt !== 'string';
       if (oMs === undefined && !cUnobserved) return;
       if (cUnobserved && (oMs === undefined || comesFirst(c.value!.key[3] as number, oMs))) {
@@ -331,8 +365,13 @@ export class EmbdbHistory implements History {
 
   // ---- temporal API writes --------------------------------------------------------------------------------
 
-  async addInstances(tenant: string, entity: { id: string; type: string[]; scope?: string[] }, attrs: Record<string, AttrInstance[]>,
-    at: string, opts?: MutateOptions): Promise<boolean> {
+  async addInstances(
+    tenant: string,
+    entity: { id: string; type: string[]; scope?: string[] },
+    attrs: Record<string, AttrInstance[]>,
+    at: string,
+    opts?: MutateOptions,
+  ): Promise<boolean> {
     return this.write(() => {
       const key = [tenant, entity.id];
       const rec = this.ents.get(key);
@@ -389,7 +428,14 @@ export class EmbdbHistory implements History {
     });
   }
 
-  async updateInstance(tenant: string, id: string, attrIri: string, instanceId: string, instance: AttrInstance, at: string): Promise<InstanceUpdateOutcome> {
+  async updateInstance(
+    tenant: string,
+    id: string,
+    attrIri: string,
+    instanceId: string,
+    instance: AttrInstance,
+    at: string,
+  ): Promise<InstanceUpdateOutcome> {
     return this.write(() => {
       const old = this.findInstance(tenant, id, attrIri, instanceId);
       if (old === undefined) return 'notFound';

@@ -139,6 +139,9 @@ export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: n
 
 function mapOf<V>(outer: Map<string, Map<string, V>>, tenant: string): Map<string, V> {
   let inner = outer.get(tenant);
-  if (inner === undefined) { inner = new Map(); outer.set(tenant, inner); }
+  if (inner === undefined) {
+    inner = new Map();
+    outer.set(tenant, inner);
+  }
   return inner;
 }

@@ -10,11 +10,21 @@ import { rebuildIndexesIfOld } from './index-rebuild.js';
 
 export const options: OptionSpec[] = [
   { name: 'dbDir', type: 'string', help: 'embdb directory on disk (absent: in RAM, removed at exit)' },
-  { name: 'dbSync', type: 'enum', values: ['interval', 'request'], default: 'interval',
-    help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms' },
+  {
+    name: 'dbSync',
+    type: 'enum',
+    values: ['interval', 'request'],
+    default: 'interval',
+    help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms',
+  },
   { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
-  { name: 'dbLockPrefer', type: 'enum', values: ['reads', 'writes'], default: 'reads',
-    help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker' },
+  {
+    name: 'dbLockPrefer',
+    type: 'enum',
+    values: ['reads', 'writes'],
+    default: 'reads',
+    help: 'reads: writes go through the batched async writer; writes: writes commit synchronously in the worker',
+  },
 ];
 
 /** The value of one of our options: as given, else the table's default (the one place defaults are written). */

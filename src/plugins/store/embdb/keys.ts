@@ -53,7 +53,10 @@ const AFTER_ANY_PART = Uint8Array.of(0xff);
  * them and `[tenant, 0xff]` after them, and before every longer tenant name that starts with this one (whose next
  * byte, a name character, is above the 0 that follows this tenant).
  */
-export const tenantRange = (tenant: string): { start: [string]; end: [string, Uint8Array] } => ({ start: [tenant], end: [tenant, AFTER_ANY_PART] });
+export const tenantRange = (tenant: string): { start: [string]; end: [string, Uint8Array] } => ({
+  start: [tenant],
+  end: [tenant, AFTER_ANY_PART],
+});
 
 /**
  * Every embdb database is opened with these: keys in lmdb's own ordered-binary encoding (the same bytes as lmdb's

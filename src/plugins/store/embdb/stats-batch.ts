@@ -21,11 +21,25 @@ export class StatsBatch {
     const attrs = this.tenantMap(this.attrs, tenant);
     for (const sig of [before, after]) {
       if (sig === undefined) continue;
-      for (const t of sig.types) if (!types.has(t)) { const v = this.typeStatDb.get([tenant, t]); if (v !== undefined) types.set(t, v); }
-      for (const [a] of sig.attrs) if (!attrs.has(a)) { const v = this.attrStatDb.get([tenant, a]); if (v !== undefined) attrs.set(a, v); }
+      for (const t of sig.types)
+        if (!types.has(t)) {
+          const v = this.typeStatDb.get([tenant, t]);
+          if (v !== undefined) types.set(t, v);
+        }
+      for (const [a] of sig.attrs)
+        if (!attrs.has(a)) {
+          const v = this.attrStatDb.get([tenant, a]);
+          if (v !== undefined) attrs.set(a, v);
+        }
     }
-    if (before !== undefined) { addToTypeStats(types, before, -1); addToAttrStats(attrs, before, -1); }
-    if (after !== undefined) { addToTypeStats(types, after, 1); addToAttrStats(attrs, after, 1); }
+    if (before !== undefined) {
+      addToTypeStats(types, before, -1);
+      addToAttrStats(attrs, before, -1);
+    }
+    if (after !== undefined) {
+      addToTypeStats(types, after, 1);
+      addToAttrStats(attrs, after, 1);
+    }
   }
 
   /** Inside the same transaction, after the last move: writes every changed record (a count of 0 removes it). */
@@ -48,7 +62,10 @@ export class StatsBatch {
 
   private tenantMap<V>(outer: Map<string, Map<string, V>>, tenant: string): Map<string, V> {
     let inner = outer.get(tenant);
-    if (inner === undefined) { inner = new Map(); outer.set(tenant, inner); }
+    if (inner === undefined) {
+      inner = new Map();
+      outer.set(tenant, inner);
+    }
     return inner;
   }
 }

@@ -5,10 +5,14 @@
 function rank(v: unknown): number {
   if (v === null) return 0;
   switch (typeof v) {
-    case 'boolean': return 1;
-    case 'number': return 2;
-    case 'string': return 3;
-    default: return Array.isArray(v) ? 4 : 5;
+    case 'boolean':
+      return 1;
+    case 'number':
+      return 2;
+    case 'string':
+      return 3;
+    default:
+      return Array.isArray(v) ? 4 : 5;
   }
 }
 
@@ -30,10 +34,14 @@ export function compareValues(a: unknown, b: unknown): number {
   const rb = rank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
   switch (ra) {
-    case 0: return 0;
-    case 1: return a === b ? 0 : a ? 1 : -1;
-    case 2: return (a as number) === (b as number) ? 0 : (a as number) < (b as number) ? -1 : 1;
-    case 3: return compareStrings(a as string, b as string);
+    case 0:
+      return 0;
+    case 1:
+      return a === b ? 0 : a ? 1 : -1;
+    case 2:
+      return (a as number) === (b as number) ? 0 : (a as number) < (b as number) ? -1 : 1;
+    case 3:
+      return compareStrings(a as string, b as string);
     case 4: {
       const aa = a as unknown[];
       const ab = b as unknown[];

@@ -3,7 +3,14 @@
 
 import type { DecisionInput } from './input.js';
 import {
-  BROKER_WORDS, LEFT_OPERAND_WORDS, WORDS_WITH_ARGUMENT, isInertWord, issuerOf, leftOperandGetter, roleListSlot, type Getter,
+  BROKER_WORDS,
+  LEFT_OPERAND_WORDS,
+  WORDS_WITH_ARGUMENT,
+  isInertWord,
+  issuerOf,
+  leftOperandGetter,
+  roleListSlot,
+  type Getter,
 } from './left-operands.js';
 import { Fact } from './input.js';
 import { F, T, U, isOperator, operatorFor, type Tri } from './operators.js';
@@ -70,10 +77,26 @@ const ACTIONS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
 
 const LOGICAL_OPERANDS = ['odrl:and', 'odrl:andSequence', 'odrl:or', 'odrl:xone'] as const;
 
-const NUMERIC_TYPES = new Set([
-  'integer', 'int', 'long', 'short', 'byte', 'nonNegativeInteger', 'positiveInteger', 'negativeInteger',
-  'nonPositiveInteger', 'unsignedInt', 'unsignedLong', 'unsignedShort', 'unsignedByte', 'decimal', 'float', 'double',
-].map((t) => `xsd:${t}`));
+const NUMERIC_TYPES = new Set(
+  [
+    'integer',
+    'int',
+    'long',
+    'short',
+    'byte',
+    'nonNegativeInteger',
+    'positiveInteger',
+    'negativeInteger',
+    'nonPositiveInteger',
+    'unsignedInt',
+    'unsignedLong',
+    'unsignedShort',
+    'unsignedByte',
+    'decimal',
+    'float',
+    'double',
+  ].map((t) => `xsd:${t}`),
+);
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})/;
 
@@ -101,7 +124,10 @@ class PolicyCompiler {
   /** For each top-level rule, the role lists the rules before it read. */
   private readonly rolesBefore: number[] = [];
 
-  constructor(private readonly opts: CompileOptions, private readonly prefixes: PrefixMap) {}
+  constructor(
+    private readonly opts: CompileOptions,
+    private readonly prefixes: PrefixMap,
+  ) {}
 
   term(s: string): string {
     return canonicalTerm(s, this.prefixes);
@@ -142,7 +168,8 @@ class PolicyCompiler {
   guardOf(rules: readonly Rule[]): PolicyGuard | null {
     for (let i = 1; i < rules.length; i++) {
       const g = this.guards.get(rules[i] as Rule);
-      if (g !== undefined) return { fact: g.fact, values: g.values, value: g.values[0] as string, rolesBefore: this.rolesBefore[i] as number };
+      if (g !== undefined)
+        return { fact: g.fact, values: g.values, value: g.values[0] as string, rolesBefore: this.rolesBefore[i] as number };
     }
     return null;
   }
@@ -414,7 +441,12 @@ class PolicyCompiler {
 export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes: PrefixMap = NO_PREFIXES): CompiledPolicy | SkippedPolicy {
   if (!isObj(raw)) return { kind: 'skipped', uid: null, reason: 'it is not a JSON object' };
   // Compiling recurses through the policy (canonical terms, logical constraints): a deeper one is skipped, not a crash.
-  if (nestedDeeperThan(raw)) return { kind: 'skipped', uid: typeof raw['odrl:uid'] === 'string' ? raw['odrl:uid'] : null, reason: `it is nested deeper than ${MAX_NESTING} levels` };
+  if (nestedDeeperThan(raw))
+    return {
+      kind: 'skipped',
+      uid: typeof raw['odrl:uid'] === 'string' ? raw['odrl:uid'] : null,
+      reason: `it is nested deeper than ${MAX_NESTING} levels`,
+    };
   const prefixes = prefixesOf(raw['@context'], new Map(outerPrefixes));
   const node = canonicalNode(raw, prefixes) as Obj;
   const uid = node['odrl:uid'];

@@ -98,9 +98,22 @@ export const WORDS_WITH_ARGUMENT = new Set(['http:bodyValue', 'ovc:leftOperand']
 export const BROKER_WORDS = new Set(['ngsi-ld:tenant', 'ngsi-ld:attribute']);
 
 export const LEFT_OPERAND_WORDS = new Set([
-  'ngsi-ld:entityType', 'ngsi-ld:entityTypeGroup', 'vc:role', 'vc:type', 'vc:currentParty', 'dome-op:currentParty',
-  'http:path', 'http:bodyValue', 'ovc:leftOperand', 'ovc:credentialSubjectType', 'odrl:dateTime', 'odrl:dayOfWeek',
-  'odrl:hourOfDay', 'dome-op:role', 'tmf:lifecycleStatus', 'tmf:resource',
+  'ngsi-ld:entityType',
+  'ngsi-ld:entityTypeGroup',
+  'vc:role',
+  'vc:type',
+  'vc:currentParty',
+  'dome-op:currentParty',
+  'http:path',
+  'http:bodyValue',
+  'ovc:leftOperand',
+  'ovc:credentialSubjectType',
+  'odrl:dateTime',
+  'odrl:dayOfWeek',
+  'odrl:hourOfDay',
+  'dome-op:role',
+  'tmf:lifecycleStatus',
+  'tmf:resource',
 ]);
 
 export function issuerOf(x: DecisionInput): unknown {

@@ -125,7 +125,12 @@ export function decide(set: PolicySet, x: DecisionInput, out: Decision): Decisio
       let v: unknown;
       if (g.fact === Fact.EntityType) v = entityType === NOT_READ ? (entityType = x.entityType()) : entityType;
       else v = lastSegment === NOT_READ ? (lastSegment = x.lastSegment()) : lastSegment;
-      if (v !== g.value && (g.values.length === 1 || !g.values.includes(v as string)) && (g.rolesBefore === 0 || !rolesMayThrow(set, x, g.rolesBefore))) continue;
+      if (
+        v !== g.value &&
+        (g.values.length === 1 || !g.values.includes(v as string)) &&
+        (g.rolesBefore === 0 || !rolesMayThrow(set, x, g.rolesBefore))
+      )
+        continue;
     }
     try {
       if (p.allowsFrom(x, 1)) {
