@@ -1,6 +1,6 @@
 // What a temporal request asks for (CIM 009 v1.8 §6.3.x, §6.18 to §6.24): the temporal query, the representation
 // (format/options), aggregation, pick/omit, attrs, datasetId and lang, checked and parsed once per request.
-import { badRequest } from '../ngsild/problem.js';
+import { badRequest, invalidRequest } from '../ngsild/problem.js';
 import { checkNameSize } from '../ngsild/entity/limits.js';
 import { checkDisjoint, parseProjection, parseProjectionList, type Projection } from '../ngsild/query/projection.js';
 import { parseTemporalQuery, type TemporalQuery, type TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
@@ -43,7 +43,8 @@ const ENTITY_MEMBERS = new Set(['id', 'type', 'scope']);
 function formatOf(formatParam: string | undefined, words: ReadonlySet<string>): TemporalFormat {
   if (formatParam !== undefined) {
     const f = FORMATS[formatParam];
-    if (f === undefined) throw badRequest(`format: '${formatParam.slice(0, 60)}' is not one of ${Object.keys(FORMATS).join(', ')}`);
+    // CIM 009 v1.8.1 §6.3.20: a representation the operation does not support is InvalidRequest, as on the entity routes.
+    if (f === undefined) throw invalidRequest(`format: '${formatParam.slice(0, 60)}' is not one of ${Object.keys(FORMATS).join(', ')}`);
     return f;
   }
   const asked = ['concise', 'temporalValues', 'keyValues', 'simplified', 'aggregatedValues'].filter((w) => words.has(w));

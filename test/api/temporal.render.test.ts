@@ -108,7 +108,6 @@ t.test("lang renders a LanguageProperty's instances in the best language; concis
 
 t.test('bad format, options, projections and lang are 400 BadRequestData naming the fault', async (t) => {
   const cases: Array<[string, RegExp]> = [
-    ['format=table', /format/],
     ['options=concise,temporalValues', /cannot be asked together/],
     ['options=keyValues,aggregatedValues&aggrMethods=sum', /cannot be asked together/],
     ['pick=id,flow&omit=flow', /'flow' is both in pick and in omit/],
@@ -125,6 +124,16 @@ t.test('bad format, options, projections and lang are 400 BadRequestData naming 
     t.equal(r.status, 400, q);
     t.equal(r.json?.type, BAD, q);
     t.match(r.json?.detail, detail, q);
+  }
+  for (const path of [`${NGSI}/temporal/entities/${id}?format=table`, `${NGSI}/temporal/entities?type=Pump&format=table`]) {
+    const format = await call(broker, 'GET', path);
+    t.equal(format.status, 400, path);
+    t.equal(
+      format.json?.type,
+      'https://uri.etsi.org/ngsi-ld/errors/InvalidRequest',
+      `a format value it does not know is InvalidRequest: ${path}`,
+    );
+    t.match(format.json?.detail, /format: 'table' is not one of/);
   }
   const word = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}?options=bogus`);
   t.equal(word.status, 400);
