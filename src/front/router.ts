@@ -77,9 +77,21 @@ export function lookupRoute(method: string, path: string): RouteMatch {
   const api = path.startsWith(API_PREFIX + '/');
   if (!api && !path.startsWith('/')) return { kind: 'notFound' };
   let rest = path.slice(api ? API_PREFIX.length + 1 : 1);
-  if (rest.endsWith('/')) rest = rest.slice(0, -1);
+  const trailing = rest.endsWith('/');
+  if (trailing) rest = rest.slice(0, -1);
   const parts = rest.split('/');
   const table = api ? apiTable : rootTable;
+  const found = match(table, method, parts);
+  // `PUT /entities/`: the collection does not take the method, but the path with its last identifier left empty does
+  // (`PUT /entities/{entityId}`): the identifier is missing (BadRequestData), as with an empty segment inside a path.
+  if (found.kind === 'badMethod' && trailing) {
+    const withEmpty = match(table, method, [...parts, '']);
+    if (withEmpty.kind === 'emptyParam') return withEmpty;
+  }
+  return found;
+}
+
+function match(table: Map<string, CompiledRoute[]>, method: string, parts: string[]): RouteMatch {
   const candidates = table.get(`${parts.length}/${parts[0]}`);
   if (candidates === undefined) return { kind: 'notFound' };
   for (const c of candidates) {

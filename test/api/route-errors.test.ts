@@ -55,10 +55,22 @@ t.test('the method is checked before the empty segment, and a trailing slash is 
   const wrongMethod = await call(broker, 'GET', `${NGSI}/entities//attrs`);
   t.equal(wrongMethod.status, 405, 'no GET on /entities/{id}/attrs, empty id or not');
   t.equal(wrongMethod.headers.get('allow'), 'POST, PATCH, OPTIONS');
-  // `/entities/{id}/attrs/` is the resource /entities/{id}/attrs (RFC 9110 §4.2.3 leaves it to the server; the
-  // router strips one trailing slash everywhere), which has no DELETE.
-  t.equal((await call(broker, 'DELETE', `${NGSI}/entities/${ID}/attrs/`)).status, 405);
-  t.equal((await call(broker, 'PATCH', `${NGSI}/entities/`, { body: { speed: { type: 'Property', value: 5 } } })).status, 405);
+  // `/entities/` is the collection /entities (RFC 9110 §4.2.3 leaves it to the server; the router strips one trailing
+  // slash): a method the collection takes is its operation. A method only `/entities/{entityId}` takes (PUT, PATCH)
+  // is that operation with its id missing: 400 BadRequestData (CIM 009 §5.6.x, ETSI 054_02_02, 056_02_02).
+  for (const [method, path, what] of [
+    ['PATCH', `${NGSI}/entities/`, 'entity id'],
+    ['PUT', `${NGSI}/entities/`, 'entity id'],
+    ['DELETE', `${NGSI}/entities/${ID}/attrs/`, 'attribute name'],
+  ] as const) {
+    const r = await call(broker, method, path, method === 'DELETE' ? {} : { body: { speed: { type: 'Property', value: 5 } } });
+    t.equal(r.status, 400, `${method} ${path}`);
+    t.equal(r.json?.type, `${ERR}BadRequestData`, `${method} ${path}`);
+    t.match(r.json?.detail, what, `${method} ${path} names the ${what}`);
+  }
+  const neither = await call(broker, 'PUT', `${NGSI}/subscriptions/`, { body: {} });
+  t.equal(neither.status, 405, 'PUT is neither on /subscriptions nor on /subscriptions/{id}');
+  t.equal((await call(broker, 'GET', `${NGSI}/entities/${ID}`)).json?.speed?.value, 1, 'nothing was written');
   const options = await call(broker, 'OPTIONS', `${NGSI}/entities//attrs`);
   t.equal(options.status, 204, 'OPTIONS tells the methods of the path');
 });
