@@ -27,6 +27,9 @@ export const LARGE_AUTHORIZATION_BYTES = 512;
 
 export const CHANNEL_PREFIX = 'ldbroker:auth:dsec';
 
+/** seed 000 §5.6: the methods the action words name. */
+const ACTION_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
 type KeyJwks = ReturnType<typeof usableKeys>;
 
 /** What crosses the BroadcastChannel: plain data only. */
@@ -201,8 +204,9 @@ export class DsecInstance {
       if (this.config.ngsild) {
         const why = undecidable(req, x);
         if (why !== null) return denied(answer, why);
-        // seed 000 §2.4: the entity part of the decision is the entity hook's when the broker will ask it
-        if (req.entities) return this.authorizePlan(set, req, identity, answer);
+        // seed 000 §2.4: the entity part of the decision is the entity hook's when the broker will ask it. A method no
+        // action word names (HEAD, OPTIONS: §5.6) is no NGSI-LD operation's, and is decided as the chain decides it.
+        if (req.entities && ACTION_METHODS.has(x.method)) return this.authorizePlan(set, req, identity, answer);
       }
       d = decide(set, x, this.decision);
     } finally {
