@@ -40,9 +40,21 @@ const conflicted = {
   },
 };
 
+/** Enough candidates for one identity that an entity is decided through the type index. */
+const many = [
+  ...Array.from({ length: 10 }, (_, i) =>
+    policy(`urn:p:many-${i}`, 'did:web:many', 'odrl:read', [rule('ngsi-ld:entityType', 'odrl:eq', `T${i}`)]),
+  ),
+  policy('urn:p:many-or', 'did:web:many', 'odrl:read', [
+    { 'odrl:or': [rule('ngsi-ld:entityType', 'odrl:eq', 'Z'), rule('ngsi-ld:entityType', 'odrl:eq', 'W')] },
+  ]),
+  policy('urn:p:many-list', 'did:web:many', 'odrl:read', [rule('ngsi-ld:entityType', 'odrl:isAnyOf', ['L1', 'L2'])]),
+];
+
 writeFileSync(
   join(dir, 'policies.json'),
   JSON.stringify([
+    ...many,
     policy('urn:p:owner-building', 'did:web:owner', 'odrl:read', [rule('ngsi-ld:entityType', 'odrl:eq', 'Building')]),
     policy('urn:p:owner-car-name', 'did:web:owner', 'odrl:read', [
       rule('ngsi-ld:entityType', 'odrl:eq', 'Car'),
@@ -110,4 +122,16 @@ t.test('an entity without types satisfies no type rule, not even a negative one'
 t.test('a credential with two role lists for the organisation is 503 when a role policy is evaluated', async (t) => {
   const r = ask(driver, retrieveView(), conflicted, building);
   t.equal(r.verdict, AuthVerdict.Unavailable);
+});
+
+t.test('with many candidates an entity is decided through the type index, as by walking them', async (t) => {
+  const who = { issuer: 'did:web:many' };
+  const read = (types: string[]): AuthVerdict =>
+    ask(driver, retrieveView(), who, { id: 'urn:x:m', types: types.map((n) => DEFAULT + n), storedTypes: true, read: true }).verdict;
+  t.equal(read(['T7']), AuthVerdict.Allow, 'an eq policy of the type');
+  t.equal(read(['X']), AuthVerdict.Deny, 'no policy of the type');
+  t.equal(read(['X', 'T3']), AuthVerdict.Allow, 'one of two types');
+  t.equal(read(['W']), AuthVerdict.Allow, 'a type rule under an or: no index key, still asked');
+  t.equal(read(['L2']), AuthVerdict.Allow, 'an isAnyOf list gives each of its types a key');
+  t.equal(read([]), AuthVerdict.Deny, 'no types');
 });

@@ -70,9 +70,46 @@ export interface EntityPlan {
   readonly methods: readonly string[];
   /** Per method (same index), the candidates in the PAP's order. */
   readonly candidates: readonly (readonly CompiledPolicy[])[];
+  /** Per method, for many candidates: them as a set, to be met through the policy set's type index. */
+  readonly members: readonly (ReadonlySet<CompiledPolicy> | null)[];
 }
 
 const NO_CANDIDATES: readonly CompiledPolicy[] = [];
+
+/** From this many candidates an entity is decided through the type index rather than by walking them all. */
+const INDEXED_FROM = 8;
+
+/** The policies of one method by the expanded types they need (CompiledPolicy.typeKeys); `rest` need none. */
+interface TypeIndex {
+  readonly byType: ReadonlyMap<string, readonly CompiledPolicy[]>;
+  readonly rest: readonly CompiledPolicy[];
+}
+
+/** Built once per policy set and method, on first use: the set is replaced whole, never changed. */
+const typeIndexes = new WeakMap<PolicySet, Map<string, TypeIndex>>();
+
+function typeIndexOf(set: PolicySet, method: string): TypeIndex {
+  let perMethod = typeIndexes.get(set);
+  if (perMethod === undefined) typeIndexes.set(set, (perMethod = new Map()));
+  let index = perMethod.get(method);
+  if (index === undefined) {
+    const byType = new Map<string, CompiledPolicy[]>();
+    const rest: CompiledPolicy[] = [];
+    for (const p of set.byMethod.get(method) ?? NO_CANDIDATES) {
+      if (p.typeKeys === null) {
+        rest.push(p);
+        continue;
+      }
+      for (const t of new Set(p.typeKeys)) {
+        let list = byType.get(t);
+        if (list === undefined) byType.set(t, (list = []));
+        list.push(p);
+      }
+    }
+    perMethod.set(method, (index = { byType, rest }));
+  }
+  return index;
+}
 
 /**
  * The request's plan: the rules on the request alone are evaluated once here, never per entity. `x` is reset for the
@@ -81,6 +118,7 @@ const NO_CANDIDATES: readonly CompiledPolicy[] = [];
 export function planOf(set: PolicySet, req: AuthRequest, identity: unknown, x: DecisionInput): EntityPlan {
   const methods = methodsOf(req.ldOpName);
   const candidates: (readonly CompiledPolicy[])[] = [];
+  const members: (ReadonlySet<CompiledPolicy> | null)[] = [];
   for (const m of methods) {
     x.method = m;
     const list: CompiledPolicy[] = [];
@@ -90,8 +128,9 @@ export function planOf(set: PolicySet, req: AuthRequest, identity: unknown, x: D
       if (list.length > 0 && (list[list.length - 1] as CompiledPolicy).entityFree) break;
     }
     candidates.push(list);
+    members.push(list.length >= INDEXED_FROM ? new Set(list) : null);
   }
-  return { set, identity, methods, candidates };
+  return { set, identity, methods, candidates, members };
 }
 
 /** Whether some candidate may allow some entity: else the request is refused before its @context is fetched. */
@@ -100,13 +139,32 @@ export function mayAllow(plan: EntityPlan): boolean {
   return false;
 }
 
-/** Whether some candidate's entity rules hold for the entity facts in `x`. */
-function someHolds(list: readonly CompiledPolicy[], x: DecisionInput): boolean {
-  for (let i = 0; i < list.length; i++) {
-    const p = list[i] as CompiledPolicy;
-    if (p.entityFree || p.holdsKinds(x, ENTITY_RULES)) return true;
+/**
+ * Whether some candidate of method `index` has its entity rules hold for the entity facts in `x`. Which one allows
+ * does not change the answer (the request rules, where role conflicts arise, were evaluated in the plan), so many
+ * candidates are met through the type index: only those needing one of the entity's types, and those needing none.
+ */
+function someHolds(plan: EntityPlan, index: number, x: DecisionInput): boolean {
+  const members = plan.members[index];
+  if (members === null || members === undefined) {
+    const list = plan.candidates[index] as readonly CompiledPolicy[];
+    for (let i = 0; i < list.length; i++) if (holds(list[i] as CompiledPolicy, x)) return true;
+    return false;
   }
+  const typeIndex = typeIndexOf(plan.set, plan.methods[index] as string);
+  const types = x.entityTypes ?? [];
+  for (let t = 0; t < types.length; t++) {
+    const list = typeIndex.byType.get(types[t] as string);
+    if (list === undefined) continue;
+    for (let i = 0; i < list.length; i++) if (members.has(list[i] as CompiledPolicy) && holds(list[i] as CompiledPolicy, x)) return true;
+  }
+  const rest = typeIndex.rest;
+  for (let i = 0; i < rest.length; i++) if (members.has(rest[i] as CompiledPolicy) && holds(rest[i] as CompiledPolicy, x)) return true;
   return false;
+}
+
+function holds(p: CompiledPolicy, x: DecisionInput): boolean {
+  return p.entityFree || p.holdsKinds(x, ENTITY_RULES);
 }
 
 /** What the entity hook answers: a verdict, and for a whole-entity read whether only some attributes are allowed. */
@@ -125,20 +183,19 @@ export function decideEntity(plan: EntityPlan, req: AuthRequest, entity: AuthEnt
   out.verdict = AuthVerdict.Deny;
   const method = methodFor(req.ldOpName, entity);
   const index = plan.methods.indexOf(method);
-  const list = index < 0 ? NO_CANDIDATES : (plan.candidates[index] as readonly CompiledPolicy[]);
-  if (list.length === 0) return out;
+  if (index < 0 || (plan.candidates[index] as readonly CompiledPolicy[]).length === 0) return out;
   x.method = method;
   x.entityTypes = entity.types;
   try {
     // one attribute alone: after a partial answer, or a route on one attribute
     if (entity.attribute !== undefined) {
       x.attribute = entity.attribute;
-      if (someHolds(list, x)) out.verdict = AuthVerdict.Allow;
+      if (someHolds(plan, index, x)) out.verdict = AuthVerdict.Allow;
       return out;
     }
     // whatever the attribute: no attribute is given, so a rule on one is not true (§5.7 rule 4)
     x.attribute = undefined;
-    if (someHolds(list, x)) {
+    if (someHolds(plan, index, x)) {
       out.verdict = AuthVerdict.Allow;
       return out;
     }
@@ -147,14 +204,14 @@ export function decideEntity(plan: EntityPlan, req: AuthRequest, entity: AuthEnt
     if (written !== undefined && written.length > 0) {
       for (const a of written) {
         x.attribute = a;
-        if (!someHolds(list, x)) return out;
+        if (!someHolds(plan, index, x)) return out;
       }
       out.verdict = AuthVerdict.Allow;
       return out;
     }
     // a read (or a write naming no attribute): some policy holds on the entity's types for some attribute at most
     x.attribute = ANY_ATTRIBUTE;
-    if (someHolds(list, x)) {
+    if (someHolds(plan, index, x)) {
       out.verdict = AuthVerdict.Allow;
       out.partial = entity.read;
     }

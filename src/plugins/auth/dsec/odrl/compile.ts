@@ -66,6 +66,11 @@ export interface CompiledPolicy {
   readonly kinds: readonly number[];
   /** Some rule reads `ngsi-ld:attribute`. */
   readonly readsAttribute: boolean;
+  /**
+   * --dsecNgsild: expanded types one of which an entity must have for the policy to hold (a positive `eq` or
+   * `isAnyOf` of constant types, reached through conjunctions only); null when the policy names no such set.
+   */
+  readonly typeKeys: readonly string[] | null;
   /** No rule reads the entity: when the request rules hold, the policy allows every entity and attribute. */
   readonly entityFree: boolean;
   /** The rules of the kinds `select` names all hold (the others are not evaluated). May throw RoleConflict. */
@@ -151,6 +156,10 @@ class PolicyCompiler {
   private reads = 0;
   /** Per top-level rule, what it reads of the entity. */
   readonly kinds: number[] = [];
+  /** How many `or`/`xone` enclose the constraint being compiled: a type rule under one is no necessary condition. */
+  private disjunctive = 0;
+  /** The first necessary set of entity types met (CompiledPolicy.typeKeys). */
+  typeKeys: readonly string[] | null = null;
 
   constructor(
     private readonly opts: CompileOptions,
@@ -291,7 +300,10 @@ class PolicyCompiler {
 
   /** Every member is evaluated: one undefined member makes the whole undefined (seed 000 §5.7 rule 4). */
   logical(op: string, list: readonly unknown[]): Rule {
+    const disjunction = op === 'odrl:or' || op === 'odrl:xone';
+    if (disjunction) this.disjunctive++;
     const parts = list.map((c) => this.constraintOrLogical(c));
+    if (disjunction) this.disjunctive--;
     const n = parts.length;
     if (op === 'odrl:or') {
       return (x) => {
@@ -387,6 +399,10 @@ class PolicyCompiler {
   entityTypeRule(requestRule: Rule, op: Operator, opWord: string, right: unknown): Rule {
     const rv = this.expandRight(right);
     const negative = opWord === 'odrl:neq' || opWord === 'odrl:isNoneOf';
+    if (this.typeKeys === null && this.disjunctive === 0) {
+      if ((opWord === 'odrl:eq' || opWord === 'odrl:isAllOf') && typeof rv === 'string') this.typeKeys = [rv];
+      else if (MEMBERSHIP_OPERATORS.has(opWord) && Array.isArray(rv) && rv.every((v) => typeof v === 'string')) this.typeKeys = rv;
+    }
     return (x) => {
       const types = x.entityTypes;
       if (types === null) return requestRule(x);
@@ -557,6 +573,7 @@ export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes:
     guard: compiler.guardOf(rules),
     kinds,
     readsAttribute: kinds.some((k) => (k & RULE_ATTRIBUTE) !== 0),
+    typeKeys: compiler.typeKeys,
     entityFree: kinds.every((k) => k === 0),
     holdsKinds(x: DecisionInput, select: KindSelection): boolean {
       for (let i = 0; i < n; i++) if (select[kinds[i] as number] === true && (rules[i] as Rule)(x) !== T) return false;
