@@ -47,6 +47,22 @@ const odrl = (uid: string, action: string, type: string): Record<string, unknown
   },
 });
 
+/** ngsild:create of any entity under the NGSI-LD path (a rule on the request alone). */
+const createAnything: Record<string, unknown> = {
+  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
+  '@type': 'odrl:Policy',
+  'odrl:uid': 'urn:p:create',
+  'odrl:permission': {
+    '@type': 'odrl:Permission',
+    'odrl:action': { '@id': 'ngsild:create' },
+    'odrl:assignee': { '@id': 'vc:any' },
+    'odrl:target': {
+      '@type': 'odrl:AssetCollection',
+      'odrl:refinement': { 'odrl:leftOperand': 'http:path', 'odrl:operator': { '@id': 'http:isInPath' }, 'odrl:rightOperand': NGSI },
+    },
+  },
+};
+
 interface Row {
   name: string;
   result: LoadResult;
@@ -82,9 +98,9 @@ async function main(): Promise<void> {
   try {
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256' }] }));
-    // The create policy first, 98 read policies of other types, the Bench read policy last: each entity meets 99
-    // candidates of the request's plan and is decided by the last.
-    const policies = [odrl('urn:p:create', 'ngsild:create', 'Bench')];
+    // A create policy for any type first (the seeding), 98 read policies of other types, the Bench read policy last:
+    // each entity meets 99 candidates of the request's plan and is decided by the last.
+    const policies: Record<string, unknown>[] = [createAnything];
     for (let i = 0; i < POLICIES - 2; i++) policies.push(odrl(`urn:p:other-${i}`, 'odrl:read', `Other${i}`));
     policies.push(odrl('urn:p:read', 'odrl:read', 'Bench'));
     writeFileSync(join(dir, 'policies.json'), JSON.stringify(policies));
