@@ -183,7 +183,13 @@ export function decideEntity(plan: EntityPlan, req: AuthRequest, entity: AuthEnt
   out.verdict = AuthVerdict.Deny;
   const method = methodFor(req.ldOpName, entity);
   const index = plan.methods.indexOf(method);
-  if (index < 0 || (plan.candidates[index] as readonly CompiledPolicy[]).length === 0) return out;
+  const list = index < 0 ? NO_CANDIDATES : (plan.candidates[index] as readonly CompiledPolicy[]);
+  if (list.length === 0) return out;
+  // planOf ends a list at a policy that allows every entity: this one is allowed, whatever its types and attributes
+  if ((list[list.length - 1] as CompiledPolicy).entityFree) {
+    out.verdict = AuthVerdict.Allow;
+    return out;
+  }
   x.method = method;
   x.entityTypes = entity.types;
   try {
