@@ -50,6 +50,7 @@ bench: build
 	node dist/bench/run.js
 	node dist/bench/query-store.js
 	node dist/bench/auth.js
+	node dist/bench/auth-ngsild.js
 	node dist/bench/temporal.js
 	node dist/bench/scenarios/subscriptions.js
 

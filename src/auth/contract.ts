@@ -63,6 +63,11 @@ export interface AuthEntity {
   attribute?: string;
   /** True for a read (retrieve, query, notification), false for a write. */
   read: boolean;
+  /**
+   * For a write that may create or update (an upsert): whether this one creates the entity. Absent: a write creates
+   * exactly when `storedTypes` is false.
+   */
+  creates?: boolean;
 }
 
 export type MaybePromise<T> = T | Promise<T>;
@@ -82,7 +87,12 @@ export interface AuthDriver {
   authorize?: (req: AuthRequest, identity: unknown, answer: AuthAnswer) => MaybePromise<AuthVerdict>;
   /** ABI 3: true when authorize never calls expand(). */
   authorizeBeforeContext?: boolean;
-  /** ABI 2. */
+  /**
+   * ABI 2: may `identity` touch this entity in the operation of `req` (seed 000 §5.1, §5.2). Callable for any entity
+   * and identity, with or without authorize having been asked about `req` first: a notification asks it for each
+   * entity as a retrieve by the subscription's owner (§5.3), with a view whose ldOpName is RetrieveEntity, method GET
+   * and tenant the subscription's. A plugin may keep per-request work keyed on the `req` object.
+   */
   entity?: (req: AuthRequest, identity: unknown, entity: AuthEntity, answer: AuthAnswer) => MaybePromise<AuthVerdict>;
   release?: (req: AuthRequest, identity: unknown) => void;
   /** ABI 2: identity to text and back (the subscription owner record, seed 000 §2.6). */

@@ -115,7 +115,7 @@ async function authorizeEntries<T>(
   describe: (
     p: Prepared<T>,
     stored: string[] | undefined,
-  ) => { types: readonly string[]; storedTypes: boolean; attrsWritten?: string[] } | null,
+  ) => { types: readonly string[]; storedTypes: boolean; attrsWritten?: string[]; creates?: boolean; newTypes?: readonly string[] } | null,
 ): Promise<Prepared<T>[]> {
   if (ctx.auth === undefined) return prepared;
   const allowed: Prepared<T>[] = [];
@@ -123,7 +123,21 @@ async function authorizeEntries<T>(
     try {
       const stored = await ctx.store.getEntityTypes(req.tenant, p.id);
       const d = describe(p, stored);
-      if (d !== null) await checkEntity(req, ctx, { id: p.id, ...d, read: false });
+      if (d !== null) {
+        const { newTypes, ...asked } = d;
+        await checkEntity(req, ctx, { id: p.id, ...asked, read: false });
+        // seed 000 §5.2: an entry that gives types is also asked about those it adds (adding a type needs its right)
+        const added = asked.storedTypes ? newTypes?.filter((t) => !asked.types.includes(t)) : undefined;
+        if (added !== undefined && added.length > 0)
+          await checkEntity(req, ctx, {
+            id: p.id,
+            types: added,
+            storedTypes: false,
+            attrsWritten: asked.attrsWritten,
+            creates: false,
+            read: false,
+          });
+      }
       allowed.push(p);
     } catch (error) {
       errors.push(errorEntry(p.id, error));
@@ -187,8 +201,8 @@ export const batchUpsert: OpHandler = async (req, ctx) => {
   let prepared = await prepareEntities(req, ctx, now, errors);
   prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) =>
     stored === undefined
-      ? { types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value) }
-      : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) },
+      ? { types: p.value.type, storedTypes: false, attrsWritten: attrNames(p.value), creates: true }
+      : { types: stored, storedTypes: true, attrsWritten: attrNames(p.value), creates: false, newTypes: p.value.type },
   );
   const done = await run(
     req,
@@ -221,7 +235,7 @@ export const batchUpdate: OpHandler = async (req, ctx) => {
   let prepared = await prepareEntities(req, ctx, now, errors);
   prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) => {
     if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
+    return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value), newTypes: p.value.type };
   });
   // What an entry could not apply (with noOverwrite: the attributes it kept), by entity id.
   const kept = new Map<string, string[]>();
@@ -304,7 +318,7 @@ export const batchMerge: OpHandler = async (req, ctx) => {
   let prepared = await prepareEntities(req, ctx, now, errors, true);
   prepared = await authorizeEntries(req, ctx, prepared, errors, (p, stored) => {
     if (stored === undefined) throw notFound(`entity '${p.id}' does not exist`);
-    return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value) };
+    return { types: stored, storedTypes: true, attrsWritten: attrNames(p.value), newTypes: p.value.type };
   });
   const done = await run(
     req,

@@ -197,7 +197,8 @@ export const appendAttrs: OpHandler = async (req, ctx) => {
   const fragment = expandFragment(withoutContext(req.jsonObject()), req.context, { now });
   if (fragment.id !== undefined && fragment.id !== id) throw badRequest(`the body's id '${fragment.id}' differs from the path's '${id}'`);
   const attrs = fragment.attrs;
-  await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
+  // seed 000 §5.8: a write on .../attrs is decided on the stored types, whatever `type` its body gives
+  await askStored(req, ctx, id, Object.keys(attrs));
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = appendAttributes(current, attrs, { noOverwrite, now, types: fragment.types, scope: fragment.scope });
@@ -213,7 +214,8 @@ export const updateAttrs: OpHandler = async (req, ctx) => {
   const fragment = expandFragment(withoutContext(req.jsonObject()), req.context, { now });
   if (fragment.id !== undefined && fragment.id !== id) throw badRequest(`the body's id '${fragment.id}' differs from the path's '${id}'`);
   const attrs = fragment.attrs;
-  await askStored(req, ctx, id, Object.keys(attrs), fragment.types);
+  // seed 000 §5.8: a write on .../attrs is decided on the stored types, whatever `type` its body gives
+  await askStored(req, ctx, id, Object.keys(attrs));
   const outcome = await mutate(req, ctx, id, (current) => {
     if (current === undefined) throw missing(id);
     const r = updateAttributes(current, attrs, { now, types: fragment.types, scope: fragment.scope });
@@ -284,14 +286,15 @@ export const replaceAttr: OpHandler = async (req, ctx) => {
   return { status: 204 };
 };
 
-/** seed 000 §5.2: a write on an existing entity is asked about the stored types (and about the types it gives). */
+/** seed 000 §5.2: a write on an existing entity is asked about the stored types, and about the types it adds. */
 async function askStored(req: LdRequest, ctx: WorkerContext, id: string, attrsWritten?: string[], newTypes?: string[]): Promise<void> {
   if (ctx.auth === undefined) return;
   const stored = await ctx.store.getEntityTypes(req.tenant, id);
   if (stored === undefined) throw missing(id);
   await checkEntity(req, ctx, { id, types: stored, storedTypes: true, attrsWritten, read: false });
-  if (newTypes !== undefined && newTypes.some((t) => !stored.includes(t)))
-    await checkEntity(req, ctx, { id, types: newTypes, storedTypes: false, attrsWritten, read: false });
+  const added = newTypes?.filter((t) => !stored.includes(t));
+  if (added !== undefined && added.length > 0)
+    await checkEntity(req, ctx, { id, types: added, storedTypes: false, attrsWritten, read: false });
 }
 
 export function attrNames(entity: StoredEntity): string[] {

@@ -38,3 +38,26 @@ export async function readableEntity(req: LdRequest, ctx: WorkerContext, entity:
   }
   return trimmed;
 }
+
+/**
+ * seed 000 §5.8, a read of a temporal entity after a `partial` answer: `attrs` (expanded names to their instances)
+ * without the attributes the hook refuses one by one.
+ */
+export async function readableAttrs<V>(
+  req: LdRequest,
+  ctx: WorkerContext,
+  id: string,
+  types: readonly string[],
+  attrs: Record<string, V>,
+): Promise<Record<string, V>> {
+  const kept: Record<string, V> = {};
+  for (const key of Object.keys(attrs)) {
+    try {
+      await checkEntity(req, ctx, { id, types, storedTypes: true, read: true, attribute: key });
+      kept[key] = attrs[key] as V;
+    } catch (e) {
+      if (!(e instanceof RefusalError)) throw e;
+    }
+  }
+  return kept;
+}

@@ -15,7 +15,7 @@ import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from '../pipeline/handler.js';
-import { checkEntity } from './entity-auth.js';
+import { checkEntity, readableAttrs } from './entity-auth.js';
 import { compileHistoryFilter, filteredPage } from './temporal-filter.js';
 import { asked, projectionMember, projectionParams, temporalParams, type Asked } from './temporal-options.js';
 import { deleteAttrParams, entityIdParam } from './entities.js';
@@ -97,6 +97,23 @@ async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: As
   return { rec, page };
 }
 
+/** load(), without the attributes the entity hook refuses one by one after a partial answer (seed 000 §5.8). */
+async function readableLoad(
+  req: LdRequest,
+  ctx: WorkerContext,
+  h: History,
+  rec: TemporalEntityRecord,
+  a: Asked,
+  allowed: 'all' | 'partial',
+): Promise<Loaded> {
+  const l = await load(h, req.tenant, rec, a, ctx.config.temporalInstanceCap);
+  if (allowed === 'partial') {
+    l.page.attrs = await readableAttrs(req, ctx, rec.id, rec.type, l.page.attrs);
+    l.page.truncated = l.page.truncated.filter((attrIri) => attrIri in l.page.attrs);
+  }
+  return l;
+}
+
 /** The time an instance was ordered by: the window's time property, or observedAt without one (load), else createdAt. */
 function orderTime(inst: HistoryInstance, a: Asked): number {
   return Date.parse(a.tq.window !== undefined || orderedByObservedAt(a) ? instanceTime(inst, a.tq.timeproperty) : inst.createdAt);
@@ -165,12 +182,12 @@ export const temporalRetrieve: OpHandler = async (req, ctx) => {
   const a = asked(req, temporalParams(req), req.query.csv('attrs'), req.query.get('lang'), projectionParams(req));
   const rec = await h.getTemporalEntity(req.tenant, id);
   if (rec === undefined) throw notFound(`entity '${id}' has no temporal representation`);
-  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: true });
+  const allowed = await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, read: true });
   // The rules of a retrieval (ops/entities.ts noneMatched): attrs naming none of the attributes the history holds
   // (in any time), or pick and omit leaving no member, is ResourceNotFound (CIM 009 v1.8.1 §4.21).
   if (a.attrs !== undefined && Object.keys((await h.instances(req.tenant, id, { attrs: a.attrs, limit: 1 })).attrs).length === 0)
     throw notFound(`entity '${id}' has no instance of any attribute in attrs`);
-  const result = respond(req, [await load(h, req.tenant, rec, a, ctx.config.temporalInstanceCap)], a, [], true);
+  const result = respond(req, [await readableLoad(req, ctx, h, rec, a, allowed)], a, [], true);
   if (projected(a) && Object.keys(result.body as object).length === 0) throw notFound(`pick and omit leave no member of entity '${id}'`);
   return result;
 };
@@ -214,16 +231,17 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, a: A
   if (more) records.length = limit;
   const loaded: Loaded[] = [];
   for (const rec of records) {
+    let allowed: 'all' | 'partial' = 'all';
     if (ctx.auth !== undefined) {
       try {
-        await checkEntity(req, ctx, { id: rec.id, types: rec.type, storedTypes: true, read: true });
+        allowed = await checkEntity(req, ctx, { id: rec.id, types: rec.type, storedTypes: true, read: true });
       } catch (error) {
         // A denied entity is left out of the page (seed 000 §5.2); any other failure is the request's.
         if (error instanceof RefusalError) continue;
         throw error;
       }
     }
-    loaded.push(await load(h, req.tenant, rec, a, ctx.config.temporalInstanceCap));
+    loaded.push(await readableLoad(req, ctx, h, rec, a, allowed));
   }
   const headers = count ? ['NGSILD-Results-Count', String(total ?? 0)] : [];
   // A POST query's next page needs its body, which no link can carry: only GET /temporal/entities has page links.
@@ -347,7 +365,7 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
   const { head, attrs } = splitHead(withoutContext(req.jsonObject()));
   const entity = expandEntity(head, req.context, { now });
   const instances = expandInstances(req, attrs, now);
-  await checkEntity(req, ctx, { id: entity.id, types: entity.type, storedTypes: false, attrsWritten: Object.keys(instances), read: false });
+  await askTemporalWrite(req, ctx, h, entity.id, entity.type, Object.keys(instances));
   const created = await h.addInstances(req.tenant, { id: entity.id, type: entity.type, scope: entity.scope }, instances, now, {
     createTenant: true,
   });
@@ -356,6 +374,29 @@ export const temporalCreate: OpHandler = async (req, ctx) => {
   if (h !== ctx.store.history) await ctx.store.addTenant(req.tenant);
   return created ? { status: 201, headers: ['Location', `${API_PREFIX}/temporal/entities/${pathSegment(entity.id)}`] } : { status: 204 };
 };
+
+/**
+ * seed 000 §5.2, §5.8: a temporal create of a new entity is asked about the body's types (a create); of an entity the
+ * history holds, about the history's types (an update), and about the types the body adds.
+ */
+async function askTemporalWrite(
+  req: LdRequest,
+  ctx: WorkerContext,
+  h: History,
+  id: string,
+  bodyTypes: string[],
+  attrsWritten: string[],
+): Promise<void> {
+  if (ctx.auth === undefined) return;
+  const rec = await h.getTemporalEntity(req.tenant, id);
+  if (rec === undefined) {
+    await checkEntity(req, ctx, { id, types: bodyTypes, storedTypes: false, attrsWritten, creates: true, read: false });
+    return;
+  }
+  await checkEntity(req, ctx, { id, types: rec.type, storedTypes: true, attrsWritten, creates: false, read: false });
+  const added = bodyTypes.filter((t) => !rec.type.includes(t));
+  if (added.length > 0) await checkEntity(req, ctx, { id, types: added, storedTypes: false, attrsWritten, creates: false, read: false });
+}
 
 export const temporalAppendAttrs: OpHandler = async (req, ctx) => {
   const h = historyOf(ctx);

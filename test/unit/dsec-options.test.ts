@@ -56,11 +56,6 @@ const refusals: Array<[string, Record<string, string | boolean>, RegExp]> = [
     /not an http or https URL/,
   ],
   [
-    '--dsecNgsild, not available yet',
-    { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecNgsild: true },
-    /--dsecNgsild .* not available/,
-  ],
-  [
     'a refresh period of 0',
     { dsecDiscovery: 'http://127.0.0.1:1/d', dsecPap: 'http://127.0.0.1:1', dsecRefresh: '0' },
     /--dsecRefresh must be an integer of at least 1/,

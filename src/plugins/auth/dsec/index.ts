@@ -1,7 +1,7 @@
 // The `dsec` authorization plugin (seed 000 §1, §5): verifies a verifier's access tokens and decides with the
 // ODRL policies of a PAP, as the reference data-space chain does. Entry point: options, authRegister, authShutdown.
 
-import { AUTH_ABI_VERSION, AuthVerdict, type AuthDriver, type PluginHost } from '../../../auth/contract.js';
+import { AUTH_ABI_VERSION, type AuthDriver, type PluginHost } from '../../../auth/contract.js';
 import { DsecInstance } from './instance.js';
 import { readConfig } from './options.js';
 
@@ -15,7 +15,7 @@ export function authRegister(driver: AuthDriver, host: PluginHost): void {
   const config = readConfig(host.options);
   // seed 000 §9: the broker wrote its version first; no slot newer than the broker's is filled
   const brokerAbi = driver.abiVersion > 0 ? driver.abiVersion : AUTH_ABI_VERSION;
-  const instance = new DsecInstance(config, host.log, host.primary);
+  const instance = new DsecInstance(config, host.log, host.primary, (term) => host.expandDefault(term));
   driver.abiVersion = AUTH_ABI_VERSION;
   driver.name = 'dsec';
   driver.authenticate = (req, out, answer) => instance.authenticate(req, out, answer);
@@ -23,7 +23,7 @@ export function authRegister(driver: AuthDriver, host: PluginHost): void {
   driver.release = () => {};
   if (brokerAbi >= 2) {
     // entity-level decisions are --dsecNgsild (seed 000 §5.8); the default chain decides per request only
-    driver.entity = () => AuthVerdict.Allow;
+    driver.entity = (req, identity, entity, answer) => instance.entity(req, identity, entity, answer);
     // seed 000 §2.6: the kept owner is the maker's credential
     driver.identitySave = (identity) => (identity === null || identity === undefined ? null : JSON.stringify(identity));
     driver.identityRestore = (text) => {

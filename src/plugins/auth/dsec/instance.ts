@@ -3,11 +3,20 @@
 
 import { createHash } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
-import { AuthVerdict, type AuthAnswer, type AuthIdentityOut, type AuthRequest, type PluginLogger } from '../../../auth/contract.js';
+import {
+  AuthVerdict,
+  type AuthAnswer,
+  type AuthEntity,
+  type AuthIdentityOut,
+  type AuthRequest,
+  type PluginLogger,
+} from '../../../auth/contract.js';
+import { decideEntity, mayAllow, planOf, undecidable, type EntityOutcome, type EntityPlan } from './entity-decision.js';
 import { fingerprintOf, importKeySet, usableKeys, type KeySet } from './key-set.js';
 import { DecisionInput } from './odrl/input.js';
 import { compilePolicySet, decide, type Decision, type PolicySet } from './odrl/policy-set.js';
 import type { DsecConfig } from './options.js';
+import { RoleConflict } from './odrl/left-operands.js';
 import { PROBLEMS, denied, invalidToken, unauthenticated, unavailable } from './problems.js';
 import { Refresher } from './refresher.js';
 import type { KeyDocument } from './sources.js';
@@ -17,6 +26,9 @@ import { TokenVerifier, bearerToken, type ClaimRules, type TokenResult } from '.
 export const LARGE_AUTHORIZATION_BYTES = 512;
 
 export const CHANNEL_PREFIX = 'ldbroker:auth:dsec';
+
+/** seed 000 §5.6: the methods the action words name. */
+const ACTION_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 type KeyJwks = ReturnType<typeof usableKeys>;
 
@@ -40,12 +52,16 @@ export class DsecInstance {
   private readonly refresher: Refresher | null;
   private readonly input = new DecisionInput();
   private readonly decision: Decision = { verdict: AuthVerdict.Deny, reason: '' };
+  private readonly outcome: EntityOutcome = { verdict: AuthVerdict.Deny, partial: false };
+  /** --dsecNgsild: each request's plan, made by authorize (or by the first entity asked about), gone with the request. */
+  private readonly plans = new WeakMap<AuthRequest, EntityPlan>();
   private largeHeaderLogged = false;
 
   constructor(
     private readonly config: DsecConfig,
     private readonly log: PluginLogger,
     readonly primary: boolean,
+    private readonly expandDefault?: (term: string) => string,
   ) {
     this.channel = new BroadcastChannel(channelName(config));
     this.channel.unref();
@@ -132,7 +148,11 @@ export class DsecInstance {
   /** Installs a complete policy set (the source's documents as JSON text); answers whether it changed. */
   private usePolicies(text: string): boolean {
     if (text === this.policiesText) return false;
-    const set = compilePolicySet(JSON.parse(text) as unknown[], { organization: this.config.organization, ngsild: this.config.ngsild });
+    const set = compilePolicySet(JSON.parse(text) as unknown[], {
+      organization: this.config.organization,
+      ngsild: this.config.ngsild,
+      expandDefault: this.expandDefault,
+    });
     this.policiesText = text;
     this.policySet = set;
     if (this.primary) {
@@ -181,6 +201,13 @@ export class DsecInstance {
     const x = this.input.reset(req, identity, this.config.strippedPath, Date.now());
     let d: Decision;
     try {
+      if (this.config.ngsild) {
+        const why = undecidable(req, x);
+        if (why !== null) return denied(answer, why);
+        // seed 000 §2.4: the entity part of the decision is the entity hook's when the broker will ask it. A method no
+        // action word names (HEAD, OPTIONS: §5.6) is no NGSI-LD operation's, and is decided as the chain decides it.
+        if (req.entities && ACTION_METHODS.has(x.method)) return this.authorizePlan(set, req, identity, answer);
+      }
       d = decide(set, x, this.decision);
     } finally {
       x.clear();
@@ -188,5 +215,47 @@ export class DsecInstance {
     if (d.verdict === AuthVerdict.Allow) return AuthVerdict.Allow;
     if (d.verdict === AuthVerdict.Unavailable) return unavailable(answer, PROBLEMS.roleConflict);
     return denied(answer);
+  }
+
+  /** --dsecNgsild, an operation decided entity by entity: refused now only when no policy could allow any entity. */
+  private authorizePlan(set: PolicySet, req: AuthRequest, identity: unknown, answer: AuthAnswer): AuthVerdict {
+    let plan: EntityPlan;
+    try {
+      plan = planOf(set, req, identity, this.input);
+    } catch (e) {
+      if (!(e instanceof RoleConflict)) throw e;
+      return unavailable(answer, PROBLEMS.roleConflict);
+    }
+    this.plans.set(req, plan);
+    return mayAllow(plan) ? AuthVerdict.Allow : denied(answer);
+  }
+
+  /**
+   * The entity hook (seed 000 §5.1, §5.2, §5.8). Without --dsecNgsild every entity passes (the reference chain decides
+   * per request). With it, callable for any entity and identity: the request's plan is made here when authorize did
+   * not make it (a notification's owner, §5.3).
+   */
+  entity(req: AuthRequest, identity: unknown, entity: AuthEntity, answer: AuthAnswer): AuthVerdict {
+    if (!this.config.ngsild) return AuthVerdict.Allow;
+    const set = this.policySet;
+    if (set === null) return unavailable(answer, PROBLEMS.noPolicies);
+    const x = this.input.reset(req, identity, this.config.strippedPath, Date.now());
+    try {
+      let plan = this.plans.get(req);
+      if (plan === undefined || plan.set !== set || plan.identity !== identity) {
+        plan = planOf(set, req, identity, x);
+        this.plans.set(req, plan);
+      }
+      const o = decideEntity(plan, req, entity, x, this.outcome);
+      if (o.verdict === AuthVerdict.Unavailable) return unavailable(answer, PROBLEMS.roleConflict);
+      if (o.verdict !== AuthVerdict.Allow) return denied(answer);
+      if (o.partial) answer.partial = true;
+      return AuthVerdict.Allow;
+    } catch (e) {
+      if (!(e instanceof RoleConflict)) throw e;
+      return unavailable(answer, PROBLEMS.roleConflict);
+    } finally {
+      x.clear();
+    }
   }
 }

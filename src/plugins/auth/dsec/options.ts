@@ -47,7 +47,7 @@ export const options: OptionSpec[] = [
     name: 'dsecNgsild',
     type: 'bool',
     default: false,
-    help: 'decide on the entity as NGSI-LD has it (entity types, attributes, tenant); not available yet',
+    help: 'decide on the entity as NGSI-LD has it (stored expanded types, entity by entity in batches and queries, attributes, tenant)',
   },
   {
     name: 'dsecOwnerMaxAge',
@@ -146,9 +146,6 @@ export function readConfig(values: OptionValues): DsecConfig {
   }
   if (pap !== null && policies !== null) throw new DsecOptionError('give --dsecPap or --dsecPolicies, not both');
   const ngsild = bool(values, 'dsecNgsild');
-  if (ngsild) {
-    throw new DsecOptionError('--dsecNgsild (entity-level decisions, seed 000 §5.8) is not available in this build');
-  }
   return {
     keys:
       discovery !== null

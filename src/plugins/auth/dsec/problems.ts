@@ -49,8 +49,9 @@ export function unavailable(answer: AuthAnswer, problem: { title: string; detail
   return AuthVerdict.Unavailable;
 }
 
-export function denied(answer: AuthAnswer): AuthVerdict {
+/** 403; `detail` says why when no policy could ever allow the request (--dsecNgsild: not decided entity by entity). */
+export function denied(answer: AuthAnswer, detail?: string): AuthVerdict {
   answer.title = PROBLEMS.denied.title;
-  answer.detail = PROBLEMS.denied.detail;
+  answer.detail = detail ?? PROBLEMS.denied.detail;
   return AuthVerdict.Deny;
 }

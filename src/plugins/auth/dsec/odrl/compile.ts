@@ -12,8 +12,8 @@ import {
   roleListSlot,
   type Getter,
 } from './left-operands.js';
-import { Fact } from './input.js';
-import { F, T, U, isOperator, operatorFor, type Tri } from './operators.js';
+import { ANY_ATTRIBUTE, Fact } from './input.js';
+import { F, T, U, isOperator, operatorFor, type Operator, type Tri } from './operators.js';
 import { NO_PREFIXES, canonicalNode, canonicalTerm, prefixesOf, type PrefixMap } from './terms.js';
 import { MAX_NESTING, nestedDeeperThan } from './depth.js';
 
@@ -22,9 +22,25 @@ export type Rule = (x: DecisionInput) => Tri;
 export interface CompileOptions {
   /** --dsecOrganization: the DID whose roles `vc:role` and `dome-op:role` read. */
   organization?: string | undefined;
-  /** --dsecNgsild: the broker's own words are read. */
+  /** --dsecNgsild: the broker's own words are read, and entity types and attributes decided entity by entity. */
   ngsild: boolean;
+  /** With ngsild: expansion with the broker's default context, for the types and attributes a policy names (§5.8). */
+  expandDefault?: ((term: string) => string) | undefined;
 }
+
+/**
+ * What a top-level rule reads of the entity under --dsecNgsild (seed 000 §5.8), as bits: 0 is a rule on the request
+ * alone, decided once per request; RULE_TYPE reads `ngsi-ld:entityType`, RULE_ATTRIBUTE `ngsi-ld:attribute`.
+ */
+export const RULE_TYPE = 1;
+export const RULE_ATTRIBUTE = 2;
+
+/** Which rule kinds (index: the kind's bits) a call of CompiledPolicy.holdsKinds evaluates. */
+export type KindSelection = readonly [boolean, boolean, boolean, boolean];
+/** The rules on the request alone. */
+export const REQUEST_RULES: KindSelection = [true, false, false, false];
+/** Every rule that reads the entity (types, attribute, or both). */
+export const ENTITY_RULES: KindSelection = [false, true, true, true];
 
 /**
  * A rule of a policy that is true exactly when a request fact is one of some strings (`ngsi-ld:entityType` eq a
@@ -46,6 +62,19 @@ export interface CompiledPolicy {
   readonly methods: ReadonlySet<string>;
   /** The first guard after the action, if any. */
   readonly guard: PolicyGuard | null;
+  /** Per top-level rule, what it reads of the entity (RULE_TYPE, RULE_ATTRIBUTE bits; 0: the request alone). */
+  readonly kinds: readonly number[];
+  /** Some rule reads `ngsi-ld:attribute`. */
+  readonly readsAttribute: boolean;
+  /**
+   * --dsecNgsild: expanded types one of which an entity must have for the policy to hold (a positive `eq` or
+   * `isAnyOf` of constant types, reached through conjunctions only); null when the policy names no such set.
+   */
+  readonly typeKeys: readonly string[] | null;
+  /** No rule reads the entity: when the request rules hold, the policy allows every entity and attribute. */
+  readonly entityFree: boolean;
+  /** The rules of the kinds `select` names all hold (the others are not evaluated). May throw RoleConflict. */
+  holdsKinds(x: DecisionInput, select: KindSelection): boolean;
   /** May throw RoleConflict. */
   allows(x: DecisionInput): boolean;
   /** The rules from `from` on: 1 when the action is known to let the method through. May throw RoleConflict. */
@@ -123,6 +152,14 @@ class PolicyCompiler {
   private readonly guards = new Map<Rule, { fact: Fact; values: readonly string[] }>();
   /** For each top-level rule, the role lists the rules before it read. */
   private readonly rolesBefore: number[] = [];
+  /** What the rule being compiled reads of the entity (RULE_TYPE, RULE_ATTRIBUTE bits). */
+  private reads = 0;
+  /** Per top-level rule, what it reads of the entity. */
+  readonly kinds: number[] = [];
+  /** How many `or`/`xone` enclose the constraint being compiled: a type rule under one is no necessary condition. */
+  private disjunctive = 0;
+  /** The first necessary set of entity types met (CompiledPolicy.typeKeys). */
+  typeKeys: readonly string[] | null = null;
 
   constructor(
     private readonly opts: CompileOptions,
@@ -161,7 +198,9 @@ class PolicyCompiler {
   /** Compiles one top-level rule, noting the role lists read before it. */
   private push(rules: Rule[], compile: () => Rule): void {
     this.rolesBefore.push(this.roleLists);
+    this.reads = 0;
     rules.push(compile());
+    this.kinds.push(this.reads);
   }
 
   /** The first top-level rule after the action that is a guard. */
@@ -261,7 +300,10 @@ class PolicyCompiler {
 
   /** Every member is evaluated: one undefined member makes the whole undefined (seed 000 §5.7 rule 4). */
   logical(op: string, list: readonly unknown[]): Rule {
+    const disjunction = op === 'odrl:or' || op === 'odrl:xone';
+    if (disjunction) this.disjunctive++;
     const parts = list.map((c) => this.constraintOrLogical(c));
+    if (disjunction) this.disjunctive--;
     const n = parts.length;
     if (op === 'odrl:or') {
       return (x) => {
@@ -327,6 +369,11 @@ class PolicyCompiler {
         return r === undefined ? U : op(l, r);
       };
     }
+    if (this.opts.ngsild && leftWord !== null && right.getter === null) {
+      if (leftWord === 'ngsi-ld:entityType' || leftWord === 'ngsi-ld:entityTypeGroup')
+        rule = this.entityTypeRule(rule, op, opWord, right.value);
+      else if (leftWord === 'ngsi-ld:attribute') rule = this.attributeRule(op, right.value);
+    }
     const subjectType = c['ovc:credentialSubjectType'];
     if (subjectType === undefined) {
       const values = right.getter === null ? guardValues(opWord, right.value) : null;
@@ -342,6 +389,55 @@ class PolicyCompiler {
       'odrl:rightOperand': subjectType,
     });
     return this.combineAnd(rule, typeRule);
+  }
+
+  /**
+   * seed 000 §5.8, `ngsi-ld:entityType` under --dsecNgsild: in the entity hook, the entity's expanded types against the
+   * policy's, expanded with the default context; a positive operator holds when it holds for one type, `neq` and
+   * `isNoneOf` when they hold for all. Outside it (an operation not decided entity by entity) the default reading.
+   */
+  entityTypeRule(requestRule: Rule, op: Operator, opWord: string, right: unknown): Rule {
+    const rv = this.expandRight(right);
+    const negative = opWord === 'odrl:neq' || opWord === 'odrl:isNoneOf';
+    if (this.typeKeys === null && this.disjunctive === 0) {
+      if ((opWord === 'odrl:eq' || opWord === 'odrl:isAllOf') && typeof rv === 'string') this.typeKeys = [rv];
+      else if (MEMBERSHIP_OPERATORS.has(opWord) && Array.isArray(rv) && rv.every((v) => typeof v === 'string')) this.typeKeys = rv;
+    }
+    return (x) => {
+      const types = x.entityTypes;
+      if (types === null) return requestRule(x);
+      const n = types.length;
+      // §5.7 rule 4: an entity without types has no value to decide on
+      if (n === 0) return U;
+      let undecided = false;
+      for (let i = 0; i < n; i++) {
+        const r = op(types[i], rv);
+        if (r === U) undecided = true;
+        else if (negative ? r === F : r === T) return negative ? F : T;
+      }
+      return undecided ? U : negative ? T : F;
+    };
+  }
+
+  /**
+   * seed 000 §5.8, `ngsi-ld:attribute`: the one attribute decided, expanded, against the policy's names expanded.
+   * ANY_ATTRIBUTE asks whether some attribute could make the rule true: it is (no operator holds for no name).
+   */
+  attributeRule(op: Operator, right: unknown): Rule {
+    const rv = this.expandRight(right);
+    return (x) => {
+      const a = x.attribute;
+      return a === undefined ? U : a === ANY_ATTRIBUTE ? T : op(a, rv);
+    };
+  }
+
+  /** A constant right operand's names (a string, or the strings of a list) expanded with the default context. */
+  expandRight(right: unknown): unknown {
+    const expand = this.opts.expandDefault;
+    if (expand === undefined) return right;
+    if (typeof right === 'string') return expand(right);
+    if (Array.isArray(right)) return right.map((v) => (typeof v === 'string' ? expand(v) : v));
+    return right;
   }
 
   combineAnd(a: Rule, b: Rule): Rule {
@@ -379,9 +475,14 @@ class PolicyCompiler {
     }
     if (word === undefined) throw new Skip('a constraint has no left operand');
     if (BROKER_WORDS.has(word) && !this.opts.ngsild) {
-      throw new Skip(`the word is the broker's own and needs --dsecNgsild ('${word}')`);
+      // seed 000 §5.8: the log line is "policy '<uid>' skipped, <this reason>"
+      throw new Skip("the word is the broker's own and needs --dsecNgsild");
     }
-    if (BROKER_WORDS.has(word)) throw new Skip(`'${word}' is decided entity by entity (--dsecNgsild)`);
+    if (this.opts.ngsild) {
+      if (word === 'ngsi-ld:attribute') this.reads |= RULE_ATTRIBUTE;
+      else if (word === 'ngsi-ld:entityType' || word === 'ngsi-ld:entityTypeGroup') this.reads |= RULE_TYPE;
+    }
+    if (BROKER_WORDS.has(word)) return { getter: leftOperandGetter(word, undefined, this.opts.organization), word };
     if (isInertWord(word)) return { getter: () => undefined, word };
     if (!LEFT_OPERAND_WORDS.has(word)) throw new Skip(`unknown left operand '${word}'`);
     if (WORDS_WITH_ARGUMENT.has(word) && (typeof argument !== 'string' || argument === '')) {
@@ -464,11 +565,20 @@ export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes:
     throw e;
   }
   const n = rules.length;
+  const kinds = compiler.kinds;
   return {
     kind: 'policy',
     uid,
     methods: compiler.methods ?? NO_METHODS,
     guard: compiler.guardOf(rules),
+    kinds,
+    readsAttribute: kinds.some((k) => (k & RULE_ATTRIBUTE) !== 0),
+    typeKeys: compiler.typeKeys,
+    entityFree: kinds.every((k) => k === 0),
+    holdsKinds(x: DecisionInput, select: KindSelection): boolean {
+      for (let i = 0; i < n; i++) if (select[kinds[i] as number] === true && (rules[i] as Rule)(x) !== T) return false;
+      return true;
+    },
     allows(x: DecisionInput): boolean {
       return this.allowsFrom(x, 0);
     },

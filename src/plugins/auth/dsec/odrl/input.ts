@@ -11,6 +11,9 @@ export enum Fact {
   LastSegment = 2,
 }
 
+/** DecisionInput.attribute when the question is whether some attribute may be allowed (no expanded name holds NUL). */
+export const ANY_ATTRIBUTE = '\u0000any attribute';
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export class DecisionInput {
@@ -18,6 +21,13 @@ export class DecisionInput {
   credential: unknown = undefined;
   /** Milliseconds since the epoch, fixed for one decision. */
   now = 0;
+  /**
+   * --dsecNgsild, an entity decision (seed 000 §5.8): the entity's expanded types (empty for an entity not stored);
+   * null outside the entity hook, where `ngsi-ld:entityType` is read from the request as the reference chain does.
+   */
+  entityTypes: readonly string[] | null = null;
+  /** --dsecNgsild: the one expanded attribute decided (`ngsi-ld:attribute`), or ANY_ATTRIBUTE; undefined when none is. */
+  attribute: string | undefined = undefined;
   private req: AuthRequest | null = null;
   private strippedPath = false;
   private bodyValue: unknown = NOT_READ;
@@ -32,6 +42,8 @@ export class DecisionInput {
     this.credential = credential === null ? undefined : credential;
     this.strippedPath = strippedPath;
     this.now = now;
+    this.entityTypes = null;
+    this.attribute = undefined;
     this.bodyValue = NOT_READ;
     this.entityTypeValue = NOT_READ;
     this.lastSegmentValue = NOT_READ;
@@ -44,6 +56,8 @@ export class DecisionInput {
   clear(): void {
     this.req = null;
     this.credential = undefined;
+    this.entityTypes = null;
+    this.attribute = undefined;
     this.bodyValue = NOT_READ;
     this.entityTypeValue = NOT_READ;
     this.roleValues[0] = NOT_READ;
@@ -75,6 +89,13 @@ export class DecisionInput {
       }
     }
     return this.roleValues[slot] instanceof Error;
+  }
+
+  /** `ngsi-ld:tenant` (seed 000 §5.8): the request's tenant, '' for the default one. */
+  tenant(): string | undefined {
+    const r = this.req;
+    if (r === null) return undefined;
+    return r.tenant ?? undefined;
   }
 
   get path(): string {

@@ -166,6 +166,11 @@ export function leftOperandGetter(word: string, argument: string | undefined, or
       return (x) => member(x.body(), 'lifeCycleStatus');
     case 'tmf:resource':
       return tmfResource;
+    // seed 000 §5.8, the broker's own words (compiled only with --dsecNgsild)
+    case 'ngsi-ld:tenant':
+      return (x) => x.tenant();
+    case 'ngsi-ld:attribute':
+      return (x) => x.attribute;
     default:
       throw new Error(`no getter for '${word}'`);
   }

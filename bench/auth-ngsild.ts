@@ -1,0 +1,182 @@
+// The cost of entity-level authorization (issue 16, seed 000 §5.8): a query answering 20 entities with `--auth dsec
+// --dsecNgsild` and 100 policies (each entity decided on its stored type; the allowing read policy last) against the
+// same query on a broker without auth, in the same run; each row also as a ratio to bare uWS. Target: >= 0.8.
+// Writes its section of bench/RESULTS.md. `--smoke`: 3 s, nothing written.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { startServer, type ServerProcess } from './server-process.js';
+import { runLoad, failedRequests, type LoadRequest, type LoadResult } from './load.js';
+import { benchEntity, benchId } from './bench-entity.js';
+import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
+import { machineAtStart, writeResultsSection } from './results-section.js';
+
+const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const ISSUER = 'did:web:verifier.bench';
+const POLICIES = 100;
+/** The entities a query answers. */
+const ANSWERED = 20;
+/** Entities of other types beside them, which the query's type selects out (the store's work, not the plugin's). */
+const OTHERS = 80;
+
+const smoke = process.argv.includes('--smoke');
+const durationS = smoke ? 3 : 10;
+const warmupS = smoke ? 0 : 2;
+
+const odrl = (uid: string, action: string, type: string): Record<string, unknown> => ({
+  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
+  '@type': 'odrl:Policy',
+  'odrl:uid': uid,
+  'odrl:permission': {
+    '@type': 'odrl:Permission',
+    'odrl:action': { '@id': action },
+    'odrl:assignee': { '@id': 'vc:any' },
+    'odrl:target': {
+      '@type': 'odrl:AssetCollection',
+      'odrl:source': 'urn:asset',
+      'odrl:refinement': {
+        '@type': 'odrl:Constraint',
+        'odrl:leftOperand': 'ngsi-ld:entityType',
+        'odrl:operator': { '@id': 'odrl:eq' },
+        'odrl:rightOperand': type,
+      },
+    },
+  },
+});
+
+/** ngsild:create of any entity under the NGSI-LD path (a rule on the request alone). */
+const createAnything: Record<string, unknown> = {
+  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
+  '@type': 'odrl:Policy',
+  'odrl:uid': 'urn:p:create',
+  'odrl:permission': {
+    '@type': 'odrl:Permission',
+    'odrl:action': { '@id': 'ngsild:create' },
+    'odrl:assignee': { '@id': 'vc:any' },
+    'odrl:target': {
+      '@type': 'odrl:AssetCollection',
+      'odrl:refinement': { 'odrl:leftOperand': 'http:path', 'odrl:operator': { '@id': 'http:isInPath' }, 'odrl:rightOperand': NGSI },
+    },
+  },
+};
+
+interface Row {
+  name: string;
+  result: LoadResult;
+}
+
+const QUERY = `${NGSI}/entities?type=Bench&limit=${ANSWERED}`;
+
+async function measure(name: string, url: string, headers: Record<string, string>): Promise<Row> {
+  const requests: LoadRequest[] = [{ method: 'GET', path: QUERY, headers }];
+  const result = await runLoad(requests, { url, connections: 50, durationS, warmupS });
+  process.stdout.write(
+    `  ${name.padEnd(30)} ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.p99Ms} ms, ${failedRequests(result)} failed\n`,
+  );
+  return { name, result };
+}
+
+async function seed(url: string, headers: Record<string, string>): Promise<void> {
+  const h = { ...JSON_HEADERS, ...headers };
+  for (let i = 1; i <= ANSWERED; i++)
+    await expectStatus('seed', send(url, 'POST', `${NGSI}/entities`, JSON.stringify(benchEntity(benchId(i))), h), [201, 409]);
+  for (let i = 1; i <= OTHERS; i++) {
+    const other = { ...benchEntity(`urn:ngsi-ld:Other:${i}`), type: `Other${i % 10}` };
+    await expectStatus('seed', send(url, 'POST', `${NGSI}/entities`, JSON.stringify(other), h), [201, 409]);
+  }
+  const check = await send(url, 'GET', QUERY, undefined, headers);
+  const answered = (JSON.parse(check.body) as unknown[]).length;
+  if (check.status !== 200 || answered !== ANSWERED) throw new Error(`the query answers ${check.status} with ${answered} entities`);
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bench-ngsild-'));
+  const servers: ServerProcess[] = [];
+  try {
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256' }] }));
+    // A create policy for any type first (the seeding), 98 read policies of other types, the Bench read policy last:
+    // each entity meets 99 candidates of the request's plan and is decided by the last.
+    const policies: Record<string, unknown>[] = [createAnything];
+    for (let i = 0; i < POLICIES - 2; i++) policies.push(odrl(`urn:p:other-${i}`, 'odrl:read', `Other${i}`));
+    policies.push(odrl('urn:p:read', 'odrl:read', 'Bench'));
+    writeFileSync(join(dir, 'policies.json'), JSON.stringify(policies));
+    const token = await new SignJWT({
+      verifiableCredential: { type: ['VerifiableCredential'], issuer: 'did:web:issuer.bench', credentialSubject: {} },
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime('2h')
+      .sign(privateKey);
+    const auth = { authorization: `Bearer ${token}` };
+
+    const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
+    servers.push(bare);
+    const rows = [await measure('bare-uws', bare.url, {})];
+    await bare.stop();
+    const base = ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'info'];
+    const plain = await startServer('no-auth', BROKER_SCRIPT, base);
+    servers.push(plain);
+    await seed(plain.url, {});
+    rows.push(await measure('query of 20, no auth', plain.url, {}));
+    await plain.stop();
+    const dsec = await startServer('dsec-ngsild', BROKER_SCRIPT, [
+      ...base,
+      '--auth',
+      'dsec',
+      '--dsecJwks',
+      join(dir, 'jwks.json'),
+      '--dsecIssuer',
+      ISSUER,
+      '--dsecPolicies',
+      join(dir, 'policies.json'),
+      '--dsecNgsild',
+    ]);
+    servers.push(dsec);
+    // Keys and policies reach every pipeline thread by broadcast: wait until a run of requests is decided.
+    for (let i = 0, decided = 0; i < 200 && decided < 20; i++) {
+      decided = (await send(dsec.url, 'GET', `${NGSI}/entities/urn:x:none`, undefined, auth)).status === 503 ? 0 : decided + 1;
+      if (decided === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    await seed(dsec.url, auth);
+    rows.push(await measure('query of 20, dsec --dsecNgsild', dsec.url, auth));
+    await dsec.stop();
+
+    const [bareRow, plainRow, dsecRow] = rows as [Row, Row, Row];
+    const ratio = (r: Row): string => (r.result.requestsPerSecond / bareRow.result.requestsPerSecond).toFixed(2);
+    const vsPlain = (dsecRow.result.requestsPerSecond / plainRow.result.requestsPerSecond).toFixed(2);
+    process.stdout.write(`  dsec --dsecNgsild / no auth: ${vsPlain} (target >= 0.8)\n`);
+    const failed = rows.reduce((n, r) => n + failedRequests(r.result), 0);
+    if (!smoke) {
+      writeResultsSection(
+        'auth-ngsild',
+        [
+          '<!-- auth-ngsild:begin -->',
+          '## Authorization on the entity: a query of 20 with `--dsecNgsild` (100 policies, the allowing one last)',
+          '',
+          `Run: \`node dist/bench/auth-ngsild.js\`, ${durationS} s after ${warmupS} s warm-up, 50 connections; ${machineAtStart()}.`,
+          '',
+          '| row | req/s | p99 ms | ratio to bare | failed |',
+          '|---|---:|---:|---:|---:|',
+          ...rows.map(
+            (r) =>
+              `| ${r.name} | ${Math.round(r.result.requestsPerSecond)} | ${r.result.p99Ms} | ${ratio(r)} | ${failedRequests(r.result)} |`,
+          ),
+          '',
+          `dsec --dsecNgsild / no auth: **${vsPlain}** (target >= 0.8).`,
+          '<!-- auth-ngsild:end -->',
+        ].join('\n'),
+      );
+    }
+    if (failed > 0) process.exitCode = 1;
+  } finally {
+    for (const s of servers) await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
