@@ -4,6 +4,7 @@
 import { AUTH_ABI_VERSION, AuthVerdict, type AuthDriver, type PluginHost } from '../../../auth/contract.js';
 import { DsecInstance } from './instance.js';
 import { readConfig } from './options.js';
+import { restoreOwner, saveOwner } from './owner.js';
 
 export { options } from './options.js';
 
@@ -24,15 +25,9 @@ export function authRegister(driver: AuthDriver, host: PluginHost): void {
   if (brokerAbi >= 2) {
     // entity-level decisions are --dsecNgsild (seed 000 §5.8); the default chain decides per request only
     driver.entity = () => AuthVerdict.Allow;
-    // seed 000 §2.6: the kept owner is the maker's credential
-    driver.identitySave = (identity) => (identity === null || identity === undefined ? null : JSON.stringify(identity));
-    driver.identityRestore = (text) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        return null;
-      }
-    };
+    // seed 000 §2.6, §3: the kept owner is the maker's credential, restored with the moment it stops holding
+    driver.identitySave = (identity) => saveOwner(identity, Date.now());
+    driver.identityRestore = (text) => restoreOwner(text, config.ownerMaxAgeSeconds, Date.now());
   }
   if (brokerAbi >= 3) driver.authorizeBeforeContext = true;
   instances.add(instance);
