@@ -13,6 +13,9 @@ import { OwnerRetrieve } from './owner-request.js';
 
 /** seed 000 §3, §8: how long a restored owner is kept before the store is read again. */
 export const OWNER_CACHE_MS = 30_000;
+const NO_OWNER: Promise<unknown> = Promise.resolve(null);
+/** A store or plugin failure while restoring: no owner this time, nothing kept. */
+const FAILED = Symbol('failed');
 
 interface KeptOwner {
   /** The restored identity; null: no owner. */
@@ -53,9 +56,15 @@ export class OwnerFilter {
     const now = Date.now();
     const kept = this.owners.get(key);
     if (kept !== undefined && kept.until > now) return kept.identity;
-    const identity = this.restore(tenant, subscriptionId);
-    this.owners.set(key, { identity, until: now + this.cacheMs });
-    return identity;
+    const entry: KeptOwner = { identity: NO_OWNER, until: now + this.cacheMs };
+    entry.identity = this.restore(tenant, subscriptionId).then((identity) => {
+      if (identity !== FAILED) return identity;
+      // No owner for this notification (fail closed), and not kept: the next one reads the store again.
+      if (this.owners.get(key) === entry) this.owners.delete(key);
+      return null;
+    });
+    this.owners.set(key, entry);
+    return entry.identity;
   }
 
   private async restore(tenant: string, subscriptionId: string): Promise<unknown> {
@@ -67,9 +76,9 @@ export class OwnerFilter {
     } catch (e) {
       this.log.error(
         { err: e, subscription: subscriptionId },
-        'the subscription owner cannot be restored; its notifications carry nothing',
+        'the subscription owner cannot be restored; its notification carries nothing',
       );
-      return null;
+      return FAILED;
     }
   }
 
