@@ -57,7 +57,7 @@ let receiver: Receiver;
 const tokens: Record<string, string> = {};
 const brokers: Broker[] = [];
 
-async function dsecBroker(extra: string[] = []): Promise<Broker> {
+async function dsecBroker(extra: string[] = [], policies = policiesFile): Promise<Broker> {
   const b = await startBroker([
     '--auth',
     'dsec',
@@ -66,7 +66,7 @@ async function dsecBroker(extra: string[] = []): Promise<Broker> {
     '--dsecIssuer',
     ISSUER,
     '--dsecPolicies',
-    policiesFile,
+    policies,
     '--dsecOrganization',
     ORG,
     ...extra,
@@ -266,4 +266,36 @@ t.test('--dsecOwnerMaxAge: an owner holds that many seconds after it made or upd
   await write(b, 'urn:ngsi-ld:Building:6', 'Building', 4);
   await receiver.at('/max-age', 2);
   t.equal(receiver.idsAt('/max-age').length, 2, 'an update renews it');
+});
+
+t.test('with --dsecAnonymous a subscription made without a token has no owner: it is sent nothing', async (t) => {
+  const file = join(dir, 'anyone-reads-building.json');
+  writeFileSync(
+    file,
+    JSON.stringify([
+      typePolicy('urn:p:sub-create', 'ngsild:create', 'Subscription'),
+      typePolicy('urn:p:sub-read', 'odrl:read', 'Subscription'),
+      typePolicy('urn:p:anyone-reads-building', 'odrl:read', 'Building'),
+      typePolicy('urn:p:writer-building', 'odrl:use', 'Building', WRITER),
+    ]),
+  );
+  const b = await dsecBroker(['--dsecAnonymous'], file);
+  const anonymous = 'urn:ngsi-ld:Subscription:anonymous';
+  const r = await call(b, 'POST', `${NGSI}/subscriptions`, {
+    body: {
+      id: anonymous,
+      type: 'Subscription',
+      entities: [{ type: 'Building' }],
+      notification: { endpoint: { uri: `${receiver.url}/anonymous` } },
+    },
+  });
+  t.equal(r.status, 201, 'anyone may make it (vc:any)');
+  const read = await call(b, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:7`);
+  t.equal(read.status, 404, 'and anyone may read a Building: a request without a token gets past the policies');
+  await subscribe(b, tokens.a!, '/anonymous-control', ['Building']);
+  await write(b, 'urn:ngsi-ld:Building:7', 'Building', 1);
+  await receiver.at('/anonymous-control', 1);
+  await write(b, 'urn:ngsi-ld:Building:7', 'Building', 2);
+  await receiver.at('/anonymous-control', 2);
+  t.same(receiver.idsAt('/anonymous'), [], 'no one was authenticated: no owner, nothing sent (seed 000 §3)');
 });
