@@ -268,13 +268,14 @@ t.test('--dsecOwnerMaxAge: an owner holds that many seconds after it made or upd
   t.equal(receiver.idsAt('/max-age').length, 2, 'an update renews it');
 });
 
-t.test('with --dsecAnonymous a subscription made without a token has no owner: it is sent nothing', async (t) => {
+t.test('with --dsecAnonymous a subscription made or updated without a token has no owner: it is sent nothing', async (t) => {
   const file = join(dir, 'anyone-reads-building.json');
   writeFileSync(
     file,
     JSON.stringify([
       typePolicy('urn:p:sub-create', 'ngsild:create', 'Subscription'),
       typePolicy('urn:p:sub-read', 'odrl:read', 'Subscription'),
+      typePolicy('urn:p:sub-modify', 'odrl:modify', 'Subscription'),
       typePolicy('urn:p:anyone-reads-building', 'odrl:read', 'Building'),
       typePolicy('urn:p:writer-building', 'odrl:use', 'Building', WRITER),
     ]),
@@ -293,9 +294,19 @@ t.test('with --dsecAnonymous a subscription made without a token has no owner: i
   const read = await call(b, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:7`);
   t.equal(read.status, 404, 'and anyone may read a Building: a request without a token gets past the policies');
   await subscribe(b, tokens.a!, '/anonymous-control', ['Building']);
+  const taken = await subscribe(b, tokens.a!, '/taken', ['Building']);
   await write(b, 'urn:ngsi-ld:Building:7', 'Building', 1);
   await receiver.at('/anonymous-control', 1);
+  await receiver.at('/taken', 1);
+  // an anonymous PATCH of A's subscription leaves it without an owner: A's rights do not follow the new endpoint
+  const p = await call(b, 'PATCH', `${NGSI}/subscriptions/${taken}`, {
+    body: { notification: { endpoint: { uri: `${receiver.url}/taken-anonymously` } } },
+  });
+  t.equal(p.status, 204, p.text);
   await write(b, 'urn:ngsi-ld:Building:7', 'Building', 2);
   await receiver.at('/anonymous-control', 2);
+  await write(b, 'urn:ngsi-ld:Building:7', 'Building', 3);
+  await receiver.at('/anonymous-control', 3);
   t.same(receiver.idsAt('/anonymous'), [], 'no one was authenticated: no owner, nothing sent (seed 000 §3)');
+  t.same(receiver.idsAt('/taken-anonymously'), [], 'nothing after an anonymous PATCH either');
 });
