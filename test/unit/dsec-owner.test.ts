@@ -1,20 +1,21 @@
 // dsec's subscription owner record (seed 000 §2.6, §3 owner rows): the maker's credential saved with its time and
-// restored with the moment it stops holding, the credential's validUntil (VC 1.1 expirationDate) or
-// --dsecOwnerMaxAge after it was saved; a restored owner past that moment gives no credential to decide on.
+// restored as that credential, with the moment it stops holding kept beside it: the credential's validUntil (VC 1.1
+// expirationDate) or --dsecOwnerMaxAge after it was saved; authorize refuses a restored owner past that moment.
 import t from 'tap';
-import { credentialOf, isOwner, restoreOwner, saveOwner } from '../../src/plugins/auth/dsec/owner.js';
+import { ownerEnd, ownerEnded, restoreOwner, saveOwner } from '../../src/plugins/auth/dsec/owner.js';
+import { AuthVerdict, type AuthAnswer } from '../../src/auth/contract.js';
+import { makeHost, newDriver, request } from '../fixtures/dsec/harness.js';
+import { authRegister, authShutdown } from '../../src/plugins/auth/dsec/index.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const VC = { issuer: 'did:web:a.example', type: ['VerifiableCredential'], credentialSubject: { roles: [] } };
 
-t.test('an identity is saved with its time and restored as the owner of that credential', async (t) => {
-  const text = saveOwner(VC, NOW)!;
-  const owner = restoreOwner(text, 0, NOW + 1000)!;
-  t.ok(isOwner(owner));
-  t.same(owner.credential, VC);
-  t.equal(owner.notAfter, Infinity, 'no lifetime named: it holds until updated or deleted');
-  t.same(credentialOf(owner, NOW + 1e12), VC);
-  t.equal(credentialOf(VC, NOW), VC, "a request's identity is its credential as it is");
+t.test('an identity is saved with its time and restored as that credential', async (t) => {
+  const owner = restoreOwner(saveOwner(VC, NOW)!, 0, NOW + 1000);
+  t.same(owner, VC, 'every hook decides on it as on a request identity');
+  t.equal(ownerEnd(owner), Infinity, 'no lifetime named: it holds until updated or deleted');
+  t.equal(ownerEnd(VC), undefined, "a request's identity is no owner: its token bounds it");
+  t.notOk(ownerEnded(VC));
 });
 
 t.test('no one has no owner record', async (t) => {
@@ -24,16 +25,12 @@ t.test('no one has no owner record', async (t) => {
 
 t.test('the lifetime is validUntil, else expirationDate, and --dsecOwnerMaxAge when it ends first', async (t) => {
   const in10s = new Date(NOW + 10_000).toISOString();
-  const vc11 = restoreOwner(saveOwner({ ...VC, expirationDate: in10s }, NOW)!, 0, NOW)!;
-  t.equal(vc11.notAfter, NOW + 10_000);
-  const vc20 = restoreOwner(saveOwner({ ...VC, validUntil: in10s, expirationDate: '2100-01-01T00:00:00Z' }, NOW)!, 0, NOW)!;
-  t.equal(vc20.notAfter, NOW + 10_000, 'validUntil first');
-  t.equal(restoreOwner(saveOwner({ ...VC, validUntil: in10s }, NOW)!, 3, NOW)!.notAfter, NOW + 3000, 'the maximum age ends first');
-  t.equal(restoreOwner(saveOwner({ ...VC, validUntil: in10s }, NOW)!, 60, NOW)!.notAfter, NOW + 10_000, 'the credential ends first');
-  t.equal(restoreOwner(saveOwner(VC, NOW)!, 5, NOW)!.notAfter, NOW + 5000);
-  const owner = restoreOwner(saveOwner({ ...VC, validUntil: in10s }, NOW)!, 0, NOW)!;
-  t.same(credentialOf(owner, NOW + 9_999), { ...VC, validUntil: in10s });
-  t.equal(credentialOf(owner, NOW + 10_000), undefined, 'ended: nothing to decide on');
+  const end = (credential: object, maxAge: number): number | undefined => ownerEnd(restoreOwner(saveOwner(credential, NOW)!, maxAge, NOW));
+  t.equal(end({ ...VC, expirationDate: in10s }, 0), NOW + 10_000);
+  t.equal(end({ ...VC, validUntil: in10s, expirationDate: '2100-01-01T00:00:00Z' }, 0), NOW + 10_000, 'validUntil first');
+  t.equal(end({ ...VC, validUntil: in10s }, 3), NOW + 3000, 'the maximum age ends first');
+  t.equal(end({ ...VC, validUntil: in10s }, 60), NOW + 10_000, 'the credential ends first');
+  t.equal(end(VC, 5), NOW + 5000);
 });
 
 t.test('an owner past its lifetime, or a record that is no owner record, restores as no one', async (t) => {
@@ -52,4 +49,17 @@ t.test('an owner past its lifetime, or a record that is no owner record, restore
     '{"v":1,"savedAt":1,"credential":"x"}',
   ])
     t.equal(restoreOwner(text, 0, NOW), null, text);
+});
+
+t.test('authorize refuses a restored owner once its lifetime is over, and decides on it as on its credential before', async (t) => {
+  const driver = newDriver();
+  authRegister(driver, makeHost({ dsecJwks: 'absent.json', dsecIssuer: 'x', dsecPolicies: 'absent.json' }, false));
+  t.teardown(() => authShutdown());
+  const soon = restoreOwner(saveOwner({ ...VC, validUntil: new Date(Date.now() + 150).toISOString() }, Date.now())!, 0, Date.now());
+  const answer: AuthAnswer = {};
+  t.equal(await driver.authorize!(request(), soon, answer), AuthVerdict.Unavailable, 'while it holds: decided (no policies here: 503)');
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(await driver.authorize!(request(), soon, answer), AuthVerdict.Deny, 'past it: 403');
+  t.match(answer.detail, /no longer holds/);
+  t.same(driver.identityRestore!(driver.identitySave!(VC)!), VC);
 });

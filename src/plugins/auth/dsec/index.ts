@@ -1,10 +1,10 @@
 // The `dsec` authorization plugin (seed 000 §1, §5): verifies a verifier's access tokens and decides with the
 // ODRL policies of a PAP, as the reference data-space chain does. Entry point: options, authRegister, authShutdown.
 
-import { AUTH_ABI_VERSION, AuthVerdict, type AuthDriver, type PluginHost } from '../../../auth/contract.js';
+import { AUTH_ABI_VERSION, AuthVerdict, type AuthAnswer, type AuthDriver, type PluginHost } from '../../../auth/contract.js';
 import { DsecInstance } from './instance.js';
 import { readConfig } from './options.js';
-import { restoreOwner, saveOwner } from './owner.js';
+import { ownerEnded, restoreOwner, saveOwner } from './owner.js';
 
 export { options } from './options.js';
 
@@ -20,7 +20,10 @@ export function authRegister(driver: AuthDriver, host: PluginHost): void {
   driver.abiVersion = AUTH_ABI_VERSION;
   driver.name = 'dsec';
   driver.authenticate = (req, out, answer) => instance.authenticate(req, out, answer);
-  driver.authorize = (req, identity, answer) => instance.authorize(req, identity, answer);
+  // seed 000 §3: a subscription owner past its credential's lifetime no longer holds; asked about a notification, its
+  // authorize comes first (notify/owner-filter.ts), so the entity hook never sees it
+  driver.authorize = (req, identity, answer) =>
+    ownerEnded(identity) ? ownerNoLongerHolds(answer) : instance.authorize(req, identity, answer);
   driver.release = () => {};
   if (brokerAbi >= 2) {
     // entity-level decisions are --dsecNgsild (seed 000 §5.8); the default chain decides per request only
@@ -32,6 +35,12 @@ export function authRegister(driver: AuthDriver, host: PluginHost): void {
   if (brokerAbi >= 3) driver.authorizeBeforeContext = true;
   instances.add(instance);
   instance.start();
+}
+
+function ownerNoLongerHolds(answer: AuthAnswer): AuthVerdict {
+  answer.title = 'Forbidden';
+  answer.detail = "the subscription owner's credential no longer holds";
+  return AuthVerdict.Deny;
 }
 
 /** Stops the background reads and closes the channels of every instance of this thread. */

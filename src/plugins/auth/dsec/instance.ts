@@ -10,7 +10,6 @@ import { compilePolicySet, decide, type Decision, type PolicySet } from './odrl/
 import type { DsecConfig } from './options.js';
 import { PROBLEMS, denied, invalidToken, unauthenticated, unavailable } from './problems.js';
 import { Refresher } from './refresher.js';
-import { credentialOf } from './owner.js';
 import type { KeyDocument } from './sources.js';
 import { TokenVerifier, bearerToken, type ClaimRules, type TokenResult } from './token.js';
 
@@ -179,11 +178,7 @@ export class DsecInstance {
   authorize(req: AuthRequest, identity: unknown, answer: AuthAnswer): AuthVerdict {
     const set = this.policySet;
     if (set === null) return unavailable(answer, PROBLEMS.noPolicies);
-    const now = Date.now();
-    // seed 000 §3: a subscription owner past its credential's lifetime is no longer held
-    const credential = credentialOf(identity, now);
-    if (credential === undefined) return denied(answer, PROBLEMS.ownerExpired);
-    const x = this.input.reset(req, credential, this.config.strippedPath, now);
+    const x = this.input.reset(req, identity, this.config.strippedPath, Date.now());
     let d: Decision;
     try {
       d = decide(set, x, this.decision);

@@ -1,16 +1,8 @@
 // A subscription owner as dsec keeps it (seed 000 §2.6, §3 owner rows, §5.3): the maker's credential, saved with the
 // time it was saved, restored with the moment it stops holding: the credential's `validUntil` (VC 1.1:
 // `expirationDate`), or `--dsecOwnerMaxAge` seconds after it was saved when that is above 0, whichever comes first.
-
-/** The member that marks a restored owner (a request's identity is the bare credential). */
-const OWNER = 'ldbroker:dsec:owner';
-
-/** A restored owner: its credential and when it stops holding (ms since the epoch; Infinity: never). */
-export interface OwnerIdentity {
-  [OWNER]: true;
-  credential: unknown;
-  notAfter: number;
-}
+// A restored owner is the bare credential, as a request's identity is, so every hook decides on it alike; when it
+// stops holding is kept beside it, in this thread, for the hooks to refuse it past that moment.
 
 interface SavedOwner {
   v: 1;
@@ -19,16 +11,17 @@ interface SavedOwner {
   credential: unknown;
 }
 
+/** Restored owners of this thread and when each stops holding (ms since the epoch; Infinity: never). */
+const ENDS = new WeakMap<object, number>();
+
 /** The owner record's text of a request's identity (its credential); null for no one (an anonymous request). */
 export function saveOwner(identity: unknown, now: number): string | null {
   if (identity === null || identity === undefined) return null;
-  // A subscription updated by a restored owner is not a case (owners never send requests); kept as its credential.
-  const credential = isOwner(identity) ? identity.credential : identity;
-  return JSON.stringify({ v: 1, savedAt: now, credential } satisfies SavedOwner);
+  return JSON.stringify({ v: 1, savedAt: now, credential: identity } satisfies SavedOwner);
 }
 
-/** The owner of a record's text; null when the text is no owner record or the owner no longer holds at `now`. */
-export function restoreOwner(text: string, maxAgeSeconds: number, now: number): OwnerIdentity | null {
+/** The owner's credential of a record's text; null when the text is no owner record or the owner no longer holds. */
+export function restoreOwner(text: string, maxAgeSeconds: number, now: number): object | null {
   let saved: Partial<SavedOwner>;
   try {
     saved = JSON.parse(text) as Partial<SavedOwner>;
@@ -38,23 +31,22 @@ export function restoreOwner(text: string, maxAgeSeconds: number, now: number): 
   if (saved === null || typeof saved !== 'object' || saved.v !== 1 || typeof saved.savedAt !== 'number') return null;
   const credential = saved.credential;
   if (credential === null || typeof credential !== 'object') return null;
-  let notAfter = credentialEnd(credential as Record<string, unknown>);
-  if (maxAgeSeconds > 0) notAfter = Math.min(notAfter, saved.savedAt + maxAgeSeconds * 1000);
-  if (!(notAfter > now)) return null;
-  return { [OWNER]: true, credential, notAfter };
+  let end = credentialEnd(credential as Record<string, unknown>);
+  if (maxAgeSeconds > 0) end = Math.min(end, saved.savedAt + maxAgeSeconds * 1000);
+  if (!(end > now)) return null;
+  ENDS.set(credential, end);
+  return credential;
 }
 
-/**
- * The credential a decision reads: a request's identity as it is, a restored owner's credential while it holds;
- * undefined for an owner that no longer holds (the caller denies).
- */
-export function credentialOf(identity: unknown, now: number): unknown {
-  if (!isOwner(identity)) return identity;
-  return identity.notAfter > now ? identity.credential : undefined;
+/** When a restored owner stops holding; undefined for any other identity (a request's, which its token bounds). */
+export function ownerEnd(identity: unknown): number | undefined {
+  return identity !== null && typeof identity === 'object' ? ENDS.get(identity) : undefined;
 }
 
-export function isOwner(identity: unknown): identity is OwnerIdentity {
-  return identity !== null && typeof identity === 'object' && (identity as Record<string, unknown>)[OWNER] === true;
+/** seed 000 §3: a restored owner whose lifetime is over no longer holds (the clock is read only for an owner). */
+export function ownerEnded(identity: unknown): boolean {
+  const end = ownerEnd(identity);
+  return end !== undefined && end <= Date.now();
 }
 
 /**

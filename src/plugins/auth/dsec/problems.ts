@@ -11,7 +11,6 @@ export const PROBLEMS = {
   noPolicies: { title: 'Service Unavailable', detail: 'the policies are not loaded yet' },
   roleConflict: { title: 'Service Unavailable', detail: 'the credential holds two different role lists for the organisation' },
   denied: { title: 'Forbidden', detail: 'no policy allows this request' },
-  ownerExpired: { title: 'Forbidden', detail: "the subscription owner's credential no longer holds" },
 } as const;
 
 export function unauthenticated(answer: AuthAnswer): AuthVerdict {
@@ -50,8 +49,8 @@ export function unavailable(answer: AuthAnswer, problem: { title: string; detail
   return AuthVerdict.Unavailable;
 }
 
-export function denied(answer: AuthAnswer, problem: { title: string; detail: string } = PROBLEMS.denied): AuthVerdict {
-  answer.title = problem.title;
-  answer.detail = problem.detail;
+export function denied(answer: AuthAnswer): AuthVerdict {
+  answer.title = PROBLEMS.denied.title;
+  answer.detail = PROBLEMS.denied.detail;
   return AuthVerdict.Deny;
 }
