@@ -32,8 +32,9 @@ export async function runPipeline(
       // seed 000 §5.1: right after authenticate, before anything of the request is judged (406 included)
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refusalResult(refusal);
-      if (task.answer !== undefined) return task.answer;
     }
+    // The front's own answer to a request no operation serves, given once authorize let it through (dispatch.ts).
+    if (task.answer !== undefined) return task.answer;
     req.media = negotiate(task.headers.accept, req.operation.geoJson);
     // CIM 009 §5.13.2: the body of POST /jsonldContexts is the @context to keep, not the request's own.
     await resolveRequestContext(req, ctx, req.operation.body !== 'none' && req.op !== LdOp.CreateContext);
