@@ -105,7 +105,8 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     op,
     route: match.kind === 'op' ? match.route : '',
     // RFC 9110 §9.3.2: HEAD is GET without the body; the operation sees the GET, the auth plugin the HEAD (task.head).
-    method: ex.method === 'HEAD' ? 'GET' : ex.method,
+    // An unrouted request keeps its method: only the auth plugin sees it.
+    method: ex.method === 'HEAD' && answer === undefined ? 'GET' : ex.method,
     path: ex.path,
     query: ex.query,
     params: match.kind === 'op' ? match.params : [],
@@ -119,13 +120,9 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     },
     body,
     identity,
+    head: ex.method === 'HEAD',
+    answer,
   };
-  if (ex.method === 'HEAD') task.head = true;
-  if (answer !== undefined) {
-    // The route lookup's method was replaced by the GET only for a route; an unrouted request keeps its own.
-    task.method = ex.method;
-    task.answer = answer;
-  }
   respond(ex, await deps.runner.run(task), deps);
 }
 
