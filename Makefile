@@ -53,6 +53,7 @@ bench: build
 	node dist/bench/auth-ngsild.js
 	node dist/bench/temporal.js
 	node dist/bench/scenarios/subscriptions.js
+	node dist/bench/scenarios/owner-notifications.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
 ETSI_ARGS ?=

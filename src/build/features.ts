@@ -6,7 +6,16 @@ import { fileURLToPath } from 'node:url';
 const dist = fileURLToPath(new URL('../', import.meta.url));
 
 const REMOVED: Record<string, string[]> = {
-  noauth: ['auth', 'plugins/auth', 'front/front-auth.js', 'pipeline/auth-load.js', 'pipeline/auth-request.js', 'pipeline/auth-verdict.js'],
+  noauth: [
+    'auth',
+    'plugins/auth',
+    'front/front-auth.js',
+    'pipeline/auth-load.js',
+    'pipeline/auth-request.js',
+    'pipeline/auth-verdict.js',
+    'notify/owner-filter.js',
+    'notify/owner-request.js',
+  ],
   nopolicyApi: ['policyapi'],
 };
 

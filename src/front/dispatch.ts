@@ -1,7 +1,7 @@
 // The front's request path (ARCHITECTURE.md steps 1 to 4 and 12): head checks, route lookup, authenticate,
 // 404/405/415, OPTIONS, body read (bounded), hand-off to the pipeline runner, response. Never parses JSON, never
 // touches the store. Every answer leaves through `respond`, where its headers pass safeHeaders.
-import { lookupRoute } from './router.js';
+import { lookupRoute, type RouteMatch } from './router.js';
 import { LdOp, operationOf } from '../ngsild/operations.js';
 import type { Exchange } from './exchange.js';
 import { BodyTooLarge, ClientGone } from './exchange.js';
@@ -79,38 +79,37 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     if (outcome.refusal !== undefined) return respond(ex, outcome.refusal, deps);
     identity = outcome.identity;
   }
-  // CIM 009 v1.8 table 5.5.2-1: an unknown route names no resource of the API, so ResourceNotFound.
-  if (match.kind === 'notFound') throw new LdError('ResourceNotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`);
-  if (match.kind === 'emptyParam')
-    throw new LdError('BadRequestData', `the ${PARAM_LABELS[match.name] ?? match.name} is missing from the path (an empty segment)`);
-  if (match.kind === 'badMethod') {
-    const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
-    result.headers.push('Allow', match.allow);
-    return respond(ex, result, deps);
-  }
-  // RFC 9110 §9.3.7: OPTIONS tells the methods of the path; no body, so 204. A CORS preflight (Fetch §3.2.2) is one,
-  // reached only once authenticated like any request (seed 000 §5.5 rule 1).
-  if (match.kind === 'options') {
-    const headers = ['Allow', match.allow];
-    if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined)
-      deps.cors.preflight(ex.header('origin'), match.allow, headers);
-    return respond(ex, { status: 204, headers, body: null }, deps);
-  }
-  const hasBody = operationOf(op).body !== 'none';
-  let body: ArrayBuffer | null = null;
+  // seed 000 §5.1: a plugin that authorizes before the @context decides every request before the broker answers
+  // one it does not serve, as the reference chain's gateway does before its upstream sees the request.
+  const authorizesFirst = deps.auth?.authorizesFirst === true;
   const contentType = ex.header('content-type');
-  if (hasBody) {
+  let answer: PipelineResult | undefined;
+  if (match.kind !== 'op') {
+    answer = unroutedAnswer(ex, match, deps);
+    if (!authorizesFirst) return respond(ex, answer, deps);
+  }
+  let body: ArrayBuffer | null = null;
+  // An unrouted request's body is read only for authorize (http:bodyValue reads it, seed 000 §5.6).
+  if (answer !== undefined || operationOf(op).body !== 'none') {
     body = await ex.body();
-    if (body !== null) checkContentType(contentType, ex.method === 'PATCH');
+    if (body !== null && answer === undefined) {
+      try {
+        checkContentType(contentType, ex.method === 'PATCH');
+      } catch (e) {
+        if (!authorizesFirst || !(e instanceof LdError)) throw e;
+        answer = problemOf(e);
+      }
+    }
   }
   const task: PipelineTask = {
     op,
-    route: match.route,
-    // RFC 9110 §9.3.2: HEAD is GET without the body; the pipeline (and its authorization) sees the GET.
-    method: ex.method === 'HEAD' ? 'GET' : ex.method,
+    route: match.kind === 'op' ? match.route : '',
+    // RFC 9110 §9.3.2: HEAD is GET without the body; the operation sees the GET, the auth plugin the HEAD (task.head).
+    // An unrouted request keeps its method: only the auth plugin sees it.
+    method: ex.method === 'HEAD' && answer === undefined ? 'GET' : ex.method,
     path: ex.path,
     query: ex.query,
-    params: match.params,
+    params: match.kind === 'op' ? match.params : [],
     headers: {
       contentType,
       accept: ex.header('accept'),
@@ -121,8 +120,36 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     },
     body,
     identity,
+    head: ex.method === 'HEAD',
+    answer,
   };
   respond(ex, await deps.runner.run(task), deps);
+}
+
+/** The front's answer to a request no operation serves: 404, 400 (an empty path segment), 405 with Allow, OPTIONS. */
+function unroutedAnswer(ex: Exchange, match: Exclude<RouteMatch, { kind: 'op' }>, deps: FrontDeps): PipelineResult {
+  switch (match.kind) {
+    case 'notFound':
+      // CIM 009 v1.8 table 5.5.2-1: an unknown route names no resource of the API, so ResourceNotFound.
+      return problemOf(new LdError('ResourceNotFound', `no NGSI-LD route for ${ex.method} ${ex.path}`));
+    case 'emptyParam':
+      return problemOf(
+        new LdError('BadRequestData', `the ${PARAM_LABELS[match.name] ?? match.name} is missing from the path (an empty segment)`),
+      );
+    case 'badMethod': {
+      const result = problemOf(new LdError('MethodNotAllowed', `${ex.method} is not allowed on ${ex.path}: ${match.allow}`));
+      result.headers.push('Allow', match.allow);
+      return result;
+    }
+    case 'options': {
+      // RFC 9110 §9.3.7: OPTIONS tells the methods of the path; no body, so 204. A CORS preflight (Fetch §3.2.2) is
+      // one, reached only once authenticated (and authorized) like any request (seed 000 §5.5 rule 1).
+      const headers = ['Allow', match.allow];
+      if (deps.cors !== undefined && ex.header('access-control-request-method') !== undefined)
+        deps.cors.preflight(ex.header('origin'), match.allow, headers);
+      return { status: 204, headers, body: null };
+    }
+  }
 }
 
 function problemOf(error: LdError): PipelineResult {

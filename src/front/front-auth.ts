@@ -14,6 +14,11 @@ export interface AuthenticateOutcome {
 }
 
 export interface FrontAuth {
+  /**
+   * The plugin authorizes before the @context (seed 000 §5.1, ABI 3): every request, routed or not, is then
+   * authorized before the front gives an answer of its own (404, 405, OPTIONS, 415).
+   */
+  readonly authorizesFirst: boolean;
   authenticate(ex: Exchange, op: LdOp, route: string, params: string[]): Promise<AuthenticateOutcome>;
   close(): Promise<void>;
 }
@@ -23,6 +28,7 @@ const ANONYMOUS: AuthenticateOutcome = { identity: null };
 
 export function createFrontAuth(driver: AuthDriver, expandDefault: (t: string) => string, shutdown: () => Promise<void>): FrontAuth {
   return {
+    authorizesFirst: driver.authorize !== undefined && driver.authorizeBeforeContext === true,
     authenticate(ex, op, route): Promise<AuthenticateOutcome> {
       if (driver.authenticate === undefined) return Promise.resolve(ANONYMOUS);
       const out = { identity: null as unknown };

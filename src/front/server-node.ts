@@ -122,9 +122,11 @@ function onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
           ? 'the request head did not arrive in time'
           : 'the request is not valid HTTP/1.1';
     const body = JSON.stringify(new LdError('BadRequestData', detail, status).toProblem());
+    // RFC 9110 §9.3.2: a HEAD gets the head only, even refused (a client would read the body as a next answer).
+    const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.once('finish', () => socket.destroy());
     socket.end(
-      `HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
     return;
   }

@@ -684,6 +684,25 @@ export const OPERATIONS: readonly Operation[] = Object.freeze(
   }),
 );
 
+/**
+ * What a request the catalog does not route is (an unknown path, a method the path does not serve, OPTIONS): no
+ * operation, no parameters, nothing decided entity by entity. The pipeline sees it only to have it authorized
+ * (seed 000 §5.1) before the front's own answer.
+ */
+export const NO_OPERATION: Operation = Object.freeze({
+  op: LdOp.None,
+  name: '',
+  clause: '',
+  routes: [],
+  body: 'none',
+  params: NONE,
+  entityHook: false,
+  createsTenant: false,
+  geoJson: false,
+  forwardable: false,
+  brokerOwn: false,
+});
+
 /** The catalog entry of an operation (LdOp.None has none). */
 export function operationOf(op: LdOp): Operation {
   const entry = OPERATIONS[op - 1];

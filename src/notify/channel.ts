@@ -31,9 +31,10 @@ export interface DueNotification {
   timeoutMs: number | undefined;
   throttlingMs: number;
   /**
-   * Set when the subscription joins linked entities (CIM 009 v1.8.1 §5.2.14 join): the notification is built on the
-   * notifier thread as it is sent, with the linked entities as the store has them then (joined-notifications.ts);
-   * until then `body` is '' and `headers` empty.
+   * Set when the subscription joins linked entities (CIM 009 v1.8.1 §5.2.14 join), or an auth plugin keeps owners
+   * (seed 000 §5.3): the notification is built on the notifier thread as it is sent, with the linked entities as the
+   * store has them then and what the owner may read (joined-notifications.ts); until then `body` is '' and `headers`
+   * empty.
    */
   join?: UnbuiltNotification;
 }

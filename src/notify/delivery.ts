@@ -26,6 +26,7 @@ import { Lane, type Waiting } from './lane.js';
 import { SlowestFirst, type Ranked } from './slowest-first.js';
 import { GAUGE, gaugeOf, readGauge, type NotificationQueueStats } from './queue-gauge.js';
 import { DropWarning, type DropKind } from './drop-warning.js';
+import type { Completion } from './joined-notifications.js';
 
 /** Due notifications one endpoint may hold (queued and in flight). */
 export const ENDPOINT_QUEUE_MAX = 10_000;
@@ -46,6 +47,8 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 const POOL_IDLE_MS = 60_000;
 /** Why a request was aborted when its subscription was deleted. */
 const SUBSCRIPTION_DELETED = 'subscription deleted';
+/** A notification left with nothing its subscription's owner may read (seed 000 §5.3): not sent, no outcome. */
+const NOT_SENT = Symbol('not sent');
 
 export interface DeliveryOutcome {
   due: DueNotification;
@@ -78,10 +81,11 @@ export interface DeliveryOptions {
   /** Told as a request goes out, before the receiver can see it (the counters count it sent then). */
   sending?: (due: DueNotification, at: string) => void;
   /**
-   * Builds a notification left unbuilt (DueNotification.join) as it comes to be sent; false: its subscription is
-   * gone and it is not sent. Without it, such a notification fails unsent.
+   * Builds a notification left unbuilt (DueNotification.join) as it comes to be sent; 'gone': its subscription is
+   * gone and it fails unsent; 'empty': nothing in it may be sent (seed 000 §5.3), so it is dropped without an outcome.
+   * Without it, such a notification fails unsent.
    */
-  complete?: (due: DueNotification) => Promise<boolean>;
+  complete?: (due: DueNotification) => Promise<Completion>;
 }
 
 /**
@@ -123,7 +127,7 @@ export class Delivery {
   private readonly queueMax: number;
   private readonly budget: number;
   private readonly sending: ((due: DueNotification, at: string) => void) | undefined;
-  private readonly complete: ((due: DueNotification) => Promise<boolean>) | undefined;
+  private readonly complete: ((due: DueNotification) => Promise<Completion>) | undefined;
   private readonly gauge: Float64Array;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
@@ -225,13 +229,14 @@ export class Delivery {
         const controller = new AbortController();
         lane.sending = item;
         lane.abort = controller;
-        const outcome =
-          (item.due.join === undefined ? undefined : await this.build(item.due)) ?? (await this.sendNow(ep, item.due, controller));
+        const built = item.due.join === undefined ? undefined : await this.build(item.due);
+        const outcome = built === NOT_SENT ? undefined : (built ?? (await this.sendNow(ep, item.due, controller)));
         lane.sending = undefined;
         lane.abort = undefined;
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
         g[GAUGE.inFlight]--;
         ep.queued--;
+        if (outcome === undefined) continue;
         if (outcome.ok) ep.lastSuccessSeq = ++this.successes;
         this.tell(outcome);
       }
@@ -249,13 +254,16 @@ export class Delivery {
 
   /**
    * Builds an unbuilt notification (DueNotification.join) in its turn of its lane, so the ones of its order key
-   * behind it wait for it. Undefined when it is ready to send; else the outcome of one that will not be sent.
+   * behind it wait for it. Undefined when it is ready to send; NOT_SENT when nothing in it may be sent; else the
+   * outcome of one that will not be sent.
    */
-  private async build(due: DueNotification): Promise<DeliveryOutcome | undefined> {
+  private async build(due: DueNotification): Promise<DeliveryOutcome | typeof NOT_SENT | undefined> {
     let reason: string;
     try {
-      if (this.complete !== undefined && (await this.complete(due))) return undefined;
-      reason = this.complete === undefined ? 'notification cannot be built' : SUBSCRIPTION_DELETED;
+      const completion = this.complete === undefined ? undefined : await this.complete(due);
+      if (completion === 'ready') return undefined;
+      if (completion === 'empty') return NOT_SENT;
+      reason = completion === undefined ? 'notification cannot be built' : SUBSCRIPTION_DELETED;
     } catch (e) {
       this.log.error({ err: e, subscription: due.subscriptionId }, 'notification cannot be built');
       reason = `notification cannot be built: ${e instanceof Error ? e.message : String(e)}`;

@@ -34,6 +34,12 @@ export interface NotifierData extends WorkerInit {
 export async function runNotifier(init: NotifierData, parent: MessagePort): Promise<void> {
   const log = threadLogger(init.config, 'notifier');
   const { store, contexts } = await openStoreAndContexts(init, log);
+  // seed 000 §5.3: the auth plugin's notifier instance decides each notified entity for the subscription's owner.
+  // Loaded only when asked, so a build without the auth feature has no auth code to load.
+  const owners =
+    init.config.auth === undefined
+      ? undefined
+      : await (await import('./owner-filter.js')).loadOwnerFilter(init, store, (t) => contexts.defaultContext.expandTerm(t), log);
   const counters = new CounterBook(store, log);
   await counters.load();
   const lastSent = new Map<string, number>();
@@ -63,6 +69,8 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     init.config.instance,
     (tenant, id, sub) => {
       const key = `${tenant}\n${id}`;
+      // a PATCH here may have given it another owner (seed 000 §3): read again, not after the cache's 30 s
+      owners?.filter.forget(tenant, id);
       if (sub === undefined) {
         counters.forget(tenant, id);
         delivery.forget(tenant, id);
@@ -78,12 +86,16 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   );
   // A subscription a worker matched may still be on its way here (its change is applied after its @context is
   // resolved): one not found is looked for again once the changes received so far are applied.
-  const joined = new JoinedNotifications(store, async (tenant, id) => {
-    const sub = sync.index.get(tenant, id);
-    if (sub !== undefined) return sub;
-    await sync.settled();
-    return sync.index.get(tenant, id);
-  });
+  const joined = new JoinedNotifications(
+    store,
+    async (tenant, id) => {
+      const sub = sync.index.get(tenant, id);
+      if (sub !== undefined) return sub;
+      await sync.settled();
+      return sync.index.get(tenant, id);
+    },
+    owners?.filter,
+  );
   const accept = (due: DueNotification): void => {
     if (due.throttlingMs > 0) {
       // CIM 009 §5.2.12 throttling: notifications closer than this to the last one sent are dropped.
@@ -130,6 +142,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
       sync.close();
       await delivery.close();
       await counters.close();
+      await owners?.shutdown();
       await store.flush();
       await store.close();
       parent.postMessage({ kind: 'stopped' } satisfies NotifierMessage);

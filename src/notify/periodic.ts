@@ -80,7 +80,8 @@ export class PeriodicNotifications {
   private async tick(sub: CompiledSubscription): Promise<void> {
     if (!isLive(sub, Date.now())) return;
     try {
-      const entities = await this.selected(sub);
+      // seed 000 §5.3: only what the subscription's owner may read; a notification left empty is not sent
+      const entities = await this.joined.readable(sub, await this.selected(sub));
       if (entities.length === 0) return;
       // With join, the linked entities are read now, with the selected ones (§5.2.12 timeInterval, §5.2.14 join).
       const payload =

@@ -7,23 +7,19 @@ import type { WriteEvent } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { matchChange } from '../ngsild/subscription/match.js';
 import { buildNotification, type NotificationPayload } from '../ngsild/subscription/payload.js';
-import type { CompiledSubscription } from '../ngsild/subscription/compile.js';
-import type { StoredEntity } from '../ngsild/entity/model.js';
 import { NOTIFY_CHANNEL, channelName, type DueNotification } from './channel.js';
 import type { SubscriptionSync } from './subscription-sync.js';
-
-/**
- * Which entities of a notification its subscription's owner may read (seed 000 §5.3); the auth plugin's
- * subscription-owner issue provides it. Undefined: every entity is sent.
- */
-export type NotificationEntityFilter = (sub: CompiledSubscription, entity: StoredEntity) => boolean;
 
 /** The body and headers of a notification the notifier builds (DueNotification.join). */
 const UNBUILT: NotificationPayload = { body: '', headers: [] };
 
 export class SubscriptionSink implements ChangeSink {
   private readonly channel: BroadcastChannel;
-  entityFilter: NotificationEntityFilter | undefined;
+  /**
+   * An auth plugin keeps subscription owners: every notification is left for the notifier to build, which decides
+   * its entities for the owner (seed 000 §5.3, notify/owner-filter.ts) in its turn of its lane.
+   */
+  ownerFiltered = false;
 
   constructor(
     readonly sync: SubscriptionSync,
@@ -45,10 +41,11 @@ export class SubscriptionSink implements ChangeSink {
         try {
           const m = matchChange(sub, change, now);
           if (m === undefined) continue;
-          if (this.entityFilter !== undefined && !this.entityFilter(sub, m.entity)) continue;
-          // A join reads the store (async): the notifier builds that notification when it sends it, in its place in
-          // the order of its subscription and entity, and the write's answer does not wait for it.
-          const payload = sub.join === undefined ? buildNotification(sub, [m.entity], m.trigger) : UNBUILT;
+          // A join reads the store (async), and so does the owner's decision: the notifier builds such a notification
+          // when it sends it, in its place in the order of its subscription and entity; the write's answer does not
+          // wait for it.
+          const unbuilt = sub.join !== undefined || this.ownerFiltered;
+          const payload = unbuilt ? UNBUILT : buildNotification(sub, [m.entity], m.trigger);
           const d: DueNotification = {
             tenant: sub.tenant,
             subscriptionId: sub.id,
@@ -60,7 +57,7 @@ export class SubscriptionSink implements ChangeSink {
             timeoutMs: sub.endpoint.timeoutMs,
             throttlingMs: sub.throttlingMs,
           };
-          if (sub.join !== undefined) d.join = { entities: [m.entity], trigger: m.trigger };
+          if (unbuilt) d.join = { entities: [m.entity], trigger: m.trigger };
           (due ??= []).push(d);
         } catch (e) {
           this.log.error({ err: e, subscription: sub.id, entity: change.id }, 'notification cannot be built');

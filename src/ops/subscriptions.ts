@@ -9,6 +9,7 @@ import { validateSubscription, patchSubscription } from '../ngsild/subscription/
 import {
   SUBSCRIPTIONS,
   SUBSCRIPTION_COUNTERS,
+  SUBSCRIPTION_OWNERS,
   renderSubscription,
   type SubscriptionCounters,
   type SubscriptionDoc,
@@ -26,8 +27,19 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
 import { hostBrokerUrl } from '../pipeline/contexts/served-url.js';
 
-/** seed 000 §2.6: the auth plugin's owner record of a subscription, removed with it. */
-export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
+/**
+ * seed 000 §2.6, §3: the sender of a POST or PATCH becomes the subscription's owner, kept beside it (never in it, so
+ * nothing that renders a subscription shows it) as the plugin's identitySave text. A sender the plugin keeps no text
+ * for (an anonymous one) leaves the subscription without an owner: its notifications then carry nothing (§5.3 rule 3).
+ */
+async function keepOwner(req: LdRequest, ctx: WorkerContext, id: string): Promise<void> {
+  const auth = ctx.auth;
+  if (auth === undefined || !auth.keepsOwners) return;
+  const owners = ctx.store.collection(req.tenant, SUBSCRIPTION_OWNERS);
+  const text = auth.identitySave(req);
+  if (text === null) await owners.delete(id);
+  else await owners.put(id, { owner: text, savedAt: new Date().toISOString() });
+}
 
 function subscriptionIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -85,6 +97,9 @@ export const createSubscription: OpHandler = async (req, ctx) => {
     .collection(req.tenant, SUBSCRIPTIONS)
     .insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true });
   if (!inserted) throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
+  // After the insert, so a create of an existing id never takes its owner; until the record is written, a
+  // notification of the subscription finds no owner and carries nothing.
+  await keepOwner(req, ctx, body.id);
   await announce(ctx, { tenant: req.tenant, id: body.id, doc });
   return { status: 201, headers: ['Location', `${API_PREFIX}/subscriptions/${pathSegment(body.id)}`] };
 };
@@ -139,6 +154,9 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   const doc: SubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };
   const brokerUrl = hostBrokerUrl(req) ?? current.brokerUrl;
   if (brokerUrl !== undefined) doc.brokerUrl = brokerUrl;
+  // The new owner first: should the update fail after it, the subscription as it was notifies with the rights of
+  // whoever tried to change it, never with its former owner's to an endpoint someone else set.
+  await keepOwner(req, ctx, id);
   await subs.put(id, doc as unknown as Record<string, unknown>);
   await announce(ctx, { tenant: req.tenant, id, doc });
   return { status: 204 };

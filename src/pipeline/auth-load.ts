@@ -26,11 +26,27 @@ class DriverAuth implements PipelineAuth {
    */
   private readonly views = new Map<LdRequest, BrokerAuthRequest>();
 
+  readonly keepsOwners: boolean;
+
   constructor(
     private readonly driver: AuthDriver,
     private readonly expandDefault: (term: string) => string,
   ) {
     this.beforeContext = driver.authorizeBeforeContext === true;
+    this.keepsOwners = driver.identitySave !== undefined && driver.identityRestore !== undefined;
+  }
+
+  identitySave(req: LdRequest): string | null {
+    if (this.driver.identitySave === undefined) return null;
+    let text: unknown;
+    try {
+      text = this.driver.identitySave(req.task.identity);
+    } catch {
+      // a plugin that cannot save the sender keeps no owner: fail closed, never a 500 after the subscription is written
+      return null;
+    }
+    // the contract says text or null: anything else is no owner, so the subscription's notifications carry nothing
+    return typeof text === 'string' ? text : null;
   }
 
   private view(req: LdRequest): BrokerAuthRequest {

@@ -50,7 +50,9 @@ export class BrokerAuthRequest implements AuthRequest {
 
   /** The view of authorize, entity and release, over the pipeline's request. */
   static ofRequest(req: LdRequest, expandDefault: (term: string) => string): BrokerAuthRequest {
-    return new BrokerAuthRequest(req.op, req.method, req.path, req.route, undefined, req, expandDefault);
+    // seed 000 §5.6: HEAD is no read; the plugin is told the method the client sent
+    const method = req.task.head === true ? 'HEAD' : req.method;
+    return new BrokerAuthRequest(req.op, method, req.path, req.route, undefined, req, expandDefault);
   }
 
   get params(): ReadonlyArray<readonly [string, string]> {

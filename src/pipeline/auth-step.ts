@@ -19,4 +19,8 @@ export interface PipelineAuth {
   /** null: allowed; `partial` set when only some attributes may be read. */
   entity(req: LdRequest, entity: AuthEntity): Promise<(AuthRefusal & { partial?: boolean }) | null | { partial: true }>;
   release(req: LdRequest): void;
+  /** The plugin keeps subscription owners (identitySave and identityRestore, ABI 2; seed 000 §2.6). */
+  readonly keepsOwners: boolean;
+  /** The owner record's text of the request's sender (identitySave); null: no one to keep. */
+  identitySave(req: LdRequest): string | null;
 }

@@ -47,6 +47,7 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
   const sync = new SubscriptionSync(store, contexts, logger, init.config.instance, undefined, init.config.brokerUrl);
   await sync.start();
   const changes = new SubscriptionSink(sync, logger);
+  changes.ownerFiltered = auth?.keepsOwners === true;
   return {
     config: init.config,
     store,

@@ -9,7 +9,7 @@ import { parseTenant } from '../ngsild/tenant.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
 import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
 import { illFormedString } from '../ngsild/entity/well-formed.js';
-import { operationOf, type LdOp, type Operation } from '../ngsild/operations.js';
+import { LdOp, NO_OPERATION, operationOf, type Operation } from '../ngsild/operations.js';
 
 const NO_BODY = Symbol('no body');
 
@@ -41,7 +41,7 @@ export class LdRequest {
     this.task = task;
     this.wait = wait;
     this.op = task.op;
-    this.operation = operationOf(task.op);
+    this.operation = task.op === LdOp.None ? NO_OPERATION : operationOf(task.op);
     this.method = task.method;
     this.path = task.path;
     this.route = task.route;

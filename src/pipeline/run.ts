@@ -1,5 +1,5 @@
 // What a pipeline worker does for one request (ARCHITECTURE.md steps 5 to 10), in this order:
-// negotiate → authorize (before @context) → @context → authorize (after) → tenant → operation → serialize.
+// authorize (before @context) → negotiate → @context → authorize (after) → tenant → operation → serialize.
 import { LdError, ErrorType, problemOf } from '../ngsild/problem.js';
 import { LdOp, ldOpName } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
@@ -27,12 +27,15 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
   try {
-    req.media = negotiate(task.headers.accept, req.operation.geoJson);
     const auth = ctx.auth;
     if (auth !== undefined && auth.beforeContext) {
+      // seed 000 §5.1: right after authenticate, before anything of the request is judged (406 included)
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refusalResult(refusal);
     }
+    // The front's own answer to a request no operation serves, given once authorize let it through (dispatch.ts).
+    if (task.answer !== undefined) return task.answer;
+    req.media = negotiate(task.headers.accept, req.operation.geoJson);
     // CIM 009 §5.13.2: the body of POST /jsonldContexts is the @context to keep, not the request's own.
     await resolveRequestContext(req, ctx, req.operation.body !== 'none' && req.op !== LdOp.CreateContext);
     if (auth !== undefined && !auth.beforeContext) {

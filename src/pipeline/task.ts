@@ -27,6 +27,14 @@ export interface PipelineTask {
   body: ArrayBuffer | null;
   /** The auth plugin's identity from authenticate (structured clone). */
   identity?: unknown;
+  /** A HEAD request: `method` is the GET it mirrors for the operation, the auth plugin is told HEAD (seed 000 §5.6). */
+  head?: boolean;
+  /**
+   * The front's own answer to a request it does not serve (404, 405, OPTIONS, a 400 or 415 of the head): given only
+   * once authorize lets the request through, as the reference chain's gateway decides before anything else (seed
+   * 000 §5.1). Only sent when the plugin authorizes before the @context.
+   */
+  answer?: PipelineResult;
 }
 
 export interface PipelineResult {

@@ -159,10 +159,12 @@ t.test('a token whose kid or alg carries CR LF cannot add a header or a body to 
   }
 });
 
-t.test('HEAD is decided as the GET it mirrors: allowed where GET is, 401 without a token', async (t) => {
-  const ok = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
-  t.equal(ok.status, 200, 'a policy allowing odrl:read of Building lets HEAD through');
-  t.equal(ok.text, '');
+t.test('HEAD is no read (seed 000 §5.6: odrl:read is GET): 403 where GET is allowed, 401 without a token', async (t) => {
+  const get = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(get.status, 200, 'a policy allowing odrl:read of Building lets GET through');
+  const head = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`, { headers: bearer(token) });
+  t.equal(head.status, 403, 'and not HEAD');
+  t.equal(head.text, '');
   const none = await call(broker, 'HEAD', `${NGSI}/entities/urn:ngsi-ld:Building:1`);
   t.equal(none.status, 401);
   t.equal(none.headers.get('www-authenticate'), 'Bearer');

@@ -206,6 +206,20 @@ t.test('node: a malformed request is answered 400 and the connection closed', as
   t.equal(huge.replies[0]?.status, 431, 'a head far over the limit is 431, not a reset');
 });
 
+t.test('node: a HEAD its parser refuses is answered with the head only (RFC 9110 §9.3.2), closed after it', async (t) => {
+  for (const raw of [
+    `HEAD ${NGSI}/types HTTP/1.1\r\nHost x\r\n\r\n`,
+    `HEAD ${NGSI}/types HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n`,
+    `HEAD ${NGSI}/types HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+  ]) {
+    const { replies, closed, rest } = await rawExchange(brokers.get('node')!.port, raw, [true, false]);
+    t.equal(replies.length, 1, JSON.stringify(raw.slice(0, 60)));
+    t.ok(replies[0]!.status === 400 || replies[0]!.status === 431);
+    t.equal(rest.length, 0, 'no body after the head');
+    t.ok(closed);
+  }
+});
+
 t.test(
   'uws: a malformed request is answered 400',
   {

@@ -284,7 +284,7 @@ t.test('request headers keep the names as given; a later one replaces an earlier
 });
 
 t.test(
-  'a notification left unbuilt (join) is built in its turn: the later ones of its order key wait; a failed build fails unsent',
+  'a notification left unbuilt (join, owner) is built in its turn: the later ones of its order key wait; a failed build fails unsent, an empty one is dropped',
   async (t) => {
     const ok = await listen((n, res) => {
       received.push(n);
@@ -303,12 +303,13 @@ t.test(
         // The first build is slow: the already built notification behind it must not overtake it.
         if (n === 1) await new Promise((r) => setTimeout(r, 200));
         if (n === 3) throw new Error('store closed');
-        if (n === 4) return false;
+        if (n === 4) return 'gone';
+        if (n === 6) return 'empty';
         built.push(n);
         unbuilt.body = `{"n":${n}}`;
         unbuilt.headers = ['Content-Type', 'application/json'];
         unbuilt.join = undefined;
-        return true;
+        return 'ready';
       },
     });
     const unbuilt = (n: number): DueNotification => ({
@@ -321,10 +322,15 @@ t.test(
     d.enqueue(due(`${ok.url}/n`, 2));
     d.enqueue(unbuilt(3));
     d.enqueue(unbuilt(4));
+    d.enqueue(unbuilt(6));
     d.enqueue(unbuilt(5));
-    t.ok(await until(() => outcomes.length === 5), 'every notification has its outcome');
-    t.same(received, [1, 2, 5], 'the slow build went first; the failed ones were not sent');
+    t.ok(await until(() => outcomes.length === 5), 'every notification but the empty one has its outcome');
+    t.same(received, [1, 2, 5], 'the slow build went first; the failed and the empty ones were not sent');
     t.same(built, [1, 5]);
+    t.notOk(
+      outcomes.some((o) => o.due.seq === 6),
+      'one left with nothing the owner may read (seed 000 §5.3) has no outcome: no counter moves',
+    );
     const byN = (n: number): DeliveryOutcome | undefined => outcomes.find((o) => o.due.seq === n);
     t.match(byN(3), { ok: false, sent: false, reason: /cannot be built: store closed/ });
     t.match(byN(4), { ok: false, sent: false, reason: 'subscription deleted' });

@@ -5,6 +5,8 @@ import { mapSubscriptionNames } from './names.js';
 
 export const SUBSCRIPTIONS = 'subscriptions';
 export const SUBSCRIPTION_COUNTERS = 'subscriptionCounters';
+/** seed 000 §2.6: the auth plugin's owner record of each subscription, beside it and never rendered. */
+export const SUBSCRIPTION_OWNERS = 'subscriptionOwners';
 
 export type NotificationTrigger =
   'entityCreated' | 'entityUpdated' | 'entityDeleted' | 'attributeCreated' | 'attributeUpdated' | 'attributeDeleted';

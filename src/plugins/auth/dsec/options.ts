@@ -54,7 +54,7 @@ export const options: OptionSpec[] = [
     type: 'int',
     default: 0,
     min: 0,
-    help: "with --dsecNgsild: seconds a subscription owner's credential holds; 0 = until the credential's own validUntil",
+    help: "seconds a subscription owner's credential holds after the subscription is made or updated; 0 = until the credential's own validUntil",
   },
 ];
 
