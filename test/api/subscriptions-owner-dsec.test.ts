@@ -1,8 +1,8 @@
-// Subscription owners and the notifications they may read (seed 000 §2.6, §3 owner rows, §5.3, §8; issue 16 C),
-// end to end with `--auth dsec`: real JWTs, policies from a file, a real HTTP receiver. The sender of a POST or PATCH
-// of a subscription is its owner; each entity of each notification (linked ones too) is decided as a retrieve of it
-// by the owner (in the reference mode: the decision a GET /ngsi-ld/v1/entities/{id} of the owner gets); a
-// notification left empty is not sent and counts nowhere; an owner past its credential's lifetime reads nothing.
+// Subscription owners and the notifications they may read (seed 000 §2.6, §3 owner rows, §5.3, §5.8, §8; issue 16 C),
+// end to end with `--auth dsec --dsecNgsild`: real JWTs, policies from a file, a real HTTP receiver. The sender of a
+// POST or PATCH of a subscription is its owner; each entity of each notification (linked ones too) is decided as a
+// retrieve of it by the owner; a notification left empty is not sent and counts nowhere; an owner past its
+// credential's lifetime reads nothing. The reference mode decides no notification.
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,7 +57,7 @@ let receiver: Receiver;
 const tokens: Record<string, string> = {};
 const brokers: Broker[] = [];
 
-async function dsecBroker(extra: string[] = [], policies = policiesFile): Promise<Broker> {
+async function dsecBroker(extra: string[] = [], policies = policiesFile, ngsild = true): Promise<Broker> {
   const b = await startBroker([
     '--auth',
     'dsec',
@@ -69,6 +69,7 @@ async function dsecBroker(extra: string[] = [], policies = policiesFile): Promis
     policies,
     '--dsecOrganization',
     ORG,
+    ...(ngsild ? ['--dsecNgsild'] : []),
     ...extra,
   ]);
   brokers.push(b);
@@ -144,6 +145,20 @@ t.test('each entity is decided for the owner: what it may not read is left out, 
   t.equal(await timesSent(broker, tokens.a!, sa), 2, 'a notification not sent is not counted');
   const rendered = await call(broker, 'GET', `${NGSI}/subscriptions/${sa}`, { headers: bearer(tokens.a!) });
   t.notMatch(rendered.text, /a\.example|owner|credential/i, 'the owner is never rendered');
+});
+
+t.test('the reference mode decides no notification (seed 000 §5.8): everything the subscription selects is sent', async (t) => {
+  const reference = await dsecBroker([], policiesFile, false);
+  const sa = await subscribe(reference, tokens.a!, '/reference-a', ['Building', 'Car']);
+  await write(reference, 'urn:ngsi-ld:Car:r1', 'Car', 1);
+  await write(reference, 'urn:ngsi-ld:Building:r1', 'Building', 1);
+  const got = await receiver.at('/reference-a', 2);
+  t.same(
+    got.flatMap((n) => (n.body.data as Array<{ id: string }>).map((e) => e.id)).sort(),
+    ['urn:ngsi-ld:Building:r1', 'urn:ngsi-ld:Car:r1'],
+    'A gets the Car it may not GET',
+  );
+  t.equal(await timesSent(reference, tokens.a!, sa), 2);
 });
 
 t.test('linked entities of a join are decided one by one for the owner', async (t) => {

@@ -53,6 +53,7 @@ async function start(): Promise<Broker> {
     ISSUER,
     '--dsecPolicies',
     join(dir, 'policies.json'),
+    '--dsecNgsild',
   ]);
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {

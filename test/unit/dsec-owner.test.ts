@@ -53,7 +53,7 @@ t.test('an owner past its lifetime, or a record that is no owner record, restore
 
 t.test('authorize refuses a restored owner once its lifetime is over, and decides on it as on its credential before', async (t) => {
   const driver = newDriver();
-  authRegister(driver, makeHost({ dsecJwks: 'absent.json', dsecIssuer: 'x', dsecPolicies: 'absent.json' }, false));
+  authRegister(driver, makeHost({ dsecJwks: 'absent.json', dsecIssuer: 'x', dsecPolicies: 'absent.json', dsecNgsild: true }, false));
   t.teardown(() => authShutdown());
   const soon = restoreOwner(saveOwner({ ...VC, validUntil: new Date(Date.now() + 150).toISOString() }, Date.now())!, 0, Date.now());
   const answer: AuthAnswer = {};
@@ -62,4 +62,12 @@ t.test('authorize refuses a restored owner once its lifetime is over, and decide
   t.equal(await driver.authorize!(request(), soon, answer), AuthVerdict.Deny, 'past it: 403');
   t.match(answer.detail, /no longer holds/);
   t.same(driver.identityRestore!(driver.identitySave!(VC)!), VC);
+});
+
+t.test('the reference mode keeps no owner: notifications are not decided there (seed 000 §5.8)', async (t) => {
+  const driver = newDriver();
+  authRegister(driver, makeHost({ dsecJwks: 'absent.json', dsecIssuer: 'x', dsecPolicies: 'absent.json' }, false));
+  t.teardown(() => authShutdown());
+  t.equal(driver.identitySave, undefined, 'no identitySave: the broker keeps no owner and filters no notification');
+  t.equal(driver.identityRestore, undefined);
 });
