@@ -342,7 +342,6 @@ t.test('bad temporal queries are 400 BadRequestData naming the fault', async (t)
     ['options=aggregatedValues&aggrMethods=sum&aggrPeriodDuration=1D', /aggrPeriodDuration/],
     ['aggrMethods=sum', /aggregated representation/],
     ['options=temporalValues,aggregatedValues&aggrMethods=sum', /together/],
-    ['format=table', /format/],
   ];
   for (const [q, detail] of cases) {
     const r = await get(`/temporal/entities/${id}?${q}`);

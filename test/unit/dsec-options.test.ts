@@ -74,7 +74,10 @@ t.test('an accepted option set fills the driver for ABI 4', async (t) => {
   const driver = newDriver();
   await authRegister(
     driver,
-    makeHost({ dsecJwks: 'test/fixtures/dsec/absent.json', dsecIssuer: 'x', dsecPolicies: 'test/fixtures/dsec/absent.json' }, false),
+    makeHost(
+      { dsecJwks: 'test/fixtures/dsec/absent.json', dsecIssuer: 'x', dsecPolicies: 'test/fixtures/dsec/absent.json', dsecNgsild: true },
+      false,
+    ),
   );
   t.equal(driver.abiVersion, AUTH_ABI_VERSION);
   t.equal(driver.name, 'dsec');
@@ -82,6 +85,12 @@ t.test('an accepted option set fills the driver for ABI 4', async (t) => {
   for (const slot of ['authenticate', 'authorize', 'entity', 'release', 'identitySave', 'identityRestore'] as const) {
     t.type(driver[slot], 'function', `${slot} is filled`);
   }
+  const reference = newDriver();
+  await authRegister(
+    reference,
+    makeHost({ dsecJwks: 'test/fixtures/dsec/absent.json', dsecIssuer: 'x', dsecPolicies: 'test/fixtures/dsec/absent.json' }, false),
+  );
+  t.equal(reference.identitySave, undefined, 'the reference mode keeps no owner (seed 000 §5.8)');
 });
 
 t.test('a broker of ABI 1 gets no slot newer than its version', async (t) => {
