@@ -102,9 +102,10 @@ export interface History {
 
   /**
    * A history beside the store receives each committed write here, in commit order per entity, and appends
-   * `historyOfWrite` of it (store/kit/history-of-write.ts). Resolves once a temporal read sees the write; rejects
-   * when it cannot keep it (the broker logs that: the write stands, its history is lost). A history inside the store
-   * has no `record`.
+   * `historyOfWrite` of it (store/kit/history-of-write.ts). Resolves once a temporal read sees the write, or, for a
+   * history that buffers its writes off the request path (tsdb), once the write is queued and its own reads wait for
+   * what was queued before them; rejects when it cannot keep it (the broker logs that: the write stands, its history
+   * is lost). A history inside the store has no `record`.
    */
   record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
   /** Releases what the history holds (connections); called once per thread at exit. */
@@ -118,6 +119,8 @@ export interface HistoryOpenParams {
   /** True in the front thread (the first to open it); the pipeline threads open it after. */
   primary: boolean;
   log: PluginLogger;
+  /** The broker instance's id: names what its threads share (a BroadcastChannel) apart from another broker's. */
+  instance?: string;
 }
 
 /**

@@ -1,0 +1,68 @@
+// SQL on QuestDB's HTTP endpoint (/exec): the reads of the tsdb history and its DDL. Every value reaches the text as
+// a quoted literal (lit) or a number the code made; names are ours (settings.ts tablesOf).
+import type { TsdbSettings } from './settings.js';
+
+/** QuestDB cannot be reached, or answered with an error it may not give again: reads answer 503. */
+export class QuestDbDown extends Error {}
+
+/** QuestDB refused the statement (a bug of ours, or a table that is not there yet). */
+export class QuestDbRefused extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface SqlResult {
+  columns: Array<{ name: string; type: string }>;
+  dataset: unknown[][];
+}
+
+/** A string literal: single quotes doubled. */
+export const lit = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/** A timestamp literal of ms since the epoch (QuestDB keeps µs). */
+export const tsLit = (ms: number): string => `${Math.trunc(ms) * 1000}::timestamp`;
+
+export function authHeader(s: TsdbSettings): Record<string, string> {
+  if (s.user === undefined) return {};
+  return { authorization: `Basic ${Buffer.from(`${s.user}:${s.pwd ?? ''}`, 'utf8').toString('base64')}` };
+}
+
+export async function exec(s: TsdbSettings, query: string, timeoutMs = 10_000): Promise<SqlResult> {
+  const url = `http://${s.host}:${s.port}/exec?query=${encodeURIComponent(query)}`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: authHeader(s), signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    throw new QuestDbDown(`QuestDB at ${s.host}:${s.port} cannot be reached: ${(e as Error).cause ?? (e as Error).message}`);
+  }
+  const text = await res.text();
+  let body: { error?: string; columns?: SqlResult['columns']; dataset?: unknown[][] };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new QuestDbDown(`QuestDB at ${s.host}:${s.port} answered ${res.status} without JSON`);
+  }
+  if (body.error !== undefined || !res.ok) {
+    const msg = `QuestDB: ${body.error ?? `status ${res.status}`}`;
+    if (res.status >= 500 || res.status === 401 || res.status === 403) throw new QuestDbDown(msg);
+    throw new QuestDbRefused(msg, res.status);
+  }
+  return { columns: body.columns ?? [], dataset: body.dataset ?? [] };
+}
+
+/** Rows as objects by column name. */
+export function rowsOf(r: SqlResult): Array<Record<string, unknown>> {
+  const names = r.columns.map((c) => c.name);
+  return r.dataset.map((row) => {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) o[names[i]!] = row[i];
+    return o;
+  });
+}
+
+/** A QuestDB timestamp as written back (µs, `…000000Z`) to an ISO 8601 ms string. */
+export const isoOf = (v: unknown): string | undefined => (typeof v === 'string' ? new Date(Date.parse(v)).toISOString() : undefined);
