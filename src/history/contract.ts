@@ -15,7 +15,11 @@ import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
 
 // The temporal representation a history stores (its instances, records and time windows) is NGSI-LD's, defined in
 // ngsild/temporal/history-model.ts.
-import type { HistoryInstance, TemporalEntityRecord, TimeWindow } from '../ngsild/temporal/history-model.js';
+import type { HistoryInstance, TemporalEntityRecord, TimeProperty, TimeWindow } from '../ngsild/temporal/history-model.js';
+import type { AggrMethod, Triple } from '../ngsild/temporal/aggregate.js';
+import type { Duration } from '../ngsild/temporal/duration.js';
+import type { AttrType } from '../ngsild/entity/model.js';
+export type { AggrMethod, Triple } from '../ngsild/temporal/aggregate.js';
 export type { HistoryInstance, TemporalEntityRecord, TimeProperty, TimeWindow } from '../ngsild/temporal/history-model.js';
 
 export interface EntityEvent {
@@ -66,12 +70,41 @@ export interface TemporalEntityQuery extends Pick<EntityQuery, 'ids' | 'type' | 
 
 export type InstanceUpdateOutcome = 'updated' | 'notFound' | 'typeMismatch';
 
+/**
+ * What `aggregate` computes (CIM 009 v1.8 §4.5.19): over the instances `instances` would select with this window
+ * (tombstones left out), each sample at its time on `timeproperty` (createdAt when it has none), per attribute and
+ * datasetId, each method over periods of `period` from `from` (else the group's first sample), cut at `to`.
+ */
+export interface AggregateSelection {
+  attrs?: readonly string[];
+  datasetIds?: ReadonlySet<string>;
+  window?: TimeWindow;
+  timeproperty: TimeProperty;
+  methods: readonly AggrMethod[];
+  period: Duration | undefined;
+  from?: number;
+  to?: number;
+}
+
+/** One attribute's datasetId group, aggregated: its type, and per method [result, periodStart, periodEnd] triples. */
+export interface AggregatedGroup {
+  datasetId?: string;
+  type: AttrType;
+  results: Partial<Record<AggrMethod, Triple[]>>;
+}
+
 export interface History {
   readonly name: string;
   getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
   queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
   entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
   instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
+  /**
+   * Aggregation done by the history itself (a time-series database's), per attribute with instances selected, in
+   * the groups' time order; undefined when it cannot compute this one (the caller then aggregates `instances`).
+   * Optional: without it the temporal API aggregates the instances in the worker.
+   */
+  aggregate?(tenant: string, id: string, selection: AggregateSelection): Promise<Record<string, AggregatedGroup[]> | undefined>;
 
   /**
    * Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true).

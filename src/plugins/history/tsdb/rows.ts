@@ -9,6 +9,7 @@
 //   visible from its time. Partitioned by month (far fewer rows).
 import { randomBytes } from 'node:crypto';
 import type { EntityEvent, HistoryInstance, TemporalEntityRecord } from '../../../history/contract.js';
+import { VALUE_MEMBER } from '../../../ngsild/entity/model.js';
 
 /** One instance version. Times are ms since the epoch. */
 export interface InstRow {
@@ -19,8 +20,12 @@ export interface InstRow {
   /** The datasetId, `@none` for the default instance. */
   ds: string;
   vtype: string;
-  /** The value when it is a number (or a boolean as 0/1): what QuestDB aggregates. */
+  /** The value when it is a number: what QuestDB sums, averages and orders (§4.5.19). */
   num?: number;
+  /** The value when it is a string: what min and max order when a period has no number. */
+  str?: string;
+  /** The value as distinctCount tells values apart (ngsild/temporal/aggregate.ts). */
+  val: string;
   /** The instance as the history keeps it (JSON of HistoryInstance): what reads render. */
   body: string;
   obs?: number;
@@ -52,13 +57,8 @@ export interface RowBatch {
   ent: EntRow[];
 }
 
-/** The value member's number, for aggregation (§4.5.19 sum, avg, min, max, stddev, sumsq take numbers). */
-function numberOf(h: HistoryInstance): number | undefined {
-  const v = h.value;
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  return undefined;
-}
+/** The key distinctCount counts a value by: the one aggregate.ts uses. */
+const distinctKey = (v: unknown): string => (typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${String(v)}`);
 
 const msOf = (iso: unknown): number | undefined => {
   if (typeof iso !== 'string') return undefined;
@@ -75,11 +75,14 @@ export function instRow(entity: string, attr: string, h: HistoryInstance, gone =
     ds: h.datasetId ?? '@none',
     vtype: h.type,
     body: JSON.stringify(h),
+    val: '',
     mod: Date.parse(h.modifiedAt),
     gone,
   };
-  const n = numberOf(h);
-  if (n !== undefined) row.num = n;
+  const v = h[VALUE_MEMBER[h.type]];
+  row.val = distinctKey(v);
+  if (typeof v === 'number' && Number.isFinite(v)) row.num = v;
+  else if (typeof v === 'string') row.str = v;
   const obs = msOf(h.observedAt);
   if (obs !== undefined) row.obs = obs;
   const del = msOf(h.deletedAt);
@@ -113,7 +116,7 @@ export function entRow(entity: string, kind: EntKind, at: string, rec?: Temporal
 export function tableDdl(inst: string, ent: string): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${inst} (ts TIMESTAMP, entity SYMBOL INDEX, attr SYMBOL, ds SYMBOL, vtype SYMBOL, iid VARCHAR, ` +
-      `num DOUBLE, body VARCHAR, observed_at TIMESTAMP, modified_at TIMESTAMP, deleted_at TIMESTAMP, gone BOOLEAN) ` +
+      `num DOUBLE, str VARCHAR, val VARCHAR, body VARCHAR, observed_at TIMESTAMP, modified_at TIMESTAMP, deleted_at TIMESTAMP, gone BOOLEAN) ` +
       `TIMESTAMP(ts) PARTITION BY DAY WAL DEDUP UPSERT KEYS(ts, iid)`,
     `CREATE TABLE IF NOT EXISTS ${ent} (ts TIMESTAMP, entity SYMBOL INDEX, kind SYMBOL, rid VARCHAR, has_rec BOOLEAN, types VARCHAR, ` +
       `scope VARCHAR, created_at TIMESTAMP, modified_at TIMESTAMP, deleted_at TIMESTAMP, attr SYMBOL, ds VARCHAR) ` +

@@ -7,6 +7,9 @@ import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of
 import { planTemporalQuery } from '../../../store/kit/entity-query.js';
 import type { MutateOptions, WriteEvent } from '../../../store/contract.js';
 import type {
+  AggrMethod,
+  AggregateSelection,
+  AggregatedGroup,
   EntityEvent,
   History,
   HistoryInstance,
@@ -16,7 +19,9 @@ import type {
   TemporalEntityQuery,
   TemporalEntityRecord,
 } from '../../../history/contract.js';
-import type { AttrInstance } from '../../../ngsild/entity/model.js';
+import type { AttrInstance, AttrType } from '../../../ngsild/entity/model.js';
+import { periodBound } from '../../../ngsild/temporal/aggregate.js';
+import { addDuration } from '../../../ngsild/temporal/duration.js';
 import { LdError } from '../../../ngsild/problem.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { WriterLink } from './link.js';
@@ -249,6 +254,111 @@ export class TsdbHistory implements History {
     return { list, truncated };
   }
 
+  // ---- aggregation by QuestDB (§4.5.19) ----------------------------------------------------------------------
+
+  /**
+   * aggregatedValues computed by QuestDB: per attribute and datasetId, one GROUP BY on the period each sample falls
+   * in, counted from the group's origin (`from`, else its first sample) as ngsild/temporal/aggregate.ts does. Not
+   * SAMPLE BY: its periods start at one origin per query (the first row of every group together, or a calendar),
+   * and SAMPLE BY … FROM on a subquery, which a time property other than createdAt needs, fails in QuestDB 9.3.
+   * Calendar periods (months, years) are left to the worker (undefined).
+   */
+  async aggregate(tenant: string, id: string, sel: AggregateSelection): Promise<Record<string, AggregatedGroup[]> | undefined> {
+    const p = sel.period;
+    if (p !== undefined && (p.years !== 0 || p.months !== 0)) return undefined;
+    const periodMs = p === undefined ? undefined : addDuration(0, p);
+    if (periodMs !== undefined && (!Number.isSafeInteger(periodMs * 1000) || periodMs < 1)) return undefined;
+    await this.synced();
+    const { inst } = tablesOf(this.s.name, tenant);
+    const where = this.visible(id, await this.hidden(tenant, id));
+    const attrIris = sel.attrs ?? (await this.sql(`SELECT DISTINCT attr FROM ${inst} WHERE ${where}`)).map((r) => r.attr as string).sort();
+    const found = await Promise.all(attrIris.map((a) => this.aggregateAttr(inst, where, a, sel, periodMs)));
+    const out: Record<string, AggregatedGroup[]> = {};
+    for (let i = 0; i < attrIris.length; i++) if (found[i]!.length > 0) out[attrIris[i]!] = found[i]!;
+    return out;
+  }
+
+  private async aggregateAttr(
+    inst: string,
+    where: string,
+    attrIri: string,
+    sel: AggregateSelection,
+    periodMs: number | undefined,
+  ): Promise<AggregatedGroup[]> {
+    let cond = `${where} AND attr = ${lit(attrIri)}`;
+    if (sel.datasetIds !== undefined) cond += ` AND ds IN (${[...sel.datasetIds].map(lit).join(',')})`;
+    let t: string;
+    const w = sel.window;
+    if (w !== undefined) {
+      t = TIME_COLUMN[w.timeproperty];
+      if (t !== 'ts') cond += ` AND ${t} != null`;
+      if (w.from !== undefined) cond += ` AND ${t} >= ${tsLit(w.from)}`;
+      if (w.to !== undefined) cond += ` AND ${t} < ${tsLit(w.to)}`;
+    } else {
+      // A sample's time is its time property, its createdAt when it has none (temporal-render.ts instanceTime).
+      const col = TIME_COLUMN[sel.timeproperty];
+      t = col === 'ts' ? 'ts' : `coalesce(${col}, ts)`;
+    }
+    const sub = (extra: string): string =>
+      `(SELECT ds, vtype, num, str, val, cast(${t} AS long) t FROM ${inst} WHERE ${cond}${extra} ORDER BY t)`;
+    // The groups in time order, with their type (the last live instance's, else the last one's: typeOf in
+    // temporal-render.ts) and the span of their live samples (tombstones take no part in aggregation).
+    const [all, live] = await Promise.all([
+      this.sql(`SELECT ds, last(vtype) vt, min(t) ft FROM ${sub('')} GROUP BY ds ORDER BY ft`),
+      this.sql(`SELECT ds, last(vtype) vt, min(t) ft, max(t) lt FROM ${sub(' AND deleted_at = null')} GROUP BY ds`),
+    ]);
+    const groups: AggregatedGroup[] = [];
+    const queries: Array<Promise<void>> = [];
+    for (const g of all) {
+      const ds = g.ds as string;
+      const group: AggregatedGroup = { type: g.vt as AttrType, results: {} };
+      for (const m of sel.methods) group.results[m] = [];
+      if (ds !== '@none') group.datasetId = ds;
+      groups.push(group);
+      const l = live.find((x) => x.ds === ds);
+      if (l === undefined) continue;
+      group.type = l.vt as AttrType;
+      queries.push(this.aggregateGroup(sub(` AND deleted_at = null AND ds = ${lit(ds)}`), l, sel, periodMs, group));
+    }
+    await Promise.all(queries);
+    return groups;
+  }
+
+  /** One datasetId group's periods: rows of QuestDB's aggregates turned into the methods' triples. */
+  private async aggregateGroup(
+    sub: string,
+    span: Record<string, unknown>,
+    sel: AggregateSelection,
+    periodMs: number | undefined,
+    group: AggregatedGroup,
+  ): Promise<void> {
+    // Microseconds, as QuestDB keeps time.
+    const first = sel.from !== undefined ? sel.from * 1000 : Number(span.ft);
+    const aggs =
+      'count() n, count(num) nn, sum(num) s, avg(num) a, min(num) mi, max(num) ma, stddev_samp(num) sd, sum(num * num) sq, ' +
+      'count_distinct(val) dc, min(str) smin, max(str) smax';
+    const rows: Array<Record<string, unknown>> =
+      periodMs === undefined
+        ? (await this.sql(`SELECT ${aggs} FROM ${sub} WHERE t >= ${first}L`)).map((r) => ({ ...r, b: first }))
+        : await this.sql(
+            `SELECT (t - ${first}L) / ${periodMs * 1000}L * ${periodMs * 1000}L + ${first}L b, ${aggs} FROM ${sub} ` +
+              `WHERE t >= ${first}L GROUP BY b ORDER BY b`,
+          );
+    const lastMs = Math.floor(Number(span.lt) / 1000);
+    for (const r of rows) {
+      if (Number(r.n) === 0) continue;
+      const startMs = Math.floor(Number(r.b) / 1000);
+      let stopMs = periodMs === undefined ? (sel.to ?? lastMs + 1) : startMs + periodMs;
+      if (sel.to !== undefined && stopMs > sel.to) stopMs = sel.to;
+      const start = periodBound(startMs);
+      const stop = periodBound(stopMs);
+      for (const m of sel.methods) {
+        const v = methodResult(m, r);
+        if (v !== undefined) group.results[m]!.push([v, start, stop]);
+      }
+    }
+  }
+
   // ---- writes ---------------------------------------------------------------------------------------------
 
   async record(tenant: string, events: readonly WriteEvent[]): Promise<void> {
@@ -354,6 +464,30 @@ export class TsdbHistory implements History {
 
   async close(): Promise<void> {
     this.link.close();
+  }
+}
+
+/** A method's result from one row of aggregates, as aggregate.ts computes it from the same values. */
+function methodResult(m: AggrMethod, r: Record<string, unknown>): unknown {
+  const numbers = Number(r.nn);
+  switch (m) {
+    case 'totalCount':
+      return Number(r.n);
+    case 'distinctCount':
+      return Number(r.dc);
+    case 'min':
+      return numbers > 0 ? r.mi : (r.smin ?? undefined);
+    case 'max':
+      return numbers > 0 ? r.ma : (r.smax ?? undefined);
+    case 'stddev':
+      // Sample standard deviation, 0 for a single value (QuestDB's is null there).
+      return numbers === 0 ? undefined : numbers < 2 ? 0 : r.sd;
+    case 'sum':
+      return numbers > 0 ? r.s : undefined;
+    case 'avg':
+      return numbers > 0 ? r.a : undefined;
+    case 'sumsq':
+      return numbers > 0 ? r.sq : undefined;
   }
 }
 

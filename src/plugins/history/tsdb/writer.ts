@@ -229,8 +229,9 @@ export class Writer {
 
 async function writeInst(sender: Sender, table: string, r: InstRow): Promise<void> {
   sender.table(table).symbol('entity', r.entity).symbol('attr', r.attr).symbol('ds', r.ds).symbol('vtype', r.vtype);
-  sender.stringColumn('iid', r.iid).stringColumn('body', r.body).booleanColumn('gone', r.gone);
+  sender.stringColumn('iid', r.iid).stringColumn('body', r.body).stringColumn('val', r.val).booleanColumn('gone', r.gone);
   if (r.num !== undefined) sender.floatColumn('num', r.num);
+  if (r.str !== undefined) sender.stringColumn('str', r.str);
   if (r.obs !== undefined) sender.timestampColumn('observed_at', r.obs, 'ms');
   sender.timestampColumn('modified_at', r.mod, 'ms');
   if (r.del !== undefined) sender.timestampColumn('deleted_at', r.del, 'ms');
