@@ -51,6 +51,7 @@ bench: build
 	node dist/bench/query-store.js
 	node dist/bench/auth.js
 	node dist/bench/temporal.js
+	node dist/bench/temporal-tsdb.js
 	node dist/bench/scenarios/subscriptions.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
