@@ -2,7 +2,7 @@
 // to QuestDB through ILP over HTTP (@questdb/nodejs-client) in batches, off the request path. While QuestDB is slow
 // or down, rows wait in a bounded buffer (--troeBuffer rows; past it, entity writes wait: back-pressure) and are sent
 // again, in order, once it answers: QuestDB's dedup keys make a batch sent twice land once (rows.ts).
-import { Sender } from '@questdb/nodejs-client';
+import { Sender, SenderOptions } from '@questdb/nodejs-client';
 import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
 import type { EntRow, InstRow, RowBatch } from './rows.js';
 import { tableDdl } from './rows.js';
@@ -26,9 +26,6 @@ interface Pending {
 }
 
 const rowCount = (b: RowBatch): number => b.inst.length + b.ent.length;
-
-/** Doubled semicolons: the escape of the client's configuration string. */
-const confValue = (v: string): string => v.replace(/;/g, ';;');
 
 export class Writer {
   private readonly queue: RowBatch[] = [];
@@ -165,9 +162,14 @@ export class Writer {
     if (this.sender !== undefined) return this.sender;
     // stdlib_http: the client's undici transport kept retrying a refused connection for more than 30 s whatever
     // retry_timeout said (4.2.0), which held the buffer; node:http fails at once and the writer retries on its own.
-    let conf = `http::addr=${this.s.host}:${this.s.port};protocol_version=1;auto_flush=off;request_timeout=10000;retry_timeout=1000;stdlib_http=on`;
-    if (this.s.user !== undefined) conf += `;username=${confValue(this.s.user)};password=${confValue(this.s.pwd ?? '')}`;
-    this.sender = await Sender.fromConfig(conf, { log: () => {} });
+    const conf = `http::addr=${this.s.host}:${this.s.port};protocol_version=1;auto_flush=off;request_timeout=10000;retry_timeout=1000;stdlib_http=on`;
+    const opts = await SenderOptions.fromConfig(conf, { log: () => {} });
+    // The credentials are set on the options, never written into a configuration text an error could quote.
+    if (this.s.user !== undefined) {
+      opts.username = this.s.user;
+      opts.password = this.s.pwd ?? '';
+    }
+    this.sender = new Sender(opts);
     return this.sender;
   }
 
