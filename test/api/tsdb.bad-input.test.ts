@@ -86,3 +86,23 @@ t.test("tenants 'a-b' and 'a_b' and the default tenant keep separate histories",
     );
   }
 });
+
+t.test('a query naming thousands of ids, or of attributes, is split into requests QuestDB takes', async (t) => {
+  const real = ['urn:ngsi-ld:Many:1', 'urn:ngsi-ld:Many:2'];
+  for (const id of real) {
+    const r = await call(broker, 'POST', `${NGSI}/entities`, { body: { id, type: 'Many', v: { type: 'Property', value: 1 } } });
+    t.equal(r.status, 201, r.text);
+  }
+  const ids = Array.from({ length: 3000 }, (_, i) => `urn:ngsi-ld:Many:absent-${String(i).padStart(6, '0')}-${'x'.repeat(20)}`);
+  const r = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+    body: { type: 'Query', entities: [...ids, ...real].map((id) => ({ id, type: 'Many' })) },
+  });
+  t.equal(r.status, 200, r.text);
+  t.same(r.json.map((e: { id: string }) => e.id).sort(), real);
+  const attrs = Array.from({ length: 2000 }, (_, i) => `attribute${String(i).padStart(5, '0')}${'y'.repeat(20)}`);
+  const byAttrs = await call(broker, 'POST', `${NGSI}/temporal/entityOperations/query`, {
+    body: { type: 'Query', entities: [{ type: 'Many' }], attrs: [...attrs, 'v'] },
+  });
+  t.equal(byAttrs.status, 200, byAttrs.text);
+  t.same(byAttrs.json.map((e: { id: string }) => e.id).sort(), real);
+});

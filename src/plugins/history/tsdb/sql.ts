@@ -15,6 +15,31 @@ export class QuestDbRefused extends Error {
   }
 }
 
+/** A statement longer than QuestDB takes in one request line (its HTTP header buffer, about 56 kB by default). */
+export class QueryTooLong extends Error {}
+
+/** Characters of SQL the history sends at most in one /exec request: well inside QuestDB's request line. */
+export const MAX_SQL = 16_000;
+
+/** Literals grouped so that each group's list stays under `budget` characters: one query per group. */
+export function literalGroups(values: readonly string[], budget = MAX_SQL / 2): string[][] {
+  const out: string[][] = [];
+  let group: string[] = [];
+  let size = 0;
+  for (const v of values) {
+    const l = lit(v);
+    if (group.length > 0 && size + l.length + 1 > budget) {
+      out.push(group);
+      group = [];
+      size = 0;
+    }
+    group.push(l);
+    size += l.length + 1;
+  }
+  if (group.length > 0) out.push(group);
+  return out;
+}
+
 export interface SqlResult {
   columns: Array<{ name: string; type: string }>;
   dataset: unknown[][];
@@ -42,6 +67,7 @@ export function authHeader(s: TsdbSettings): Record<string, string> {
 }
 
 export async function exec(s: TsdbSettings, query: string, timeoutMs = 10_000): Promise<SqlResult> {
+  if (query.length > MAX_SQL * 2) throw new QueryTooLong(`a history query of ${query.length} characters`);
   const url = `http://${s.host}:${s.port}/exec?query=${encodeURIComponent(query)}`;
   let res: Response;
   try {

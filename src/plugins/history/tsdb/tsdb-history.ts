@@ -26,8 +26,11 @@ import { LdError } from '../../../ngsild/problem.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { WriterLink } from './link.js';
 import { entRow, instRow, newInstanceId, type EntRow, type InstRow, type RowBatch } from './rows.js';
-import { QuestDbRefused, exec, isoOf, lit, rowsOf, tsLit, type SqlResult } from './sql.js';
+import { QueryTooLong, QuestDbRefused, exec, isoOf, lit, literalGroups, rowsOf, tsLit, type SqlResult } from './sql.js';
 import { endpointOf, tablesOf, type TsdbSettings } from './settings.js';
+
+/** Asked attributes up to which instances are read attribute by attribute without first listing the entity's. */
+const FEW_ATTRS = 8;
 
 /** Seconds a client is told to wait before it reads the history again while QuestDB is away. */
 const RETRY_AFTER_S = 5;
@@ -73,6 +76,8 @@ export class TsdbHistory implements History {
       r = await exec(this.s, query);
     } catch (e) {
       if (e instanceof QuestDbRefused && /does not exist/i.test(e.message)) return [];
+      if (e instanceof QueryTooLong)
+        throw new LdError('TooComplexQuery', 'the temporal query names too many ids, attributes or datasetIds for the history: split it');
       if (e instanceof QuestDbRefused) {
         this.log.error({ err: e.message, endpoint: endpointOf(this.s) }, 'tsdb: QuestDB refused a read');
         throw new LdError('InternalError', 'the temporal history could not be read');
@@ -95,11 +100,16 @@ export class TsdbHistory implements History {
       const ts = Date.parse(r.ts as string);
       if (r.kind === 'purged') h.purgedAt = Math.max(h.purgedAt ?? ts, ts);
     }
+    // Only the latest drop of an attribute and datasetId matters: it hides every instance the earlier ones did.
+    const latest = new Map<string, { ts: number; attr: string; ds: string }>();
     for (const r of rows) {
       const ts = Date.parse(r.ts as string);
-      if (r.kind === 'dropped' && (h.purgedAt === undefined || ts > h.purgedAt))
-        h.drops.push({ ts, attr: r.attr as string, ds: r.ds as string });
+      if (r.kind !== 'dropped' || (h.purgedAt !== undefined && ts <= h.purgedAt)) continue;
+      const key = JSON.stringify([r.attr, r.ds]);
+      const seen = latest.get(key);
+      if (seen === undefined || seen.ts < ts) latest.set(key, { ts, attr: r.attr as string, ds: r.ds as string });
     }
+    h.drops = [...latest.values()];
     return h;
   }
 
@@ -134,12 +144,17 @@ export class TsdbHistory implements History {
     await this.synced();
     const plan = planTemporalQuery(query);
     const { ent } = tablesOf(this.s.name, tenant);
-    const idList = plan.ids === undefined ? '' : ` AND entity IN (${plan.ids.map(lit).join(',')})`;
     if (plan.ids !== undefined && plan.ids.length === 0) return query.count ? { entities: [], count: 0 } : { entities: [] };
-    const rows = await this.sql(
-      `SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
-        `WHERE has_rec = true${idList} LATEST ON ts PARTITION BY entity`,
-    );
+    const select = (idList: string): Promise<Array<Record<string, unknown>>> =>
+      this.sql(
+        `SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
+          `WHERE has_rec = true${idList} LATEST ON ts PARTITION BY entity`,
+      );
+    // A long id list goes in several queries, each within what QuestDB takes in one request.
+    const rows =
+      plan.ids === undefined
+        ? await select('')
+        : (await Promise.all(literalGroups(plan.ids).map((g) => select(` AND entity IN (${g.join(',')})`)))).flat();
     const byId = new Map<string, TemporalEntityRecord>();
     for (const r of rows) {
       const rec = recordOf(r);
@@ -171,12 +186,14 @@ export class TsdbHistory implements History {
   /** Entities with a visible instance of any of the attributes (after their purge and their attribute's drops). */
   private async entitiesHolding(tenant: string, attrs: readonly string[]): Promise<Set<string>> {
     const { inst, ent } = tablesOf(this.s.name, tenant);
-    const latest = await this.sql(
-      `SELECT entity, attr, ds, max(ts) last FROM ${inst} WHERE attr IN (${attrs.map(lit).join(',')}) AND gone = false`,
-    );
-    const hiding = await this.sql(
-      `SELECT entity, ts, kind, attr, ds FROM ${ent} WHERE kind IN ('purged', 'dropped') AND (kind = 'purged' OR attr IN (${attrs.map(lit).join(',')}))`,
-    );
+    const latest = (
+      await Promise.all(
+        literalGroups(attrs).map((g) =>
+          this.sql(`SELECT entity, attr, ds, max(ts) last FROM ${inst} WHERE attr IN (${g.join(',')}) AND gone = false`),
+        ),
+      )
+    ).flat();
+    const hiding = await this.sql(`SELECT entity, ts, kind, attr, ds FROM ${ent} WHERE kind IN ('purged', 'dropped')`);
     const out = new Set<string>();
     for (const r of latest) {
       const last = Date.parse(r.last as string);
@@ -206,7 +223,7 @@ export class TsdbHistory implements History {
     await this.synced();
     const { inst } = tablesOf(this.s.name, tenant);
     const where = this.visible(id, await this.hidden(tenant, id));
-    const attrIris = sel.attrs ?? (await this.sql(`SELECT DISTINCT attr FROM ${inst} WHERE ${where}`)).map((r) => r.attr as string).sort();
+    const attrIris = await this.attributesOf(inst, where, sel.attrs);
     const page: InstancePage = { attrs: {}, truncated: [] };
     const found = await Promise.all(attrIris.map((a) => this.attrInstances(inst, where, a, sel)));
     for (let i = 0; i < attrIris.length; i++) {
@@ -215,6 +232,19 @@ export class TsdbHistory implements History {
       if (f.truncated) page.truncated.push(attrIris[i]!);
     }
     return page;
+  }
+
+  /**
+   * The attributes of the entity's visible instances (in name order), narrowed to `asked` when given: one query per
+   * attribute follows, so only for attributes that are there, however many a request names.
+   */
+  private async attributesOf(inst: string, where: string, asked: readonly string[] | undefined): Promise<string[]> {
+    // A few asked attributes cost fewer queries asked directly (an absent one answers no row) than looked up first.
+    if (asked !== undefined && asked.length <= FEW_ATTRS) return [...asked];
+    const held = (await this.sql(`SELECT DISTINCT attr FROM ${inst} WHERE ${where}`)).map((r) => r.attr as string);
+    if (asked === undefined) return held.sort();
+    const there = new Set(held);
+    return asked.filter((a) => there.has(a));
   }
 
   /** One attribute's instances in time order on the selection's time property; the newest `lastN` with lastN. */
@@ -271,7 +301,7 @@ export class TsdbHistory implements History {
     await this.synced();
     const { inst } = tablesOf(this.s.name, tenant);
     const where = this.visible(id, await this.hidden(tenant, id));
-    const attrIris = sel.attrs ?? (await this.sql(`SELECT DISTINCT attr FROM ${inst} WHERE ${where}`)).map((r) => r.attr as string).sort();
+    const attrIris = await this.attributesOf(inst, where, sel.attrs);
     const found = await Promise.all(attrIris.map((a) => this.aggregateAttr(inst, where, a, sel, periodMs)));
     const out: Record<string, AggregatedGroup[]> = {};
     for (let i = 0; i < attrIris.length; i++) if (found[i]!.length > 0) out[attrIris[i]!] = found[i]!;
