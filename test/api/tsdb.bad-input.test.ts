@@ -106,3 +106,23 @@ t.test('a query naming thousands of ids, or of attributes, is split into request
   t.equal(byAttrs.status, 200, byAttrs.text);
   t.same(byAttrs.json.map((e: { id: string }) => e.id).sort(), real);
 });
+
+// (A quote in a type is refused by the broker before any history sees it.)
+t.test('a type holding % or _ selects its own entities only, not those the LIKE pattern also matches', async (t) => {
+  const kinds = ['urn:ngsi-ld:Kind:50%25', 'urn:ngsi-ld:Kind:50X25', 'urn:ngsi-ld:Kind:a_b', 'urn:ngsi-ld:Kind:aXb'];
+  for (const [i, type] of kinds.entries()) {
+    const r = await call(broker, 'POST', `${NGSI}/entities`, {
+      body: { id: `urn:ngsi-ld:K:${i}`, type, v: { type: 'Property', value: i } },
+    });
+    t.equal(r.status, 201, r.text);
+  }
+  for (const [i, type] of kinds.entries()) {
+    const r = await call(broker, 'GET', `${NGSI}/temporal/entities?type=${encodeURIComponent(type)}`);
+    t.equal(r.status, 200, r.text);
+    t.same(
+      r.json.map((e: { id: string }) => e.id),
+      [`urn:ngsi-ld:K:${i}`],
+      type,
+    );
+  }
+});

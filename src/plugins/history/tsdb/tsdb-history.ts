@@ -150,11 +150,21 @@ export class TsdbHistory implements History {
         `SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
           `WHERE has_rec = true${idList} LATEST ON ts PARTITION BY entity`,
       );
-    // A long id list goes in several queries, each within what QuestDB takes in one request.
-    const rows =
-      plan.ids === undefined
-        ? await select('')
-        : (await Promise.all(literalGroups(plan.ids).map((g) => select(` AND entity IN (${g.join(',')})`)))).flat();
+    // A long id list goes in several queries, each within what QuestDB takes in one request. Without ids, a type
+    // selects in QuestDB on the latest record's types (the JSON text holds each type quoted; '%' and '_' of an IRI
+    // only widen the match, which the exact test below narrows again).
+    let rows: Array<Record<string, unknown>>;
+    if (plan.ids !== undefined) {
+      rows = (await Promise.all(literalGroups(plan.ids).map((g) => select(` AND entity IN (${g.join(',')})`)))).flat();
+    } else if (plan.typeIris !== undefined && plan.typeIris.length <= 50) {
+      const likes = plan.typeIris.map((iri) => `types LIKE ${lit(`%${JSON.stringify(iri)}%`)}`).join(' OR ');
+      rows = await this.sql(
+        `SELECT * FROM (SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
+          `WHERE has_rec = true LATEST ON ts PARTITION BY entity) WHERE ${likes}`,
+      );
+    } else {
+      rows = await select('');
+    }
     const byId = new Map<string, TemporalEntityRecord>();
     for (const r of rows) {
       const rec = recordOf(r);
