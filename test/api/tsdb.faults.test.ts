@@ -117,3 +117,19 @@ t.test('past --troeBuffer rows, entity writes wait for QuestDB instead of droppi
   );
   t.equal(back.json.a59.length, 2);
 });
+
+t.test('stopped while QuestDB is away, the broker says how many history rows it could not write', async (t) => {
+  const gate = await TcpGate.reserve(questDbPort());
+  t.teardown(() => gate.close());
+  const broker = await startBroker(argsThrough(gate));
+  const id = 'urn:ngsi-ld:Pump:stop';
+  const r = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id, type: 'Pump', rpm: { type: 'Property', value: 1 }, temp: { type: 'Property', value: 2 } },
+  });
+  t.equal(r.status, 201, r.text);
+  t.equal(await broker.stop(), 0, 'a clean stop');
+  const lost = broker.logs.map((l) => JSON.parse(l)).find((l) => /history rows not written to QuestDB at exit are lost/.test(l.msg));
+  t.ok(lost, 'an error line names the loss');
+  t.equal(lost.level, 50);
+  t.equal(lost.rows, 3, 'the created event and the two instances');
+});
