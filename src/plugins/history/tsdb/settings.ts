@@ -1,5 +1,6 @@
 // The tsdb history's options (`--troeHost` …, the names Orion-LD gives its TRoE database) and what they make: the
 // QuestDB HTTP endpoint that takes both ILP over HTTP (writes) and SQL on /exec (reads), and the table names.
+import { createHash } from 'node:crypto';
 import type { OptionSpec } from '../../../plugin/contract.js';
 
 export const options: OptionSpec[] = [
@@ -72,7 +73,12 @@ export interface TenantTables {
   ent: string;
 }
 
+/** QuestDB's longest table name (cairo.max.file.name.length). */
+const MAX_TABLE_NAME = 127;
+
 export function tablesOf(name: string, tenant: string): TenantTables {
-  const k = tenantKey(tenant);
+  let k = tenantKey(tenant);
+  // A long prefix with a long hex tenant would pass QuestDB's limit: such a tenant is named by a digest instead.
+  if (name.length + '_inst_'.length + k.length > MAX_TABLE_NAME) k = `h_${createHash('sha256').update(tenant).digest('hex').slice(0, 40)}`;
   return { inst: `${name}_inst_${k}`, ent: `${name}_ent_${k}` };
 }

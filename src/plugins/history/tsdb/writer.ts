@@ -6,7 +6,7 @@ import { Sender, SenderOptions } from '@questdb/nodejs-client';
 import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
 import type { EntRow, InstRow, RowBatch } from './rows.js';
 import { tableDdl } from './rows.js';
-import { exec, lit, rowsOf } from './sql.js';
+import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
 import { tablesOf, type TsdbSettings } from './settings.js';
 
 /** Rows sent in one ILP request at most. */
@@ -137,7 +137,21 @@ export class Writer {
     try {
       for (const b of batches) {
         const t = tablesOf(this.s.name, b.tenant);
-        await this.ensure(t.inst, t.ent);
+        try {
+          await this.ensure(t.inst, t.ent);
+        } catch (e) {
+          if (!(e instanceof QuestDbRefused)) throw e;
+          // QuestDB refuses the tables themselves (not a passing failure): the tenant's rows cannot land, and kept
+          // they would hold back every other tenant's behind them.
+          this.log(
+            'error',
+            { err: e.message, tenant: b.tenant, rows: rowCount(b) },
+            'tsdb: QuestDB refuses the tables: history rows dropped',
+          );
+          b.inst.length = 0;
+          b.ent.length = 0;
+          continue;
+        }
         for (const r of b.inst) await writeInst(sender, t.inst, r);
         for (const r of b.ent) await writeEnt(sender, t.ent, r);
         if (b.inst.length > 0) touched.add(t.inst);
