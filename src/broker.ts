@@ -11,6 +11,7 @@ import { createRunner, type PipelineRunner } from './runner.js';
 import { dispatch, type FrontDeps } from './front/dispatch.js';
 import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';
+import { addWebSocketRoute, type WsRoute } from './front/ws/uws-websocket.js';
 import type { HttpServer } from './front/http-server.js';
 import { startHealthServer, type HealthState } from './front/health.js';
 import { InjectExchange, type InjectReply, type InjectRequest } from './front/inject.js';
@@ -206,6 +207,17 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   const handler = (ex: Parameters<typeof dispatch>[0]): void => {
     void dispatch(ex, deps);
   };
+  // seed 000 §5.1 rule 2: each message of the WebSocket transport runs the request path of an HTTP request.
+  const wsRoute: WsRoute = {
+    limits: {
+      maxBodySize: config.maxBodySize,
+      maxInFlight: config.wsMaxInFlight,
+      maxQueueBytes: config.wsMaxQueueBytes,
+      maxBackpressure: config.wsMaxBackpressure,
+    },
+    run: (ex) => dispatch(ex, deps),
+    log,
+  };
   let server: HttpServer | undefined;
   let port: number | undefined;
   const listen = async (): Promise<Ports> => {
@@ -214,7 +226,10 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     if (server === undefined) {
       const created =
         uws !== undefined
-          ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
+          ? createUwsServer(uws, handler, {
+              maxBodySize: config.maxBodySize,
+              websocket: (app) => addWebSocketRoute(app, wsRoute),
+            })
           : createNodeServer(handler, { maxBodySize: config.maxBodySize });
       port = await created.listen(config.host, config.port);
       server = created;
