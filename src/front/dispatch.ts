@@ -122,6 +122,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     body,
     identity,
   };
+  if (ex.connection !== undefined) task.connection = ex.connection;
   respond(ex, await deps.runner.run(task), deps);
 }
 

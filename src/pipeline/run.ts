@@ -28,7 +28,8 @@ export async function runPipeline(
   const req = new LdRequest(task, wait);
   try {
     req.media = negotiate(task.headers.accept, req.operation.geoJson);
-    const auth = ctx.auth;
+    // seed 000 §5.1 rule 3: the broker's own requests are not asked.
+    const auth = task.internal === true ? undefined : ctx.auth;
     if (auth !== undefined && auth.beforeContext) {
       const refusal = await auth.authorize(req);
       if (refusal !== null) return refusalResult(refusal);
@@ -58,7 +59,7 @@ export async function runPipeline(
   } catch (error) {
     return failure(ctx, req, error);
   } finally {
-    ctx.auth?.release(req);
+    if (task.internal !== true) ctx.auth?.release(req);
   }
 }
 

@@ -27,6 +27,10 @@ export interface PipelineTask {
   body: ArrayBuffer | null;
   /** The auth plugin's identity from authenticate (structured clone). */
   identity?: unknown;
+  /** The WebSocket connection the request came on (`urn:ngsi-ld:WebSocket:<uuid>`, front/ws/). */
+  connection?: string;
+  /** The broker's own request (seed 000 §5.1 rule 3): not asked to the auth plugin. Never set from a client's input. */
+  internal?: true;
 }
 
 export interface PipelineResult {

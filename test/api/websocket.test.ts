@@ -149,7 +149,7 @@ t.test('frames the protocol forbids close that connection only (RFC 6455 §5.1, 
   const unmasked = await RawWs.open(broker.port);
   unmasked.write(frame(1, Buffer.from(JSON.stringify({ metadata: { method: 'GET', path: '/x', correlationId: 'u' } })), { masked: false }));
   await new Promise((r) => setTimeout(r, 300));
-  t.equal(unmasked.frames().filter((f) => f.opcode === 1).length, 0, 'an unmasked frame is not taken as a request');
+  t.equal(unmasked.messages().length, 0, 'an unmasked frame is not taken as a request');
   unmasked.destroy();
   // Fragments of one message are one message.
   const raw = await RawWs.open(broker.port);
@@ -157,8 +157,8 @@ t.test('frames the protocol forbids close that connection only (RFC 6455 §5.1, 
   raw.write(frame(1, Buffer.from(text.slice(0, 20)), { fin: false }));
   raw.write(frame(0, Buffer.from(text.slice(20))));
   const deadline = Date.now() + 5000;
-  while (raw.frames().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  const answer = JSON.parse(raw.frames()[0]!.payload.toString());
+  while (raw.messages().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const answer = raw.messages()[0];
   t.equal(answer.metadata.correlationId, 'f1');
   t.equal(answer.metadata.status, 200);
   raw.destroy();
@@ -174,14 +174,28 @@ t.test('the upgrade is on /ngsi-ld/v1/ws only; a plain GET of it is an HTTP 404'
 });
 
 t.test('a client that stops reading is closed past --wsMaxBackpressure; another connection is served meanwhile', async (t) => {
+  // Its requests wait while a quarter of the bound is unread; once they fill --wsMaxQueueBytes too, or the answers in
+  // flight take the unread bytes past the bound, the connection is closed.
+  const broker = await startBroker(['--wsMaxBackpressure', String(BACKPRESSURE), '--wsMaxQueueBytes', '65536'], {}, { http: true });
+  t.teardown(() => broker.stop());
+  const big = { id: 'urn:ngsi-ld:Big:1', type: 'Big', blob: { type: 'Property', value: 'x'.repeat(8192) } };
+  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: big })).status, 201);
+  const small = { id: 'urn:ngsi-ld:Small:1', type: 'Small', n: { type: 'Property', value: 1 } };
+  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body: small })).status, 201);
   const raw = await RawWs.open(broker.port);
   raw.socket.pause();
   // 3,000 answers of 8 KiB: far more than the kernel's socket buffers and the bound together.
   const request = (i: number): Buffer =>
     textFrame(JSON.stringify({ metadata: { method: 'GET', path: `${NGSI}/entities/urn:ngsi-ld:Big:1`, correlationId: `s${i}` } }));
-  const batch: Buffer[] = [];
-  for (let i = 0; i < 3000; i++) batch.push(request(i));
-  raw.write(Buffer.concat(batch));
+  // In bursts, as a client goes on sending: the later ones arrive once its unread answers hold up its queue.
+  const bursts = (async () => {
+    for (let b = 0; b < 20 && !raw.ended; b++) {
+      const batch: Buffer[] = [];
+      for (let i = 0; i < 150; i++) batch.push(request(b * 150 + i));
+      raw.write(Buffer.concat(batch));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
   const other = await WsClient.open(broker.port);
   t.equal((await other.request(retrieve('urn:ngsi-ld:Small:1'))).metadata.status, 200, 'another client is answered');
   const deadline = Date.now() + 20_000;
@@ -189,7 +203,8 @@ t.test('a client that stops reading is closed past --wsMaxBackpressure; another 
   while (!closing() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   t.ok(closing(), 'the broker closed the slow reader, saying why');
   const line = JSON.parse(broker.logs.find((l) => l.includes('the client does not read its answers'))!);
-  t.ok(line.unread > BACKPRESSURE && line.limit === BACKPRESSURE, 'past the bound, not before');
+  t.ok(line.unread > BACKPRESSURE || (line.unread >= BACKPRESSURE / 4 && line.waiting > 60_000), 'past a bound, not before');
+  await bursts;
   raw.socket.resume();
   t.ok(await raw.ends(10_000), 'the connection ends');
   t.ok(raw.received < 3000 * 8192, 'the client never got every answer');

@@ -5,6 +5,7 @@
 // broker's memory, seed 000 §5.1 and STYLE "one client must never slow another").
 import type { Exchange } from '../exchange.js';
 import { LdError } from '../../ngsild/problem.js';
+import { API_PREFIX } from '../../ngsild/operations.js';
 import { problemResult } from '../../pipeline/problem-result.js';
 import type { Logger } from '../../logger.js';
 import { isRejected, readWsMessage, type WsRequest } from './message.js';
@@ -31,8 +32,14 @@ export interface WsSocket {
 /** Close code and reason sent to a client whose unread answers passed --wsMaxBackpressure (RFC 6455 §7.4.1: 1008). */
 export const SLOW_READER_CLOSE = 1008;
 
+/** Tenants one connection may make subscriptions in: each is asked once when it closes (ws/notifications.ts). */
+export const MAX_SUBSCRIPTION_TENANTS = 64;
+const SUBSCRIPTIONS_PATH = `${API_PREFIX}/subscriptions`;
+
 export class WsConnection {
   open = true;
+  /** Tenants ('' the default) this connection sent subscription creates and updates to. */
+  readonly subscriptionTenants = new Set<string>();
   private readonly queue: WsRequest[] = [];
   private queueBytes = 0;
   private inFlight = 0;
@@ -55,13 +62,31 @@ export class WsConnection {
     if (!this.open) return;
     const m = readWsMessage(bytes, this.limits.maxBodySize);
     if (isRejected(m)) return this.refuse(m.correlationId, m.problem);
+    if ((m.method === 'POST' || m.method === 'PATCH') && m.path.startsWith(SUBSCRIPTIONS_PATH)) {
+      const tenant = m.headers['ngsild-tenant'] ?? '';
+      if (!this.subscriptionTenants.has(tenant)) {
+        if (this.subscriptionTenants.size >= MAX_SUBSCRIPTION_TENANTS)
+          return this.refuse(
+            m.correlationId,
+            new LdError('BadRequestData', `a WebSocket connection makes subscriptions in ${MAX_SUBSCRIPTION_TENANTS} tenants at most`),
+          );
+        this.subscriptionTenants.add(tenant);
+      }
+    }
     if (this.queueBytes + m.size > this.limits.maxQueueBytes && this.queue.length > 0) {
+      // Its queue is full because it does not read what it was answered: a slow reader, not a fast writer.
+      if (this.socket.bufferedAmount() >= this.resumeBelow) return this.slowReader();
       const e = new LdError('Unavailable', `this connection holds ${this.queueBytes} bytes of requests waiting already; retry later`);
       return this.refuse(m.correlationId, e, ['Retry-After', '1']);
     }
     this.queue.push(m);
     this.queueBytes += m.size;
     this.pump();
+  }
+
+  /** The first message of a connection: its identifier, the endpoint of subscriptions notified on it. */
+  hello(): void {
+    this.send(new TextEncoder().encode(JSON.stringify({ metadata: { connection: this.id } })));
   }
 
   /** The client read some answers (uWS drain): waiting messages may go on. */
@@ -80,15 +105,18 @@ export class WsConnection {
   send(bytes: Uint8Array): void {
     if (!this.open) return;
     this.socket.send(bytes);
+    if (this.socket.bufferedAmount() > this.limits.maxBackpressure) this.slowReader();
+  }
+
+  private slowReader(): void {
     const unread = this.socket.bufferedAmount();
-    if (unread > this.limits.maxBackpressure) {
-      this.log.warn(
-        { connection: this.id, unread, limit: this.limits.maxBackpressure },
-        'websocket closed: the client does not read its answers',
-      );
-      this.closed();
-      this.socket.terminate();
-    }
+    const waiting = this.queueBytes;
+    this.log.warn(
+      { connection: this.id, unread, waiting, limit: this.limits.maxBackpressure },
+      'websocket closed: the client does not read its answers',
+    );
+    this.closed();
+    this.socket.terminate();
   }
 
   private pump(): void {
@@ -101,7 +129,7 @@ export class WsConnection {
       const m = this.queue.shift()!;
       this.queueBytes -= m.size;
       this.inFlight++;
-      const ex = new WsExchange(m, this.limits.maxBodySize, (bytes) => this.send(bytes));
+      const ex = new WsExchange(m, this.id, this.limits.maxBodySize, (bytes) => this.send(bytes));
       void this.run(ex).finally(() => {
         this.inFlight--;
         this.pump();

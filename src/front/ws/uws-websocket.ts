@@ -53,6 +53,7 @@ export function addWebSocketRoute(app: TemplatedApp, route: WsRoute): void {
       );
       ws.getUserData().connection = connection;
       route.opened?.(connection);
+      connection.hello();
     },
     message(ws, message) {
       ws.getUserData().connection?.message(message);

@@ -49,6 +49,8 @@ export class WsExchange implements Exchange {
 
   constructor(
     private readonly request: WsRequest,
+    /** The connection's identifier (Exchange.connection): subscriptions created on it may name it as endpoint. */
+    readonly connection: string,
     private readonly maxBodySize: number,
     /** Takes the answer's bytes; the connection may have closed since (then it drops them). */
     private readonly answer: (bytes: Uint8Array) => void,

@@ -22,6 +22,8 @@ export class WsClient {
   /** Messages that answer no request of this client (refusals without correlation id, notifications). */
   readonly others: any[] = [];
   closed: { code: number; reason: string } | undefined;
+  /** The connection's identifier, from the broker's first message (`urn:ngsi-ld:WebSocket:<uuid>`). */
+  connection: string | undefined;
   private readonly waiting = new Map<string, (a: WsAnswer) => void>();
   private next = 0;
   private readonly whenClosed: Promise<void>;
@@ -29,6 +31,8 @@ export class WsClient {
   private constructor(readonly ws: WebSocket) {
     ws.onmessage = (e) => {
       const m = JSON.parse(String(e.data)) as WsAnswer;
+      const hello = (m.metadata as { connection?: string } | undefined)?.connection;
+      if (hello !== undefined && this.connection === undefined) return void (this.connection = hello);
       const id = m.metadata?.correlationId;
       const w = typeof id === 'string' ? this.waiting.get(id) : undefined;
       if (w === undefined) return void this.others.push(m);
@@ -49,7 +53,10 @@ export class WsClient {
       ws.onopen = () => resolve();
       ws.onerror = () => reject(new Error('the WebSocket did not open'));
     });
-    return new WsClient(ws);
+    const client = new WsClient(ws);
+    const deadline = Date.now() + 5000;
+    while (client.connection === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    return client;
   }
 
   /** Sends a request with a fresh correlation id (or `id`) and resolves with its answer. */
@@ -183,6 +190,14 @@ export class RawWs {
       at = off + len;
     }
     return out;
+  }
+
+  /** The text messages received whole so far, parsed, but the broker's first (the connection's identifier). */
+  messages(): any[] {
+    return this.frames()
+      .filter((f) => f.opcode === 1)
+      .map((f) => JSON.parse(f.payload.toString()))
+      .filter((m) => m.metadata?.connection === undefined);
   }
 
   /** The close frame's code, when the server sent one. */
