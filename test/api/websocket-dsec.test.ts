@@ -35,6 +35,26 @@ const policy = (uid: string, action: string, entityType: string): Record<string,
   },
 });
 
+/** `action` on the subscriptions routes to anyone: a rule on the request's path alone. */
+const onSubscriptions = (uid: string, action: string): Record<string, unknown> => ({
+  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
+  '@type': 'odrl:Policy',
+  'odrl:uid': uid,
+  'odrl:permission': {
+    '@type': 'odrl:Permission',
+    'odrl:action': { '@id': action },
+    'odrl:assignee': { '@id': 'vc:any' },
+    'odrl:target': {
+      '@type': 'odrl:AssetCollection',
+      'odrl:refinement': {
+        'odrl:leftOperand': 'http:path',
+        'odrl:operator': { '@id': 'http:isInPath' },
+        'odrl:rightOperand': `${NGSI}/subscriptions`,
+      },
+    },
+  },
+});
+
 let broker: Broker;
 let token: string;
 let expired: string;
@@ -47,7 +67,12 @@ t.before(async () => {
   writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [jwk] }));
   writeFileSync(
     join(dir, 'policies.json'),
-    JSON.stringify([policy('urn:p:read-building', 'odrl:read', 'Building'), policy('urn:p:create-building', 'ngsild:create', 'Building')]),
+    JSON.stringify([
+      policy('urn:p:read-building', 'odrl:read', 'Building'),
+      policy('urn:p:create-building', 'ngsild:create', 'Building'),
+      onSubscriptions('urn:p:create-subscription', 'ngsild:create'),
+      onSubscriptions('urn:p:read-subscription', 'odrl:read'),
+    ]),
   );
   const vc = { type: ['VerifiableCredential'], issuer: 'did:web:issuer.example', credentialSubject: { type: 'gx:LegalParticipant' } };
   const sign = (key: CryptoKey, iat: number, exp: number): Promise<string> =>
@@ -122,3 +147,29 @@ t.test('an Authorization value the servers refuse is refused in a message too, b
   t.equal(a.body.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
   await c.close();
 });
+
+t.test(
+  "a closed connection's subscriptions are deleted by the broker, which no policy needs to allow (seed 000 §5.1 rule 3)",
+  async (t) => {
+    const c = await WsClient.open(broker.port);
+    const sub = {
+      id: 'urn:ngsi-ld:Subscription:wsd',
+      type: 'Subscription',
+      entities: [{ type: 'Building' }],
+      notification: { endpoint: { uri: c.connection } },
+    };
+    const made = await c.request({ method: 'POST', path: `${NGSI}/subscriptions`, body: sub, headers: bearer(token) });
+    t.equal(made.metadata.status, 201, JSON.stringify(made.body));
+    const del = await c.request({ method: 'DELETE', path: `${NGSI}/subscriptions/${sub.id}`, headers: bearer(token) });
+    t.equal(del.metadata.status, 403, 'no policy lets a client delete it');
+    await c.close();
+    const deadline = Date.now() + 5000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = (await call(broker, 'GET', `${NGSI}/subscriptions/${sub.id}`, { headers: { authorization: `Bearer ${token}` } })).status;
+      if (status === 404) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    t.equal(status, 404, 'deleted once the connection closed');
+  },
+);

@@ -127,3 +127,24 @@ t.test('the subscriptions of a closed connection are deleted in every tenant it 
     'no deletion failed',
   );
 });
+
+t.test('at shutdown the connections close first, so their subscriptions are not left in a store on disk', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-wssub-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startBroker(['--dbDir', dir], {}, { http: true });
+  const c = await WsClient.open(first.port);
+  const made = await c.request({
+    method: 'POST',
+    path: `${NGSI}/subscriptions`,
+    body: subscription('urn:ngsi-ld:Subscription:sd', c.connection!),
+  });
+  t.equal(made.metadata.status, 201);
+  await first.stop();
+  t.ok(c.closed !== undefined || (await Promise.race([c.wait().then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))])));
+  const second = await startBroker(['--dbDir', dir], {}, { http: true });
+  t.teardown(() => second.stop());
+  t.equal((await call(second, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:sd`)).status, 404);
+});
