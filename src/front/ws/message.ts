@@ -72,7 +72,8 @@ export function readWsMessage(bytes: ArrayBuffer, maxBodySize: number): WsReques
   // As the servers measure a request line and head (server-uws.ts): 431 past MAX_HEAD_BYTES.
   let size = upper.length + path.length + query.length + 12;
   let problem: LdError | undefined;
-  const headers: Record<string, string> = {};
+  // No prototype: a header named like a member of Object.prototype (`__proto__`, `toString`) is a header like any other.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
   if (meta.headers !== undefined) {
     if (!isObject(meta.headers)) return bad(cid, 'metadata.headers must be an object of header names to string values');
     for (const [name, value] of Object.entries(meta.headers)) {
