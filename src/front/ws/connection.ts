@@ -29,9 +29,6 @@ export interface WsSocket {
   terminate(): void;
 }
 
-/** Close code and reason sent to a client whose unread answers passed --wsMaxBackpressure (RFC 6455 §7.4.1: 1008). */
-export const SLOW_READER_CLOSE = 1008;
-
 /** Tenants one connection may make subscriptions in: each is asked once when it closes (ws/notifications.ts). */
 export const MAX_SUBSCRIPTION_TENANTS = 64;
 const SUBSCRIPTIONS_PATH = `${API_PREFIX}/subscriptions`;
