@@ -11,6 +11,10 @@ import { createRunner, type PipelineRunner } from './runner.js';
 import { dispatch, type FrontDeps } from './front/dispatch.js';
 import { createUwsServer, loadUws } from './front/server-uws.js';
 import { createNodeServer } from './front/server-node.js';
+import { addWebSocketRoute, type WsRoute } from './front/ws/uws-websocket.js';
+import { WsNotifications } from './front/ws/notifications.js';
+import { channelName } from './notify/channel.js';
+import { WEBSOCKET_CHANNEL, type WebSocketNotification } from './notify/websocket-sender.js';
 import type { HttpServer } from './front/http-server.js';
 import { startHealthServer, type HealthState } from './front/health.js';
 import { InjectExchange, type InjectReply, type InjectRequest } from './front/inject.js';
@@ -212,6 +216,30 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   const handler = (ex: Parameters<typeof dispatch>[0]): void => {
     void dispatch(ex, deps);
   };
+  const wsNotifications = new WsNotifications(
+    (deliver) => {
+      const channel = new BroadcastChannel(channelName(WEBSOCKET_CHANNEL, config.instance));
+      channel.unref();
+      channel.onmessage = (e) => deliver((e as MessageEvent).data as WebSocketNotification);
+      return () => channel.close();
+    },
+    runner,
+    log,
+  );
+  undo.push(() => wsNotifications.close());
+  // seed 000 §5.1 rule 2: each message of the WebSocket transport runs the request path of an HTTP request.
+  const wsRoute: WsRoute = {
+    limits: {
+      maxBodySize: config.maxBodySize,
+      maxInFlight: config.wsMaxInFlight,
+      maxQueueBytes: config.wsMaxQueueBytes,
+      maxBackpressure: config.wsMaxBackpressure,
+    },
+    run: (ex) => dispatch(ex, deps),
+    log,
+    opened: (c) => wsNotifications.opened(c),
+    closed: (c) => wsNotifications.closed(c),
+  };
   let server: HttpServer | undefined;
   let port: number | undefined;
   const listen = async (): Promise<Ports> => {
@@ -220,7 +248,10 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     if (server === undefined) {
       const created =
         uws !== undefined
-          ? createUwsServer(uws, handler, { maxBodySize: config.maxBodySize })
+          ? createUwsServer(uws, handler, {
+              maxBodySize: config.maxBodySize,
+              websocket: (app) => addWebSocketRoute(app, wsRoute),
+            })
           : createNodeServer(handler, { maxBodySize: config.maxBodySize });
       port = await created.listen(config.host, config.port);
       server = created;
@@ -246,6 +277,12 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     const deadline = Date.now() + 10_000;
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
+    // WebSocket connections end while the pipeline still runs, so the subscriptions they made are deleted.
+    if (wsNotifications.connectionCount() > 0) {
+      server?.closeAll();
+      await wsNotifications.settled();
+    }
+    wsNotifications.close();
     await notifier.stop();
     await shutdownAll(log, runner, store, frontAuth, history);
     await storePlugin.storeDispose?.(storeParams);

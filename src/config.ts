@@ -27,6 +27,10 @@ export interface BrokerConfig {
   corsMaxAge: number;
   maxBodySize: number;
   maxPendingRequests: number;
+  /** WebSocket transport (front/ws/): requests running per connection, bytes waiting, unread bytes before closing. */
+  wsMaxInFlight: number;
+  wsMaxQueueBytes: number;
+  wsMaxBackpressure: number;
   notificationQueueBytes: number;
   pluginDir?: string;
   auth?: string;

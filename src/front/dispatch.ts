@@ -123,6 +123,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     head: ex.method === 'HEAD',
     answer,
   };
+  if (ex.connection !== undefined) task.connection = ex.connection;
   respond(ex, await deps.runner.run(task), deps);
 }
 

@@ -18,6 +18,8 @@ export interface Exchange {
    * Rejects with BodyTooLarge past the cap (checked against Content-Length first).
    */
   body(): Promise<ArrayBuffer | null>;
+  /** The WebSocket connection a message came on (front/ws/); undefined over HTTP. */
+  readonly connection?: string;
   /** False once the client went away: nothing may be written then. */
   readonly open: boolean;
   /**

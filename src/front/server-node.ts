@@ -7,6 +7,7 @@ import type { HttpServer, RequestHandler } from './http-server.js';
 import { MAX_HEAD_BYTES, headerValueProblem, missingHost } from './request-head.js';
 import { statusLine } from './status-line.js';
 import { LdError } from '../ngsild/problem.js';
+import { WS_PATH } from './ws/path.js';
 
 class NodeExchange implements Exchange {
   readonly method: string;
@@ -133,11 +134,21 @@ function onClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
+function refuseWebSocket(res: ServerResponse): void {
+  const body = JSON.stringify(
+    new LdError('OperationNotSupported', 'the WebSocket transport needs the uWebSockets.js server (--httpServer uws)', 501).toProblem(),
+  );
+  res.writeHead(501, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
 export function createNodeServer(handler: RequestHandler, opts: { maxBodySize: number }): HttpServer {
   // requireHostHeader off: the front answers a missing Host itself, with a ProblemDetails (request-head.ts).
-  const server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false }, (req, res) =>
-    handler(new NodeExchange(req, res, opts.maxBodySize)),
-  );
+  const server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: MAX_HEAD_BYTES, requireHostHeader: false }, (req, res) => {
+    // The WebSocket transport is served by the uWS front only (README "WebSocket"): its upgrade is refused in words here.
+    if (req.headers.upgrade !== undefined && (req.url ?? '').split('?')[0] === WS_PATH) return refuseWebSocket(res);
+    handler(new NodeExchange(req, res, opts.maxBodySize));
+  });
   server.on('clientError', onClientError);
   return {
     kind: 'node',

@@ -107,8 +107,14 @@ class UwsExchange implements Exchange {
   }
 }
 
-export function createUwsServer(uws: UwsModule, handler: RequestHandler, opts: { maxBodySize: number }): HttpServer {
+export function createUwsServer(
+  uws: UwsModule,
+  handler: RequestHandler,
+  opts: { maxBodySize: number; websocket?: (app: import('@trufflesuite/uws-js-unofficial').TemplatedApp) => void },
+): HttpServer {
   const app = uws.App();
+  // The WebSocket route (front/ws/) takes only upgrade requests on its path; every other request is the handler's.
+  opts.websocket?.(app);
   app.any('/*', (res, req) => {
     handler(new UwsExchange(res, req, opts.maxBodySize));
   });

@@ -66,6 +66,8 @@ export enum LdOp {
   Conformance = 56,
   /** The broker's own route, no NGSI-LD operation: the auth plugin sees it as LdOp 0. */
   Version = 57,
+  /** The broker's own request, no route: the subscriptions of a closed WebSocket connection deleted (front/ws/). */
+  DeleteConnectionSubscriptions = 58,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -106,6 +108,8 @@ export interface Operation {
   readonly forwardable: boolean;
   /** A route of the broker, no NGSI-LD operation (GET /version): given to the auth plugin as LdOp 0. */
   readonly brokerOwn: boolean;
+  /** No route: only the broker makes this request (seed 000 §5.1 rule 3), never asked to the auth plugin. */
+  readonly internal: boolean;
 }
 
 /** A set that cannot change: one instance per parameter list, shared by the operations that take it. */
@@ -153,6 +157,7 @@ interface Entry {
   geoJson?: boolean;
   forwardable?: boolean;
   brokerOwn?: boolean;
+  internal?: boolean;
 }
 
 const get = (pattern: string): OperationRoute => ({ method: 'GET', pattern });
@@ -662,6 +667,13 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     params: NONE,
     brokerOwn: true,
   },
+  [LdOp.DeleteConnectionSubscriptions]: {
+    clause: 'none: the broker deletes the subscriptions of a WebSocket connection that closed',
+    routes: [],
+    params: NONE,
+    brokerOwn: true,
+    internal: true,
+  },
 };
 
 /** Every operation, index LdOp - 1 (in LdOp order). */
@@ -680,6 +692,7 @@ export const OPERATIONS: readonly Operation[] = Object.freeze(
       geoJson: e.geoJson ?? false,
       forwardable: e.forwardable ?? false,
       brokerOwn: e.brokerOwn ?? false,
+      internal: e.internal ?? false,
     });
   }),
 );
@@ -701,6 +714,7 @@ export const NO_OPERATION: Operation = Object.freeze({
   geoJson: false,
   forwardable: false,
   brokerOwn: false,
+  internal: false,
 });
 
 /** The catalog entry of an operation (LdOp.None has none). */

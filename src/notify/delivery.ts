@@ -19,6 +19,7 @@
 // write that happens before another (B sent after A's response: A's worker posted before answering), and for
 // concurrent writes from several pipeline workers whose messages arrive within one turn or while the lane is busy.
 // What is not: a notification that arrives after a later one of its key already went out is sent late, not dropped.
+import type { WebSocketNotification } from './websocket-sender.js';
 import { Pool } from 'undici';
 import type { Logger } from '../logger.js';
 import type { DueNotification } from './channel.js';
@@ -86,6 +87,8 @@ export interface DeliveryOptions {
    * Without it, such a notification fails unsent.
    */
   complete?: (due: DueNotification) => Promise<Completion>;
+  /** Sends a notification whose endpoint is a WebSocket connection of the front (websocket-sender.ts). */
+  webSocket?: (n: WebSocketNotification) => void;
 }
 
 /**
@@ -128,6 +131,7 @@ export class Delivery {
   private readonly budget: number;
   private readonly sending: ((due: DueNotification, at: string) => void) | undefined;
   private readonly complete: ((due: DueNotification) => Promise<Completion>) | undefined;
+  private readonly webSocket: ((n: WebSocketNotification) => void) | undefined;
   private readonly gauge: Float64Array;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
@@ -147,6 +151,7 @@ export class Delivery {
     this.budget = opts.budgetBytes ?? DEFAULT_QUEUE_BYTES;
     this.sending = opts.sending;
     this.complete = opts.complete;
+    this.webSocket = opts.webSocket;
     this.gauge = opts.gauge ?? gaugeOf();
     this.gauge.fill(0);
     this.gauge[GAUGE.budgetBytes] = this.budget;
@@ -360,6 +365,12 @@ export class Delivery {
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
       const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
+      // A WebSocket connection of this broker: handed to the front thread, which writes it on the connection.
+      if (ep.url.protocol === 'urn:') {
+        if (this.webSocket === undefined) return { due, ok: false, sent: false, at, reason: 'no WebSocket transport' };
+        this.webSocket({ uri: due.uri, subscriptionId: due.subscriptionId, headers: due.headers, body });
+        return { due, ok: true, sent: true, at };
+      }
       const res = await this.poolFor(ep.url).request({
         method: 'POST',
         path: ep.url.pathname + ep.url.search,

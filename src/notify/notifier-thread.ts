@@ -2,6 +2,7 @@
 // subscription index (for throttling, periodic timers and deletions), delivery and counters. Due notifications
 // arrive from pipeline workers on NOTIFY_CHANNEL, questions about counters on COUNTERS_CHANNEL; the main thread
 // says stop, and the counters are flushed first.
+import { webSocketSender } from './websocket-sender.js';
 import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
 import { threadLogger } from '../logger.js';
 import { openStoreAndContexts } from '../pipeline/init.js';
@@ -46,6 +47,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   // Deleted subscriptions, so a notification in flight at the delete leaves no counters behind (bounded: the
   // oldest are forgotten; their late outcomes are long past).
   const deleted = new Set<string>();
+  const webSocket = webSocketSender(init.config.instance);
   const delivery = new Delivery(
     (o) => {
       if (deleted.has(`${o.due.tenant}\n${o.due.subscriptionId}`)) return;
@@ -59,6 +61,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
         if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at);
       },
       complete: (due) => joined.complete(due),
+      webSocket: webSocket.send,
     },
   );
   let periodic: PeriodicNotifications | undefined;
@@ -141,6 +144,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
       periodic?.close();
       sync.close();
       await delivery.close();
+      webSocket.close();
       await counters.close();
       await owners?.shutdown();
       await store.flush();

@@ -17,7 +17,14 @@ import { queryEntities, queryPost } from './query.js';
 import { listTypes, retrieveType } from './types.js';
 import { listAttributes, retrieveAttribute } from './attributes.js';
 import { createContext, listContexts, retrieveContext, deleteContext } from './contexts.js';
-import { createSubscription, querySubscriptions, retrieveSubscription, updateSubscription, deleteSubscription } from './subscriptions.js';
+import {
+  createSubscription,
+  querySubscriptions,
+  retrieveSubscription,
+  updateSubscription,
+  deleteSubscription,
+  deleteConnectionSubscriptions,
+} from './subscriptions.js';
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
@@ -76,6 +83,7 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveSubscription, retrieveSubscription],
   [LdOp.UpdateSubscription, updateSubscription],
   [LdOp.DeleteSubscription, deleteSubscription],
+  [LdOp.DeleteConnectionSubscriptions, deleteConnectionSubscriptions],
   [LdOp.CreateRegistration, createRegistration],
   [LdOp.QueryRegistrations, queryRegistrations],
   [LdOp.RetrieveRegistration, retrieveRegistration],

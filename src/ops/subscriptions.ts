@@ -5,7 +5,7 @@ import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
-import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
+import { validateSubscription, patchSubscription, type ValidateOptions } from '../ngsild/subscription/validate.js';
 import {
   SUBSCRIPTIONS,
   SUBSCRIPTION_COUNTERS,
@@ -56,8 +56,14 @@ async function announce(ctx: WorkerContext, change: SubscriptionChanged): Promis
   else broadcastSubscriptionChange(change, ctx.config.instance);
 }
 
-function validateOptions(req: LdRequest): { expand: (t: string) => string; schemes: ReadonlySet<string>; now: number } {
-  return { expand: req.context.expandTerm.bind(req.context), schemes: notificationSchemes(), now: Date.now() };
+function validateOptions(req: LdRequest, keptEndpoint?: string): ValidateOptions {
+  return {
+    expand: req.context.expandTerm.bind(req.context),
+    schemes: notificationSchemes(),
+    now: Date.now(),
+    connection: req.task.connection,
+    keptEndpoint,
+  };
 }
 
 /** CIM 009 §5.2.14: the counters as the notifier has them now (counter-reader.ts), else as last written. */
@@ -145,7 +151,7 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
   const current = (await subs.get(id)) as SubscriptionDoc | undefined;
   if (current === undefined) throw notFound(`subscription '${id}' does not exist`);
-  const opts = validateOptions(req);
+  const opts = validateOptions(req, current.body.notification.endpoint.uri);
   // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
   const body = mapSubscriptionNames(patchSubscription(current.body, fragment, opts), opts.expand);
   if (fragment.jsonldContext !== undefined && fragment.jsonldContext !== null) await checkJsonldContext(req, ctx, body.jsonldContext);
@@ -168,6 +174,24 @@ export const deleteSubscription: OpHandler = async (req, ctx) => {
   await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);
   await ctx.store.collection(req.tenant, SUBSCRIPTION_OWNERS).delete(id);
   await announce(ctx, { tenant: req.tenant, id, doc: null });
+  return { status: 204 };
+};
+
+/**
+ * The broker's own request when a WebSocket connection closes (seed 000 §5.1 rule 3: not asked to the auth plugin):
+ * the subscriptions of the tenant whose endpoint is that connection are deleted as DELETE would.
+ */
+export const deleteConnectionSubscriptions: OpHandler = async (req, ctx) => {
+  const connection = req.task.connection;
+  if (req.task.internal !== true || connection === undefined) throw new LdError('OperationNotSupported', 'not a request a client can make');
+  const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
+  for (const { id, doc } of await subs.list()) {
+    if ((doc as unknown as SubscriptionDoc).body.notification.endpoint.uri !== connection) continue;
+    if (!(await subs.delete(id))) continue;
+    await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);
+    await ctx.store.collection(req.tenant, SUBSCRIPTION_OWNERS).delete(id);
+    await announce(ctx, { tenant: req.tenant, id, doc: null });
+  }
   return { status: 204 };
 };
 

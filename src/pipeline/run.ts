@@ -27,7 +27,8 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
   try {
-    const auth = ctx.auth;
+    // seed 000 §5.1 rule 3: the broker's own requests are not asked.
+    const auth = task.internal === true ? undefined : ctx.auth;
     if (auth !== undefined && auth.beforeContext) {
       // seed 000 §5.1: right after authenticate, before anything of the request is judged (406 included)
       const refusal = await auth.authorize(req);
@@ -61,7 +62,7 @@ export async function runPipeline(
   } catch (error) {
     return failure(ctx, req, error);
   } finally {
-    ctx.auth?.release(req);
+    if (task.internal !== true) ctx.auth?.release(req);
   }
 }
 

@@ -35,6 +35,10 @@ export interface PipelineTask {
    * 000 §5.1). Only sent when the plugin authorizes before the @context.
    */
   answer?: PipelineResult;
+  /** The WebSocket connection the request came on (`urn:ngsi-ld:WebSocket:<uuid>`, front/ws/). */
+  connection?: string;
+  /** The broker's own request (seed 000 §5.1 rule 3): not asked to the auth plugin. Never set from a client's input. */
+  internal?: true;
 }
 
 export interface PipelineResult {

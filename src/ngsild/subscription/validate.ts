@@ -82,7 +82,17 @@ export interface ValidateOptions {
   /** URI schemes a notification endpoint may use (http, https; mqtt and mqtts once the MQTT bridge is loaded). */
   schemes: ReadonlySet<string>;
   now: number;
+  /**
+   * The WebSocket connection the request came on (README "WebSocket"), and the endpoint a PATCH keeps: a
+   * `urn:ngsi-ld:WebSocket:` endpoint must be one of them, so a connection's subscriptions are those it made itself
+   * (and the broker deletes them when it closes).
+   */
+  connection?: string;
+  keptEndpoint?: string;
 }
+
+/** The endpoint of a subscription notified on a WebSocket connection of this broker (front/ws/). */
+export const WEBSOCKET_ENDPOINT = /^urn:ngsi-ld:WebSocket:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Checks a whole Subscription (create, or the result of a PATCH) and returns its stored body. */
 export function validateSubscription(input: Record<string, unknown>, opts: ValidateOptions): SubscriptionBody {
@@ -345,7 +355,10 @@ function endpoint(v: unknown, opts: ValidateOptions): EndpointBody {
   const uri = v.uri;
   if (typeof uri !== 'string' || !isUri(uri)) throw badRequest(`notification.endpoint.uri: ${show(uri)} is not a URI`);
   const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase();
-  if (scheme === 'mqtt' || scheme === 'mqtts') {
+  if (uri.startsWith('urn:ngsi-ld:WebSocket:')) {
+    if (!WEBSOCKET_ENDPOINT.test(uri) || (uri !== opts.connection && uri !== opts.keptEndpoint))
+      throw badRequest('notification.endpoint.uri: a WebSocket endpoint must be the connection the subscription is sent on');
+  } else if (scheme === 'mqtt' || scheme === 'mqtts') {
     // seed 001 §7: an MQTT endpoint needs the MQTT bridge.
     if (!opts.schemes.has(scheme))
       throw badRequest(`notification.endpoint.uri: ${scheme}:// endpoints need the MQTT bridge, which is not loaded`);
