@@ -29,6 +29,7 @@ import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity
 import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
 import { asStoreError } from './errors.js';
+import { CLAIMS, claim, release, type ClaimDoc } from './claims.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
 export const ORDERED_QUERY_CAP = 20_000;
@@ -131,6 +132,26 @@ export class DocdbStore implements Store {
     return this.db(tenant).collection<EntityDoc>(ENTITIES);
   }
 
+  /**
+   * Runs a conditional write of entities read at the given versions. On MongoDB the write's own condition is atomic;
+   * on FerretDB the writer first claims each (id, version) it moves from (claims.ts) and `write` learns which it got.
+   */
+  private async guarded<R>(
+    tenant: string,
+    reads: Array<[string, number]>,
+    write: (claimed: ReadonlySet<string>) => Promise<R>,
+  ): Promise<R> {
+    const wanted = new Map(reads);
+    if ((await this.server) !== 'ferretdb' || wanted.size === 0) return write(new Set(wanted.keys()));
+    const claims = this.db(tenant).collection<ClaimDoc>(CLAIMS);
+    const got = await claim(claims, wanted);
+    try {
+      return await write(got);
+    } finally {
+      await release(claims, new Map([...wanted].filter(([id]) => got.has(id))));
+    }
+  }
+
   /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
   private async io<R>(fn: () => Promise<R>): Promise<R> {
     try {
@@ -207,8 +228,16 @@ export class DocdbStore implements Store {
       const next = outcome.next;
       if (next === undefined || (next === null && current === undefined)) return outcome.result;
       const version = Math.max((found?.v ?? 0) + 1, clockMicros());
-      const written = await this.io(() => writeConditionally(coll, id, found?.v, next === null ? null : entityDoc(next, version)));
-      if (!written) continue;
+      const doc = next === null ? null : entityDoc(next, version);
+      const written = await this.io(() =>
+        this.guarded(tenant, found === null ? [] : [[id, found.v]], (ok) =>
+          ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc),
+        ),
+      );
+      if (!written) {
+        await pause(attempt);
+        continue;
+      }
       if (next !== null && opts?.createTenant) await this.registerTenant(tenant);
       opts?.events?.push(eventOf(tenant, id, current, next, outcome, version));
       return outcome.result;
@@ -277,9 +306,28 @@ export class DocdbStore implements Store {
         else ops.push({ replaceOne: { filter: { _id: id, v: v0 }, replacement: entityDoc(next, version) } });
         opIds.push(id);
       }
-      const lost = ops.length === 0 ? [] : await this.io(() => bulkConditional(coll, ops, opIds, lastVersion));
+      const reads = opIds.flatMap((id): Array<[string, number]> => {
+        const v0 = base.get(id)?.v;
+        return v0 === undefined ? [] : [[id, v0]];
+      });
+      const lost = await this.io(() =>
+        this.guarded(tenant, reads, async (claimed) => {
+          // Ids another writer holds are lost at once; creates need no claim (the unique id decides).
+          const mine = opIds.map((id, i) => [id, i] as const).filter(([id]) => !base.has(id) || claimed.has(id));
+          const held = opIds.filter((id) => base.has(id) && !claimed.has(id));
+          if (mine.length === 0) return held;
+          const lostHere = await bulkConditional(
+            coll,
+            mine.map(([, i]) => ops[i]!),
+            mine.map(([id]) => id),
+            lastVersion,
+          );
+          return [...held, ...lostHere];
+        }),
+      );
       if (ops.length > lost.length) wroteAny = true;
       pending = lost;
+      if (lost.length > 0) await pause(attempt);
     }
     if (wroteAny && opts?.createTenant) await this.registerTenant(tenant);
     if (opts?.events !== undefined) for (const e of events) if (e !== undefined) opts.events.push(...e);
@@ -478,6 +526,11 @@ function eventOf<R>(
 ): WriteEvent {
   const after = next === null ? undefined : next;
   return { tenant, id, before, after, change: outcome.change ?? changeBetween(before, after), seq };
+}
+
+/** A lost race waits a little before the next round, longer each time, so that the winner's write lands. */
+function pause(attempt: number): Promise<void> {
+  return attempt === 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, Math.min(50, 2 ** attempt) * Math.random()));
 }
 
 export function isDuplicateKey(e: unknown): boolean {

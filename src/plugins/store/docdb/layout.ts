@@ -24,7 +24,7 @@ export const DOC_COLLECTIONS = [
   'subscriptionOwners',
 ];
 
-const RESERVED = new Set([ENTITIES, TENANTS, COUNTERS]);
+const RESERVED = new Set([ENTITIES, TENANTS, COUNTERS, 'writeClaims']);
 const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /** The server collection of a contract collection name; a name the layout cannot hold is a programming error. */
@@ -61,12 +61,12 @@ export async function serverKind(admin: Db): Promise<ServerKind> {
 /** The collections and indexes of one tenant's database. */
 export async function ensureLayout(db: Db, isDefault: boolean, server: ServerKind): Promise<void> {
   const entities = db.collection(ENTITIES);
-  await entities.createIndexes([
-    { key: { t: 1, _id: 1 }, name: 'type' },
-    { key: { s: 1 }, name: 'scope' },
-    { key: { a: 1 }, name: 'attrs' },
-    { key: { qx: 1 }, name: 'qother' },
-  ]);
+  // One createIndex per index: FerretDB 1.24 drops the connection (a panic) on a createIndexes of several indexes that
+  // exist already, which every start after the first sends.
+  await entities.createIndex({ t: 1, _id: 1 }, { name: 'type' });
+  await entities.createIndex({ s: 1 }, { name: 'scope' });
+  await entities.createIndex({ a: 1 }, { name: 'attrs' });
+  await entities.createIndex({ qx: 1 }, { name: 'qother' });
   // MongoDB (4.2+) indexes the per-attribute fields of q values and geometry boxes with one wildcard index each.
   // FerretDB 1.x accepts such an index and then fails every insert: there those filters are evaluated by its scan.
   if (server === 'mongodb')

@@ -225,7 +225,8 @@ export const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/-
 
 /** The literal text an idPattern starts with when anchored (`^urn:ngsi-ld:Car:` → `urn:ngsi-ld:Car:`), else undefined. */
 export function literalPrefix(pattern: string): string | undefined {
-  if (!pattern.startsWith('^')) return undefined;
+  // An alternation anywhere may leave the anchor behind (`^a|b`): no prefix is certain.
+  if (!pattern.startsWith('^') || pattern.includes('|')) return undefined;
   let out = '';
   for (let i = 1; i < pattern.length; i++) {
     const c = pattern[i]!;
