@@ -16,6 +16,8 @@ export interface BrokerConfig {
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;
+  /** --subCacheIval: seconds between reloads of the subscriptions from the store (0: never). */
+  subCacheIval: number;
   policyApiPort?: number;
   policyApiHost: string;
   logLevel: string;

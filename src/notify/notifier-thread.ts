@@ -97,6 +97,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   };
   periodic = new PeriodicNotifications(store, accept, log, joined);
   await sync.start();
+  sync.refreshEvery(init.config.subCacheIval);
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 
   const channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, init.config.instance));

@@ -40,6 +40,11 @@ export function storeInMemory(): boolean {
   return false;
 }
 
+/** Several brokers share a docdb (README "Deployment on docdb"). */
+export function storeShared(): boolean {
+  return true;
+}
+
 /** The connection string: --dbURI as given, else mongodb://<dbHost>/. */
 export function connectionUri(o: Record<string, unknown>): string {
   const uri = setting<string | undefined>(o, 'dbURI');
