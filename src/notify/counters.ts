@@ -24,9 +24,15 @@ export class CounterBook {
   ) {}
 
   async load(): Promise<void> {
-    for (const tenant of await subscriptionTenants(this.store)) {
-      for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
-        this.counters.set(keyOf(tenant, id), doc as unknown as SubscriptionCounters);
+    try {
+      for (const tenant of await subscriptionTenants(this.store)) {
+        for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
+          this.counters.set(keyOf(tenant, id), doc as unknown as SubscriptionCounters);
+      }
+    } catch (e) {
+      // The store's server out of reach at start (503, docdb): counting starts from zero rather than not at all.
+      if ((e as { status?: unknown }).status !== 503) throw e;
+      this.log.warn({ err: e }, 'stored subscription counters cannot be read: counting from zero');
     }
   }
 

@@ -11,6 +11,9 @@ import { SubscriptionIndex } from '../ngsild/subscription/match.js';
 import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, channelName, type SubscriptionChanged } from './channel.js';
 
+/** How soon a thread that could not load the subscriptions at start tries again. */
+const LOAD_RETRY_MS = 1000;
+
 export class SubscriptionSync {
   readonly index = new SubscriptionIndex();
   private channel: BroadcastChannel | undefined;
@@ -41,10 +44,28 @@ export class SubscriptionSync {
       const msg = (m as { data?: SubscriptionChanged }).data;
       if (msg !== undefined && typeof msg.id === 'string') void this.apply(msg);
     };
-    for (const tenant of await subscriptionTenants(this.store)) {
-      for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list())
-        await this.apply({ tenant, id, doc: doc as unknown as SubscriptionDoc });
+    try {
+      for (const tenant of await subscriptionTenants(this.store)) {
+        for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list())
+          await this.apply({ tenant, id, doc: doc as unknown as SubscriptionDoc });
+      }
+    } catch (e) {
+      // A store on a network server may be out of reach at start (503: docdb down): the thread starts all the same
+      // and reads the subscriptions again until they are loaded. Anything else stops the start as before.
+      if ((e as { status?: unknown }).status !== 503) throw e;
+      this.log.warn({ err: e }, 'subscriptions cannot be loaded yet: reading them again every second');
+      this.loadLater();
     }
+  }
+
+  private loadLater(): void {
+    const timer = setTimeout(() => {
+      if (this.channel === undefined) return; // closed
+      void this.reload().then((loaded) => {
+        if (!loaded) this.loadLater();
+      });
+    }, LOAD_RETRY_MS);
+    timer.unref();
   }
 
   /** Reads the subscriptions again every `seconds` (0: never), for the changes of other brokers on a shared store. */
@@ -58,8 +79,8 @@ export class SubscriptionSync {
    * Applies what the store holds and this index does not: new and changed subscriptions, and those gone. A
    * subscription this thread applied a change to while the list was read is left as it is (its change is newer).
    */
-  async reload(): Promise<void> {
-    if (this.reloading) return;
+  async reload(): Promise<boolean> {
+    if (this.reloading) return false;
     this.reloading = true;
     try {
       const since = this.applies;
@@ -83,8 +104,10 @@ export class SubscriptionSync {
         void this.apply({ tenant: key.slice(0, nl), id: key.slice(nl + 1), doc: null });
       }
       await this.queue;
+      return true;
     } catch (e) {
       this.log.warn({ err: e }, 'subscriptions cannot be read again from the store: the index stays as it was');
+      return false;
     } finally {
       this.reloading = false;
     }

@@ -148,6 +148,8 @@ export interface DocCollection {
 export interface StoreStatus {
   open: boolean;
   name: string;
+  /** False while the store's server cannot be reached (a store on a network server, docdb): /ready answers 503. */
+  reachable?: boolean;
   detail?: Record<string, unknown>;
 }
 

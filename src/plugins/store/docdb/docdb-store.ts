@@ -2,7 +2,15 @@
 // Every thread of a broker opens its own client. Entity writes are conditional on the version read (a mutation runs
 // again on the newer state when another writer got there first); queries go to the server as one filter
 // (query-filter.ts), the worker finishing what the server cannot evaluate.
-import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from 'mongodb';
+import {
+  MongoClient,
+  MongoServerError,
+  MongoTopologyClosedError,
+  type AnyBulkWriteOperation,
+  type Collection,
+  type Db,
+  type Filter,
+} from 'mongodb';
 import type {
   AttrStat,
   BatchItem,
@@ -28,13 +36,15 @@ import { entityQueryPredicate } from '../../../store/kit/entity-query.js';
 import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity-doc.js';
 import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
-import { asStoreError } from './errors.js';
+import { asStoreError, isUnreachable } from './errors.js';
 import { CLAIMS, claim, release, type ClaimDoc } from './claims.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
 export const ORDERED_QUERY_CAP = 20_000;
 /** Rounds of read, mutate, conditional write for one entity before the write is refused as contended (409). */
 const MAX_ATTEMPTS = 32;
+/** Period of the driver's server monitoring, and of the reconnection attempts after a start without the server. */
+const HEARTBEAT_MS = 1000;
 /** Candidates read per round trip when the worker evaluates part of a query. */
 const BATCH = 500;
 
@@ -67,24 +77,35 @@ function clockMicros(): number {
 
 export class DocdbStore implements Store {
   readonly name = 'docdb';
-  private readonly client: MongoClient;
+  private client: MongoClient;
   private readonly knownTenants = new Set<string>(['']);
   /** Layout of each tenant's database, ensured once per thread (a promise: concurrent first uses wait for one). */
   private readonly layouts = new Map<string, Promise<void>>();
   private closed = false;
   private connected = false;
+  /** The client never connected (the server was down at start): see ensureClient. */
+  private down = false;
+  private reconnecting: Promise<void> | undefined;
   private server: Promise<ServerKind> | undefined;
 
   constructor(private readonly settings: DocdbSettings) {
-    this.client = new MongoClient(settings.uri, {
+    this.client = this.newClient();
+  }
+
+  private newClient(): MongoClient {
+    const settings = this.settings;
+    const client = new MongoClient(settings.uri, {
       maxPoolSize: settings.poolSize,
       serverSelectionTimeoutMS: settings.timeoutMs,
       connectTimeoutMS: settings.timeoutMs,
+      // How soon a server back (or gone) is noticed without a request: /ready follows it.
+      heartbeatFrequencyMS: HEARTBEAT_MS,
       ...(settings.user !== undefined ? { auth: { username: settings.user, password: settings.password } } : {}),
       ...(settings.sync === 'request' ? { writeConcern: { w: 'majority', j: true } } : {}),
     });
-    this.client.on('serverHeartbeatSucceeded', () => (this.connected = true));
-    this.client.on('serverHeartbeatFailed', () => (this.connected = false));
+    client.on('serverHeartbeatSucceeded', () => (this.connected = true));
+    client.on('serverHeartbeatFailed', () => (this.connected = false));
+    return client;
   }
 
   /** Connects and lays out the default tenant's database (and, in the primary, every registered tenant's). */
@@ -95,9 +116,48 @@ export class DocdbStore implements Store {
     if (primary) for (const tenant of await this.listTenants()) await this.layout(tenant);
   }
 
+  /**
+   * After a start without the server: tries again every HEARTBEAT_MS until it answers (requests answer 503 until
+   * then, and /ready says so), then monitors it as usual.
+   */
+  reconnectInBackground(primary: boolean): void {
+    this.down = true;
+    const retry = (): void => {
+      if (this.closed) return;
+      this.ensureClient().then(
+        () => this.start(primary),
+        () => setTimeout(retry, HEARTBEAT_MS).unref(),
+      );
+    };
+    setTimeout(retry, HEARTBEAT_MS).unref();
+  }
+
+  /**
+   * A client whose first connection failed stays closed ("Topology is closed"): while so, each use first connects a
+   * new one (one attempt at a time, shared by the requests that wait for it). Requests reconnect, not only the
+   * timer: a pipeline thread idle in Piscina's wait runs no timers.
+   */
+  private async ensureClient(): Promise<void> {
+    if (!this.down) return;
+    this.reconnecting ??= (async () => {
+      try {
+        const old = this.client;
+        this.client = this.newClient();
+        void old.close().catch(() => undefined);
+        await this.client.connect();
+        this.down = false;
+        this.connected = true;
+        this.settings.log.info({ dbName: this.settings.dbName }, 'docdb: the database is reachable');
+      } finally {
+        this.reconnecting = undefined;
+      }
+    })();
+    await this.reconnecting;
+  }
+
   status(): StoreStatus {
-    const detail: Record<string, unknown> = { dbName: this.settings.dbName, sync: this.settings.sync, connected: this.connected };
-    return { open: !this.closed, name: this.name, detail };
+    const detail: Record<string, unknown> = { dbName: this.settings.dbName, sync: this.settings.sync };
+    return { open: !this.closed, name: this.name, reachable: this.connected, detail };
   }
 
   async close(): Promise<void> {
@@ -155,8 +215,13 @@ export class DocdbStore implements Store {
   /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
   private async io<R>(fn: () => Promise<R>): Promise<R> {
     try {
-      return await fn();
+      await this.ensureClient();
+      const r = await fn();
+      this.connected = true;
+      return r;
     } catch (e) {
+      if (isUnreachable(e)) this.connected = false;
+      if (e instanceof MongoTopologyClosedError && !this.closed) this.down = true;
       throw asStoreError(e, this.settings.log);
     }
   }

@@ -8,7 +8,14 @@ import type { PluginLogger } from '../../../plugin/contract.js';
 /** Seconds a client is told to wait before it sends a request refused for an unreachable database. */
 const RETRY_AFTER_S = 2;
 
+/**
+ * Socket errors the driver (7.x) lets through unwrapped when the server goes away mid-write (EPIPE from a write after
+ * the peer's FIN, seen in test/api/docdb-faults.test.ts).
+ */
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH']);
+
 export function isUnreachable(e: unknown): boolean {
+  if (typeof (e as { code?: unknown })?.code === 'string' && SOCKET_CODES.has((e as { code: string }).code)) return true;
   if (e instanceof MongoNetworkError || e instanceof MongoServerSelectionError || e instanceof MongoNotConnectedError) return true;
   if (e instanceof MongoTopologyClosedError) return true;
   // NotWritablePrimary, PrimarySteppedDown, ShutdownInProgress, InterruptedDueToReplStateChange and the like.

@@ -79,7 +79,8 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
       throw e;
     }
     // The database down at start: the broker starts all the same, each request answering 503 until it is back
-    // (the driver reconnects by itself; the layout is made at the first use that reaches the server).
+    // (the store connects again in the background; the layout is made at the first use that reaches the server).
+    store.reconnectInBackground(params.primary);
     params.log.warn(
       { err: { name: (e as Error).name, message: (e as Error).message }, dbName },
       'docdb: the database is not reachable at start',
