@@ -47,6 +47,7 @@ test-api: build
 # The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
 # benchmarks add their sections to it.
 bench: build
+	bash test/services/ferretdb.sh
 	node dist/bench/run.js
 	node dist/bench/query-store.js
 	node dist/bench/auth.js
