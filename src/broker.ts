@@ -104,9 +104,15 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   };
 
   const storeParams = { options: args.storeOptions, primary: true, log, keepHistory: troePlace.kind === 'store' };
-  const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
-  storeParams.options = { ...storeParams.options, ...prepared };
-  const store = await storePlugin.storeOpen(storeParams);
+  // A store that cannot open (a bad --dbName, an unusable --dbDir) refuses the start in one line, as a bad option.
+  let store: Store;
+  try {
+    const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
+    storeParams.options = { ...storeParams.options, ...prepared };
+    store = await storePlugin.storeOpen(storeParams);
+  } catch (e) {
+    return failed(e);
+  }
   health.store = store;
   undo.push(async () => {
     await store.close();
