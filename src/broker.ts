@@ -2,6 +2,7 @@
 // through the real dispatcher without a socket), listen() and close(). main.ts adds argv, signals and the exit
 // status; a program may run several in one process (the API tests do), each with channels of its own.
 import { BroadcastChannel } from 'node:worker_threads';
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { BrokerConfig } from './config.js';
 import type { OptionValues } from './plugin/contract.js';
@@ -67,6 +68,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   const { authModule, storePlugin, troePlace, authOptions, historyOptions } = args;
   const { config, cors } = readConfig(args);
   config.instance = `${process.pid}.${++brokersStarted}`;
+  config.brokerId = randomBytes(6).toString('hex');
   const relay = opts.logDestination === undefined ? undefined : new LogRelay(config, opts.logDestination);
   const log = createLogger(config.logLevel, 'front', opts.logDestination);
 

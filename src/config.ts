@@ -38,6 +38,13 @@ export interface BrokerConfig {
    * API tests run several) never hear each other.
    */
   instance?: string;
+  /**
+   * Set by createBroker: this broker among those sharing a store (random, as brokers on other hosts may share a pid),
+   * naming its own subscription counters there (notify/shared-counters.ts).
+   */
+  brokerId?: string;
+  /** The store is shared with other brokers (StorePluginModule.storeShared). */
+  storeShared: boolean;
   /** Set by createBroker when the log goes elsewhere than standard output: the channel other threads send lines on. */
   logChannel?: string;
 }

@@ -217,6 +217,7 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
+    storeShared,
     subCacheIval: (values.subCacheIval as number | undefined) ?? (storeShared ? SHARED_SUB_CACHE_IVAL : 0),
     policyApiPort: values.policyApiPort as number | undefined,
     policyApiHost: values.policyApiHost as string,

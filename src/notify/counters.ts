@@ -6,6 +6,7 @@
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { subscriptionTenants } from './subscription-sync.js';
+import { counterDocId } from './shared-counters.js';
 import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
 
 const FLUSH_MS = 1000;
@@ -21,9 +22,13 @@ export class CounterBook {
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
+    /** On a store other brokers share: this broker's id, which names its own counter documents (shared-counters.ts). */
+    private readonly brokerId?: string,
   ) {}
 
   async load(): Promise<void> {
+    // A broker of a set starts its own documents afresh; the others' stay theirs, and GET adds them up.
+    if (this.brokerId !== undefined) return;
     try {
       for (const tenant of await subscriptionTenants(this.store)) {
         for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
@@ -106,7 +111,9 @@ export class CounterBook {
       writes.push(
         this.store
           .collection(key.slice(0, nl), SUBSCRIPTION_COUNTERS)
-          .put(key.slice(nl + 1), { ...c } as unknown as Record<string, unknown>),
+          .put(this.brokerId === undefined ? key.slice(nl + 1) : counterDocId(key.slice(nl + 1), this.brokerId), {
+            ...c,
+          } as unknown as Record<string, unknown>),
       );
     }
     const results = await Promise.allSettled(writes);

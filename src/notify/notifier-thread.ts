@@ -34,7 +34,7 @@ export interface NotifierData extends WorkerInit {
 export async function runNotifier(init: NotifierData, parent: MessagePort): Promise<void> {
   const log = threadLogger(init.config, 'notifier');
   const { store, contexts } = await openStoreAndContexts(init, log);
-  const counters = new CounterBook(store, log);
+  const counters = new CounterBook(store, log, init.config.storeShared ? init.config.brokerId : undefined);
   await counters.load();
   const lastSent = new Map<string, number>();
   // Deleted subscriptions, so a notification in flight at the delete leaves no counters behind (bounded: the

@@ -56,6 +56,6 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     log: logger,
     auth,
     changes,
-    counters: new CounterReader(store, init.config.instance),
+    counters: new CounterReader(store, init.config.instance, init.config.storeShared ? init.config.brokerId : undefined),
   };
 }
