@@ -214,6 +214,21 @@ t.test('what the server only prefilters is decided in the worker: pages and coun
   t.same(ids(await run({ projection: { pick: [NS + 'nothing'] } })), [], 'a projection that leaves every entity empty selects none');
 });
 
+t.test('--dbSync request: writes with write concern majority and journal, read back', async (t) => {
+  const dbName = freshDbName();
+  const store = await storeOpen({ options: { dbURI: mongoUrl(), dbName, dbSync: 'request' }, primary: true, log });
+  t.teardown(async () => {
+    await store.close();
+    await dropDatabases(dbName);
+  });
+  const id = 'urn:ngsi-ld:Counter:sync';
+  await store.mutateEntity('', id, () => ({ next: counter(id, 1), result: undefined }));
+  await store.mutateEntities('', [{ id, mutation: (cur) => ({ next: counter(id, valueOf(cur) + 1), result: undefined }) }]);
+  await store.collection('', 'subscriptions').put('urn:s:1', { a: 1 });
+  t.equal(valueOf(await store.getEntity('', id)), 2);
+  t.same(await store.collection('', 'subscriptions').get('urn:s:1'), { a: 1 });
+});
+
 t.test('the server-side pieces: scope patterns and literal prefixes', async (t) => {
   const re = (levels: string[]) => new RegExp(scopeRegex(levels));
   t.ok(re(['a', '#']).test('/a') && re(['a', '#']).test('/a/b/c') && !re(['a', '#']).test('/ab'));

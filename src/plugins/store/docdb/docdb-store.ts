@@ -47,6 +47,8 @@ const MAX_ATTEMPTS = 32;
 const HEARTBEAT_MS = 1000;
 /** Candidates read per round trip when the worker evaluates part of a query. */
 const BATCH = 500;
+/** Most entities of an id list read in one round trip. */
+const MAX_ID_BATCH = 10_000;
 
 export interface DocdbSettings {
   uri: string;
@@ -436,7 +438,9 @@ export class DocdbStore implements Store {
     const cap = this.settings.orderedQueryCap ?? ORDERED_QUERY_CAP;
     const matches: StoredEntity[] = [];
     let counted = 0;
-    const cursor = coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, batchSize: BATCH });
+    // The entities of an id list (a join=flat level, a batch's read) come in one round trip.
+    const batchSize = query.ids !== undefined ? Math.max(1, Math.min(query.ids.length, MAX_ID_BATCH)) : BATCH;
+    const cursor = coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, batchSize });
     try {
       for await (const doc of cursor) {
         const entity = entityOfDoc(doc);
