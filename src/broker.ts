@@ -140,6 +140,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
       port: config.policyApiPort,
       maxBodySize: config.maxBodySize,
       log,
+      shared: config.storeShared,
     });
     undo.push(() => policyApi?.close());
   };
