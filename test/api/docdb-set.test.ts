@@ -117,7 +117,7 @@ t.test('three brokers, writes spread over them, one receiver: each due notificat
     ['c', c],
   ] as const) {
     const timesSent = async () => (await call(br, 'GET', `${NGSI}/subscriptions/${sub.id}`)).json.notification?.timesSent;
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 30_000;
     let n = await timesSent();
     while (n !== got.length && Date.now() < deadline) {
       await sleep(200);
@@ -165,4 +165,23 @@ t.test('a subscription changed on one broker, deleted on another: the third foll
   await sleep(1000);
   t.equal(received.filter((r) => r.path === '/changed').length, 2, 'no broker notifies for the deleted subscription');
   t.equal((await call(a, 'GET', `${NGSI}/subscriptions/${id}`)).status, 404, 'gone on every broker');
+});
+
+t.test('a hosted @context kept through one broker is served and used by the others, and gone from all once deleted', async (t) => {
+  const [a, b, c] = brokers as [Broker, Broker, Broker];
+  const made = await call(a, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Lorry: 'https://example.org/ns/Lorry' } } });
+  t.equal(made.status, 201);
+  const path = made.headers.get('location')!;
+  t.equal((await call(b, 'GET', path)).status, 200, 'served by another broker');
+  const link = `<${b.url}${path}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
+  t.equal(
+    (await call(b, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Lorry:1', type: 'Lorry' }, headers: { link } })).status,
+    201,
+    'used by another broker',
+  );
+  const kv = await call(c, 'GET', `${NGSI}/entities/urn:ngsi-ld:Lorry:1?options=keyValues`);
+  t.equal(kv.json.type, 'https://example.org/ns/Lorry', 'the term expanded with it');
+  t.equal((await call(c, 'DELETE', path)).status, 204, 'deleted through a third');
+  t.equal((await call(a, 'GET', path)).status, 404, 'gone from the first');
+  t.equal((await call(b, 'GET', path)).status, 404, 'gone from the second');
 });
