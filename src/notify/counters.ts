@@ -18,6 +18,7 @@ export class CounterBook {
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly store: Store,
@@ -94,6 +95,7 @@ export class CounterBook {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
@@ -104,10 +106,12 @@ export class CounterBook {
     const keys = [...this.dirty];
     this.dirty.clear();
     const writes: Promise<void>[] = [];
+    const written: string[] = [];
     for (const key of keys) {
       const c = this.counters.get(key);
       if (c === undefined) continue;
       const nl = key.indexOf('\n');
+      written.push(key);
       writes.push(
         this.store
           .collection(key.slice(0, nl), SUBSCRIPTION_COUNTERS)
@@ -117,6 +121,18 @@ export class CounterBook {
       );
     }
     const results = await Promise.allSettled(writes);
-    for (const r of results) if (r.status === 'rejected') this.log.error({ err: r.reason }, 'subscription counters cannot be written');
+    let failed = 0;
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') return;
+      failed++;
+      this.log.error({ err: r.reason }, 'subscription counters cannot be written: trying again');
+      // Written again at the next flush (a store out of reach for a while, docdb), unless deleted meanwhile.
+      if (this.counters.has(written[i]!)) this.dirty.add(written[i]!);
+    });
+    if (failed > 0 && this.dirty.size > 0 && !this.closed)
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        void this.flush();
+      }, FLUSH_MS);
   }
 }
