@@ -13,6 +13,7 @@ import { resolveQ, asWritten } from '../../src/ngsild/query/q-resolve.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
 import { dropDatabases, freshDbName, mongoUrl } from '../api/helpers/docdb.js';
+import { MongoClient } from 'mongodb';
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const NS = 'https://example.org/ns/';
@@ -227,6 +228,47 @@ t.test('--dbSync request: writes with write concern majority and journal, read b
   await store.collection('', 'subscriptions').put('urn:s:1', { a: 1 });
   t.equal(valueOf(await store.getEntity('', id)), 2);
   t.same(await store.collection('', 'subscriptions').get('urn:s:1'), { a: 1 });
+});
+
+t.test('reads and refused writes naming a tenant leave no database behind; a write lays it out', async (t) => {
+  const dbName = freshDbName();
+  const store = await storeOpen({ options: { dbURI: mongoUrl(), dbName }, primary: true, log });
+  const client = new MongoClient(mongoUrl());
+  t.teardown(async () => {
+    await store.close();
+    await client.close();
+    await dropDatabases(dbName);
+  });
+  const databases = async () => (await client.db('admin').admin().listDatabases({ nameOnly: true })).databases.map((d) => d.name);
+  const id = 'urn:ngsi-ld:Counter:g';
+  t.equal(await store.getEntity('ghost', id), undefined);
+  t.same(await store.queryEntities('ghost', { limit: 10, offset: 0, count: true }), { entities: [], count: 0 });
+  t.same(await store.typeStats('ghost'), []);
+  t.same(await store.collection('ghost', 'subscriptions').list(), []);
+  t.equal(await store.collection('ghost', 'subscriptions').get('x'), undefined);
+  await t.rejects(
+    store.mutateEntity(
+      'ghost',
+      id,
+      () => {
+        throw new LdError('BadRequestData', 'refused');
+      },
+      { createTenant: true },
+    ),
+  );
+  await store.mutateEntities('ghost', [
+    {
+      id,
+      mutation: () => {
+        throw new LdError('BadRequestData', 'refused');
+      },
+    },
+  ]);
+  t.notOk((await databases()).includes(`${dbName}-ghost`), 'no database for a tenant only read or refused');
+  await store.mutateEntity('ghost', id, () => ({ next: counter(id, 1), result: undefined }), { createTenant: true });
+  t.ok((await databases()).includes(`${dbName}-ghost`), 'a write creates it');
+  t.equal(valueOf(await store.getEntity('ghost', id)), 1);
+  t.same(await store.listTenants(), ['ghost']);
 });
 
 t.test('the server-side pieces: scope patterns and literal prefixes', async (t) => {

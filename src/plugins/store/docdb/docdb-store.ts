@@ -188,9 +188,12 @@ export class DocdbStore implements Store {
     await done;
   }
 
-  /** The entities of a tenant, its layout ensured. */
+  /**
+   * The entities of a tenant. Reads need no layout (a database that does not exist reads empty, and is not created by
+   * a read); a write lays the tenant out first (`layout`), once it has something to write: a refused request, or a
+   * read naming any tenant, leaves no database behind.
+   */
   private async entities(tenant: string): Promise<Collection<EntityDoc>> {
-    await this.layout(tenant);
     return this.db(tenant).collection<EntityDoc>(ENTITIES);
   }
 
@@ -296,6 +299,7 @@ export class DocdbStore implements Store {
       if (next === undefined || (next === null && current === undefined)) return outcome.result;
       const version = Math.max((found?.v ?? 0) + 1, clockMicros());
       const doc = next === null ? null : entityDoc(next, version);
+      await this.io(() => this.layout(tenant));
       const written = await this.io(() =>
         this.guarded(tenant, found === null ? [] : [[id, found.v]], (ok) =>
           ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc),
@@ -373,6 +377,7 @@ export class DocdbStore implements Store {
         else ops.push({ replaceOne: { filter: { _id: id, v: v0 }, replacement: entityDoc(next, version) } });
         opIds.push(id);
       }
+      if (ops.length > 0) await this.io(() => this.layout(tenant));
       const reads = opIds.flatMap((id): Array<[string, number]> => {
         const v0 = base.get(id)?.v;
         return v0 === undefined ? [] : [[id, v0]];
@@ -511,8 +516,12 @@ export class DocdbStore implements Store {
   }
 
   /** @internal for DocdbCollection */
-  async docs(tenant: string, name: string): Promise<{ coll: Collection<DocRecord>; counters: Collection<{ _id: string; n: number }> }> {
-    await this.layout(tenant);
+  async docs(
+    tenant: string,
+    name: string,
+    write = false,
+  ): Promise<{ coll: Collection<DocRecord>; counters: Collection<{ _id: string; n: number }> }> {
+    if (write) await this.layout(tenant);
     const db = this.db(tenant);
     return { coll: db.collection<DocRecord>(name), counters: db.collection<{ _id: string; n: number }>(COUNTERS) };
   }
@@ -630,7 +639,7 @@ class DocdbCollection implements DocCollection {
   async put(id: string, doc: Record<string, unknown>): Promise<void> {
     const j = JSON.stringify(doc);
     await this.store.run(async () => {
-      const { coll } = await this.store.docs(this.tenant, this.name);
+      const { coll } = await this.store.docs(this.tenant, this.name, true);
       for (;;) {
         if ((await coll.updateOne({ _id: id }, { $set: { j } })).matchedCount === 1) return;
         if (await this.insertNew(id, j)) return;
@@ -646,7 +655,7 @@ class DocdbCollection implements DocCollection {
 
   /** Inserts at the end of the order; false when the id exists. */
   private async insertNew(id: string, j: string): Promise<boolean> {
-    const { coll, counters } = await this.store.docs(this.tenant, this.name);
+    const { coll, counters } = await this.store.docs(this.tenant, this.name, true);
     if ((await coll.countDocuments({ _id: id }, { limit: 1 })) > 0) return false;
     const counter = await counters.findOneAndUpdate({ _id: this.name }, { $inc: { n: 1 } }, { upsert: true, returnDocument: 'after' });
     try {
