@@ -13,9 +13,6 @@ if [ -x test/integration/exporter/run.sh ]; then
   exporter=$!
 fi
 
-# QuestDB for the temporal API tests on --troe tsdb (*.tsdb.test.ts), started once before tap runs files in parallel.
-bash test/services/questdb.sh || status=1
-
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
 npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

@@ -2,11 +2,10 @@
 // simplified and aggregated representations, the temporal writes, 206 paging, and bad input.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
-import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 t.before(async () => {
-  broker = await startBroker(troeArgs());
+  broker = await startBroker(['--troe', 'embdb']);
 });
 t.teardown(async () => {
   await broker.stop();

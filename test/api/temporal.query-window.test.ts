@@ -3,7 +3,6 @@
 // every local temporal entity; ids or idPattern alone are a query too, as on the current state.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
-import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const early = 'urn:ngsi-ld:Bike:early';
@@ -16,7 +15,7 @@ const obs = (value: number, at: string, extra: Record<string, unknown> = {}): Re
 });
 
 t.before(async () => {
-  broker = await startBroker(troeArgs());
+  broker = await startBroker(['--troe', 'embdb']);
   for (const body of [
     { id: early, type: 'Bike', speed: [obs(1, '2020-08-01T12:00:00Z'), obs(2, '2020-08-01T12:10:00Z')] },
     {
