@@ -46,6 +46,8 @@ function stubs(): { map: Map<LdOp, OpHandler>; calls: Map<LdOp, number> } {
 t.test('every implemented operation answers 400 InvalidRequest to an unknown URL parameter, before its handler runs', async (t) => {
   const { map, calls } = stubs();
   for (const op of handlers.keys()) {
+    // the broker's own operations (no route, never asked by a client) take no URL parameters
+    if (OPERATIONS[op - 1]!.routes.length === 0) continue;
     const name = OPERATIONS[op - 1]!.name;
     const result = await runPipeline(ctx, task(op, 'zzz=1'), map);
     t.equal(result.status, 400, `${name}: 400`);
@@ -59,6 +61,7 @@ t.test('every implemented operation answers 400 InvalidRequest to an unknown URL
 t.test("every parameter of an operation's catalog entry reaches its handler", async (t) => {
   const { map, calls } = stubs();
   for (const op of handlers.keys()) {
+    if (OPERATIONS[op - 1]!.routes.length === 0) continue;
     const { name, params } = OPERATIONS[op - 1]!;
     const query = [...params].map((p) => `${p}=`).join('&');
     const result = await runPipeline(ctx, task(op, query), map);
