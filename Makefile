@@ -38,15 +38,19 @@ format: install
 test: build
 	bash test/run-all.sh
 
+# docdb's tests need the MongoDB-wire server (FerretDB): started, or found running.
 test-unit: build
+	bash test/services/ferretdb.sh
 	npx tap test/unit
 
 test-api: build
+	bash test/services/ferretdb.sh
 	npx tap test/api
 
 # The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
 # benchmarks add their sections to it.
 bench: build
+	bash test/services/ferretdb.sh
 	node dist/bench/run.js
 	node dist/bench/query-store.js
 	node dist/bench/auth.js

@@ -216,8 +216,12 @@ async function main(): Promise<number> {
       continue;
     }
     log(`${variant.name} on ${broker.url} (${variant.args.join(' ') || 'defaults'})`);
-    for (const scenario of s.scenarios) rows.push(await measure(broker, variant.name, scenario, s, true, bareRows.get(scenario.name)));
+    for (const scenario of s.scenarios) {
+      if (variant.only !== undefined && !variant.only.includes(scenario.name)) continue;
+      rows.push(await measure(broker, variant.name, scenario, s, true, bareRows.get(scenario.name)));
+    }
     info.exitCodes[variant.name] = await broker.stop();
+    await variant.cleanup?.().catch((e: unknown) => log(`${variant.name}: cleanup failed: ${e instanceof Error ? e.message : String(e)}`));
     if (info.exitCodes[variant.name] !== 0)
       log(`${variant.name} exited with ${info.exitCodes[variant.name]} after SIGTERM (0 expected)\n${broker.tail()}`);
   }

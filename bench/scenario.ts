@@ -18,4 +18,8 @@ export interface BrokerVariant {
   description: string;
   /** Arguments added to `node dist/src/main.js --port 0 --host 127.0.0.1 --logLevel info`. */
   args: string[];
+  /** The scenarios this variant runs (by name); absent: every one. */
+  only?: readonly string[];
+  /** Run once the variant's broker stopped (docdb: drops its database). */
+  cleanup?: () => Promise<void>;
 }

@@ -2,6 +2,7 @@
 // through the real dispatcher without a socket), listen() and close(). main.ts adds argv, signals and the exit
 // status; a program may run several in one process (the API tests do), each with channels of its own.
 import { BroadcastChannel } from 'node:worker_threads';
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { BrokerConfig } from './config.js';
 import type { OptionValues } from './plugin/contract.js';
@@ -71,6 +72,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   const { authModule, storePlugin, troePlace, authOptions, historyOptions } = args;
   const { config, cors } = readConfig(args);
   config.instance = `${process.pid}.${++brokersStarted}`;
+  config.brokerId = randomBytes(6).toString('hex');
   const relay = opts.logDestination === undefined ? undefined : new LogRelay(config, opts.logDestination);
   const log = createLogger(config.logLevel, 'front', opts.logDestination);
 
@@ -108,9 +110,15 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   };
 
   const storeParams = { options: args.storeOptions, primary: true, log, keepHistory: troePlace.kind === 'store' };
-  const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
-  storeParams.options = { ...storeParams.options, ...prepared };
-  const store = await storePlugin.storeOpen(storeParams);
+  // A store that cannot open (a bad --dbName, an unusable --dbDir) refuses the start in one line, as a bad option.
+  let store: Store;
+  try {
+    const prepared = (await storePlugin.storePrepare?.(storeParams)) ?? {};
+    storeParams.options = { ...storeParams.options, ...prepared };
+    store = await storePlugin.storeOpen(storeParams);
+  } catch (e) {
+    return failed(e);
+  }
   health.store = store;
   undo.push(async () => {
     await store.close();
@@ -136,6 +144,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
       port: config.policyApiPort,
       maxBodySize: config.maxBodySize,
       log,
+      shared: config.storeShared,
     });
     undo.push(() => policyApi?.close());
   };

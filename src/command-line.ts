@@ -103,7 +103,11 @@ export function readConfig(args: BrokerArgs): { config: BrokerConfig; cors: Cors
   let config: BrokerConfig;
   let cors: CorsPolicy | undefined;
   try {
-    config = brokerConfig(args.values, args.storePlugin.storeInMemory?.(args.storeOptions) ?? false);
+    config = brokerConfig(
+      args.values,
+      args.storePlugin.storeInMemory?.(args.storeOptions) ?? false,
+      args.storePlugin.storeShared?.(args.storeOptions) ?? false,
+    );
     if (config.corsOrigin !== undefined) cors = new CorsPolicy(parseCorsOrigin(config.corsOrigin), config.corsMaxAge);
   } catch (e) {
     if (e instanceof OptionError) throw new StartError(e.message);

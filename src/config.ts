@@ -16,6 +16,8 @@ export interface BrokerConfig {
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;
+  /** --subCacheIval: seconds between reloads of the subscriptions from the store (0: never). */
+  subCacheIval: number;
   policyApiPort?: number;
   policyApiHost: string;
   logLevel: string;
@@ -40,6 +42,13 @@ export interface BrokerConfig {
    * API tests run several) never hear each other.
    */
   instance?: string;
+  /**
+   * Set by createBroker: this broker among those sharing a store (random, as brokers on other hosts may share a pid),
+   * naming its own subscription counters there (notify/shared-counters.ts).
+   */
+  brokerId?: string;
+  /** The store is shared with other brokers (StorePluginModule.storeShared). */
+  storeShared: boolean;
   /** Set by createBroker when the log goes elsewhere than standard output: the channel other threads send lines on. */
   logChannel?: string;
 }

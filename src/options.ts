@@ -39,6 +39,12 @@ export const brokerOptions: OptionSpec[] = [
     help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread',
   },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
+  {
+    name: 'subCacheIval',
+    type: 'int',
+    min: 0,
+    help: 'seconds between reloads of the subscriptions from a store other brokers share (docdb), so that a subscription changed on one broker is matched by the others within it; 0: never (default: 5 on a shared store, else 0)',
+  },
   { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
   {
     name: 'policyApiPort',
@@ -217,8 +223,11 @@ export function parseBrokerUrl(text: string): string {
   return `${m[1]}://${m[2]}${port === undefined || port === DEFAULT_PORT[m[1]!] ? '' : ':' + port}`;
 }
 
+/** Seconds between reloads of the subscriptions on a store other brokers share, unless --subCacheIval says. */
+export const SHARED_SUB_CACHE_IVAL = 5;
+
 /** `storeInMemory`: the store plugin keeps its data in this machine's memory (StorePluginModule.storeInMemory). */
-export function brokerConfig(values: OptionValues, storeInMemory = false): BrokerConfig {
+export function brokerConfig(values: OptionValues, storeInMemory = false, storeShared = false): BrokerConfig {
   return {
     port: values.port as number,
     host: values.host as string,
@@ -229,6 +238,8 @@ export function brokerConfig(values: OptionValues, storeInMemory = false): Broke
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
+    storeShared,
+    subCacheIval: (values.subCacheIval as number | undefined) ?? (storeShared ? SHARED_SUB_CACHE_IVAL : 0),
     policyApiPort: values.policyApiPort as number | undefined,
     policyApiHost: values.policyApiHost as string,
     logLevel: values.logLevel as string,

@@ -13,8 +13,17 @@ if [ -x test/integration/exporter/run.sh ]; then
   exporter=$!
 fi
 
+# docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
+bash test/services/ferretdb.sh || status=1
+
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
 npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# The API files that touch the store, again on docdb (test/api/helpers/broker.ts storeArgs).
+DOCDB_API=(test/api/entities.*.test.ts test/api/query*.test.ts test/api/batch.test.ts test/api/tenants.test.ts
+  test/api/discovery.test.ts test/api/purge.test.ts test/api/subscriptions*.test.ts test/api/registrations*.test.ts
+  test/api/linked.test.ts test/api/contexts.test.ts test/api/policyapi.test.ts)
+TEST_STORE=docdb npx tap --reporter=tap "${DOCDB_API[@]}" 2>&1 | tee -a "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 # Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces).
 p=$(grep -cE '^ {4}ok [0-9]+ ' "$out/tap.txt" || true)

@@ -23,10 +23,14 @@ export function startHealthServer(state: HealthState, host: string, port: number
       return;
     }
     if (path === '/live') return json(res, 200, { status: 'live' });
-    if (path === '/ready') return json(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'starting' });
+    // Ready once started, and while the store's server can be reached (a broker on docdb starts without it).
+    const storeDown = state.store?.status().reachable === false;
+    const ready = state.ready && !storeDown;
+    const status = ready ? 'ready' : storeDown ? 'store unreachable' : 'starting';
+    if (path === '/ready') return json(res, ready ? 200 : 503, { status });
     if (path === '/health') {
-      return json(res, state.ready ? 200 : 503, {
-        status: state.ready ? 'ready' : 'starting',
+      return json(res, ready ? 200 : 503, {
+        status,
         uptimeSeconds: Math.round((Date.now() - state.startedAt) / 1000),
         pool: state.runner?.stats(),
         store: state.store?.status(),

@@ -4,6 +4,7 @@
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import type { Store } from '../store/contract.js';
 import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
+import { addCounters, counterDocId, othersCounters } from './shared-counters.js';
 import { COUNTERS_CHANNEL, channelName, type CountersAnswered, type CountersAsked } from './channel.js';
 
 /** How long a GET waits for the notifier (busy with a flood of deliveries) before it reads the store instead. */
@@ -16,10 +17,14 @@ export class CounterReader {
   private readonly waiting = new Map<number, Waiting>();
   private seq = 0;
 
-  /** `instance`: the broker's (BrokerConfig.instance), whose notifier answers. */
+  /**
+   * `instance`: the broker's (BrokerConfig.instance), whose notifier answers; `brokerId`, on a store other brokers
+   * share: this broker's, whose counters the notifier has (the others' are read from the store and added).
+   */
   constructor(
     private readonly store: Store,
     instance: string | undefined,
+    private readonly brokerId?: string,
   ) {
     this.channel = new BroadcastChannel(channelName(COUNTERS_CHANNEL, instance));
     this.channel.unref();
@@ -34,10 +39,18 @@ export class CounterReader {
   /** The counters of each subscription id (undefined: no notification yet), in order. */
   async read(tenant: string, ids: readonly string[]): Promise<Array<SubscriptionCounters | undefined>> {
     if (ids.length === 0) return [];
-    const fromNotifier = await this.ask(tenant, ids);
-    if (fromNotifier !== undefined) return fromNotifier.map((c) => c ?? undefined);
-    const stored = this.store.collection(tenant, SUBSCRIPTION_COUNTERS);
-    return Promise.all(ids.map(async (id) => (await stored.get(id)) as SubscriptionCounters | undefined));
+    const [fromNotifier, others] = await Promise.all([
+      this.ask(tenant, ids),
+      this.brokerId === undefined ? undefined : othersCounters(this.store, tenant, ids, this.brokerId),
+    ]);
+    let own: Array<SubscriptionCounters | undefined>;
+    if (fromNotifier !== undefined) own = fromNotifier.map((c) => c ?? undefined);
+    else {
+      const stored = this.store.collection(tenant, SUBSCRIPTION_COUNTERS);
+      const docId = (id: string): string => (this.brokerId === undefined ? id : counterDocId(id, this.brokerId));
+      own = await Promise.all(ids.map(async (id) => (await stored.get(docId(id))) as SubscriptionCounters | undefined));
+    }
+    return others === undefined ? own : own.map((c, i) => addCounters([c, ...others[i]!]));
   }
 
   close(): void {

@@ -6,6 +6,7 @@
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
 import { subscriptionTenants } from './subscription-sync.js';
+import { counterDocId } from './shared-counters.js';
 import { SUBSCRIPTION_COUNTERS, type SubscriptionCounters } from '../ngsild/subscription/model.js';
 
 const FLUSH_MS = 1000;
@@ -17,16 +18,27 @@ export class CounterBook {
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
+    /** On a store other brokers share: this broker's id, which names its own counter documents (shared-counters.ts). */
+    private readonly brokerId?: string,
   ) {}
 
   async load(): Promise<void> {
-    for (const tenant of await subscriptionTenants(this.store)) {
-      for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
-        this.counters.set(keyOf(tenant, id), doc as unknown as SubscriptionCounters);
+    // A broker of a set starts its own documents afresh; the others' stay theirs, and GET adds them up.
+    if (this.brokerId !== undefined) return;
+    try {
+      for (const tenant of await subscriptionTenants(this.store)) {
+        for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTION_COUNTERS).list())
+          this.counters.set(keyOf(tenant, id), doc as unknown as SubscriptionCounters);
+      }
+    } catch (e) {
+      // The store's server out of reach at start (503, docdb): counting starts from zero rather than not at all.
+      if ((e as { status?: unknown }).status !== 503) throw e;
+      this.log.warn({ err: e }, 'stored subscription counters cannot be read: counting from zero');
     }
   }
 
@@ -83,6 +95,7 @@ export class CounterBook {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
@@ -93,17 +106,33 @@ export class CounterBook {
     const keys = [...this.dirty];
     this.dirty.clear();
     const writes: Promise<void>[] = [];
+    const written: string[] = [];
     for (const key of keys) {
       const c = this.counters.get(key);
       if (c === undefined) continue;
       const nl = key.indexOf('\n');
+      written.push(key);
       writes.push(
         this.store
           .collection(key.slice(0, nl), SUBSCRIPTION_COUNTERS)
-          .put(key.slice(nl + 1), { ...c } as unknown as Record<string, unknown>),
+          .put(this.brokerId === undefined ? key.slice(nl + 1) : counterDocId(key.slice(nl + 1), this.brokerId), {
+            ...c,
+          } as unknown as Record<string, unknown>),
       );
     }
     const results = await Promise.allSettled(writes);
-    for (const r of results) if (r.status === 'rejected') this.log.error({ err: r.reason }, 'subscription counters cannot be written');
+    let failed = 0;
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') return;
+      failed++;
+      this.log.error({ err: r.reason }, 'subscription counters cannot be written: trying again');
+      // Written again at the next flush (a store out of reach for a while, docdb), unless deleted meanwhile.
+      if (this.counters.has(written[i]!)) this.dirty.add(written[i]!);
+    });
+    if (failed > 0 && this.dirty.size > 0 && !this.closed)
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        void this.flush();
+      }, FLUSH_MS);
   }
 }

@@ -41,7 +41,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     init.config.auth === undefined
       ? undefined
       : await (await import('./owner-filter.js')).loadOwnerFilter(init, store, (t) => contexts.defaultContext.expandTerm(t), log);
-  const counters = new CounterBook(store, log);
+  const counters = new CounterBook(store, log, init.config.storeShared ? init.config.brokerId : undefined);
   await counters.load();
   const lastSent = new Map<string, number>();
   // Deleted subscriptions, so a notification in flight at the delete leaves no counters behind (bounded: the
@@ -112,6 +112,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   };
   periodic = new PeriodicNotifications(store, accept, log, joined);
   await sync.start();
+  sync.refreshEvery(init.config.subCacheIval);
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 
   const channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, init.config.instance));

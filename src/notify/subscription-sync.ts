@@ -1,6 +1,7 @@
 // Keeps a thread's subscription index equal to the store: loaded whole at start, then refreshed by the
 // SubscriptionChanged broadcasts of the threads that write subscriptions (BroadcastChannel never echoes to the
-// sender, so a writer applies its own change at once).
+// sender, so a writer applies its own change at once). On a store other brokers share (docdb), whose changes no
+// broadcast tells, the whole list is also read again every --subCacheIval seconds and the differences applied.
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
@@ -10,11 +11,19 @@ import { SubscriptionIndex } from '../ngsild/subscription/match.js';
 import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, channelName, type SubscriptionChanged } from './channel.js';
 
+/** How soon a thread that could not load the subscriptions at start tries again. */
+const LOAD_RETRY_MS = 1000;
+
 export class SubscriptionSync {
   readonly index = new SubscriptionIndex();
   private channel: BroadcastChannel | undefined;
   /** Applies run one after the other, so a later change never lands before an earlier one. */
   private queue: Promise<void> = Promise.resolve();
+  /** Each subscription as last applied (its document as JSON), and the count of applies when it was. */
+  private readonly known = new Map<string, { json: string; at: number }>();
+  private applies = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private reloading = false;
 
   constructor(
     private readonly store: Store,
@@ -35,13 +44,78 @@ export class SubscriptionSync {
       const msg = (m as { data?: SubscriptionChanged }).data;
       if (msg !== undefined && typeof msg.id === 'string') void this.apply(msg);
     };
-    for (const tenant of await subscriptionTenants(this.store)) {
-      for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list())
-        await this.apply({ tenant, id, doc: doc as unknown as SubscriptionDoc });
+    try {
+      for (const tenant of await subscriptionTenants(this.store)) {
+        for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list())
+          await this.apply({ tenant, id, doc: doc as unknown as SubscriptionDoc });
+      }
+    } catch (e) {
+      // A store on a network server may be out of reach at start (503: docdb down): the thread starts all the same
+      // and reads the subscriptions again until they are loaded. Anything else stops the start as before.
+      if ((e as { status?: unknown }).status !== 503) throw e;
+      this.log.warn({ err: e }, 'subscriptions cannot be loaded yet: reading them again every second');
+      this.loadLater();
+    }
+  }
+
+  private loadLater(): void {
+    const timer = setTimeout(() => {
+      if (this.channel === undefined) return; // closed
+      void this.reload().then((loaded) => {
+        if (!loaded) this.loadLater();
+      });
+    }, LOAD_RETRY_MS);
+    timer.unref();
+  }
+
+  /** Reads the subscriptions again every `seconds` (0: never), for the changes of other brokers on a shared store. */
+  refreshEvery(seconds: number): void {
+    if (seconds <= 0 || this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.reload(), seconds * 1000);
+    this.timer.unref();
+  }
+
+  /**
+   * Applies what the store holds and this index does not: new and changed subscriptions, and those gone. A
+   * subscription this thread applied a change to while the list was read is left as it is (its change is newer).
+   */
+  async reload(): Promise<boolean> {
+    if (this.reloading) return false;
+    this.reloading = true;
+    try {
+      const since = this.applies;
+      const seen = new Set<string>();
+      for (const tenant of await subscriptionTenants(this.store)) {
+        for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list()) {
+          const key = `${tenant}\n${id}`;
+          seen.add(key);
+          const known = this.known.get(key);
+          if (known !== undefined && (known.at > since || known.json === JSON.stringify(doc))) continue;
+          void this.apply({ tenant, id, doc: doc as unknown as SubscriptionDoc });
+        }
+      }
+      for (const [key, known] of this.known) {
+        if (seen.has(key) || known.at > since) continue;
+        if (known.json === '') {
+          this.known.delete(key);
+          continue;
+        }
+        const nl = key.indexOf('\n');
+        void this.apply({ tenant: key.slice(0, nl), id: key.slice(nl + 1), doc: null });
+      }
+      await this.queue;
+      return true;
+    } catch (e) {
+      this.log.warn({ err: e }, 'subscriptions cannot be read again from the store: the index stays as it was');
+      return false;
+    } finally {
+      this.reloading = false;
     }
   }
 
   close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
     this.channel?.close();
     this.channel = undefined;
   }
@@ -63,6 +137,11 @@ export class SubscriptionSync {
   }
 
   private async applyNow({ tenant, id, doc }: SubscriptionChanged): Promise<void> {
+    const key = `${tenant}\n${id}`;
+    const at = ++this.applies;
+    // A deleted one is remembered (json '') until a reload no longer lists it, so a list read before the delete
+    // does not bring it back.
+    this.known.set(key, { json: doc === null ? '' : JSON.stringify(doc), at });
     if (doc === null) {
       this.index.remove(tenant, id);
       this.onChange?.(tenant, id, undefined);

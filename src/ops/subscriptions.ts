@@ -17,6 +17,7 @@ import {
 import { mapSubscriptionNames } from '../ngsild/subscription/names.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { broadcastSubscriptionChange } from '../notify/subscription-sync.js';
+import { deleteSharedCounters } from '../notify/shared-counters.js';
 import { notificationSchemes } from '../notify/transports.js';
 import type { SubscriptionChanged } from '../notify/channel.js';
 import { API_PREFIX } from '../ngsild/operations.js';
@@ -171,7 +172,8 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
 export const deleteSubscription: OpHandler = async (req, ctx) => {
   const id = subscriptionIdParam(req);
   if (!(await ctx.store.collection(req.tenant, SUBSCRIPTIONS).delete(id))) throw notFound(`subscription '${id}' does not exist`);
-  await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);
+  if (ctx.config.storeShared) await deleteSharedCounters(ctx.store, req.tenant, id);
+  else await ctx.store.collection(req.tenant, SUBSCRIPTION_COUNTERS).delete(id);
   await ctx.store.collection(req.tenant, SUBSCRIPTION_OWNERS).delete(id);
   await announce(ctx, { tenant: req.tenant, id, doc: null });
   return { status: 204 };

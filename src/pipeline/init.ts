@@ -46,6 +46,7 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
   const sync = new SubscriptionSync(store, contexts, logger, init.config.instance, undefined, init.config.brokerUrl);
   await sync.start();
+  sync.refreshEvery(init.config.subCacheIval);
   const changes = new SubscriptionSink(sync, logger);
   changes.ownerFiltered = auth?.keepsOwners === true;
   return {
@@ -56,6 +57,6 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     log: logger,
     auth,
     changes,
-    counters: new CounterReader(store, init.config.instance),
+    counters: new CounterReader(store, init.config.instance, init.config.storeShared ? init.config.brokerId : undefined),
   };
 }

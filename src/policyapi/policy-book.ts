@@ -41,15 +41,29 @@ export class PolicyBook {
   private readonly idOfUid = new Map<string, string>();
   private tail: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly docs: DocCollection) {}
+  private constructor(
+    private readonly docs: DocCollection,
+    /** Other brokers write the same collection (docdb): the uid index is read again before each use of it. */
+    private readonly shared: boolean,
+  ) {}
 
-  static async open(docs: DocCollection): Promise<PolicyBook> {
-    const book = new PolicyBook(docs);
-    for (const { id, doc } of await docs.list()) {
-      const uid = doc['odrl:uid'];
-      if (typeof uid === 'string' && !book.idOfUid.has(uid)) book.idOfUid.set(uid, id);
-    }
+  static async open(docs: DocCollection, shared = false): Promise<PolicyBook> {
+    const book = new PolicyBook(docs, shared);
+    await book.readIndex();
     return book;
+  }
+
+  private async readIndex(): Promise<void> {
+    this.idOfUid.clear();
+    for (const { id, doc } of await this.docs.list()) {
+      const uid = doc['odrl:uid'];
+      if (typeof uid === 'string' && !this.idOfUid.has(uid)) this.idOfUid.set(uid, id);
+    }
+  }
+
+  /** On a shared store, the index as the store has it now (a policy another broker created, replaced or deleted). */
+  private async current(): Promise<void> {
+    if (this.shared) await this.readIndex();
   }
 
   get size(): number {
@@ -71,6 +85,7 @@ export class PolicyBook {
   }
 
   async getByUid(uid: string): Promise<PolicyEntry | undefined> {
+    await this.current();
     const id = this.idOfUid.get(uid);
     return id === undefined ? undefined : this.get(id);
   }
@@ -78,6 +93,7 @@ export class PolicyBook {
   /** Stores a new policy under a new id; 409 when its uid is taken. */
   create(policy: PolicyBody): Promise<string> {
     return this.serial(async () => {
+      await this.current();
       if (this.idOfUid.has(policy.uid)) throw conflict(`a policy with odrl:uid '${policy.uid}' exists already`);
       let id = newPolicyId();
       while (!(await this.docs.insert(id, docOf(policy)))) id = newPolicyId();
@@ -89,6 +105,7 @@ export class PolicyBook {
   /** Creates or replaces the policy `id`; 409 when another policy has its uid. */
   put(id: string, policy: PolicyBody): Promise<void> {
     return this.serial(async () => {
+      await this.current();
       const holder = this.idOfUid.get(policy.uid);
       if (holder !== undefined && holder !== id) throw conflict(`the policy '${holder}' has odrl:uid '${policy.uid}' already`);
       const previous = await this.docs.get(id);
@@ -111,6 +128,7 @@ export class PolicyBook {
 
   deleteByUid(uid: string): Promise<void> {
     return this.serial(async () => {
+      await this.current();
       const id = this.idOfUid.get(uid);
       if (id === undefined) return;
       await this.docs.delete(id);

@@ -20,6 +20,8 @@ export interface PolicyApiOptions {
   /** --maxBodySize: larger bodies are answered 413. */
   maxBodySize: number;
   log: Logger;
+  /** Other brokers share the store (docdb): policies they change are seen here at the next request. */
+  shared?: boolean;
 }
 
 export interface PolicyApiServer {
@@ -162,7 +164,7 @@ async function handle(book: PolicyBook, route: Route, ex: PolicyExchange, query:
 export async function startPolicyApi(uws: UwsModule, store: Store, opts: PolicyApiOptions): Promise<PolicyApiServer> {
   const { log, maxBodySize } = opts;
   // seed 000 §4.1 rule 1: the default tenant's collection of the broker's store.
-  const book = await PolicyBook.open(store.collection('', POLICY_COLLECTION));
+  const book = await PolicyBook.open(store.collection('', POLICY_COLLECTION), opts.shared === true);
   const app = uws.App();
   app.any('/*', (res, req) => {
     // Everything needed from `req` is read now: uWS invalidates it when this callback returns.

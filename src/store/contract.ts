@@ -148,6 +148,8 @@ export interface DocCollection {
 export interface StoreStatus {
   open: boolean;
   name: string;
+  /** False while the store's server cannot be reached (a store on a network server, docdb): /ready answers 503. */
+  reachable?: boolean;
   detail?: Record<string, unknown>;
 }
 
@@ -220,6 +222,11 @@ export interface StorePluginModule {
    * pipeline then runs one thread per core unless --connectionPoolSize says otherwise (seed 001 §4.4).
    */
   storeInMemory?(options: Record<string, unknown>): boolean;
+  /**
+   * True when other brokers may write the same data (docdb, a high-availability set): subscriptions are then
+   * reloaded from the store every --subCacheIval seconds, as another broker may have changed them.
+   */
+  storeShared?(options: Record<string, unknown>): boolean;
   /** Called once in the primary before any thread opens the store: returns options the other threads need (e.g. a RAM path). */
   storePrepare?(params: StoreOpenParams): Promise<Record<string, unknown>>;
   storeOpen(params: StoreOpenParams): Promise<Store>;

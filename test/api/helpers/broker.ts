@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type * as BrokerModule from '../../../src/broker.js';
+import { docdbArgs, dropDatabases, freshDbName } from './docdb.js';
 
 const DIST = new URL('../../../dist/src/', import.meta.url);
 const MAIN = fileURLToPath(new URL('main.js', DIST));
@@ -85,6 +86,8 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
     },
   };
   const pool = opts.pool === true || args.includes('--connectionPoolSize') ? [] : ['--connectionPoolSize', '0'];
+  const store = storeArgs(args);
+  args = [...args, ...store.args];
   // The broker's threads load built JavaScript: they start without tap's preloads (its TypeScript loader and hooks),
   // which would cost each thread most of its start-up.
   const broker = await createBroker(['--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...pool, ...args], {
@@ -107,11 +110,34 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
     logs,
     inject: (request) => broker.inject(request),
     http: opts.http === true || args.includes('--httpServer'),
-    stop: () => (stopped ??= broker.close('SIGTERM').then(() => 0)),
+    stop: () => (stopped ??= broker.close('SIGTERM').then(async () => (await store.drop(), 0))),
   };
 }
 
+/**
+ * TEST_STORE=docdb runs the API tests on docdb (make test runs the store's files a second time so): a broker the
+ * test does not give a --database gets one on a fresh database of the tests' MongoDB-wire server, dropped when the
+ * broker stops. A broker given --database, or `--troe embdb` (the history inside embdb), keeps what it names.
+ */
+const EMBDB_OPTIONS = ['--dbDir', '--dbLockPrefer', '--dbCompress'];
+
+export function storeArgs(args: readonly string[]): { args: string[]; drop: () => Promise<void> } {
+  const troe = args.indexOf('--troe');
+  // `--troe embdb` is the history inside embdb, which docdb refuses: such a broker stays on embdb.
+  // So does a broker given embdb's own options (its files on --dbDir across a restart, its lock preference).
+  const embdbOnly = (troe >= 0 && args[troe + 1] === 'embdb') || EMBDB_OPTIONS.some((o) => args.includes(o));
+  if (process.env.TEST_STORE !== 'docdb' || args.includes('--database') || args.includes('-db') || embdbOnly)
+    return { args: [], drop: async () => {} };
+  const dbName = freshDbName();
+  return { args: docdbArgs(dbName), drop: () => dropDatabases(dbName).catch(() => undefined) };
+}
+
+/** The store the API tests run on (TEST_STORE), for a test that has to say which. */
+export const testStore = (): 'embdb' | 'docdb' => (process.env.TEST_STORE === 'docdb' ? 'docdb' : 'embdb');
+
 export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Broker> {
+  const store = storeArgs(args);
+  args = [...args, ...store.args];
   const proc = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--healthPort', '0', ...args], {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -163,7 +189,9 @@ export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (proc.exitCode !== null) return proc.exitCode;
       proc.kill(signal);
-      return exited;
+      const code = await exited;
+      await store.drop();
+      return code;
     },
   };
 }

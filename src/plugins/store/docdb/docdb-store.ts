@@ -1,0 +1,685 @@
+// docdb: the Store contract on a MongoDB-wire server (MongoDB, or FerretDB in the tests), shared by several brokers.
+// Every thread of a broker opens its own client. Entity writes are conditional on the version read (a mutation runs
+// again on the newer state when another writer got there first); queries go to the server as one filter
+// (query-filter.ts), the worker finishing what the server cannot evaluate.
+import {
+  MongoClient,
+  MongoServerError,
+  MongoTopologyClosedError,
+  type AnyBulkWriteOperation,
+  type Collection,
+  type Db,
+  type Filter,
+} from 'mongodb';
+import type {
+  AttrStat,
+  BatchItem,
+  BatchOutcome,
+  DocCollection,
+  EntityPage,
+  EntityQuery,
+  MutateOptions,
+  Mutation,
+  MutationOutcome,
+  SortKey,
+  Store,
+  StoreStatus,
+  TypeStat,
+  WriteEvent,
+} from '../../../store/contract.js';
+import type { PluginLogger } from '../../../plugin/contract.js';
+import type { StoredEntity } from '../../../ngsild/entity/model.js';
+import { changeBetween } from '../../../ngsild/entity/write-change.js';
+import { LdError } from '../../../ngsild/problem.js';
+import { addToAttrStats, addToTypeStats } from '../../../store/kit/discovery-counts.js';
+import { entityQueryPredicate } from '../../../store/kit/entity-query.js';
+import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity-doc.js';
+import { translateQuery } from './query-filter.js';
+import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
+import { asStoreError, isUnreachable } from './errors.js';
+import { CLAIMS, claim, release, type ClaimDoc } from './claims.js';
+
+/** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
+export const ORDERED_QUERY_CAP = 20_000;
+/** Rounds of read, mutate, conditional write for one entity before the write is refused as contended (409). */
+const MAX_ATTEMPTS = 32;
+/** Period of the driver's server monitoring, and of the reconnection attempts after a start without the server. */
+const HEARTBEAT_MS = 1000;
+/** Candidates read per round trip when the worker evaluates part of a query. */
+const BATCH = 500;
+/** Most entities of an id list read in one round trip. */
+const MAX_ID_BATCH = 10_000;
+
+export interface DocdbSettings {
+  uri: string;
+  dbName: string;
+  user?: string;
+  password?: string;
+  poolSize: number;
+  timeoutMs: number;
+  /** request: writes acknowledged by a majority and journaled; interval: the driver's default write concern. */
+  sync: 'interval' | 'request';
+  log: PluginLogger;
+  /** Most matches an orderBy query sorts (tests give less). */
+  orderedQueryCap?: number;
+}
+
+interface DocRecord {
+  _id: string;
+  o: number;
+  j: string;
+}
+
+/** The writer's clock in µs, never the same twice in this process: the floor of a new version. */
+let lastClock = 0;
+function clockMicros(): number {
+  lastClock = Math.max(Date.now() * 1000, lastClock + 1);
+  return lastClock;
+}
+
+export class DocdbStore implements Store {
+  readonly name = 'docdb';
+  private client: MongoClient;
+  private readonly knownTenants = new Set<string>(['']);
+  /** Layout of each tenant's database, ensured once per thread (a promise: concurrent first uses wait for one). */
+  private readonly layouts = new Map<string, Promise<void>>();
+  private closed = false;
+  private connected = false;
+  /** The client never connected (the server was down at start): see ensureClient. */
+  private down = false;
+  private reconnecting: Promise<void> | undefined;
+  private server: Promise<ServerKind> | undefined;
+
+  constructor(private readonly settings: DocdbSettings) {
+    this.client = this.newClient();
+  }
+
+  private newClient(): MongoClient {
+    const settings = this.settings;
+    const client = new MongoClient(settings.uri, {
+      maxPoolSize: settings.poolSize,
+      serverSelectionTimeoutMS: settings.timeoutMs,
+      connectTimeoutMS: settings.timeoutMs,
+      // How soon a server back (or gone) is noticed without a request: /ready follows it.
+      heartbeatFrequencyMS: HEARTBEAT_MS,
+      ...(settings.user !== undefined ? { auth: { username: settings.user, password: settings.password } } : {}),
+      ...(settings.sync === 'request' ? { writeConcern: { w: 'majority', j: true } } : {}),
+    });
+    client.on('serverHeartbeatSucceeded', () => (this.connected = true));
+    client.on('serverHeartbeatFailed', () => (this.connected = false));
+    return client;
+  }
+
+  /** Connects and lays out the default tenant's database (and, in the primary, every registered tenant's). */
+  async start(primary: boolean): Promise<void> {
+    await this.client.connect();
+    this.connected = true;
+    await this.layout('');
+    if (primary) for (const tenant of await this.listTenants()) await this.layout(tenant);
+  }
+
+  /**
+   * After a start without the server: tries again every HEARTBEAT_MS until it answers (requests answer 503 until
+   * then, and /ready says so), then monitors it as usual.
+   */
+  reconnectInBackground(primary: boolean): void {
+    this.down = true;
+    const retry = (): void => {
+      if (this.closed) return;
+      this.ensureClient().then(
+        () => this.start(primary),
+        () => setTimeout(retry, HEARTBEAT_MS).unref(),
+      );
+    };
+    setTimeout(retry, HEARTBEAT_MS).unref();
+  }
+
+  /**
+   * A client whose first connection failed stays closed ("Topology is closed"): while so, each use first connects a
+   * new one (one attempt at a time, shared by the requests that wait for it). Requests reconnect, not only the
+   * timer: a pipeline thread idle in Piscina's wait runs no timers.
+   */
+  private async ensureClient(): Promise<void> {
+    if (!this.down) return;
+    this.reconnecting ??= (async () => {
+      try {
+        const old = this.client;
+        this.client = this.newClient();
+        void old.close().catch(() => undefined);
+        await this.client.connect();
+        this.down = false;
+        this.connected = true;
+        this.settings.log.info({ dbName: this.settings.dbName }, 'docdb: the database is reachable');
+      } finally {
+        this.reconnecting = undefined;
+      }
+    })();
+    await this.reconnecting;
+  }
+
+  status(): StoreStatus {
+    const detail: Record<string, unknown> = { dbName: this.settings.dbName, sync: this.settings.sync };
+    return { open: !this.closed, name: this.name, reachable: this.connected, detail };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+
+  /** Writes are answered once the server acknowledged them with the write concern of --dbSync. */
+  async flush(): Promise<void> {}
+
+  private db(tenant: string): Db {
+    return this.client.db(dbNameOf(this.settings.dbName, tenant));
+  }
+
+  private async layout(tenant: string): Promise<void> {
+    let done = this.layouts.get(tenant);
+    if (done === undefined) {
+      done = (async () => {
+        this.server ??= serverKind(this.client.db('admin'));
+        await ensureLayout(this.db(tenant), tenant === '', await this.server);
+      })();
+      this.layouts.set(tenant, done);
+      done.catch(() => this.layouts.delete(tenant));
+    }
+    await done;
+  }
+
+  /**
+   * The entities of a tenant. Reads need no layout (a database that does not exist reads empty, and is not created by
+   * a read); a write lays the tenant out first (`layout`), once it has something to write: a refused request, or a
+   * read naming any tenant, leaves no database behind.
+   */
+  private async entities(tenant: string): Promise<Collection<EntityDoc>> {
+    return this.db(tenant).collection<EntityDoc>(ENTITIES);
+  }
+
+  /**
+   * Runs a conditional write of entities read at the given versions. On MongoDB the write's own condition is atomic;
+   * on FerretDB the writer first claims each (id, version) it moves from (claims.ts) and `write` learns which it got.
+   */
+  private async guarded<R>(
+    tenant: string,
+    reads: Array<[string, number]>,
+    write: (claimed: ReadonlySet<string>) => Promise<R>,
+  ): Promise<R> {
+    const wanted = new Map(reads);
+    if ((await this.server) !== 'ferretdb' || wanted.size === 0) return write(new Set(wanted.keys()));
+    const claims = this.db(tenant).collection<ClaimDoc>(CLAIMS);
+    const got = await claim(claims, wanted);
+    try {
+      return await write(got);
+    } finally {
+      await release(claims, new Map([...wanted].filter(([id]) => got.has(id))));
+    }
+  }
+
+  /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
+  private async io<R>(fn: () => Promise<R>): Promise<R> {
+    try {
+      await this.ensureClient();
+      const r = await fn();
+      this.connected = true;
+      return r;
+    } catch (e) {
+      if (isUnreachable(e)) this.connected = false;
+      if (e instanceof MongoTopologyClosedError && !this.closed) this.down = true;
+      throw asStoreError(e, this.settings.log);
+    }
+  }
+
+  // ---- tenants ------------------------------------------------------------------------------------------------
+
+  async hasTenant(tenant: string): Promise<boolean> {
+    if (this.knownTenants.has(tenant)) return true;
+    const found = await this.io(() =>
+      this.db('')
+        .collection<{ _id: string }>(TENANTS)
+        .findOne({ _id: tenant }, { projection: { _id: 1 } }),
+    );
+    if (found === null) return false;
+    this.knownTenants.add(tenant);
+    return true;
+  }
+
+  async addTenant(tenant: string): Promise<void> {
+    await this.registerTenant(tenant);
+  }
+
+  async listTenants(): Promise<string[]> {
+    const docs = await this.io(() =>
+      this.db('')
+        .collection<{ _id: string }>(TENANTS)
+        .find({}, { projection: { _id: 1 } })
+        .toArray(),
+    );
+    return docs.map((d) => d._id).sort();
+  }
+
+  /**
+   * Registers a tenant after the write that creates it (the server has no transaction across databases): a crash
+   * between the two leaves data in a database that listTenants does not name until the next creating write.
+   */
+  private async registerTenant(tenant: string): Promise<void> {
+    if (this.knownTenants.has(tenant)) return;
+    await this.io(async () => {
+      await this.layout(tenant);
+      await this.db('')
+        .collection<{ _id: string; createdAt: string }>(TENANTS)
+        .updateOne({ _id: tenant }, { $setOnInsert: { createdAt: new Date().toISOString() } }, { upsert: true })
+        .catch((e: unknown) => {
+          if (!isDuplicateKey(e)) throw e; // two upserts of one new tenant at once: the other registered it
+        });
+    });
+    this.knownTenants.add(tenant);
+  }
+
+  // ---- entities -----------------------------------------------------------------------------------------------
+
+  async getEntity(tenant: string, id: string): Promise<StoredEntity | undefined> {
+    const doc = await this.io(async () => (await this.entities(tenant)).findOne({ _id: id }, { projection: { b: 1 } }));
+    return doc === null ? undefined : entityOfDoc(doc);
+  }
+
+  async getEntityTypes(tenant: string, id: string): Promise<string[] | undefined> {
+    const doc = await this.io(async () => (await this.entities(tenant)).findOne({ _id: id }, { projection: { t: 1 } }));
+    return doc === null ? undefined : doc.t;
+  }
+
+  async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+    const coll = await this.io(() => this.entities(tenant));
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const found = await this.io(() => coll.findOne({ _id: id }, { projection: { b: 1, v: 1 } }));
+      const current = found === null ? undefined : entityOfDoc(found);
+      const outcome = mutation(current);
+      const next = outcome.next;
+      if (next === undefined || (next === null && current === undefined)) return outcome.result;
+      const version = Math.max((found?.v ?? 0) + 1, clockMicros());
+      const doc = next === null ? null : entityDoc(next, version);
+      await this.io(() => this.layout(tenant));
+      const written = await this.io(() =>
+        this.guarded(tenant, found === null ? [] : [[id, found.v]], (ok) =>
+          ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc),
+        ),
+      );
+      if (!written) {
+        await pause(attempt);
+        continue;
+      }
+      if (next !== null && opts?.createTenant) await this.registerTenant(tenant);
+      opts?.events?.push(eventOf(tenant, id, current, next, outcome, version));
+      return outcome.result;
+    }
+    throw contended(id);
+  }
+
+  /**
+   * A batch: the current states in one read, the mutations in order (an id given twice sees its first write), the
+   * writes in one bulk write, each conditional on the version read. The ids another writer changed meanwhile run
+   * their entries again on the newer state. The server writes entries one by one (no transaction spans them): an
+   * error while writing rejects the batch with the entries before it written.
+   */
+  async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
+    if (items.length === 0) return [];
+    const coll = await this.io(() => this.entities(tenant));
+    const outcomes: BatchOutcome<R>[] = new Array(items.length);
+    const events: Array<WriteEvent[] | undefined> = new Array(items.length);
+    let pending = [...new Set(items.map((i) => i.id))];
+    let wroteAny = false;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_ATTEMPTS) throw contended(pending[0]!);
+      const want = new Set(pending);
+      const read = await this.io(() => coll.find({ _id: { $in: pending } }, { projection: { b: 1, v: 1 } }).toArray());
+      const base = new Map(read.map((d) => [d._id, d]));
+      const state = new Map<string, StoredEntity | undefined>();
+      for (const id of pending) {
+        const d = base.get(id);
+        state.set(id, d === undefined ? undefined : entityOfDoc(d));
+      }
+      const lastVersion = new Map<string, number>();
+      let floor = clockMicros();
+      for (let i = 0; i < items.length; i++) {
+        const item = items[i]!;
+        if (!want.has(item.id)) continue;
+        events[i] = undefined;
+        const current = state.get(item.id);
+        let outcome: MutationOutcome<R>;
+        try {
+          outcome = item.mutation(current);
+        } catch (error) {
+          outcomes[i] = { ok: false, error };
+          continue;
+        }
+        outcomes[i] = { ok: true, result: outcome.result };
+        const next = outcome.next;
+        if (next === undefined || (next === null && current === undefined)) continue;
+        // Versions grow along the batch, so its events' seqs never go back (store/contract.ts WriteEvent).
+        const prior = lastVersion.get(item.id) ?? base.get(item.id)?.v ?? 0;
+        const version = Math.max(prior + 1, floor);
+        floor = version;
+        lastVersion.set(item.id, version);
+        state.set(item.id, next === null ? undefined : next);
+        events[i] = [eventOf(tenant, item.id, current, next, outcome, version)];
+      }
+      // One write per id: its last state, conditional on the version read.
+      const ops: AnyBulkWriteOperation<EntityDoc>[] = [];
+      const opIds: string[] = [];
+      for (const [id, version] of lastVersion) {
+        const next = state.get(id);
+        const v0 = base.get(id)?.v;
+        if (next === undefined) {
+          if (v0 === undefined) continue;
+          ops.push({ deleteOne: { filter: { _id: id, v: v0 } } });
+        } else if (v0 === undefined) ops.push({ insertOne: { document: entityDoc(next, version) } });
+        else ops.push({ replaceOne: { filter: { _id: id, v: v0 }, replacement: entityDoc(next, version) } });
+        opIds.push(id);
+      }
+      if (ops.length > 0) await this.io(() => this.layout(tenant));
+      const reads = opIds.flatMap((id): Array<[string, number]> => {
+        const v0 = base.get(id)?.v;
+        return v0 === undefined ? [] : [[id, v0]];
+      });
+      const lost = await this.io(() =>
+        this.guarded(tenant, reads, async (claimed) => {
+          // Ids another writer holds are lost at once; creates need no claim (the unique id decides).
+          const mine = opIds.map((id, i) => [id, i] as const).filter(([id]) => !base.has(id) || claimed.has(id));
+          const held = opIds.filter((id) => base.has(id) && !claimed.has(id));
+          if (mine.length === 0) return held;
+          const lostHere = await bulkConditional(
+            coll,
+            mine.map(([, i]) => ops[i]!),
+            mine.map(([id]) => id),
+            lastVersion,
+          );
+          return [...held, ...lostHere];
+        }),
+      );
+      if (ops.length > lost.length) wroteAny = true;
+      pending = lost;
+      if (lost.length > 0) await pause(attempt);
+    }
+    if (wroteAny && opts?.createTenant) await this.registerTenant(tenant);
+    if (opts?.events !== undefined) for (const e of events) if (e !== undefined) opts.events.push(...e);
+    return outcomes;
+  }
+
+  async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
+    const { filter, exact } = translateQuery(query);
+    const coll = await this.io(() => this.entities(tenant));
+    if (exact && query.orderBy === undefined && query.ids === undefined) {
+      // The server selects, orders (by id), pages and counts: one round trip, plus one for the count.
+      const [docs, count] = await this.io(() =>
+        Promise.all([
+          query.limit === 0
+            ? Promise.resolve([])
+            : coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, skip: query.offset, limit: query.limit }).toArray(),
+          query.count ? coll.countDocuments(filter) : Promise.resolve(undefined),
+        ]),
+      );
+      const entities = docs.map(entityOfDoc);
+      return count === undefined ? { entities } : { entities, count };
+    }
+    return this.io(() => this.workerPage(coll, filter, exact, query));
+  }
+
+  /**
+   * What the server cannot finish: candidates in id order (or the order of the ids), tested here with the query's
+   * predicate unless the filter was exact, then sorted (orderBy) and paged. Without orderBy or count, reading stops
+   * at the end of the page; with them, every match is read, at most the cap of them (`sortCap`, as embdb).
+   */
+  private async workerPage(
+    coll: Collection<EntityDoc>,
+    filter: Filter<EntityDoc>,
+    exact: boolean,
+    query: EntityQuery,
+  ): Promise<EntityPage> {
+    const test = exact ? undefined : entityQueryPredicate(query);
+    const end = query.offset + query.limit;
+    const order = query.orderBy;
+    const all = order !== undefined || query.count || query.ids !== undefined;
+    const cap = this.settings.orderedQueryCap ?? ORDERED_QUERY_CAP;
+    const matches: StoredEntity[] = [];
+    let counted = 0;
+    // The entities of an id list (a join=flat level, a batch's read) come in one round trip.
+    const batchSize = query.ids !== undefined ? Math.max(1, Math.min(query.ids.length, MAX_ID_BATCH)) : BATCH;
+    const cursor = coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, batchSize });
+    try {
+      for await (const doc of cursor) {
+        const entity = entityOfDoc(doc);
+        if (test !== undefined && !test(entity)) continue;
+        counted++;
+        if (order !== undefined || query.ids !== undefined) {
+          if (matches.length >= cap) return order !== undefined ? { entities: [], sortCap: cap } : tooMany(cap);
+          matches.push(entity);
+        } else if (counted > query.offset && counted <= end) matches.push(entity);
+        if (!all && counted >= end) break;
+      }
+    } finally {
+      await cursor.close();
+    }
+    let page = matches;
+    if (query.ids !== undefined && order === undefined) {
+      const at = new Map(query.ids.map((id, i) => [id, i]));
+      page = matches.sort((a, b) => at.get(a.id)! - at.get(b.id)!).slice(query.offset, end);
+    } else if (order !== undefined) {
+      const keyed = matches.map((e) => ({ e, key: order.keyOf(e) as SortKey }));
+      keyed.sort((a, b) => order.compare(a.key, b.key) || (a.e.id < b.e.id ? -1 : a.e.id > b.e.id ? 1 : 0));
+      page = keyed.slice(query.offset, end).map((k) => k.e);
+    }
+    return query.count ? { entities: page, count: counted } : { entities: page };
+  }
+
+  // ---- discovery counts ---------------------------------------------------------------------------------------
+
+  /**
+   * Counted from the entities' signatures when asked (no counter documents to keep in step across brokers without
+   * transactions): one read of the types' and attributes' fields of the entities concerned.
+   */
+  async typeStats(tenant: string, typeIri?: string): Promise<TypeStat[]> {
+    const stats = new Map<string, TypeStat>();
+    await this.eachSignature(tenant, typeIri === undefined ? {} : { t: typeIri }, (sig) => addToTypeStats(stats, sig, 1));
+    if (typeIri !== undefined) {
+      const one = stats.get(typeIri);
+      return one === undefined ? [] : [one];
+    }
+    return [...stats.values()].filter((s) => s.count > 0);
+  }
+
+  async attributeStats(tenant: string, attrIri?: string): Promise<AttrStat[]> {
+    const stats = new Map<string, AttrStat>();
+    await this.eachSignature(tenant, attrIri === undefined ? {} : { a: attrIri }, (sig) => addToAttrStats(stats, sig, 1));
+    if (attrIri !== undefined) {
+      const one = stats.get(attrIri);
+      return one === undefined ? [] : [one];
+    }
+    return [...stats.values()];
+  }
+
+  private async eachSignature(
+    tenant: string,
+    filter: Filter<EntityDoc>,
+    add: (sig: ReturnType<typeof signatureOfDoc>) => void,
+  ): Promise<void> {
+    await this.io(async () => {
+      const cursor = (await this.entities(tenant)).find(filter, { projection: { t: 1, ak: 1 }, batchSize: 2000 });
+      for await (const doc of cursor) add(signatureOfDoc(doc));
+    });
+  }
+
+  // ---- document collections ----------------------------------------------------------------------------------
+
+  collection(tenant: string, name: string): DocCollection {
+    return new DocdbCollection(this, tenant, docCollectionName(name));
+  }
+
+  /** @internal for DocdbCollection */
+  async docs(
+    tenant: string,
+    name: string,
+    write = false,
+  ): Promise<{ coll: Collection<DocRecord>; counters: Collection<{ _id: string; n: number }> }> {
+    if (write) await this.layout(tenant);
+    const db = this.db(tenant);
+    return { coll: db.collection<DocRecord>(name), counters: db.collection<{ _id: string; n: number }>(COUNTERS) };
+  }
+
+  /** @internal */
+  run<R>(fn: () => Promise<R>): Promise<R> {
+    return this.io(fn);
+  }
+
+  /** @internal */
+  tenantCreated(tenant: string): Promise<void> {
+    return this.registerTenant(tenant);
+  }
+}
+
+/** Writes `doc` (null: deletes) if the entity is still at version `v0` (undefined: absent); false when it is not. */
+async function writeConditionally(
+  coll: Collection<EntityDoc>,
+  id: string,
+  v0: number | undefined,
+  doc: EntityDoc | null,
+): Promise<boolean> {
+  if (v0 === undefined) {
+    if (doc === null) return true;
+    try {
+      await coll.insertOne(doc);
+      return true;
+    } catch (e) {
+      if (isDuplicateKey(e)) return false; // created meanwhile by another writer: the mutation runs again on it
+      throw e;
+    }
+  }
+  if (doc === null) return (await coll.deleteOne({ _id: id, v: v0 })).deletedCount === 1;
+  return (await coll.replaceOne({ _id: id, v: v0 }, doc)).matchedCount === 1;
+}
+
+/**
+ * The bulk write of a batch, unordered (one lost race does not stop the others). Answers the ids whose write did not
+ * happen because another writer changed the entity first: a duplicate key on insert, or a conditional replace or
+ * delete that matched nothing (found by reading back the versions of the ids, as the counts do not say which).
+ */
+async function bulkConditional(
+  coll: Collection<EntityDoc>,
+  ops: AnyBulkWriteOperation<EntityDoc>[],
+  ids: string[],
+  versions: Map<string, number>,
+): Promise<string[]> {
+  let applied: number;
+  const lost = new Set<string>();
+  try {
+    const r = await coll.bulkWrite(ops, { ordered: false });
+    applied = r.insertedCount + r.matchedCount + r.deletedCount;
+  } catch (e) {
+    const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
+    const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
+    if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
+    for (const w of list) lost.add(ids[w.index]!);
+    const r = (e as { result?: { insertedCount: number; matchedCount: number; deletedCount: number } }).result;
+    applied = r === undefined ? -1 : r.insertedCount + r.matchedCount + r.deletedCount;
+  }
+  if (applied === ops.length - lost.size) return [...lost];
+  // Some conditional write matched nothing: the ids not at the version this batch wrote lost their race.
+  const now = await coll.find({ _id: { $in: ids } }, { projection: { v: 1 } }).toArray();
+  const at = new Map(now.map((d) => [d._id, d.v]));
+  ids.forEach((id, i) => {
+    const deleting = 'deleteOne' in ops[i]!;
+    const v = at.get(id);
+    if (deleting ? v !== undefined && v !== versions.get(id) : v !== versions.get(id)) lost.add(id);
+  });
+  return [...lost];
+}
+
+function eventOf<R>(
+  tenant: string,
+  id: string,
+  before: StoredEntity | undefined,
+  next: StoredEntity | null,
+  outcome: MutationOutcome<R>,
+  seq: number,
+): WriteEvent {
+  const after = next === null ? undefined : next;
+  return { tenant, id, before, after, change: outcome.change ?? changeBetween(before, after), seq };
+}
+
+/** A lost race waits a little before the next round, longer each time, so that the winner's write lands. */
+function pause(attempt: number): Promise<void> {
+  return attempt === 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, Math.min(50, 2 ** attempt) * Math.random()));
+}
+
+export function isDuplicateKey(e: unknown): boolean {
+  return e instanceof MongoServerError && e.code === 11000;
+}
+
+function contended(id: string): LdError {
+  return new LdError('Conflict', `entity '${id.slice(0, 200)}' is being written by others at the same time: try again`);
+}
+
+function tooMany(cap: number): never {
+  throw new LdError('TooManyResults', `the query selects more than ${cap} entities by id`);
+}
+
+class DocdbCollection implements DocCollection {
+  constructor(
+    private readonly store: DocdbStore,
+    private readonly tenant: string,
+    private readonly name: string,
+  ) {}
+
+  async get(id: string): Promise<Record<string, unknown> | undefined> {
+    const doc = await this.store.run(async () => (await this.store.docs(this.tenant, this.name)).coll.findOne({ _id: id }));
+    return doc === null ? undefined : (JSON.parse(doc.j) as Record<string, unknown>);
+  }
+
+  /** Insert or replace; a replaced document keeps its place in the order. */
+  async put(id: string, doc: Record<string, unknown>): Promise<void> {
+    const j = JSON.stringify(doc);
+    await this.store.run(async () => {
+      const { coll } = await this.store.docs(this.tenant, this.name, true);
+      for (;;) {
+        if ((await coll.updateOne({ _id: id }, { $set: { j } })).matchedCount === 1) return;
+        if (await this.insertNew(id, j)) return;
+      }
+    });
+  }
+
+  async insert(id: string, doc: Record<string, unknown>, opts?: MutateOptions): Promise<boolean> {
+    const inserted = await this.store.run(() => this.insertNew(id, JSON.stringify(doc)));
+    if (inserted && opts?.createTenant) await this.store.tenantCreated(this.tenant);
+    return inserted;
+  }
+
+  /** Inserts at the end of the order; false when the id exists. */
+  private async insertNew(id: string, j: string): Promise<boolean> {
+    const { coll, counters } = await this.store.docs(this.tenant, this.name, true);
+    if ((await coll.countDocuments({ _id: id }, { limit: 1 })) > 0) return false;
+    const counter = await counters.findOneAndUpdate({ _id: this.name }, { $inc: { n: 1 } }, { upsert: true, returnDocument: 'after' });
+    try {
+      await coll.insertOne({ _id: id, o: counter?.n ?? Date.now(), j });
+      return true;
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.store.run(
+      async () => (await (await this.store.docs(this.tenant, this.name)).coll.deleteOne({ _id: id })).deletedCount === 1,
+    );
+  }
+
+  async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {
+    if (limit <= 0) return [];
+    const docs = await this.store.run(async () =>
+      (await this.store.docs(this.tenant, this.name)).coll
+        .find({}, { sort: { o: 1 }, skip: offset, ...(limit < Number.MAX_SAFE_INTEGER ? { limit } : {}) })
+        .toArray(),
+    );
+    return docs.map((d) => ({ id: d._id, doc: JSON.parse(d.j) as Record<string, unknown> }));
+  }
+}
