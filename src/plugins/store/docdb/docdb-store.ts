@@ -126,10 +126,18 @@ export class DocdbStore implements Store {
     this.down = true;
     const retry = (): void => {
       if (this.closed) return;
-      this.ensureClient().then(
-        () => this.start(primary),
-        () => setTimeout(retry, HEARTBEAT_MS).unref(),
-      );
+      // The connection can be lost again while start() lays out the tenants: that is one more retry, never an
+      // unhandled rejection (it would end the process).
+      this.ensureClient()
+        .then(() => this.start(primary))
+        .catch((e: unknown) => {
+          if (this.closed) return;
+          this.settings.log.warn(
+            { err: e instanceof Error ? e.message : String(e) },
+            'docdb: the database is not reachable yet; trying again',
+          );
+          setTimeout(retry, HEARTBEAT_MS).unref();
+        });
     };
     setTimeout(retry, HEARTBEAT_MS).unref();
   }
@@ -179,8 +187,10 @@ export class DocdbStore implements Store {
     let done = this.layouts.get(tenant);
     if (done === undefined) {
       done = (async () => {
-        this.server ??= serverKind(this.client.db('admin'));
-        await ensureLayout(this.db(tenant), tenant === '', await this.server);
+        const kind = (this.server ??= serverKind(this.client.db('admin')));
+        // A failed probe is not kept: the next layout asks again (else one lost connection fails them forever).
+        kind.catch(() => this.server === kind && (this.server = undefined));
+        await ensureLayout(this.db(tenant), tenant === '', await kind);
       })();
       this.layouts.set(tenant, done);
       done.catch(() => this.layouts.delete(tenant));
