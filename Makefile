@@ -56,6 +56,7 @@ bench: build
 	node dist/bench/auth.js
 	node dist/bench/auth-ngsild.js
 	node dist/bench/temporal.js
+	node dist/bench/temporal-tsdb.js
 	node dist/bench/websocket.js
 	node dist/bench/scenarios/subscriptions.js
 	node dist/bench/scenarios/owner-notifications.js

@@ -127,7 +127,13 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   // The history's primary instance: opened here first, so a history that cannot open stops the start.
   let history: History | undefined;
   try {
-    history = await openHistory(troePlace, store, { options: historyOptions, primary: true, log, module: args.historyModule });
+    history = await openHistory(troePlace, store, {
+      options: historyOptions,
+      primary: true,
+      log,
+      instance: config.instance,
+      module: args.historyModule,
+    });
   } catch (e) {
     return failed(e);
   }

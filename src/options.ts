@@ -20,10 +20,10 @@ export const brokerOptions: OptionSpec[] = [
   {
     name: 'troe',
     type: 'enum',
-    values: ['none', 'embdb'],
+    values: ['none', 'embdb', 'tsdb'],
     other: '<plugin>',
     default: 'none',
-    help: "history of every write (temporal API): none; embdb (in the embedded store, in the write's own transaction); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path. tsdb (QuestDB, issue 18) is not available yet",
+    help: "history of every write (temporal API): none; embdb (in the embedded store, in the write's own transaction); tsdb (QuestDB beside the store, written off the request path: --troeHost and the other --troe* options); or a history plugin beside the store, by name (<pluginDir>/history/<name>.js) or path",
   },
   {
     name: 'temporalInstanceCap',

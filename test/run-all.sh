@@ -13,6 +13,8 @@ if [ -x test/integration/exporter/run.sh ]; then
   exporter=$!
 fi
 
+# QuestDB for the temporal API tests on --troe tsdb (*.tsdb.test.ts), started once before tap runs files in parallel.
+bash test/services/questdb.sh || status=1
 # docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
 bash test/services/ferretdb.sh || status=1
 

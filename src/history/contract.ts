@@ -15,7 +15,11 @@ import type { OptionSpec, PluginLogger } from '../plugin/contract.js';
 
 // The temporal representation a history stores (its instances, records and time windows) is NGSI-LD's, defined in
 // ngsild/temporal/history-model.ts.
-import type { HistoryInstance, TemporalEntityRecord, TimeWindow } from '../ngsild/temporal/history-model.js';
+import type { HistoryInstance, TemporalEntityRecord, TimeProperty, TimeWindow } from '../ngsild/temporal/history-model.js';
+import type { AggrMethod, Triple } from '../ngsild/temporal/aggregate.js';
+import type { Duration } from '../ngsild/temporal/duration.js';
+import type { AttrType } from '../ngsild/entity/model.js';
+export type { AggrMethod, Triple } from '../ngsild/temporal/aggregate.js';
 export type { HistoryInstance, TemporalEntityRecord, TimeProperty, TimeWindow } from '../ngsild/temporal/history-model.js';
 
 export interface EntityEvent {
@@ -66,12 +70,41 @@ export interface TemporalEntityQuery extends Pick<EntityQuery, 'ids' | 'type' | 
 
 export type InstanceUpdateOutcome = 'updated' | 'notFound' | 'typeMismatch';
 
+/**
+ * What `aggregate` computes (CIM 009 v1.8 §4.5.19): over the instances `instances` would select with this window
+ * (tombstones left out), each sample at its time on `timeproperty` (createdAt when it has none), per attribute and
+ * datasetId, each method over periods of `period` from `from` (else the group's first sample), cut at `to`.
+ */
+export interface AggregateSelection {
+  attrs?: readonly string[];
+  datasetIds?: ReadonlySet<string>;
+  window?: TimeWindow;
+  timeproperty: TimeProperty;
+  methods: readonly AggrMethod[];
+  period: Duration | undefined;
+  from?: number;
+  to?: number;
+}
+
+/** One attribute's datasetId group, aggregated: its type, and per method [result, periodStart, periodEnd] triples. */
+export interface AggregatedGroup {
+  datasetId?: string;
+  type: AttrType;
+  results: Partial<Record<AggrMethod, Triple[]>>;
+}
+
 export interface History {
   readonly name: string;
   getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
   queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
   entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;
   instances(tenant: string, id: string, selection: InstanceSelection): Promise<InstancePage>;
+  /**
+   * Aggregation done by the history itself (a time-series database's), per attribute with instances selected, in
+   * the groups' time order; undefined when it cannot compute this one (the caller then aggregates `instances`).
+   * Optional: without it the temporal API aggregates the instances in the worker.
+   */
+  aggregate?(tenant: string, id: string, selection: AggregateSelection): Promise<Record<string, AggregatedGroup[]> | undefined>;
 
   /**
    * Temporal create/append (§6.18.3.1, §6.20.3.1): adds instances, creating the temporal entity when new (true).
@@ -102,9 +135,10 @@ export interface History {
 
   /**
    * A history beside the store receives each committed write here, in commit order per entity, and appends
-   * `historyOfWrite` of it (store/kit/history-of-write.ts). Resolves once a temporal read sees the write; rejects
-   * when it cannot keep it (the broker logs that: the write stands, its history is lost). A history inside the store
-   * has no `record`.
+   * `historyOfWrite` of it (store/kit/history-of-write.ts). Resolves once a temporal read sees the write, or, for a
+   * history that buffers its writes off the request path (tsdb), once the write is queued and its own reads wait for
+   * what was queued before them; rejects when it cannot keep it (the broker logs that: the write stands, its history
+   * is lost). A history inside the store has no `record`.
    */
   record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
   /** Releases what the history holds (connections); called once per thread at exit. */
@@ -118,6 +152,8 @@ export interface HistoryOpenParams {
   /** True in the front thread (the first to open it); the pipeline threads open it after. */
   primary: boolean;
   log: PluginLogger;
+  /** The broker instance's id: names what its threads share (a BroadcastChannel) apart from another broker's. */
+  instance?: string;
 }
 
 /**

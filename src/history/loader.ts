@@ -3,7 +3,7 @@
 // built-in ones from dist/src/plugins/history/<name>/index.js) or by path, fed the committed writes.
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { History, HistoryPluginModule } from './contract.js';
+import type { History, HistoryOpenParams, HistoryPluginModule } from './contract.js';
 import type { Store } from '../store/contract.js';
 import type { PluginLogger } from '../plugin/contract.js';
 
@@ -12,7 +12,7 @@ export type HistoryPlace = { kind: 'none' } | { kind: 'store' } | { kind: 'plugi
 /** Histories that live inside a store of the same name: they need that store. */
 const IN_STORE = new Set(['embdb']);
 /** Histories of the architecture not built yet, with the issue that brings them. */
-const NOT_BUILT: ReadonlyMap<string, string> = new Map([['tsdb', 'the QuestDB history (issue 18)']]);
+const NOT_BUILT: ReadonlyMap<string, string> = new Map();
 
 /** Where the history of `--troe <troe>` lives with the store plugin `storeName`; a choice that cannot work throws. */
 export function historyPlace(troe: string, storeName: string): HistoryPlace {
@@ -52,7 +52,14 @@ export async function loadHistoryModule(nameOrPath: string, pluginDir?: string):
 export async function openHistory(
   place: HistoryPlace,
   store: Store,
-  params: { options: Record<string, unknown>; primary: boolean; log: PluginLogger; pluginDir?: string; module?: HistoryPluginModule },
+  params: {
+    options: Record<string, unknown>;
+    primary: boolean;
+    log: PluginLogger;
+    instance?: string;
+    pluginDir?: string;
+    module?: HistoryPluginModule;
+  },
 ): Promise<History | undefined> {
   if (place.kind === 'none') return undefined;
   if (place.kind === 'store') {
@@ -60,5 +67,7 @@ export async function openHistory(
     return store.history;
   }
   const mod = params.module ?? (await loadHistoryModule(place.nameOrPath, params.pluginDir));
-  return mod.historyOpen({ options: params.options, primary: params.primary, log: params.log });
+  const open: HistoryOpenParams = { options: params.options, primary: params.primary, log: params.log };
+  if (params.instance !== undefined) open.instance = params.instance;
+  return mod.historyOpen(open);
 }

@@ -10,7 +10,15 @@ import { parseScopeQ } from '../ngsild/query/scopeq.js';
 import type { TemporalQueryInput } from '../ngsild/temporal/temporal-query.js';
 import { instanceTime, renderTemporalEntity } from '../ngsild/temporal/temporal-render.js';
 import type { EntityOrder, SortKey } from '../store/contract.js';
-import type { History, HistoryInstance, InstancePage, TemporalEntityQuery, TemporalEntityRecord, TimeWindow } from '../history/contract.js';
+import type {
+  AggregatedGroup,
+  History,
+  HistoryInstance,
+  InstancePage,
+  TemporalEntityQuery,
+  TemporalEntityRecord,
+  TimeWindow,
+} from '../history/contract.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -58,6 +66,8 @@ function attrParam(req: LdRequest): string {
 interface Loaded {
   rec: TemporalEntityRecord;
   page: InstancePage;
+  /** aggregatedValues computed by the history (History.aggregate), in place of instances. */
+  aggregated?: Record<string, AggregatedGroup[]>;
   /**
    * Attributes whose instances all fall past the page's cut, by type: rendered with no instance rather than left out,
    * so that the answer still says they have instances in the asked time range, on the next page.
@@ -86,6 +96,21 @@ function instanceWindow(a: Asked): TimeWindow | undefined {
  * Attribute allowed on a page"); aggregation, whose answer is far smaller than what it reads, has its own cap.
  */
 async function load(h: History, tenant: string, rec: TemporalEntityRecord, a: Asked, cap: number): Promise<Loaded> {
+  // A history that aggregates (a time-series database) reads no instances for aggregatedValues; lastN, which picks
+  // instances before they are aggregated, stays with the instances.
+  if (a.render.format === 'aggregatedValues' && h.aggregate !== undefined && a.tq.lastN === undefined) {
+    const aggregated = await h.aggregate(tenant, rec.id, {
+      attrs: a.loadAttrs,
+      datasetIds: a.datasetIds,
+      window: instanceWindow(a),
+      timeproperty: a.tq.timeproperty,
+      methods: a.render.aggrMethods ?? [],
+      period: a.render.aggrPeriod,
+      from: a.render.from,
+      to: a.render.to,
+    });
+    if (aggregated !== undefined) return { rec, page: { attrs: {}, truncated: [] }, aggregated };
+  }
   const page = await h.instances(tenant, rec.id, {
     attrs: a.loadAttrs,
     datasetIds: a.datasetIds,
@@ -165,7 +190,9 @@ function pageRange(loaded: readonly Loaded[], a: Asked): string[] {
 
 function respond(req: LdRequest, loaded: Loaded[], a: Asked, extra: string[], single: boolean): OpResult {
   const range = pageRange(loaded, a);
-  let bodies = loaded.map(({ rec, page, emptied }) => renderTemporalEntity(rec, page.attrs, req.context, a.render, emptied));
+  let bodies = loaded.map(({ rec, page, emptied, aggregated }) =>
+    renderTemporalEntity(rec, page.attrs, req.context, a.render, emptied, aggregated),
+  );
   // CIM 009 v1.8.1 §4.21: a query leaves out the entities that pick and omit leave empty (the page may be shorter).
   if (!single && projected(a)) bodies = bodies.filter((b) => Object.keys(b).length > 0);
   return {

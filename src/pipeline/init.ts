@@ -39,6 +39,7 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     options: init.historyOptions ?? {},
     primary: false,
     log: logger,
+    instance: init.config.instance,
     pluginDir: init.config.pluginDir,
   });
   // Loaded only when asked, so a build without the auth feature has no auth code to load.

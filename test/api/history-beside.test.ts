@@ -1,6 +1,6 @@
 // History is a plugin category (issue 14 item 3): `--troe <plugin>` loads a history beside the store, which declares
 // its own options and receives every committed entity write as a write event, in commit order, from every pipeline
-// thread; the temporal API goes to it. `--troe tsdb` is refused until it is built (issue 18).
+// thread; the temporal API goes to it. `--troe tsdb` is the QuestDB one (tsdb-*.test.ts).
 import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,7 +42,7 @@ t.test('-u lists the options of the history plugin --troe names', async (t) => {
   const r = await runBroker(['-u', '--troe', RECORDER]);
   t.equal(r.code, 0);
   t.match(r.stdout, '--recorderFile');
-  t.match(r.stdout, /--troe\s+none\|embdb\|<plugin>\s.*tsdb \(QuestDB, issue 18\) is not available yet \(default: none\)/);
+  t.match(r.stdout, /--troe\s+none\|embdb\|tsdb\|<plugin>\s.*tsdb \(QuestDB beside the store.*\(default: none\)/);
   t.match(r.stdout, '--dbDir', "and the store plugin's");
 });
 
@@ -173,9 +173,12 @@ t.test('a history that cannot keep a write: the write stands, the loss is logged
   t.match(broker.logs.join('\n'), /"level":50.*the history beside the store lost a committed write/);
 });
 
-t.test('--troe tsdb, an unknown history and embdb without its store are refused at start with one line', async (t) => {
+t.test('bad tsdb options, an unknown history and embdb without its store are refused at start with one line', async (t) => {
   for (const [args, message] of [
-    [['--troe', 'tsdb'], /--troe: 'tsdb' is not one of none, embdb: the QuestDB history \(issue 18\) is not in this build yet/],
+    [['--troe', 'tsdb', '--troeName', 'bad-name'], /--troeName: 'bad-name' is not 1 to 40 letters, digits or '_'/],
+    [['--troe', 'tsdb', '--troePwd', 'secret'], /--troePwd needs --troeUser/],
+    [['--troe', 'tsdb', '--troeHost', 'a b'], /--troeHost: 'a b' is not a host name or address/],
+    [['--troe', 'tsdb', '--troePort', '70000'], /--troePort: 70000 is not a port/],
     [['--troe', 'nothing-here'], /history plugin 'nothing-here' cannot be loaded/],
     [['--troe', 'embdb', '--database', 'docdb'], /--troe embdb: that history lives inside the embdb store; it needs --database embdb/],
   ] as Array<[string[], RegExp]>) {

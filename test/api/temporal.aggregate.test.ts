@@ -3,13 +3,14 @@
 // range start costs nothing, and `format` overrides an `options=aggregatedValues` whose aggrMethods then go unused.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const id = 'urn:ngsi-ld:Vehicle:aggr';
 const BAD = 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData';
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
   const obs = (value: number, at: string): Record<string, unknown> => ({ type: 'Property', value, observedAt: at });
   const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
     body: {

@@ -2,10 +2,11 @@
 // simplified and aggregated representations, the temporal writes, 206 paging, and bad input.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
 });
 t.teardown(async () => {
   await broker.stop();

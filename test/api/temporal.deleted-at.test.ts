@@ -2,13 +2,14 @@
 // the deletions only (the tombstones a delete records), with or without timerel, never the instances written.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const id = 'urn:ngsi-ld:Vehicle:deleted-at';
 const other = 'urn:ngsi-ld:Vehicle:never-deleted';
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
   for (const eid of [id, other]) {
     const r = await call(broker, 'POST', `${NGSI}/entities`, {
       body: {

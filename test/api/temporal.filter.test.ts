@@ -3,12 +3,13 @@
 // entities that exist only in history.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 // Over HTTP, as before: two writes of one entity in the same millisecond leave the earlier value out of what q judges
 // on the history (a defect outside this file, reported with issue 14); injected requests come fast enough to hit it.
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb'], {}, { http: true });
+  broker = await startBroker(troeArgs(), {}, { http: true });
 });
 t.teardown(async () => {
   await broker.stop();

@@ -3,6 +3,7 @@
 // 10, five of each never do; an attribute the page's cut leaves without instances is still named, empty.
 import t from 'tap';
 import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const DAY1 = Date.parse('2020-01-01T01:00:00Z');
@@ -24,7 +25,7 @@ async function create(body: Record<string, unknown>): Promise<void> {
 }
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb', '--temporalInstanceCap', '10']);
+  broker = await startBroker([...troeArgs(), '--temporalInstanceCap', '10']);
   // speed 01:01..01:20, fuel 01:03..01:22: two attributes of 20 instances, not in step.
   await create({ id: twenty, type: 'Car', speed: series(20, DAY1), fuel: series(20, DAY1, 3) });
   await create({ id: five, type: 'Van', speed: series(5, DAY1), fuel: series(5, DAY1) });

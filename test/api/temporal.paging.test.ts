@@ -3,6 +3,7 @@
 // recent with it.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const id = 'urn:ngsi-ld:Meter:paged';
@@ -11,7 +12,7 @@ const at = (i: number): string => new Date(START + i * 1000).toISOString();
 const TOTAL = 1500;
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
   const power = Array.from({ length: TOTAL }, (_, i) => ({ type: 'Property', value: i, observedAt: at(i) }));
   const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
     body: { id, type: 'Meter', power, small: { type: 'Property', value: 'x', observedAt: at(1400) } },

@@ -3,6 +3,7 @@
 // every local temporal entity; ids or idPattern alone are a query too, as on the current state.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const early = 'urn:ngsi-ld:Bike:early';
@@ -15,7 +16,7 @@ const obs = (value: number, at: string, extra: Record<string, unknown> = {}): Re
 });
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
   for (const body of [
     { id: early, type: 'Bike', speed: [obs(1, '2020-08-01T12:00:00Z'), obs(2, '2020-08-01T12:10:00Z')] },
     {

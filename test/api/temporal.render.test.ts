@@ -2,6 +2,7 @@
 // (temporalValues) form by each of its names, pick/omit projections, and the checks on format, options and lang.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 let id: string;
@@ -9,7 +10,7 @@ const T = (minute: number): string => `2024-06-01T12:${String(minute).padStart(2
 const BAD = 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData';
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
   id = 'urn:ngsi-ld:Pump:render';
   const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
     body: {

@@ -3,6 +3,7 @@
 // json, vocab), vocabs compacted with the request's @context, the other attribute types bare as before.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { troeArgs } from './helpers/troe.js';
 
 let broker: Broker;
 const id = 'urn:ngsi-ld:Place:simplified';
@@ -11,7 +12,7 @@ const LINK =
   '<https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context-v1.8.jsonld>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"';
 
 t.before(async () => {
-  broker = await startBroker(['--troe', 'embdb']);
+  broker = await startBroker(troeArgs());
   const r = await call(broker, 'POST', `${NGSI}/temporal/entities`, {
     body: {
       id,

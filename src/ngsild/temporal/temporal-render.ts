@@ -4,7 +4,7 @@ import type { ResolvedContext } from '../context/resolved.js';
 import { VALUE_MEMBER, type AttrType } from '../entity/model.js';
 import { renderAttribute } from '../entity/render.js';
 import type { HistoryInstance, TemporalEntityRecord, TimeProperty } from './history-model.js';
-import { aggregate, type AggrMethod, type Sample } from './aggregate.js';
+import { aggregate, type AggrMethod, type Sample, type Triple } from './aggregate.js';
 import type { Duration } from './duration.js';
 
 export type TemporalFormat = 'normalized' | 'concise' | 'temporalValues' | 'aggregatedValues';
@@ -22,6 +22,13 @@ export interface TemporalRenderOptions {
   /** Bounds of the asked time range in ms (aggregation periods start and end there). */
   from?: number;
   to?: number;
+}
+
+/** An attribute's datasetId group aggregated by the history (history/contract.ts AggregatedGroup). */
+export interface PreAggregated {
+  datasetId?: string;
+  type: AttrType;
+  results: Partial<Record<AggrMethod, Triple[]>>;
 }
 
 /** §4.5.9: the member holding the [value, time] pairs of each attribute type. */
@@ -53,6 +60,7 @@ export function renderTemporalEntity(
   ctx: ResolvedContext,
   opts: TemporalRenderOptions,
   emptied?: Readonly<Record<string, AttrType>>,
+  preAggregated?: Readonly<Record<string, readonly PreAggregated[]>>,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // CIM 009 v1.8.1 §4.21: pick keeps, omit leaves out; given together (on different members), both apply.
@@ -76,6 +84,19 @@ export function renderTemporalEntity(
       out[name] = perDataset(instances, (group) =>
         opts.format === 'temporalValues' ? simplified(group, opts, ctx) : aggregated(group, opts),
       );
+  }
+  // Aggregated by the history (History.aggregate): the same members as aggregated() builds from instances.
+  for (const attrIri in preAggregated ?? {}) {
+    const groups = preAggregated![attrIri]!;
+    const name = ctx.compactIri(attrIri);
+    if (groups.length === 0 || !shown(name)) continue;
+    const built = groups.map((g) => {
+      const o: Record<string, unknown> = { type: g.type };
+      for (const m of opts.aggrMethods ?? []) o[m] = g.results[m] ?? [];
+      if (g.datasetId !== undefined) o.datasetId = g.datasetId;
+      return o;
+    });
+    out[name] = built.length === 1 ? built[0] : built;
   }
   if (emptied !== undefined) {
     for (const attrIri in emptied) {

@@ -1,0 +1,34 @@
+// The messages between the tsdb history's instances (one per thread that serves the temporal API or writes entities)
+// and its writer thread, plain data only. The broker instance's channel (channelName) carries the greetings and the
+// back-pressure state to every thread; each instance then talks to the writer on a channel of its own (a
+// BroadcastChannel only the two of them open), so a thread's rows are read by the writer alone, in the order sent.
+import type { RowBatch } from './rows.js';
+
+export const channelName = (instance: string): string => `ldbroker:tsdb:${instance}`;
+
+/** On the broker instance's channel. */
+export type Greeting =
+  /** An instance opened its own channel: the writer opens it too and answers welcome. */
+  | { k: 'hello'; name: string }
+  | { k: 'welcome'; name: string }
+  /** The buffer is past --troeBuffer (full) or back under half of it: entity writes wait while it is full. */
+  | { k: 'pressure'; full: boolean };
+
+/** On an instance's own channel, to the writer. */
+export type ToWriter =
+  /** Rows to append, in the order of these messages. */
+  | { k: 'rows'; b: RowBatch }
+  /** Answer `synced` once every rows message received before this one is in QuestDB and visible to reads. */
+  | { k: 'sync'; id: string };
+
+/** On an instance's own channel, from the writer. */
+export type FromWriter = { k: 'synced'; id: string; error?: string };
+
+/** The writer thread to its parent (the history's primary instance), by its parentPort. */
+export type WriterReport =
+  { k: 'log'; level: 'info' | 'warn' | 'error'; obj: Record<string, unknown>; msg: string } | { k: 'closed'; lost: number };
+
+export interface WriterData {
+  settings: import('./settings.js').TsdbSettings;
+  channel: string;
+}

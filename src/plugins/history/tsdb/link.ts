@@ -1,0 +1,96 @@
+// A thread's link to the tsdb writer thread (channel.ts): its own channel, opened by a hello the writer answers;
+// rows go out without waiting (unless the writer's buffer is full: back-pressure), and a sync resolves once what
+// this thread sent before it is in QuestDB and visible to reads.
+import { randomBytes } from 'node:crypto';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
+import type { FromWriter, Greeting, ToWriter } from './channel.js';
+import type { RowBatch } from './rows.js';
+
+/** How long an instance waits for the writer's welcome at open. */
+const WELCOME_MS = 10_000;
+const HELLO_EVERY_MS = 50;
+/** How long a sync may take: QuestDB's own request timeout plus the wait for its WAL to apply. */
+const SYNC_MS = 25_000;
+
+export class WriterLink {
+  private full = false;
+  private readonly waiters: Array<() => void> = [];
+  private readonly syncs = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private next = 0;
+
+  private constructor(
+    private readonly main: BroadcastChannel,
+    private readonly own: BroadcastChannel,
+  ) {
+    main.onmessage = (ev: MessageEvent): void => {
+      const m = ev.data as Greeting;
+      if (m.k !== 'pressure') return;
+      this.full = m.full;
+      if (!m.full) for (const w of this.waiters.splice(0)) w();
+    };
+    own.onmessage = (ev: MessageEvent): void => {
+      const m = ev.data as FromWriter;
+      const s = this.syncs.get(m.id);
+      if (s === undefined) return;
+      this.syncs.delete(m.id);
+      clearTimeout(s.timer);
+      if (m.error === undefined) s.resolve();
+      else s.reject(new Error(m.error));
+    };
+  }
+
+  static async open(channel: string): Promise<WriterLink> {
+    const name = `${channel}:${threadId}:${randomBytes(4).toString('hex')}`;
+    const main = new BroadcastChannel(channel);
+    const own = new BroadcastChannel(name);
+    // The writer thread may not listen yet (it starts with the primary instance): hello again until it answers.
+    await new Promise<void>((resolve, reject) => {
+      const hello = (): void => main.postMessage({ k: 'hello', name } satisfies Greeting);
+      const again = setInterval(hello, HELLO_EVERY_MS);
+      const timer = setTimeout(() => {
+        clearInterval(again);
+        main.onmessage = (): void => {};
+        main.close();
+        own.close();
+        reject(new Error('the tsdb writer thread did not answer'));
+      }, WELCOME_MS);
+      main.onmessage = (ev: MessageEvent): void => {
+        const m = ev.data as Greeting;
+        if (m.k !== 'welcome' || m.name !== name) return;
+        clearTimeout(timer);
+        clearInterval(again);
+        resolve();
+      };
+      hello();
+    });
+    // Neither channel keeps a thread alive.
+    main.unref();
+    own.unref();
+    return new WriterLink(main, own);
+  }
+
+  /** Hands rows to the writer; waits first while its buffer is full. */
+  async send(b: RowBatch): Promise<void> {
+    while (this.full) await new Promise<void>((res) => this.waiters.push(res));
+    this.own.postMessage({ k: 'rows', b } satisfies ToWriter);
+  }
+
+  sync(): Promise<void> {
+    const id = String(++this.next);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.syncs.delete(id);
+        reject(new Error('the tsdb writer did not answer in time'));
+      }, SYNC_MS);
+      this.syncs.set(id, { resolve, reject, timer });
+      this.own.postMessage({ k: 'sync', id } satisfies ToWriter);
+    });
+  }
+
+  close(): void {
+    this.full = false;
+    for (const w of this.waiters.splice(0)) w();
+    this.main.close();
+    this.own.close();
+  }
+}

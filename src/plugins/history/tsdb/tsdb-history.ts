@@ -1,0 +1,553 @@
+// The tsdb history (`--troe tsdb`): the temporal API on QuestDB. Writes (the store's committed writes, `record`, and
+// the temporal API's own) are rows handed to the writer thread (writer.ts), never awaited by an entity write; reads
+// first sync with the writer (what this thread wrote is in QuestDB and applied) and then ask QuestDB in SQL. The
+// tables are append-only (rows.ts): an instance's update or deletion replaces its row through the dedup keys, and a
+// purge or an attribute's drop is a row that hides what came before it.
+import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of-write.js';
+import { planTemporalQuery } from '../../../store/kit/entity-query.js';
+import type { MutateOptions, WriteEvent } from '../../../store/contract.js';
+import type {
+  AggrMethod,
+  AggregateSelection,
+  AggregatedGroup,
+  EntityEvent,
+  History,
+  HistoryInstance,
+  InstancePage,
+  InstanceSelection,
+  InstanceUpdateOutcome,
+  TemporalEntityQuery,
+  TemporalEntityRecord,
+} from '../../../history/contract.js';
+import type { AttrInstance, AttrType } from '../../../ngsild/entity/model.js';
+import { periodBound } from '../../../ngsild/temporal/aggregate.js';
+import { addDuration } from '../../../ngsild/temporal/duration.js';
+import { LdError } from '../../../ngsild/problem.js';
+import type { PluginLogger } from '../../../plugin/contract.js';
+import type { WriterLink } from './link.js';
+import { entRow, instRow, newInstanceId, type EntRow, type InstRow, type RowBatch } from './rows.js';
+import { QueryTooLong, QuestDbRefused, exec, isoOf, lit, literalGroups, rowsOf, tsLit, type SqlResult } from './sql.js';
+import { endpointOf, tablesOf, type TsdbSettings } from './settings.js';
+
+/** Asked attributes up to which instances are read attribute by attribute without first listing the entity's. */
+const FEW_ATTRS = 8;
+
+/** Seconds a client is told to wait before it reads the history again while QuestDB is away. */
+const RETRY_AFTER_S = 5;
+
+function unavailable(why: string): LdError {
+  const e = new LdError('Unavailable', `the temporal history (QuestDB) is not available: ${why.slice(0, 300)}`);
+  e.retryAfter = RETRY_AFTER_S;
+  return e;
+}
+
+/** What hides instances of one entity: its last purge, and the drops of its attributes since. */
+interface Hidden {
+  purgedAt?: number;
+  drops: Array<{ ts: number; attr: string; ds: string }>;
+}
+
+const TIME_COLUMN = { observedAt: 'observed_at', createdAt: 'ts', modifiedAt: 'modified_at', deletedAt: 'deleted_at' } as const;
+
+export class TsdbHistory implements History {
+  readonly name = 'tsdb';
+
+  constructor(
+    private readonly s: TsdbSettings,
+    private readonly link: WriterLink,
+    private readonly log: PluginLogger,
+  ) {}
+
+  // ---- plumbing -------------------------------------------------------------------------------------------
+
+  /** Waits until what this thread wrote is readable; QuestDB away is 503. */
+  private async synced(): Promise<void> {
+    try {
+      await this.link.sync();
+    } catch (e) {
+      throw unavailable((e as Error).message);
+    }
+  }
+
+  /** SQL on a tenant's tables: a table not created yet (no write of the tenant so far) reads as empty. */
+  private async sql(query: string): Promise<Array<Record<string, unknown>>> {
+    let r: SqlResult;
+    try {
+      r = await exec(this.s, query);
+    } catch (e) {
+      if (e instanceof QuestDbRefused && /does not exist/i.test(e.message)) return [];
+      if (e instanceof QueryTooLong)
+        throw new LdError('TooComplexQuery', 'the temporal query names too many ids, attributes or datasetIds for the history: split it');
+      if (e instanceof QuestDbRefused) {
+        this.log.error({ err: e.message, endpoint: endpointOf(this.s) }, 'tsdb: QuestDB refused a read');
+        throw new LdError('InternalError', 'the temporal history could not be read');
+      }
+      throw unavailable((e as Error).message);
+    }
+    return rowsOf(r);
+  }
+
+  private async write(tenant: string, inst: InstRow[], ent: EntRow[]): Promise<void> {
+    await this.link.send({ tenant, inst, ent });
+  }
+
+  /** The purge and drops of one entity (rows of the entity table), read once per request. */
+  private async hidden(tenant: string, id: string): Promise<Hidden> {
+    const { ent } = tablesOf(this.s.name, tenant);
+    const rows = await this.sql(`SELECT ts, kind, attr, ds FROM ${ent} WHERE entity = ${lit(id)} AND kind IN ('purged', 'dropped')`);
+    const h: Hidden = { drops: [] };
+    for (const r of rows) {
+      const ts = Date.parse(r.ts as string);
+      if (r.kind === 'purged') h.purgedAt = Math.max(h.purgedAt ?? ts, ts);
+    }
+    // Only the latest drop of an attribute and datasetId matters: it hides every instance the earlier ones did.
+    const latest = new Map<string, { ts: number; attr: string; ds: string }>();
+    for (const r of rows) {
+      const ts = Date.parse(r.ts as string);
+      if (r.kind !== 'dropped' || (h.purgedAt !== undefined && ts <= h.purgedAt)) continue;
+      const key = JSON.stringify([r.attr, r.ds]);
+      const seen = latest.get(key);
+      if (seen === undefined || seen.ts < ts) latest.set(key, { ts, attr: r.attr as string, ds: r.ds as string });
+    }
+    h.drops = [...latest.values()];
+    return h;
+  }
+
+  /** The WHERE clause of an entity's visible instances. */
+  private visible(id: string, h: Hidden): string {
+    let w = `entity = ${lit(id)} AND gone = false`;
+    if (h.purgedAt !== undefined) w += ` AND ts > ${tsLit(h.purgedAt)}`;
+    for (const d of h.drops) {
+      const ds = d.ds === '*' ? '' : ` AND ds = ${lit(d.ds)}`;
+      w += ` AND NOT (attr = ${lit(d.attr)}${ds} AND ts <= ${tsLit(d.ts)})`;
+    }
+    return w;
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------------------
+
+  async getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined> {
+    await this.synced();
+    return this.latestRecord(tenant, id);
+  }
+
+  private async latestRecord(tenant: string, id: string): Promise<TemporalEntityRecord | undefined> {
+    const { ent } = tablesOf(this.s.name, tenant);
+    const rows = await this.sql(
+      `SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
+        `WHERE entity = ${lit(id)} AND has_rec = true LATEST ON ts PARTITION BY entity`,
+    );
+    return rows.length === 0 ? undefined : recordOf(rows[0]!);
+  }
+
+  async queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }> {
+    await this.synced();
+    const plan = planTemporalQuery(query);
+    const { ent } = tablesOf(this.s.name, tenant);
+    if (plan.ids !== undefined && plan.ids.length === 0) return query.count ? { entities: [], count: 0 } : { entities: [] };
+    const select = (idList: string): Promise<Array<Record<string, unknown>>> =>
+      this.sql(
+        `SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
+          `WHERE has_rec = true${idList} LATEST ON ts PARTITION BY entity`,
+      );
+    // A long id list goes in several queries, each within what QuestDB takes in one request. Without ids, a type
+    // selects in QuestDB on the latest record's types (the JSON text holds each type quoted; '%' and '_' of an IRI
+    // only widen the match, which the exact test below narrows again).
+    let rows: Array<Record<string, unknown>>;
+    if (plan.ids !== undefined) {
+      rows = (await Promise.all(literalGroups(plan.ids).map((g) => select(` AND entity IN (${g.join(',')})`)))).flat();
+    } else if (plan.typeIris !== undefined && plan.typeIris.length <= 50) {
+      const likes = plan.typeIris.map((iri) => `types LIKE ${lit(`%${JSON.stringify(iri)}%`)}`).join(' OR ');
+      rows = await this.sql(
+        `SELECT * FROM (SELECT entity, kind, types, scope, created_at, modified_at, deleted_at FROM ${ent} ` +
+          `WHERE has_rec = true LATEST ON ts PARTITION BY entity) WHERE ${likes}`,
+      );
+    } else {
+      rows = await select('');
+    }
+    const byId = new Map<string, TemporalEntityRecord>();
+    for (const r of rows) {
+      const rec = recordOf(r);
+      if (rec !== undefined) byId.set(rec.id, rec);
+    }
+    let candidates: TemporalEntityRecord[];
+    if (plan.ids !== undefined) {
+      candidates = [];
+      for (const id of plan.ids) {
+        const rec = byId.get(id);
+        if (rec !== undefined) candidates.push(rec);
+      }
+    } else {
+      candidates = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      if (query.afterId !== undefined) candidates = candidates.filter((r) => r.id > query.afterId!);
+    }
+    const types = plan.typeIris;
+    if (plan.ids !== undefined && types !== undefined) candidates = candidates.filter((r) => r.type.some((t) => types.includes(t)));
+    if (plan.ids === undefined && types !== undefined) candidates = candidates.filter((r) => r.type.some((t) => types.includes(t)));
+    if (plan.filter !== undefined) candidates = candidates.filter(plan.filter);
+    if (query.attrs !== undefined) {
+      const holding = await this.entitiesHolding(tenant, query.attrs);
+      candidates = candidates.filter((r) => holding.has(r.id));
+    }
+    const page = candidates.slice(query.offset, query.offset + query.limit);
+    return query.count ? { entities: page, count: candidates.length } : { entities: page };
+  }
+
+  /** Entities with a visible instance of any of the attributes (after their purge and their attribute's drops). */
+  private async entitiesHolding(tenant: string, attrs: readonly string[]): Promise<Set<string>> {
+    const { inst, ent } = tablesOf(this.s.name, tenant);
+    const latest = (
+      await Promise.all(
+        literalGroups(attrs).map((g) =>
+          this.sql(`SELECT entity, attr, ds, max(ts) last FROM ${inst} WHERE attr IN (${g.join(',')}) AND gone = false`),
+        ),
+      )
+    ).flat();
+    const hiding = await this.sql(`SELECT entity, ts, kind, attr, ds FROM ${ent} WHERE kind IN ('purged', 'dropped')`);
+    const out = new Set<string>();
+    for (const r of latest) {
+      const last = Date.parse(r.last as string);
+      const hidden = hiding.some(
+        (h) =>
+          h.entity === r.entity &&
+          Date.parse(h.ts as string) >= last &&
+          (h.kind === 'purged' || (h.attr === r.attr && (h.ds === '*' || h.ds === r.ds))),
+      );
+      if (!hidden) out.add(r.entity as string);
+    }
+    return out;
+  }
+
+  async entityEvents(tenant: string, id: string): Promise<EntityEvent[]> {
+    await this.synced();
+    const { ent } = tablesOf(this.s.name, tenant);
+    const h = await this.hidden(tenant, id);
+    const after = h.purgedAt === undefined ? '' : ` AND ts > ${tsLit(h.purgedAt)}`;
+    const rows = await this.sql(
+      `SELECT kind, ts FROM ${ent} WHERE entity = ${lit(id)} AND kind IN ('created', 'replaced', 'deleted')${after} ORDER BY ts`,
+    );
+    return rows.map((r) => ({ kind: r.kind as EntityEvent['kind'], at: isoOf(r.ts)! }));
+  }
+
+  async instances(tenant: string, id: string, sel: InstanceSelection): Promise<InstancePage> {
+    await this.synced();
+    const { inst } = tablesOf(this.s.name, tenant);
+    const where = this.visible(id, await this.hidden(tenant, id));
+    const attrIris = await this.attributesOf(inst, where, sel.attrs);
+    const page: InstancePage = { attrs: {}, truncated: [] };
+    const found = await Promise.all(attrIris.map((a) => this.attrInstances(inst, where, a, sel)));
+    for (let i = 0; i < attrIris.length; i++) {
+      const f = found[i]!;
+      if (f.list.length > 0) page.attrs[attrIris[i]!] = f.list;
+      if (f.truncated) page.truncated.push(attrIris[i]!);
+    }
+    return page;
+  }
+
+  /**
+   * The attributes of the entity's visible instances (in name order), narrowed to `asked` when given: one query per
+   * attribute follows, so only for attributes that are there, however many a request names.
+   */
+  private async attributesOf(inst: string, where: string, asked: readonly string[] | undefined): Promise<string[]> {
+    // A few asked attributes cost fewer queries asked directly (an absent one answers no row) than looked up first.
+    if (asked !== undefined && asked.length <= FEW_ATTRS) return [...asked];
+    const held = (await this.sql(`SELECT DISTINCT attr FROM ${inst} WHERE ${where}`)).map((r) => r.attr as string);
+    if (asked === undefined) return held.sort();
+    const there = new Set(held);
+    return asked.filter((a) => there.has(a));
+  }
+
+  /** One attribute's instances in time order on the selection's time property; the newest `lastN` with lastN. */
+  private async attrInstances(
+    inst: string,
+    where: string,
+    attrIri: string,
+    sel: InstanceSelection,
+  ): Promise<{ list: HistoryInstance[]; truncated: boolean }> {
+    const w = sel.window;
+    let cond = `${where} AND attr = ${lit(attrIri)}`;
+    if (sel.datasetIds !== undefined) cond += ` AND ds IN (${[...sel.datasetIds].map(lit).join(',')})`;
+    let order: string;
+    if (w !== undefined) {
+      const col = TIME_COLUMN[w.timeproperty];
+      if (col !== 'ts') cond += ` AND ${col} != null`;
+      if (w.from !== undefined) cond += ` AND ${col} >= ${tsLit(w.from)}`;
+      if (w.to !== undefined) cond += ` AND ${col} < ${tsLit(w.to)}`;
+      order = col;
+    } else {
+      // Without a window, observedAt orders those without one at their createdAt (history/contract.ts order).
+      order = sel.order === 'observedAt' ? 'coalesce(observed_at, ts)' : 'ts';
+    }
+    const reverse = sel.lastN !== undefined;
+    const want = Math.min(sel.lastN ?? Number.MAX_SAFE_INTEGER, sel.limit);
+    const dir = reverse ? ' DESC' : '';
+    const rows = await this.sql(
+      `SELECT body, ${order} ot FROM ${inst} WHERE ${cond} ORDER BY ot${dir}, iid${dir} LIMIT ${Math.min(want + 1, 2_000_000_000)}`,
+    );
+    const list = rows.map((r) => JSON.parse(r.body as string) as HistoryInstance);
+    let truncated = false;
+    if (list.length > want) {
+      list.length = want;
+      truncated = sel.lastN === undefined || sel.lastN > sel.limit;
+    }
+    if (reverse) list.reverse();
+    return { list, truncated };
+  }
+
+  // ---- aggregation by QuestDB (§4.5.19) ----------------------------------------------------------------------
+
+  /**
+   * aggregatedValues computed by QuestDB: per attribute and datasetId, one GROUP BY on the period each sample falls
+   * in, counted from the group's origin (`from`, else its first sample) as ngsild/temporal/aggregate.ts does. Not
+   * SAMPLE BY: its periods start at one origin per query (the first row of every group together, or a calendar),
+   * and SAMPLE BY … FROM on a subquery, which a time property other than createdAt needs, fails in QuestDB 9.3.
+   * Calendar periods (months, years) are left to the worker (undefined).
+   */
+  async aggregate(tenant: string, id: string, sel: AggregateSelection): Promise<Record<string, AggregatedGroup[]> | undefined> {
+    const p = sel.period;
+    if (p !== undefined && (p.years !== 0 || p.months !== 0)) return undefined;
+    const periodMs = p === undefined ? undefined : addDuration(0, p);
+    if (periodMs !== undefined && (!Number.isSafeInteger(periodMs * 1000) || periodMs < 1)) return undefined;
+    await this.synced();
+    const { inst } = tablesOf(this.s.name, tenant);
+    const where = this.visible(id, await this.hidden(tenant, id));
+    const attrIris = await this.attributesOf(inst, where, sel.attrs);
+    const found = await Promise.all(attrIris.map((a) => this.aggregateAttr(inst, where, a, sel, periodMs)));
+    const out: Record<string, AggregatedGroup[]> = {};
+    for (let i = 0; i < attrIris.length; i++) if (found[i]!.length > 0) out[attrIris[i]!] = found[i]!;
+    return out;
+  }
+
+  private async aggregateAttr(
+    inst: string,
+    where: string,
+    attrIri: string,
+    sel: AggregateSelection,
+    periodMs: number | undefined,
+  ): Promise<AggregatedGroup[]> {
+    let cond = `${where} AND attr = ${lit(attrIri)}`;
+    if (sel.datasetIds !== undefined) cond += ` AND ds IN (${[...sel.datasetIds].map(lit).join(',')})`;
+    let t: string;
+    const w = sel.window;
+    if (w !== undefined) {
+      t = TIME_COLUMN[w.timeproperty];
+      if (t !== 'ts') cond += ` AND ${t} != null`;
+      if (w.from !== undefined) cond += ` AND ${t} >= ${tsLit(w.from)}`;
+      if (w.to !== undefined) cond += ` AND ${t} < ${tsLit(w.to)}`;
+    } else {
+      // A sample's time is its time property, its createdAt when it has none (temporal-render.ts instanceTime).
+      const col = TIME_COLUMN[sel.timeproperty];
+      t = col === 'ts' ? 'ts' : `coalesce(${col}, ts)`;
+    }
+    const sub = (extra: string): string =>
+      `(SELECT ds, vtype, num, str, val, cast(${t} AS long) t FROM ${inst} WHERE ${cond}${extra} ORDER BY t)`;
+    // The groups in time order, with their type (the last live instance's, else the last one's: typeOf in
+    // temporal-render.ts) and the span of their live samples (tombstones take no part in aggregation).
+    const [all, live] = await Promise.all([
+      this.sql(`SELECT ds, last(vtype) vt, min(t) ft FROM ${sub('')} GROUP BY ds ORDER BY ft`),
+      this.sql(`SELECT ds, last(vtype) vt, min(t) ft, max(t) lt FROM ${sub(' AND deleted_at = null')} GROUP BY ds`),
+    ]);
+    const groups: AggregatedGroup[] = [];
+    const queries: Array<Promise<void>> = [];
+    for (const g of all) {
+      const ds = g.ds as string;
+      const group: AggregatedGroup = { type: g.vt as AttrType, results: {} };
+      for (const m of sel.methods) group.results[m] = [];
+      if (ds !== '@none') group.datasetId = ds;
+      groups.push(group);
+      const l = live.find((x) => x.ds === ds);
+      if (l === undefined) continue;
+      group.type = l.vt as AttrType;
+      queries.push(this.aggregateGroup(sub(` AND deleted_at = null AND ds = ${lit(ds)}`), l, sel, periodMs, group));
+    }
+    await Promise.all(queries);
+    return groups;
+  }
+
+  /** One datasetId group's periods: rows of QuestDB's aggregates turned into the methods' triples. */
+  private async aggregateGroup(
+    sub: string,
+    span: Record<string, unknown>,
+    sel: AggregateSelection,
+    periodMs: number | undefined,
+    group: AggregatedGroup,
+  ): Promise<void> {
+    // Microseconds, as QuestDB keeps time.
+    const first = sel.from !== undefined ? sel.from * 1000 : Number(span.ft);
+    const aggs =
+      'count() n, count(num) nn, sum(num) s, avg(num) a, min(num) mi, max(num) ma, stddev_samp(num) sd, sum(num * num) sq, ' +
+      'count_distinct(val) dc, min(str) smin, max(str) smax';
+    const rows: Array<Record<string, unknown>> =
+      periodMs === undefined
+        ? (await this.sql(`SELECT ${aggs} FROM ${sub} WHERE t >= ${first}L`)).map((r) => ({ ...r, b: first }))
+        : await this.sql(
+            `SELECT (t - ${first}L) / ${periodMs * 1000}L * ${periodMs * 1000}L + ${first}L b, ${aggs} FROM ${sub} ` +
+              `WHERE t >= ${first}L GROUP BY b ORDER BY b`,
+          );
+    const lastMs = Math.floor(Number(span.lt) / 1000);
+    for (const r of rows) {
+      if (Number(r.n) === 0) continue;
+      const startMs = Math.floor(Number(r.b) / 1000);
+      let stopMs = periodMs === undefined ? (sel.to ?? lastMs + 1) : startMs + periodMs;
+      if (sel.to !== undefined && stopMs > sel.to) stopMs = sel.to;
+      const start = periodBound(startMs);
+      const stop = periodBound(stopMs);
+      for (const m of sel.methods) {
+        const v = methodResult(m, r);
+        if (v !== undefined) group.results[m]!.push([v, start, stop]);
+      }
+    }
+  }
+
+  // ---- writes ---------------------------------------------------------------------------------------------
+
+  async record(tenant: string, events: readonly WriteEvent[]): Promise<void> {
+    const b: RowBatch = { tenant, inst: [], ent: [] };
+    for (const ev of events) {
+      const w = historyOfWrite(ev.before, ev.after ?? null, ev.change, newInstanceId);
+      if (w.event !== undefined) b.ent.push(entRow(ev.id, w.event.kind, w.event.at, w.entity));
+      else if (w.entity !== undefined) b.ent.push(entRow(ev.id, 'record', w.entity.modifiedAt, w.entity));
+      for (const { attrIri, instance } of w.instances) b.inst.push(instRow(ev.id, attrIri, instance));
+    }
+    if (b.inst.length > 0 || b.ent.length > 0) await this.link.send(b);
+  }
+
+  async addInstances(
+    tenant: string,
+    entity: { id: string; type: string[]; scope?: string[] },
+    attrs: Record<string, AttrInstance[]>,
+    at: string,
+    _opts?: MutateOptions,
+  ): Promise<boolean> {
+    const rec = await this.getTemporalEntity(tenant, entity.id);
+    const ent: EntRow[] = [];
+    if (rec === undefined) {
+      const created: TemporalEntityRecord = { id: entity.id, type: entity.type, createdAt: at, modifiedAt: at };
+      if (entity.scope !== undefined) created.scope = entity.scope;
+      ent.push(entRow(entity.id, 'created', at, created));
+    } else {
+      const type = rec.type.slice();
+      for (const t of entity.type) if (!type.includes(t)) type.push(t);
+      const { deletedAt: _gone, ...kept } = rec;
+      ent.push(
+        entRow(entity.id, 'record', at, { ...kept, type, modifiedAt: at, ...(entity.scope !== undefined ? { scope: entity.scope } : {}) }),
+      );
+    }
+    const inst: InstRow[] = [];
+    const ms = Date.parse(at);
+    for (const attrIri in attrs)
+      for (const i of attrs[attrIri]!) inst.push(instRow(entity.id, attrIri, historyInstanceOf(i, at, newInstanceId(ms))));
+    await this.write(tenant, inst, ent);
+    await this.synced();
+    return rec === undefined;
+  }
+
+  async deleteTemporalEntity(tenant: string, id: string): Promise<boolean> {
+    const rec = await this.getTemporalEntity(tenant, id);
+    if (rec === undefined) return false;
+    await this.write(tenant, [], [entRow(id, 'purged', new Date().toISOString(), rec)]);
+    await this.synced();
+    return true;
+  }
+
+  async deleteAttribute(tenant: string, id: string, attrIri: string, opts: { datasetId?: string; deleteAll: boolean }): Promise<boolean> {
+    await this.synced();
+    const { inst } = tablesOf(this.s.name, tenant);
+    const ds = opts.deleteAll ? '*' : (opts.datasetId ?? '@none');
+    const where = this.visible(id, await this.hidden(tenant, id));
+    const dsCond = ds === '*' ? '' : ` AND ds = ${lit(ds)}`;
+    const any = await this.sql(`SELECT iid FROM ${inst} WHERE ${where} AND attr = ${lit(attrIri)}${dsCond} LIMIT 1`);
+    if (any.length === 0) return false;
+    const row = entRow(id, 'dropped', new Date().toISOString());
+    row.attr = attrIri;
+    row.ds = ds;
+    await this.write(tenant, [], [row]);
+    await this.synced();
+    return true;
+  }
+
+  /** One visible instance by id. */
+  private async findInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<HistoryInstance | undefined> {
+    const { inst } = tablesOf(this.s.name, tenant);
+    const where = this.visible(id, await this.hidden(tenant, id));
+    const rows = await this.sql(`SELECT body FROM ${inst} WHERE ${where} AND attr = ${lit(attrIri)} AND iid = ${lit(instanceId)} LIMIT 1`);
+    return rows.length === 0 ? undefined : (JSON.parse(rows[0]!.body as string) as HistoryInstance);
+  }
+
+  async updateInstance(
+    tenant: string,
+    id: string,
+    attrIri: string,
+    instanceId: string,
+    instance: AttrInstance,
+    at: string,
+  ): Promise<InstanceUpdateOutcome> {
+    await this.synced();
+    const old = await this.findInstance(tenant, id, attrIri, instanceId);
+    if (old === undefined) return 'notFound';
+    if (instance.type !== old.type) return 'typeMismatch';
+    const next: HistoryInstance = { ...old, ...instance, instanceId, createdAt: old.createdAt, modifiedAt: at };
+    if (old.datasetId !== undefined && instance.datasetId === undefined) next.datasetId = old.datasetId;
+    await this.write(tenant, [instRow(id, attrIri, next)], []);
+    await this.synced();
+    return 'updated';
+  }
+
+  async deleteInstance(tenant: string, id: string, attrIri: string, instanceId: string): Promise<boolean> {
+    await this.synced();
+    const old = await this.findInstance(tenant, id, attrIri, instanceId);
+    if (old === undefined) return false;
+    await this.write(tenant, [instRow(id, attrIri, old, true)], []);
+    await this.synced();
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.link.close();
+  }
+}
+
+/** A method's result from one row of aggregates, as aggregate.ts computes it from the same values. */
+function methodResult(m: AggrMethod, r: Record<string, unknown>): unknown {
+  const numbers = Number(r.nn);
+  switch (m) {
+    case 'totalCount':
+      return Number(r.n);
+    case 'distinctCount':
+      return Number(r.dc);
+    case 'min':
+      return numbers > 0 ? r.mi : (r.smin ?? undefined);
+    case 'max':
+      return numbers > 0 ? r.ma : (r.smax ?? undefined);
+    case 'stddev':
+      // Sample standard deviation, 0 for a single value (QuestDB's is null there).
+      return numbers === 0 ? undefined : numbers < 2 ? 0 : r.sd;
+    case 'sum':
+      return numbers > 0 ? r.s : undefined;
+    case 'avg':
+      return numbers > 0 ? r.a : undefined;
+    case 'sumsq':
+      return numbers > 0 ? r.sq : undefined;
+  }
+}
+
+function parseList(v: unknown): string[] | undefined {
+  if (typeof v !== 'string') return undefined;
+  return JSON.parse(v) as string[];
+}
+
+/** The temporal entity of its latest record row; undefined when that row is a purge. */
+function recordOf(r: Record<string, unknown>): TemporalEntityRecord | undefined {
+  if (r.kind === 'purged') return undefined;
+  const rec: TemporalEntityRecord = {
+    id: r.entity as string,
+    type: parseList(r.types) ?? [],
+    createdAt: isoOf(r.created_at)!,
+    modifiedAt: isoOf(r.modified_at)!,
+  };
+  const scope = parseList(r.scope);
+  if (scope !== undefined) rec.scope = scope;
+  const deletedAt = isoOf(r.deleted_at);
+  if (deletedAt !== undefined) rec.deletedAt = deletedAt;
+  return rec;
+}

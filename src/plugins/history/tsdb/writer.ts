@@ -1,0 +1,271 @@
+// The tsdb history's writer (its own thread, writer-thread.ts): takes the rows every thread hands it, appends them
+// to QuestDB through ILP over HTTP (@questdb/nodejs-client) in batches, off the request path. While QuestDB is slow
+// or down, rows wait in a bounded buffer (--troeBuffer rows; past it, entity writes wait: back-pressure) and are sent
+// again, in order, once it answers: QuestDB's dedup keys make a batch sent twice land once (rows.ts).
+import { Sender, SenderOptions } from '@questdb/nodejs-client';
+import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
+import type { EntRow, InstRow, RowBatch } from './rows.js';
+import { tableDdl } from './rows.js';
+import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
+import { tablesOf, type TsdbSettings } from './settings.js';
+
+/** Rows sent in one ILP request at most. */
+const BATCH_ROWS = 20_000;
+/** How long rows may wait for more before they are sent. */
+const LINGER_MS = 20;
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 5_000;
+/** How long a sync waits for QuestDB to apply what was sent (its WAL tables apply asynchronously). */
+const APPLY_WAIT_MS = 10_000;
+
+interface Pending {
+  /** Position of the rows message after which the sync was asked. */
+  target: number;
+  id: string;
+  reply: (m: FromWriter) => void;
+}
+
+const rowCount = (b: RowBatch): number => b.inst.length + b.ent.length;
+
+export class Writer {
+  private readonly queue: RowBatch[] = [];
+  private queuedRows = 0;
+  /** rows messages received, and how many of them are in QuestDB. */
+  private received = 0;
+  private sent = 0;
+  private readonly syncs: Pending[] = [];
+  private readonly ensured = new Set<string>();
+  /** Tables written since QuestDB last said it applied everything. */
+  private readonly unapplied = new Set<string>();
+  private sender: Sender | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private down = false;
+  private retryMs = RETRY_MIN_MS;
+  private full = false;
+  private lastError = '';
+  private closing = false;
+
+  constructor(
+    private readonly s: TsdbSettings,
+    private readonly post: (m: Greeting) => void,
+    private readonly report: (m: WriterReport) => void,
+  ) {}
+
+  /** A message of one instance, whose answers go back by `reply`. */
+  on(m: ToWriter, reply: (m: FromWriter) => void): void {
+    if (m.k === 'rows') {
+      this.queue.push(m.b);
+      this.queuedRows += rowCount(m.b);
+      this.received++;
+      if (!this.full && this.queuedRows > this.s.buffer) {
+        this.full = true;
+        this.post({ k: 'pressure', full: true });
+        this.log(
+          'warn',
+          { rows: this.queuedRows, buffer: this.s.buffer },
+          'tsdb: the history buffer is full: entity writes wait for QuestDB',
+        );
+      }
+      this.schedule(this.queuedRows >= BATCH_ROWS ? 0 : LINGER_MS);
+      return;
+    }
+    this.syncs.push({ target: this.received, id: m.id, reply });
+    if (this.down) {
+      this.answerSyncs(this.lastError);
+      return;
+    }
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.running || this.closing) return;
+    if (this.timer !== undefined) {
+      if (ms > 0) return;
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.run();
+    }, ms);
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) await this.sendBatch();
+      if (this.syncs.length > 0) {
+        await this.waitApplied();
+        this.answerSyncs();
+      }
+      if (this.down) this.log('info', { endpoint: `${this.s.host}:${this.s.port}` }, 'tsdb: QuestDB answers again: buffered history sent');
+      this.down = false;
+      this.retryMs = RETRY_MIN_MS;
+    } catch (e) {
+      this.sender = undefined;
+      this.lastError = e instanceof Error ? e.message : String(e);
+      if (!this.down)
+        this.log(
+          'error',
+          { err: this.lastError, buffered: this.queuedRows },
+          'tsdb: QuestDB is not taking the history: rows are kept and sent again',
+        );
+      this.down = true;
+      this.answerSyncs(this.lastError);
+      this.running = false;
+      if (!this.closing) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          void this.run();
+        }, this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      }
+      return;
+    }
+    this.running = false;
+    if (this.queue.length > 0 || this.syncs.length > 0) this.schedule(0);
+  }
+
+  /** Sends the oldest batches (up to BATCH_ROWS rows) in one ILP request; they leave the queue once QuestDB took them. */
+  private async sendBatch(): Promise<void> {
+    let n = 0;
+    let rows = 0;
+    while (n < this.queue.length && (n === 0 || rows + rowCount(this.queue[n]!) <= BATCH_ROWS)) rows += rowCount(this.queue[n++]!);
+    const batches = this.queue.slice(0, n);
+    const sender = await this.senderOf();
+    const touched = new Set<string>();
+    try {
+      for (const b of batches) {
+        const t = tablesOf(this.s.name, b.tenant);
+        try {
+          await this.ensure(t.inst, t.ent);
+        } catch (e) {
+          if (!(e instanceof QuestDbRefused)) throw e;
+          // QuestDB refuses the tables themselves (not a passing failure): the tenant's rows cannot land, and kept
+          // they would hold back every other tenant's behind them.
+          this.log(
+            'error',
+            { err: e.message, tenant: b.tenant, rows: rowCount(b) },
+            'tsdb: QuestDB refuses the tables: history rows dropped',
+          );
+          b.inst.length = 0;
+          b.ent.length = 0;
+          continue;
+        }
+        for (const r of b.inst) await writeInst(sender, t.inst, r);
+        for (const r of b.ent) await writeEnt(sender, t.ent, r);
+        if (b.inst.length > 0) touched.add(t.inst);
+        if (b.ent.length > 0) touched.add(t.ent);
+      }
+      await sender.flush();
+    } catch (e) {
+      sender.reset();
+      throw e;
+    }
+    this.queue.splice(0, n);
+    this.queuedRows -= rows;
+    this.sent += n;
+    for (const t of touched) this.unapplied.add(t);
+    if (this.full && this.queuedRows < this.s.buffer / 2) {
+      this.full = false;
+      this.post({ k: 'pressure', full: false });
+    }
+  }
+
+  private async senderOf(): Promise<Sender> {
+    if (this.sender !== undefined) return this.sender;
+    // stdlib_http: the client's undici transport kept retrying a refused connection for more than 30 s whatever
+    // retry_timeout said (4.2.0), which held the buffer; node:http fails at once and the writer retries on its own.
+    const conf = `http::addr=${this.s.host}:${this.s.port};protocol_version=1;auto_flush=off;request_timeout=10000;retry_timeout=1000;stdlib_http=on`;
+    const opts = await SenderOptions.fromConfig(conf, { log: () => {} });
+    // The credentials are set on the options, never written into a configuration text an error could quote.
+    if (this.s.user !== undefined) {
+      opts.username = this.s.user;
+      opts.password = this.s.pwd ?? '';
+    }
+    this.sender = new Sender(opts);
+    return this.sender;
+  }
+
+  private async ensure(inst: string, ent: string): Promise<void> {
+    if (this.ensured.has(inst)) return;
+    for (const ddl of tableDdl(inst, ent)) await exec(this.s, ddl);
+    this.ensured.add(inst);
+  }
+
+  /** Waits until QuestDB applied every table written (WAL): a read after the sync sees the rows. */
+  private async waitApplied(): Promise<void> {
+    if (this.unapplied.size === 0) return;
+    const names = [...this.unapplied];
+    const deadline = Date.now() + APPLY_WAIT_MS;
+    for (;;) {
+      const r = rowsOf(
+        await exec(this.s, `SELECT name, writerTxn, sequencerTxn, suspended FROM wal_tables() WHERE name IN (${names.map(lit).join(',')})`),
+      );
+      const behind = r.filter((t) => Number(t.writerTxn) < Number(t.sequencerTxn));
+      const suspended = r.filter((t) => t.suspended === true);
+      if (suspended.length > 0) throw new Error(`QuestDB suspended the table ${String(suspended[0]!.name)}`);
+      if (behind.length === 0) break;
+      if (Date.now() > deadline) throw new Error('QuestDB did not apply the history rows in time');
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    for (const n of names) this.unapplied.delete(n);
+  }
+
+  /** Answers every sync whose rows were sent (all of them with an error). */
+  private answerSyncs(error?: string): void {
+    for (let i = 0; i < this.syncs.length;) {
+      const p = this.syncs[i]!;
+      if (error !== undefined || p.target <= this.sent) {
+        p.reply(error === undefined ? { k: 'synced', id: p.id } : { k: 'synced', id: p.id, error });
+        this.syncs.splice(i, 1);
+      } else i++;
+    }
+  }
+
+  /** At exit: one last try to send what is buffered, within `ms`; reports the rows it could not send. */
+  async close(ms: number): Promise<number> {
+    this.closing = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const deadline = Date.now() + ms;
+    while (this.running && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+    try {
+      while (this.queue.length > 0 && Date.now() < deadline) await this.sendBatch();
+    } catch {
+      // Reported below as rows lost.
+    }
+    await this.sender?.close().catch(() => {});
+    return this.queuedRows;
+  }
+
+  private log(level: 'info' | 'warn' | 'error', obj: Record<string, unknown>, msg: string): void {
+    this.report({ k: 'log', level, obj, msg });
+  }
+}
+
+async function writeInst(sender: Sender, table: string, r: InstRow): Promise<void> {
+  sender.table(table).symbol('entity', r.entity).symbol('attr', r.attr).symbol('ds', r.ds).symbol('vtype', r.vtype);
+  sender.stringColumn('iid', r.iid).stringColumn('body', r.body).stringColumn('val', r.val).booleanColumn('gone', r.gone);
+  if (r.num !== undefined) sender.floatColumn('num', r.num);
+  if (r.str !== undefined) sender.stringColumn('str', r.str);
+  if (r.obs !== undefined) sender.timestampColumn('observed_at', r.obs, 'ms');
+  sender.timestampColumn('modified_at', r.mod, 'ms');
+  if (r.del !== undefined) sender.timestampColumn('deleted_at', r.del, 'ms');
+  await sender.at(r.ts, 'ms');
+}
+
+async function writeEnt(sender: Sender, table: string, r: EntRow): Promise<void> {
+  sender.table(table).symbol('entity', r.entity).symbol('kind', r.kind);
+  if (r.attr !== undefined) sender.symbol('attr', r.attr);
+  sender.stringColumn('rid', r.rid).booleanColumn('has_rec', r.rec !== undefined);
+  if (r.ds !== undefined) sender.stringColumn('ds', r.ds);
+  const rec = r.rec;
+  if (rec !== undefined) {
+    sender.stringColumn('types', JSON.stringify(rec.type));
+    if (rec.scope !== undefined) sender.stringColumn('scope', JSON.stringify(rec.scope));
+    sender.timestampColumn('created_at', Date.parse(rec.createdAt), 'ms');
+    sender.timestampColumn('modified_at', Date.parse(rec.modifiedAt), 'ms');
+    if (rec.deletedAt !== undefined) sender.timestampColumn('deleted_at', Date.parse(rec.deletedAt), 'ms');
+  }
+  await sender.at(r.ts, 'ms');
+}

@@ -1,0 +1,3 @@
+// temporal.deleted-at.test.ts again on --troe tsdb (QuestDB, test/services/questdb.sh): the same answers from either history.
+process.env.LDB_TEST_TROE = 'tsdb';
+await import('./temporal.deleted-at.test.js');

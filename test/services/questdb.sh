@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Starts QuestDB (the `--troe tsdb` history's server) for the tests, on 127.0.0.1 only: HTTP (SQL /exec and ILP over
+# HTTP) on ${QDB_HTTP_PORT:-59000}, PostgreSQL wire on ${QDB_PG_PORT:-58812}, ILP over TCP on ${QDB_ILP_PORT:-59009}.
+# Idempotent: already running -> nothing to do. The server is the jar org.questdb:questdb:$QDB_VERSION from Maven
+# Central, fetched once by mvn into the local repository (~/.m2) and run with Java 17 (`java` on PATH).
+# Data under <repo>/.services/questdb. Writes <repo>/.services/questdb.env (QDB_HOST, QDB_HTTP_PORT, QDB_PG_PORT).
+# Stop: test/services/questdb.sh stop
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+QDB_VERSION="${QDB_VERSION:-9.3.4}"
+QDB_HTTP_PORT="${QDB_HTTP_PORT:-59000}"
+QDB_PG_PORT="${QDB_PG_PORT:-58812}"
+QDB_ILP_PORT="${QDB_ILP_PORT:-59009}"
+QDB_ROOT="$SERVICES_DIR/questdb"
+PIDFILE="$QDB_ROOT/questdb.pid"
+ENV_FILE="$SERVICES_DIR/questdb.env"
+LOG="$SERVICES_DIR/logs/questdb.log"
+mkdir -p "$QDB_ROOT/conf"
+
+write_env() {
+  svc_write_env "$ENV_FILE" "QDB_HOST=127.0.0.1" "QDB_HTTP_PORT=$QDB_HTTP_PORT" "QDB_PG_PORT=$QDB_PG_PORT"
+}
+
+running_pid() {
+  [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null && cat "$PIDFILE"
+}
+
+# Answers SQL on the HTTP port: the server is up (not merely listening while it starts).
+ready() {
+  curl -fsS --max-time 2 "http://127.0.0.1:$QDB_HTTP_PORT/exec?query=select%201" >/dev/null 2>&1
+}
+
+if [ "${1:-start}" = "stop" ]; then
+  if pid=$(running_pid); then
+    kill "$pid"
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  fi
+  rm -f "$PIDFILE"
+  exit 0
+fi
+
+# One start at a time: test files that need QuestDB each run this script, several at once.
+exec 9>"$QDB_ROOT/.lock"
+flock 9
+
+if running_pid >/dev/null && ready; then
+  write_env
+  svc_log "QuestDB already running on 127.0.0.1:$QDB_HTTP_PORT (connection info: $ENV_FILE)"
+  exit 0
+fi
+for p in "$QDB_HTTP_PORT" "$QDB_PG_PORT" "$QDB_ILP_PORT"; do
+  svc_port_open "$p" && svc_die "port $p is taken by another program"
+done
+
+command -v java >/dev/null || svc_die "no java on PATH (QuestDB needs Java 17 or later)"
+JAR="$HOME/.m2/repository/org/questdb/questdb/$QDB_VERSION/questdb-$QDB_VERSION.jar"
+if [ ! -f "$JAR" ]; then
+  command -v mvn >/dev/null || svc_die "no $JAR and no mvn to fetch it from Maven Central"
+  svc_log "fetching org.questdb:questdb:$QDB_VERSION from Maven Central"
+  mvn -q -B dependency:get -Dartifact="org.questdb:questdb:$QDB_VERSION" -Dtransitive=false \
+    >"$SERVICES_DIR/logs/questdb-fetch.log" 2>&1 || svc_die "mvn could not fetch QuestDB, see $SERVICES_DIR/logs/questdb-fetch.log"
+  [ -f "$JAR" ] || svc_die "mvn fetched QuestDB but $JAR is not there"
+fi
+
+# Every listener on loopback; the UDP line protocol and the minimal health server off, no telemetry. Small WAL
+# apply and commit lags keep a test's read close behind its write.
+cat >"$QDB_ROOT/conf/server.conf" <<CONF
+http.net.bind.to=127.0.0.1:$QDB_HTTP_PORT
+pg.net.bind.to=127.0.0.1:$QDB_PG_PORT
+line.tcp.net.bind.to=127.0.0.1:$QDB_ILP_PORT
+line.udp.enabled=false
+http.min.enabled=false
+telemetry.enabled=false
+shared.worker.count=2
+CONF
+
+svc_log "starting QuestDB $QDB_VERSION (log $LOG)"
+# setsid: the server outlives this script and the test run that started it, like the other services.
+setsid java -Xms128m -Xmx1g -p "$JAR" -m io.questdb/io.questdb.ServerMain -d "$QDB_ROOT" >"$LOG" 2>&1 </dev/null &
+echo $! >"$PIDFILE"
+for _ in $(seq 1 300); do
+  ready && break
+  kill -0 "$(cat "$PIDFILE")" 2>/dev/null || { tail -20 "$LOG" >&2 || true; svc_die "QuestDB exited, see $LOG"; }
+  sleep 0.2
+done
+ready || { tail -20 "$LOG" >&2 || true; svc_die "QuestDB not ready on port $QDB_HTTP_PORT after 60 s, see $LOG"; }
+write_env
+svc_log "QuestDB $QDB_VERSION listening on 127.0.0.1:$QDB_HTTP_PORT (HTTP), $QDB_PG_PORT (PG wire), data $QDB_ROOT (connection info: $ENV_FILE)"
