@@ -31,6 +31,12 @@ export interface BrokerConfig {
   pluginDir?: string;
   auth?: string;
   coreContext: '1.6' | '1.7' | '1.8' | '1.9';
+  /** `--bridges`: the bridge plugins loaded (seed 001 §1), by name; `mqtt` also delivers mqtt[s]:// notifications. */
+  bridges: string[];
+  /** `--bridgeConfig`: the bridges' configuration file (seed 001 §2.2). */
+  bridgeConfig?: string;
+  /** `--insecureNotif`: an mqtts:// (or https://) notification endpoint's self-signed certificate is accepted (seed 001 §5). */
+  insecureNotif: boolean;
   /**
    * Set by createBroker (src/broker.ts): names this broker's BroadcastChannels, so brokers sharing a process (the
    * API tests run several) never hear each other.

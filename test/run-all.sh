@@ -13,6 +13,9 @@ if [ -x test/integration/exporter/run.sh ]; then
   exporter=$!
 fi
 
+# Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only).
+bash test/services/mosquitto.sh || status=1
+
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
 npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

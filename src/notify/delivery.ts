@@ -26,6 +26,7 @@ import { Lane, type Waiting } from './lane.js';
 import { SlowestFirst, type Ranked } from './slowest-first.js';
 import { GAUGE, gaugeOf, readGauge, type NotificationQueueStats } from './queue-gauge.js';
 import { DropWarning, type DropKind } from './drop-warning.js';
+import type { MqttSender } from './mqtt-sender.js';
 
 /** Due notifications one endpoint may hold (queued and in flight). */
 export const ENDPOINT_QUEUE_MAX = 10_000;
@@ -82,6 +83,10 @@ export interface DeliveryOptions {
    * gone and it is not sent. Without it, such a notification fails unsent.
    */
   complete?: (due: DueNotification) => Promise<boolean>;
+  /** Sends to mqtt:// and mqtts:// endpoints (the MQTT bridge loaded); without it they fail unsent. */
+  mqtt?: MqttSender;
+  /** --insecureNotif: an https:// endpoint's self-signed certificate is accepted. */
+  insecure?: boolean;
 }
 
 /**
@@ -124,6 +129,8 @@ export class Delivery {
   private readonly budget: number;
   private readonly sending: ((due: DueNotification, at: string) => void) | undefined;
   private readonly complete: ((due: DueNotification) => Promise<boolean>) | undefined;
+  private readonly mqtt: MqttSender | undefined;
+  private readonly insecure: boolean;
   private readonly gauge: Float64Array;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
@@ -143,6 +150,8 @@ export class Delivery {
     this.budget = opts.budgetBytes ?? DEFAULT_QUEUE_BYTES;
     this.sending = opts.sending;
     this.complete = opts.complete;
+    this.mqtt = opts.mqtt;
+    this.insecure = opts.insecure === true;
     this.gauge = opts.gauge ?? gaugeOf();
     this.gauge.fill(0);
     this.gauge[GAUGE.budgetBytes] = this.budget;
@@ -212,6 +221,7 @@ export class Delivery {
     clearInterval(this.sweeper);
     this.drops.close();
     await Promise.allSettled([...this.pools.values()].map((p) => p.pool.destroy()));
+    await this.mqtt?.close();
     this.pools.clear();
   }
 
@@ -336,7 +346,11 @@ export class Delivery {
     let entry = this.pools.get(origin);
     if (entry === undefined) {
       entry = {
-        pool: new Pool(origin, { connections: POOL_CONNECTIONS, keepAliveTimeout: 30_000, connect: { timeout: DEFAULT_TIMEOUT_MS } }),
+        pool: new Pool(origin, {
+          connections: POOL_CONNECTIONS,
+          keepAliveTimeout: 30_000,
+          connect: { timeout: DEFAULT_TIMEOUT_MS, ...(this.insecure ? { rejectUnauthorized: false } : {}) },
+        }),
         lastUsed: 0,
       };
       this.pools.set(origin, entry);
@@ -348,6 +362,7 @@ export class Delivery {
   /** Never throws: whatever goes wrong building or sending the request is the notification's failure. */
   private async send(ep: Endpoint, due: DueNotification, controller: AbortController, at: string): Promise<DeliveryOutcome> {
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') return this.sendMqtt(due, controller, at, timeout);
     const timer = setTimeout(() => controller.abort(), timeout);
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
@@ -380,8 +395,18 @@ export class Delivery {
     }
   }
 
+  /** seed 001 §6.1: one published message; the outcome counts as an HTTP request's would. */
+  private async sendMqtt(due: DueNotification, controller: AbortController, at: string, timeout: number): Promise<DeliveryOutcome> {
+    if (this.mqtt === undefined) return { due, ok: false, sent: false, at, reason: 'the MQTT bridge is not loaded' };
+    const reason = await this.mqtt.send(due, `{"notifiedAt":"${at}",${due.body.slice(1)}`, timeout, controller.signal);
+    if (reason === undefined) return { due, ok: true, sent: true, at };
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ subscription: due.subscriptionId, reason }, 'notification failed');
+    return { due, ok: false, sent: true, at, reason };
+  }
+
   private sweep(): void {
     const now = Date.now();
+    this.mqtt?.sweep(now);
     for (const [origin, entry] of this.pools) {
       if (now - entry.lastUsed < POOL_IDLE_MS) continue;
       this.pools.delete(origin);

@@ -9,6 +9,7 @@ import type { WorkerInit } from '../pipeline/worker-context.js';
 import { SubscriptionSync } from './subscription-sync.js';
 import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
+import { MqttSender } from './mqtt-sender.js';
 import { PeriodicNotifications } from './periodic.js';
 import { JoinedNotifications } from './joined-notifications.js';
 import {
@@ -53,6 +54,8 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
         if (!deleted.has(`${due.tenant}\n${due.subscriptionId}`)) counters.sending(due.tenant, due.subscriptionId, at);
       },
       complete: (due) => joined.complete(due),
+      mqtt: init.config.bridges.includes('mqtt') ? new MqttSender(log, init.config.insecureNotif) : undefined,
+      insecure: init.config.insecureNotif,
     },
   );
   let periodic: PeriodicNotifications | undefined;

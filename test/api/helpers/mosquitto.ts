@@ -1,0 +1,88 @@
+// The Mosquitto server of the MQTT tests (test/services/mosquitto.sh: started when it is not running, on 127.0.0.1
+// with a plain, a user/password and a TLS listener), and MQTT clients that record what they receive.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const SCRIPT = `${REPO}test/services/mosquitto.sh`;
+
+export interface Mosquitto {
+  /** mqtt://127.0.0.1:<plain port> */
+  url: string;
+  /** The listener that wants a user and password. */
+  authUrl: string;
+  /** mqtts:// with a self-signed certificate. */
+  tlsUrl: string;
+  user: string;
+  password: string;
+  /** The self-signed certificate, for a test client that trusts it. */
+  ca: string;
+}
+
+/** Starts the server when it is not running (idempotent, seconds the first time) and reads its addresses. */
+export function mosquitto(): Mosquitto {
+  execFileSync('bash', [SCRIPT], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(`${REPO}.services/mosquitto.env`, 'utf8').split('\n')) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
+    if (m !== null) env[m[1]!] = m[2]!;
+  }
+  return {
+    url: env.MQTT_URL!,
+    authUrl: env.MQTT_AUTH_URL!,
+    tlsUrl: env.MQTTS_URL!,
+    user: env.MQTT_USER!,
+    password: env.MQTT_PASSWORD!,
+    ca: env.MQTT_CA!,
+  };
+}
+
+/** Stops the server (a restart mid-test: mosquitto() starts it again). */
+export function stopMosquitto(): void {
+  execFileSync('bash', [SCRIPT, 'stop'], { stdio: 'ignore' });
+}
+
+export interface Received {
+  topic: string;
+  payload: string;
+  qos: number;
+  retain: boolean;
+}
+
+/** A client subscribed to `topics` at QoS 2 (so a message arrives at the QoS it was published with). */
+export class Listener {
+  readonly received: Received[] = [];
+  private constructor(readonly client: MqttClient) {
+    client.on('message', (topic, payload, packet) => {
+      this.received.push({ topic, payload: payload.toString('utf8'), qos: packet.qos, retain: packet.retain });
+    });
+  }
+
+  static async open(url: string, topics: string[], opts: IClientOptions = {}): Promise<Listener> {
+    const client = await mqtt.connectAsync(url, { reconnectPeriod: 200, connectTimeout: 5000, ...opts });
+    const listener = new Listener(client);
+    await client.subscribeAsync(topics, { qos: 2 });
+    return listener;
+  }
+
+  /** The messages on `topic`, waiting (bounded) until there are at least n. */
+  async on(topic: string, n: number, ms = 8000): Promise<Received[]> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const got = this.received.filter((r) => r.topic === topic);
+      if (got.length >= n || Date.now() > deadline) return got;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.endAsync(true);
+  }
+}
+
+/** A topic no other test uses. */
+export function uniqueTopic(name: string): string {
+  return `ldbroker-test/${name}/${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
