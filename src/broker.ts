@@ -22,6 +22,7 @@ import type { History } from './history/contract.js';
 import { openHistory } from './history/loader.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 import type { PolicyApiServer } from './policyapi/server.js';
+import type { BridgeHostHandle } from './bridge/bridge-host.js';
 
 export type { InjectReply, InjectRequest } from './front/inject.js';
 export { readArgs, readConfig, StartError, type BrokerArgs } from './command-line.js';
@@ -201,6 +202,17 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   }
   health.notifier = notifier;
   undo.push(() => notifier.stop());
+  // seed 001 §1: the bridges' I/O on a thread of its own; their samples are written through the runner.
+  let bridgeHost: BridgeHostHandle | undefined;
+  if (config.bridges.length > 0) {
+    try {
+      const { startBridgeHost } = await import('./bridge/bridge-host.js');
+      bridgeHost = await startBridgeHost(config, runner, log, opts.threadExecArgv);
+    } catch (e) {
+      return failed(e, 'the bridge host cannot start');
+    }
+    undo.push(() => bridgeHost?.stop());
+  }
 
   const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => {
@@ -240,6 +252,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     const deadline = Date.now() + 10_000;
     while (deps.inFlight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     if (deps.inFlight.count > 0) log.warn({ requests: deps.inFlight.count }, 'requests still in flight at the shutdown deadline');
+    await bridgeHost?.stop();
     await notifier.stop();
     await shutdownAll(log, runner, store, frontAuth, history);
     await storePlugin.storeDispose?.(storeParams);

@@ -66,6 +66,8 @@ export enum LdOp {
   Conformance = 56,
   /** The broker's own route, no NGSI-LD operation: the auth plugin sees it as LdOp 0. */
   Version = 57,
+  /** seed 001 §4.1: the bridges' Channels; an ordinary route, subject to the auth plugin (§5). */
+  ListChannels = 58,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -662,6 +664,7 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     params: NONE,
     brokerOwn: true,
   },
+  [LdOp.ListChannels]: { clause: 'none: seed 001 §4.1 (bridges)', routes: [get('/channels')], params: NONE },
 };
 
 /** Every operation, index LdOp - 1 (in LdOp order). */

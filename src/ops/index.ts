@@ -21,6 +21,7 @@ import { createSubscription, querySubscriptions, retrieveSubscription, updateSub
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import { listChannels } from './channels.js';
 import { purgeEntities } from './purge.js';
 
 import {
@@ -82,4 +83,5 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.UpdateRegistration, updateRegistration],
   [LdOp.DeleteRegistration, deleteRegistration],
   [LdOp.Version, brokerVersion],
+  [LdOp.ListChannels, listChannels],
 ]);

@@ -27,6 +27,11 @@ export interface PipelineTask {
   body: ArrayBuffer | null;
   /** The auth plugin's identity from authenticate (structured clone). */
   identity?: unknown;
+  /**
+   * The broker's own write of a bridge sample (seed 001 §1: not asked to the auth plugin). Only the bridge host sets
+   * it; the front never does, so no client request carries it.
+   */
+  internal?: true;
 }
 
 export interface PipelineResult {

@@ -62,6 +62,7 @@ const PINNED: Record<string, number> = {
   SourceIdentity: 55,
   Conformance: 56,
   Version: 57,
+  ListChannels: 58,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {

@@ -1,7 +1,10 @@
 // The Mosquitto server of the MQTT tests (test/services/mosquitto.sh: started when it is not running, on 127.0.0.1
 // with a plain, a user/password and a TLS listener), and MQTT clients that record what they receive.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 
@@ -85,4 +88,75 @@ export class Listener {
 /** A topic no other test uses. */
 export function uniqueTopic(name: string): string {
   return `ldbroker-test/${name}/${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A Mosquitto of one test (plain listener on a free port of 127.0.0.1, anonymous, no persistence), which the test
+ * may stop and start again without disturbing the shared server other test files use at the same time.
+ */
+export class OwnMosquitto {
+  private proc: ChildProcess | undefined;
+  private constructor(
+    readonly port: number,
+    private readonly conf: string,
+  ) {}
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<OwnMosquitto> {
+    mosquitto(); // the package is installed
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'ldbroker-mosquitto-'));
+    const conf = join(dir, 'mosquitto.conf');
+    writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest none\n`);
+    chmodSync(dir, 0o755);
+    chmodSync(conf, 0o644);
+    const own = new OwnMosquitto(port, conf);
+    await own.restart();
+    return own;
+  }
+
+  /** Starts it (again) and waits until it accepts connections. */
+  async restart(): Promise<void> {
+    this.proc = spawn('/usr/sbin/mosquitto', ['-c', this.conf], { stdio: 'ignore' });
+    const deadline = Date.now() + 10_000;
+    while (!(await accepts(this.port))) {
+      if (Date.now() > deadline) throw new Error(`mosquitto did not listen on ${this.port}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Stops it and waits until it exited. */
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    this.proc = undefined;
+    if (proc === undefined || proc.exitCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    await exited;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
