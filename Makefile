@@ -45,13 +45,14 @@ test-api: build
 	npx tap test/api
 
 # The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
-# benchmarks add their sections to it.
+# benchmarks and the MQTT bridge's (it starts test/services/mosquitto.sh) add their sections to it.
 bench: build
 	node dist/bench/run.js
 	node dist/bench/query-store.js
 	node dist/bench/auth.js
 	node dist/bench/temporal.js
 	node dist/bench/scenarios/subscriptions.js
+	node dist/bench/scenarios/bridge-mqtt.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
 ETSI_ARGS ?=
