@@ -20,6 +20,8 @@ import {
 
 /** Samples written and not yet seen back as writes, per Channel: their own writes are not published (echo). */
 const PENDING_MAX = 64;
+/** Oversized samples logged per Channel: the first, then one in this many. */
+const OVERSIZED_LOGGED_EVERY = 1000;
 
 interface HostedChannel {
   configured: ConfiguredChannel;
@@ -27,6 +29,8 @@ interface HostedChannel {
   listing: ChannelListing;
   /** JSON of the samples written whose write events have not come back yet. */
   pending: string[];
+  /** Samples dropped for their size. */
+  oversized: number;
 }
 
 export interface BridgeHostData {
@@ -48,7 +52,17 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
       sample: (endpoint, value) => {
         const hosted = channels.get(key(name, endpoint));
         if (hosted === undefined || hosted.listing.state !== 'active') return;
-        const json = JSON.stringify(value);
+        const json = JSON.stringify(value) ?? 'null';
+        // A sample is a request body of the broker's own: held to --maxBodySize as a client's would be.
+        const bytes = Buffer.byteLength(json);
+        if (bytes > config.maxBodySize) {
+          if (hosted.oversized++ % OVERSIZED_LOGGED_EVERY === 0)
+            log.warn(
+              { bridge: name, endpoint, bytes, max: config.maxBodySize, dropped: hosted.oversized },
+              'sample larger than --maxBodySize dropped',
+            );
+          return;
+        }
         if (hosted.pending.push(json) > PENDING_MAX) hosted.pending.shift();
         const c = hosted.configured;
         parent.postMessage({
@@ -98,7 +112,7 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
         listing.reason = verdict.reason;
         log.warn({ bridge: name, endpoint: c.endpoint, reason: verdict.reason }, 'Channel dormant');
       }
-      channels.set(key(name, c.endpoint), { configured: c, bridge, listing, pending: [] });
+      channels.set(key(name, c.endpoint), { configured: c, bridge, listing, pending: [], oversized: 0 });
     }
   }
   for (const bridge of bridges) await bridge.start();

@@ -259,3 +259,53 @@ t.test('GET /channels is subject to the auth plugin; samples are written without
   t.equal(value, 7, 'the sample was written');
   t.notMatch(readFileSync(trace, 'utf8'), /entityOperations\/upsert/, 'the auth plugin was not asked about the sample');
 });
+
+t.test('a sample is a write like any other: it notifies a subscription (to MQTT here)', async (t) => {
+  const topic = 'plant/notify/temp';
+  const id = 'urn:ngsi-ld:Sensor:notify';
+  const broker = await bridgeBroker(t, {
+    mqtt: { server: { uri: server.url }, ngsild: { topics: { [topic]: channel(id, 'temperature') } } },
+  });
+  const notified = 'notifications/sensor';
+  const watcher = await Listener.open(server.url, [notified]);
+  t.teardown(() => watcher.close());
+  const sub = await call(broker, 'POST', `${NGSI}/subscriptions`, {
+    body: {
+      type: 'Subscription',
+      entities: [{ type: 'Sensor' }],
+      watchedAttributes: ['temperature'],
+      notification: { endpoint: { uri: `${server.url}/${notified}` } },
+    },
+  });
+  t.equal(sub.status, 201, sub.text);
+  let got: Array<{ payload: string }> = [];
+  for (let i = 0; i < 50 && got.length === 0; i++) {
+    await device.publishAsync(topic, '12.5', { qos: 1 });
+    got = await watcher.on(notified, 1, 300);
+  }
+  t.ok(got.length >= 1, 'notified');
+  t.match(JSON.parse(got[0]!.payload).body.data[0], { id, type: 'Sensor', temperature: { type: 'Property', value: 12.5 } });
+});
+
+t.test('a sample larger than --maxBodySize is dropped and logged; the next one is written', async (t) => {
+  const topic = 'plant/size/temp';
+  const id = 'urn:ngsi-ld:Sensor:size';
+  const broker = await bridgeBroker(
+    t,
+    { mqtt: { server: { uri: server.url }, ngsild: { topics: { [topic]: channel(id, 'temperature') } } } },
+    ['--maxBodySize', '300', '--troe', 'embdb'],
+  );
+  let value: unknown;
+  for (let i = 0; i < 50 && value !== 1; i++) {
+    await device.publishAsync(topic, '1', { qos: 1 });
+    value = await valueOf(broker, id, 'temperature', (v) => v === 1, 300);
+  }
+  t.equal(value, 1);
+  await device.publishAsync(topic, JSON.stringify('x'.repeat(400)), { qos: 1 });
+  await device.publishAsync(topic, '2', { qos: 1 });
+  t.equal(await valueOf(broker, id, 'temperature', (v) => v === 2), 2);
+  t.match(broker.logs.join('\n'), /sample larger than --maxBodySize dropped/);
+  const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${encodeURIComponent(id)}?attrs=temperature&options=temporalValues`);
+  const values = (JSON.parse(r.text).temperature.values as Array<[unknown, string]>).map((v) => v[0]);
+  t.same(values.slice(-2), [1, 2], 'the large sample was never written');
+});

@@ -2,6 +2,9 @@
 // bridge; with it, each notification is one message {metadata, body} published on the endpoint's topic at its QoS
 // and protocol version, to a real Mosquitto (plain, user/password and TLS listeners); counters follow as for HTTP.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { dirname, join } from 'node:path';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { Listener, mosquitto, uniqueTopic, type Mosquitto } from './helpers/mosquitto.js';
 
@@ -196,4 +199,35 @@ t.test('a server that does not answer fails the notification within the endpoint
   const c = await counters(broker, sub.id, (x) => (x.timesFailed ?? 0) >= 1);
   t.equal(c.timesFailed, 1);
   t.equal(c.timesSent, 1, 'counted as sent, as an HTTP request that got no answer');
+});
+
+t.test('--insecureNotif also trusts the self-signed certificate of an https:// endpoint', async (t) => {
+  const dir = dirname(server.ca);
+  let received = 0;
+  const receiver = createHttpsServer({ cert: readFileSync(server.ca), key: readFileSync(join(dir, 'server.key')) }, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  t.teardown(() => receiver.close());
+  const uri = `https://127.0.0.1:${(receiver.address() as { port: number }).port}/n`;
+  const insecure = await startBroker(['--insecureNotif']);
+  t.teardown(() => insecure.stop());
+  const a = await subscribe(insecure, 'HttpsCar', { uri });
+  const b = await subscribe(broker, 'HttpsCar', { uri, timeout: 2000 });
+  t.equal(a.status, 201);
+  t.equal(b.status, 201);
+  t.equal(
+    (await call(insecure, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:HttpsCar:1', type: 'HttpsCar', speed: prop(1) } })).status,
+    201,
+  );
+  const ca = await counters(insecure, a.id, (x) => x.timesSent === 1 && x.lastSuccess !== undefined);
+  t.equal(ca.status, 'ok', 'delivered with --insecureNotif');
+  await create('HttpsCar', 'urn:ngsi-ld:HttpsCar:2', 2);
+  const cb = await counters(broker, b.id, (x) => (x.timesFailed ?? 0) >= 1);
+  t.equal(cb.timesFailed, 1, 'refused without it');
+  t.equal(received, 1);
 });
