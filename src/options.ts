@@ -95,7 +95,7 @@ export const brokerOptions: OptionSpec[] = [
     name: 'insecureNotif',
     type: 'bool',
     default: false,
-    help: 'accept the self-signed certificate of an mqtts:// notification endpoint',
+    help: 'accept a self-signed (untrusted) certificate of an mqtts:// or https:// notification endpoint',
   },
   { name: 'fg', type: 'bool', default: false, help: 'accepted for compatibility: the broker always runs in the foreground' },
   { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },

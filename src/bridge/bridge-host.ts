@@ -57,6 +57,20 @@ export async function startBridgeHost(
         'sample not written',
       );
   };
+  // Listened to before the thread is ready: a bridge may send samples as it starts. The samples of one entity are
+  // written one after the other, in the order they came: pipeline threads run writes concurrently, and the last
+  // sample must be the attribute's value (and history keep their order).
+  const chains = new Map<string, Promise<void>>();
+  worker.on('message', (m: BridgeHostMessage) => {
+    if (m.kind !== 'sample') return;
+    const next = (chains.get(m.entityId) ?? Promise.resolve())
+      .then(() => write(m))
+      .catch((e: unknown) => log.error({ err: e }, 'sample not written'));
+    chains.set(m.entityId, next);
+    void next.then(() => {
+      if (chains.get(m.entityId) === next) chains.delete(m.entityId);
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     const onMessage = (m: BridgeHostMessage): void => {
       if (m.kind === 'ready') {
@@ -72,25 +86,18 @@ export async function startBridgeHost(
       cleanup();
       reject(e);
     };
+    const onExit = (code: number): void => {
+      cleanup();
+      reject(new Error(`the bridge host exited with ${code} at start`));
+    };
     const cleanup = (): void => {
       worker.off('message', onMessage);
       worker.off('error', onError);
+      worker.off('exit', onExit);
     };
     worker.on('message', onMessage);
     worker.once('error', onError);
-  });
-  // The samples of one entity are written one after the other, in the order they came: pipeline threads run writes
-  // concurrently, and the last sample must be the attribute's value (and history keep their order).
-  const chains = new Map<string, Promise<void>>();
-  worker.on('message', (m: BridgeHostMessage) => {
-    if (m.kind !== 'sample') return;
-    const next = (chains.get(m.entityId) ?? Promise.resolve())
-      .then(() => write(m))
-      .catch((e: unknown) => log.error({ err: e }, 'sample not written'));
-    chains.set(m.entityId, next);
-    void next.then(() => {
-      if (chains.get(m.entityId) === next) chains.delete(m.entityId);
-    });
+    worker.once('exit', onExit);
   });
   worker.on('error', (e) => log.error({ err: e }, 'bridge host thread failed'));
   return {
