@@ -129,9 +129,10 @@ export class MqttSender {
       if (ep.password !== undefined) opts.password = ep.password;
       const created: ServerClient = { client: mqtt.connect(opts), lastUsed: 0, lastError: undefined };
       created.client.on('error', (e) => {
+        // Retried every second: said when the reason changes. The server's address only: no user or password.
+        if (created.lastError !== e.message)
+          this.log.warn({ host: ep.host, port: ep.port, err: e.message }, 'MQTT notification server connection failed');
         created.lastError = e.message;
-        // The server's address only: the user and password stay out of the log.
-        this.log.warn({ host: ep.host, port: ep.port, err: e.message }, 'MQTT notification server connection failed');
       });
       created.client.on('connect', () => {
         created.lastError = undefined;

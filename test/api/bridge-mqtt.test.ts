@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
-import { Listener, OwnMosquitto } from './helpers/mosquitto.js';
+import { Listener, OwnMosquitto, mosquitto } from './helpers/mosquitto.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bridge-'));
 let n = 0;
@@ -308,4 +308,41 @@ t.test('a sample larger than --maxBodySize is dropped and logged; the next one i
   const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${encodeURIComponent(id)}?attrs=temperature&options=temporalValues`);
   const values = (JSON.parse(r.text).temperature.values as Array<[unknown, string]>).map((v) => v[0]);
   t.same(values.slice(-2), [1, 2], 'the large sample was never written');
+});
+
+t.test('the server URI carries a user and password; a wrong one is retried and never logged', async (t) => {
+  const shared = mosquitto();
+  const port = shared.authUrl.slice(shared.authUrl.lastIndexOf(':') + 1);
+  const topic = `plant/auth-${process.pid}/temp`;
+  const id = `urn:ngsi-ld:Sensor:userpass-${process.pid}`;
+  const broker = await bridgeBroker(t, {
+    mqtt: {
+      server: { uri: `mqtt://${shared.user}:${encodeURIComponent(shared.password)}@127.0.0.1:${port}` },
+      ngsild: { topics: { [topic]: channel(id, 'temperature') } },
+    },
+  });
+  const wrong = await bridgeBroker(t, {
+    mqtt: {
+      server: { uri: `mqtt://${shared.user}:not-the-password@127.0.0.1:${port}` },
+      ngsild: { topics: { [topic]: channel(id, 'other') } },
+    },
+  });
+  const dev = await mqtt.connectAsync(shared.authUrl, { username: shared.user, password: shared.password });
+  t.teardown(() => dev.endAsync(true));
+  let value: unknown;
+  for (let i = 0; i < 50 && value !== 3; i++) {
+    await dev.publishAsync(topic, '3', { qos: 1 });
+    value = await valueOf(broker, id, 'temperature', (v) => v === 3, 300);
+  }
+  t.equal(value, 3, 'connected with the user and password');
+  const deadline = Date.now() + 5000;
+  while (!wrong.logs.some((l) => l.includes('MQTT bridge connection failed')) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
+  const logs = wrong.logs.join('\n');
+  t.match(logs, /MQTT bridge connection failed/, 'the refusal is logged');
+  t.notMatch(logs, /not-the-password/, 'the password is not');
+  t.equal((await call(wrong, 'GET', `${NGSI}/channels`)).status, 200, 'the broker serves meanwhile');
+  // Retried every second; said once while the reason stays the same.
+  await new Promise((r) => setTimeout(r, 2500));
+  t.equal(wrong.logs.filter((l) => l.includes('MQTT bridge connection failed')).length, 1, 'one line, not one per retry');
 });

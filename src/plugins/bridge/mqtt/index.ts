@@ -20,6 +20,7 @@ import {
 export const bridgeAbi = BRIDGE_ABI_VERSION;
 
 const RECONNECT_MS = 1000;
+const REPEAT_LOG_MS = 60_000;
 const SERVER_MEMBERS = new Set(['uri', 'MQTT-Version', 'clientId']);
 
 interface ServerConfig {
@@ -128,9 +129,19 @@ class MqttBridge implements Bridge {
     const client = mqtt.connect(opts);
     this.client = client;
     client.on('connect', () => this.subscribeAll(client));
-    client.on('error', (e) =>
-      this.host.log.warn({ host: server.host, port: server.port, err: e.message }, 'MQTT bridge connection failed'),
-    );
+    // A server that refuses or is down is retried every second: said when the reason changes, else once a minute.
+    let said = '';
+    let saidAt = 0;
+    client.on('error', (e) => {
+      const now = Date.now();
+      if (e.message === said && now - saidAt < REPEAT_LOG_MS) return;
+      said = e.message;
+      saidAt = now;
+      this.host.log.warn({ host: server.host, port: server.port, err: e.message }, 'MQTT bridge connection failed');
+    });
+    client.on('connect', () => {
+      said = '';
+    });
     client.on('message', (topic, payload) => this.message(topic, payload));
   }
 
