@@ -19,6 +19,10 @@ interface ServerClient {
   lastUsed: number;
   /** The last connection error, told when a notification cannot be sent for want of a connection. */
   lastError: string | undefined;
+  /** When a notification last asked for a connection again. */
+  triedAt: number;
+  /** The connection closed (and MQTT.js may have given up on it: it does after a refusal). */
+  closed: boolean;
 }
 
 /** What became of one notification: undefined when the server took it (at its QoS), else why not. */
@@ -76,7 +80,15 @@ export class MqttSender {
       };
       signal.addEventListener('abort', aborted);
       if (server.client.connected) publish();
-      else server.client.once('connect', publish);
+      else {
+        server.client.once('connect', publish);
+        // MQTT.js does not retry a connection the server refused (bad user or password): a new notification does.
+        if (server.closed && !server.client.reconnecting && Date.now() - server.triedAt >= RECONNECT_MS) {
+          server.triedAt = Date.now();
+          server.closed = false;
+          server.client.reconnect();
+        }
+      }
     });
   }
 
@@ -127,7 +139,7 @@ export class MqttSender {
       };
       if (ep.username !== undefined) opts.username = ep.username;
       if (ep.password !== undefined) opts.password = ep.password;
-      const created: ServerClient = { client: mqtt.connect(opts), lastUsed: 0, lastError: undefined };
+      const created: ServerClient = { client: mqtt.connect(opts), lastUsed: 0, lastError: undefined, triedAt: 0, closed: false };
       created.client.on('error', (e) => {
         // Retried every second: said when the reason changes. The server's address only: no user or password.
         if (created.lastError !== e.message)
@@ -136,6 +148,10 @@ export class MqttSender {
       });
       created.client.on('connect', () => {
         created.lastError = undefined;
+        created.closed = false;
+      });
+      created.client.on('close', () => {
+        created.closed = true;
       });
       server = created;
       this.clients.set(key, server);

@@ -346,3 +346,27 @@ t.test('the server URI carries a user and password; a wrong one is retried and n
   await new Promise((r) => setTimeout(r, 2500));
   t.equal(wrong.logs.filter((l) => l.includes('MQTT bridge connection failed')).length, 1, 'one line, not one per retry');
 });
+
+t.test('a server that refused the user is tried again: the bridge joins it once the user exists', async (t) => {
+  const own = await OwnMosquitto.start({});
+  t.teardown(() => own.stop());
+  const topic = 'plant/later/temp';
+  const id = 'urn:ngsi-ld:Sensor:later';
+  const broker = await bridgeBroker(t, {
+    mqtt: { server: { uri: `mqtt://dev:pw@127.0.0.1:${own.port}` }, ngsild: { topics: { [topic]: channel(id, 'temperature') } } },
+  });
+  const deadline = Date.now() + 5000;
+  while (!broker.logs.some((l) => l.includes('Not authorized')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.match(broker.logs.join('\n'), /Not authorized/, 'refused first');
+  own.setUsers({ dev: 'pw' });
+  await own.stop();
+  await own.restart();
+  const dev = await mqtt.connectAsync(own.url, { username: 'dev', password: 'pw', reconnectPeriod: 100 });
+  t.teardown(() => dev.endAsync(true));
+  let value: unknown;
+  for (let i = 0; i < 60 && value !== 8; i++) {
+    await dev.publishAsync(topic, '8', { qos: 1 });
+    value = await valueOf(broker, id, 'temperature', (v) => v === 8, 300);
+  }
+  t.equal(value, 8, 'connected and subscribed once the user exists');
+});

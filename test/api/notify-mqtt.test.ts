@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { dirname, join } from 'node:path';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
-import { Listener, mosquitto, uniqueTopic, type Mosquitto } from './helpers/mosquitto.js';
+import { Listener, OwnMosquitto, mosquitto, uniqueTopic, type Mosquitto } from './helpers/mosquitto.js';
 
 let server: Mosquitto;
 let broker: Broker;
@@ -230,4 +230,26 @@ t.test('--insecureNotif also trusts the self-signed certificate of an https:// e
   const cb = await counters(broker, b.id, (x) => (x.timesFailed ?? 0) >= 1);
   t.equal(cb.timesFailed, 1, 'refused without it');
   t.equal(received, 1);
+});
+
+t.test('a server that refused the user is asked again by the next notification', async (t) => {
+  const own = await OwnMosquitto.start({});
+  t.teardown(() => own.stop());
+  const topic = uniqueTopic('refused-then-ok');
+  const sub = await subscribe(broker, 'LaterCar', { uri: `mqtt://dev:pw@127.0.0.1:${own.port}/${topic}`, timeout: 1000 });
+  t.equal(sub.status, 201);
+  await create('LaterCar', 'urn:ngsi-ld:LaterCar:1', 1);
+  const first = await counters(broker, sub.id, (x) => (x.timesFailed ?? 0) >= 1);
+  t.equal(first.timesFailed, 1, 'refused');
+  own.setUsers({ dev: 'pw' });
+  await own.stop();
+  await own.restart();
+  const ownListener = await Listener.open(own.url, [topic], { username: 'dev', password: 'pw' });
+  t.teardown(() => ownListener.close());
+  let got: unknown[] = [];
+  for (let k = 2; k < 12 && got.length === 0; k++) {
+    await create('LaterCar', `urn:ngsi-ld:LaterCar:${k}`, k);
+    got = await ownListener.on(topic, 1, 1500);
+  }
+  t.equal(got.length, 1, 'delivered once the user exists');
 });

@@ -4,7 +4,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 
@@ -105,17 +105,29 @@ export class OwnMosquitto {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<OwnMosquitto> {
+  /** `users`: a password file with these users (none: anonymous clients are welcome). */
+  static async start(users?: Record<string, string>): Promise<OwnMosquitto> {
     mosquitto(); // the package is installed
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'ldbroker-mosquitto-'));
     const conf = join(dir, 'mosquitto.conf');
-    writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest none\n`);
+    const auth = users === undefined ? 'allow_anonymous true' : `allow_anonymous false\npassword_file ${join(dir, 'passwd')}`;
+    writeFileSync(conf, `listener ${port} 127.0.0.1\n${auth}\npersistence false\nlog_dest none\n`);
     chmodSync(dir, 0o755);
     chmodSync(conf, 0o644);
     const own = new OwnMosquitto(port, conf);
+    if (users !== undefined) own.setUsers(users);
     await own.restart();
     return own;
+  }
+
+  /** Writes the password file (read at the next start). */
+  setUsers(users: Record<string, string>): void {
+    const file = join(dirname(this.conf), 'passwd');
+    writeFileSync(file, '');
+    for (const [user, password] of Object.entries(users))
+      execFileSync('mosquitto_passwd', ['-b', file, user, password], { stdio: 'ignore' });
+    chmodSync(file, 0o644);
   }
 
   /** Starts it (again) and waits until it accepts connections. */

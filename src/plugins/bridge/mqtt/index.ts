@@ -21,6 +21,8 @@ export const bridgeAbi = BRIDGE_ABI_VERSION;
 
 const RECONNECT_MS = 1000;
 const REPEAT_LOG_MS = 60_000;
+/** A connection the server refused is tried again after this long (MQTT.js gives up on it). */
+const REFUSED_RETRY_MS = 5000;
 const SERVER_MEMBERS = new Set(['uri', 'MQTT-Version', 'clientId']);
 
 interface ServerConfig {
@@ -67,6 +69,8 @@ class MqttBridge implements Bridge {
   /** MQTT 3.1.1 has no no-local: the last payload published per topic, dropped once when it comes back (rule 5). */
   private readonly lastPublished = new Map<string, string>();
   private client: MqttClient | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private stopping = false;
 
   constructor(
     private readonly config: ServerConfig | undefined,
@@ -138,6 +142,9 @@ class MqttBridge implements Bridge {
       said = e.message;
       saidAt = now;
       this.host.log.warn({ host: server.host, port: server.port, err: e.message }, 'MQTT bridge connection failed');
+      // A connection the server refused (a CONNACK code: bad user or password, not authorized) is not retried by
+      // MQTT.js: retried here, less often, so a server whose users were being set up is joined once they are.
+      if (typeof (e as { code?: unknown }).code === 'number') this.retryLater(client);
     });
     client.on('connect', () => {
       said = '';
@@ -157,7 +164,17 @@ class MqttBridge implements Bridge {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.retry);
     await this.client?.endAsync(true);
+  }
+
+  private retryLater(client: MqttClient): void {
+    if (this.retry !== undefined || this.stopping) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (!this.stopping && !client.connected && !client.reconnecting) client.reconnect();
+    }, REFUSED_RETRY_MS);
   }
 
   private subscribeAll(client: MqttClient): void {
