@@ -123,3 +123,65 @@ t.test('a bridge ABI newer than the broker, or a refusal of bridgeCheckConfig, s
   t.equal(refused.code, 1);
   t.match(refused.stderr.trim(), /^ldbroker: --bridgeConfig: recorder.refuse is set$/);
 });
+
+t.test(
+  'every route that writes the attribute publishes it; a temporal append, another instance or another attribute does not',
+  async (t) => {
+    const doc = {
+      recorder: {
+        ngsild: { topics: { 'r/level': { entityId: 'urn:ngsi-ld:Thing:r', entityType: 'Thing', attribute: 'level' } } },
+      },
+    };
+    const broker = await startBroker([
+      '--pluginDir',
+      pluginDir,
+      '--bridges',
+      'recorder',
+      '--bridgeConfig',
+      configFile(doc),
+      '--troe',
+      'embdb',
+    ]);
+    t.teardown(() => broker.stop());
+    const published = async (n: number): Promise<unknown[]> => {
+      const deadline = Date.now() + 3000;
+      for (;;) {
+        const got = broker.logs.filter((l) => l.includes('recorder publish')).map((l) => (JSON.parse(l) as { value: unknown }).value);
+        if (got.length >= n || Date.now() > deadline) return got;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const id = 'urn:ngsi-ld:Thing:r';
+    const P = (value: unknown): Record<string, unknown> => ({ type: 'Property', value });
+    const steps: Array<[string, string, unknown]> = [
+      ['POST', `${NGSI}/entities`, { id, type: 'Thing', level: P(1) }],
+      ['PATCH', `${NGSI}/entities/${id}/attrs/level`, P(2)],
+      ['PATCH', `${NGSI}/entities/${id}/attrs`, { level: P(3) }],
+      ['POST', `${NGSI}/entities/${id}/attrs`, { level: P(4) }],
+      ['PUT', `${NGSI}/entities/${id}/attrs/level`, P(5)],
+      ['PATCH', `${NGSI}/entities/${id}`, { level: P(6) }],
+      ['PUT', `${NGSI}/entities/${id}`, { id, type: 'Thing', level: P(7) }],
+      ['POST', `${NGSI}/entityOperations/upsert`, [{ id, type: 'Thing', level: P(8) }]],
+      ['POST', `${NGSI}/entityOperations/update`, [{ id, type: 'Thing', level: P(9) }]],
+      ['POST', `${NGSI}/entityOperations/merge`, [{ id, type: 'Thing', level: P(10) }]],
+      ['PUT', `${NGSI}/entities/${id}/attrs/level`, { type: 'Relationship', object: 'urn:ngsi-ld:Thing:other' }],
+    ];
+    for (const [method, path, body] of steps) {
+      const r = await call(broker, method, path, { body });
+      t.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
+    }
+    t.same(await published(11), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 'urn:ngsi-ld:Thing:other'], 'each write published, in order');
+    const quiet: Array<[string, string, unknown]> = [
+      ['POST', `${NGSI}/temporal/entities/${id}/attrs`, { level: [{ ...P(99), observedAt: '2020-01-01T00:00:00Z' }] }],
+      ['POST', `${NGSI}/entities/${id}/attrs`, { level: { ...P(98), datasetId: 'urn:ngsi-ld:Dataset:x' } }],
+      ['POST', `${NGSI}/entities/${id}/attrs`, { other: P(97) }],
+      ['DELETE', `${NGSI}/entities/${id}/attrs/level`, undefined],
+    ];
+    for (const [method, path, body] of quiet) {
+      const r = await call(broker, method, path, body === undefined ? {} : { body });
+      t.ok(r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    t.equal((await published(12)).length, 11, 'none of those is published');
+  },
+);
