@@ -90,6 +90,12 @@ export function uniqueTopic(name: string): string {
   return `ldbroker-test/${name}/${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
+// Mosquitto processes of this test process still running: killed when it ends, however it ends (a tap timeout too).
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of live) p.kill('SIGKILL');
+});
+
 /**
  * A Mosquitto of one test (plain listener on a free port of 127.0.0.1, anonymous, no persistence), which the test
  * may stop and start again without disturbing the shared server other test files use at the same time.
@@ -132,7 +138,10 @@ export class OwnMosquitto {
 
   /** Starts it (again) and waits until it accepts connections. */
   async restart(): Promise<void> {
-    this.proc = spawn('/usr/sbin/mosquitto', ['-c', this.conf], { stdio: 'ignore' });
+    const proc = spawn('/usr/sbin/mosquitto', ['-c', this.conf], { stdio: 'ignore' });
+    live.add(proc);
+    proc.once('exit', () => live.delete(proc));
+    this.proc = proc;
     const deadline = Date.now() + 10_000;
     while (!(await accepts(this.port))) {
       if (Date.now() > deadline) throw new Error(`mosquitto did not listen on ${this.port}`);
