@@ -15,6 +15,8 @@ fi
 
 # Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only).
 bash test/services/mosquitto.sh || status=1
+# The pymodbus device for the Modbus bridge tests (test/services/pymodbus.sh: idempotent, loopback only).
+bash test/services/pymodbus.sh || status=1
 
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
 npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"

@@ -30,11 +30,25 @@ export interface ChannelDescription {
  */
 export type ChannelVerdict = { state: 'active' } | { state: 'dormant'; reason: string } | { state: 'refused'; reason: string };
 
+/** What goes with a sample besides its value (both optional: an MQTT message has neither). */
+export interface SampleMeta {
+  /** When the value was read (seed 001 §6.3 publishTime), ms since the epoch: the attribute's observedAt. */
+  publishTime?: number;
+  /** Sub-Properties of the attribute written with the value (Modbus: `modbusStatus`, seed 001 §2.4, §6.4). */
+  subProperties?: Record<string, string | number | boolean>;
+}
+
+/** A write a bridge cannot send (seed 001 §7): logged by the host with its code; the attribute's write stands. */
+export interface PublishRefusal {
+  code: 'BRIDGE_BAD_INPUT';
+  detail: string;
+}
+
 /** What the host gives a bridge. */
 export interface BridgeHost {
   log: PluginLogger;
   /** An inbound sample (seed 001 §6.2): the Channel's attribute takes `value` through the broker's write path. */
-  sample(endpoint: string, value: unknown): void;
+  sample(endpoint: string, value: unknown, meta?: SampleMeta): void;
   /** A Channel's state changed after it was added (a subscription refused by the server, say). */
   channelState(endpoint: string, verdict: ChannelVerdict): void;
 }
@@ -47,8 +61,11 @@ export interface Bridge {
   channelAddInfo?(endpoint: string, info: readonly ChannelInfoEntry[]): ChannelVerdict;
   /** Opens the connection in the background: resolves at once, a server not up stops nothing (seed 001 §2.3 rule 1). */
   start(): Promise<void>;
-  /** A write of an active Channel's attribute (seed 001 §4.2): the value to send to the endpoint. */
-  publish(endpoint: string, value: unknown): void;
+  /**
+   * A write of an active Channel's attribute (seed 001 §4.2): the value to send to the endpoint. Returns without
+   * waiting for the foreign server; a value the endpoint cannot take is a PublishRefusal (BRIDGE_BAD_INPUT).
+   */
+  publish(endpoint: string, value: unknown): PublishRefusal | undefined | void;
   stop(): Promise<void>;
 }
 

@@ -49,7 +49,7 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
     const mod = await loadBridgeModule(name, config.pluginDir);
     const host: BridgeHost = {
       log: log.child({ bridge: name }),
-      sample: (endpoint, value) => {
+      sample: (endpoint, value, meta) => {
         const hosted = channels.get(key(name, endpoint));
         if (hosted === undefined || hosted.listing.state !== 'active') return;
         const json = JSON.stringify(value) ?? 'null';
@@ -65,13 +65,17 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
         }
         if (hosted.pending.push(json) > PENDING_MAX) hosted.pending.shift();
         const c = hosted.configured;
-        parent.postMessage({
+        const message: BridgeHostMessage = {
           kind: 'sample',
           entityId: c.entityId,
           entityType: c.entityType,
           attribute: c.attribute,
           value,
-        } satisfies BridgeHostMessage);
+        };
+        if (meta?.publishTime !== undefined && Number.isFinite(meta.publishTime))
+          message.observedAt = new Date(meta.publishTime).toISOString();
+        if (meta?.subProperties !== undefined) message.subProperties = meta.subProperties;
+        parent.postMessage(message);
       },
       channelState: (endpoint, verdict) => {
         const hosted = channels.get(key(name, endpoint));
@@ -131,7 +135,10 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
         continue;
       }
       try {
-        hosted.bridge.publish(w.endpoint, w.value);
+        const refusal = hosted.bridge.publish(w.endpoint, w.value);
+        // seed 001 §7: the write stands in the broker; what the bridge could not send is said in the log.
+        if (refusal)
+          log.warn({ bridge: w.bridge, endpoint: w.endpoint, code: refusal.code, detail: refusal.detail }, 'bridge write refused');
       } catch (e) {
         log.error({ err: e, bridge: w.bridge, endpoint: w.endpoint }, 'bridge publish failed');
       }

@@ -14,6 +14,10 @@ export interface Sample {
   entityType: string;
   attribute: string;
   value: unknown;
+  /** ISO 8601: when the value was read (seed 001 §6.3 publishTime). */
+  observedAt?: string;
+  /** Sub-Properties written with the value (Modbus: modbusStatus). */
+  subProperties?: Record<string, string | number | boolean>;
 }
 
 /** Samples of one entity in one write. */
@@ -28,7 +32,7 @@ const decoder = new TextDecoder();
 
 /** The write of samples of one entity, in order: each an entry of the upsert with its attribute. */
 export function sampleTask(samples: readonly Sample[]): PipelineTask {
-  const entries = samples.map((s) => ({ id: s.entityId, type: s.entityType, [s.attribute]: { type: 'Property', value: s.value } }));
+  const entries = samples.map((s) => ({ id: s.entityId, type: s.entityType, [s.attribute]: attributeOf(s) }));
   const body = encoder.encode(JSON.stringify(entries));
   return {
     op: LdOp.BatchUpsert,
@@ -41,6 +45,14 @@ export function sampleTask(samples: readonly Sample[]): PipelineTask {
     body: body.buffer as ArrayBuffer,
     internal: true,
   };
+}
+
+/** The attribute a sample writes: a Property with the value, and its observedAt and Sub-Properties when it has them. */
+function attributeOf(s: Sample): Record<string, unknown> {
+  const attr: Record<string, unknown> = { type: 'Property', value: s.value };
+  if (s.observedAt !== undefined) attr.observedAt = s.observedAt;
+  if (s.subProperties !== undefined) for (const [k, v] of Object.entries(s.subProperties)) attr[k] = { type: 'Property', value: v };
+  return attr;
 }
 
 interface EntityQueue {

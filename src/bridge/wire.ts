@@ -55,4 +55,13 @@ export type BridgeHostMessage =
   | { kind: 'ready' }
   | { kind: 'stopped' }
   | { kind: 'failed'; error: string }
-  | { kind: 'sample'; entityId: string; entityType: string; attribute: string; value: unknown };
+  | {
+      kind: 'sample';
+      entityId: string;
+      entityType: string;
+      attribute: string;
+      value: unknown;
+      /** ISO 8601: the read's time (SampleMeta.publishTime). */
+      observedAt?: string;
+      subProperties?: Record<string, string | number | boolean>;
+    };
