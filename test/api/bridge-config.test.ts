@@ -86,6 +86,31 @@ const refused: Array<[string, string[], RegExp]> = [
     ],
     /channelInfo: each entry must be \{key: string, value: string\}/,
   ],
+  ['the modbus bridge without its member', ['--bridges', 'modbus'], /the modbus bridge needs a member modbus with its server/],
+  [
+    'the modbus bridge without a server',
+    ['--bridges', 'modbus', '--bridgeConfig', file(JSON.stringify({ modbus: { ngsild: { topics: { 'holding/0': sensor } } } }))],
+    /modbus.server is needed/,
+  ],
+  [
+    'a modbus server port out of range',
+    ['--bridges', 'modbus', '--bridgeConfig', file(JSON.stringify({ modbus: { server: { host: '127.0.0.1', port: 70000 } } }))],
+    /modbus.server.port: an integer 1-65535 is needed/,
+  ],
+  [
+    'a modbus Channel of the wrong shape (checked by the broker as any bridge)',
+    [
+      '--bridges',
+      'modbus',
+      '--bridgeConfig',
+      file(
+        JSON.stringify({
+          modbus: { server: { host: '127.0.0.1' }, ngsild: { topics: { 'holding/0': { ...sensor, channelInfo: [{ key: 'type' }] } } } },
+        }),
+      ),
+    ],
+    /channelInfo: each entry must be \{key: string, value: string\}/,
+  ],
 ];
 
 for (const [what, args, line] of refused) {
