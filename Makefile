@@ -45,7 +45,8 @@ test-api: build
 	npx tap test/api
 
 # The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
-# benchmarks and the MQTT bridge's (it starts test/services/mosquitto.sh) add their sections to it.
+# benchmarks and the MQTT and Modbus bridges' (they start test/services/mosquitto.sh and pymodbus.sh) add their
+# sections to it.
 bench: build
 	node dist/bench/run.js
 	node dist/bench/query-store.js
@@ -53,6 +54,7 @@ bench: build
 	node dist/bench/temporal.js
 	node dist/bench/scenarios/subscriptions.js
 	node dist/bench/scenarios/bridge-mqtt.js
+	node dist/bench/scenarios/bridge-modbus.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
 ETSI_ARGS ?=

@@ -424,3 +424,23 @@ t.test('BRIDGE_BAD_INPUT: a non-boolean coil write, a non-number register write,
   t.match(logs.join('\n'), /discrete inputs are read only/);
   t.notMatch(logs.join('\n'), /high/, "the client's text is not in the log");
 });
+
+t.test('a device down when the broker starts: the broker starts, one connection line, no poll until it is up', async (t) => {
+  const own = await OwnModbusDevice.start();
+  t.teardown(() => own.stop());
+  await own.stop();
+  const id = 'urn:ngsi-ld:Device:late';
+  const topics: Record<string, unknown> = {};
+  for (let i = 0; i < 50; i++) topics[`holding/${i}`] = channel(id, `r${i}`);
+  const broker = await modbusBroker(t, own, topics, { pollMs: 10 });
+  await new Promise((r) => setTimeout(r, 1500));
+  t.equal(await entity(broker, id), undefined, 'nothing read, nothing written');
+  const logs = broker.logs.join('\n');
+  t.match(logs, /Modbus bridge connection failed/);
+  t.notMatch(logs, /Modbus Channel status changed/, 'no line per Channel: the connection line says it');
+  await own.restart();
+  await own.set('holding', 49, [49]);
+  const e = await until(broker, id, (e) => e.r49?.value === 49 && e.r0?.value === 0, 15_000);
+  t.match(e.r49, { value: 49, modbusStatus: { value: 'ok' } }, 'connected: every Channel read');
+  t.equal(e.r0?.value, 0);
+});

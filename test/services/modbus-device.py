@@ -7,7 +7,8 @@ one line:
   {"op": "get", "unit": 1, "table": "holding", "address": 0, "count": 2}       -> {"values": [1, 2]}
   {"op": "delay", "ms": 500}          every answer waits this long (a device slower than timeoutMs)
   {"op": "fault", "table": "holding", "address": 7, "code": 4}   that address answers exception 4 (0 clears)
-  {"op": "writes"}                    -> {"writes": [[unit, table, address, values], ...]} the Modbus writes, in order
+  {"op": "writes"}                    -> {"writes": [[unit, table, address, values, time], ...]} the Modbus writes, in
+                                         order, each with its wall-clock time in ms (the bench's write latency)
   {"op": "requests"}                  -> {"requests": n} the Modbus requests answered
 Usage: modbus-device.py --port 55020 --control 55021 [--size 2000]
 """
@@ -16,6 +17,7 @@ import argparse
 import asyncio
 import json
 import logging
+import time
 
 from pymodbus.constants import ExcCodes
 from pymodbus.datastore import ModbusServerContext
@@ -72,7 +74,7 @@ class Device(ModbusBaseDeviceContext):
             return exc
         values = [int(v) for v in values]
         self.state.tables[self.unit][table][address : address + len(values)] = values
-        self.state.writes.append([self.unit, table, address, values])
+        self.state.writes.append([self.unit, table, address, values, time.time() * 1000])
         return None
 
 

@@ -52,6 +52,15 @@ if ! cmp -s "$REQ" "$STAMP"; then
   cp "$REQ" "$STAMP"
 fi
 
+# A device started from an older modbus-device.py is restarted: the tests and the bench speak the current one.
+SCRIPT_STAMP="$SERVICES_DIR/pymodbus.script"
+if pid=$(running_pid) && ! cmp -s "$DEVICE" "$SCRIPT_STAMP"; then
+  svc_log "modbus-device.py changed: restarting the device"
+  kill "$pid"
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$PIDFILE"
+fi
+
 if running_pid >/dev/null && svc_port_open "$MODBUS_PORT" && svc_port_open "$MODBUS_CONTROL_PORT"; then
   write_env
   svc_log "Modbus device already running on 127.0.0.1:$MODBUS_PORT (control $MODBUS_CONTROL_PORT; connection info: $ENV_FILE)"
@@ -63,6 +72,7 @@ done
 
 nohup "$VENV/bin/python" "$DEVICE" --port "$MODBUS_PORT" --control "$MODBUS_CONTROL_PORT" >"$LOG" 2>&1 </dev/null &
 echo $! >"$PIDFILE"
+cp "$DEVICE" "$SCRIPT_STAMP"
 for p in "$MODBUS_PORT" "$MODBUS_CONTROL_PORT"; do
   if ! svc_wait_port "$p" 20; then
     tail -20 "$LOG" >&2 || true

@@ -93,9 +93,9 @@ export class OwnModbusDevice {
     await this.control({ op: 'fault', table, address, code });
   }
 
-  /** The Modbus writes it received, in order: [unit, table, address, values]. */
-  async writes(): Promise<Array<[number, Table, number, number[]]>> {
-    return (await this.control({ op: 'writes' })).writes as Array<[number, Table, number, number[]]>;
+  /** The Modbus writes it received, in order: [unit, table, address, values, wall-clock ms]. */
+  async writes(): Promise<Array<[number, Table, number, number[], number]>> {
+    return (await this.control({ op: 'writes' })).writes as Array<[number, Table, number, number[], number]>;
   }
 
   async requests(): Promise<number> {

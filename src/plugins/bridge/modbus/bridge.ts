@@ -54,7 +54,7 @@ export class ModbusBridge implements Bridge {
     private readonly server: ModbusServerConfig,
     private readonly host: BridgeHost,
   ) {
-    this.link = new DeviceLink(server, host.log);
+    this.link = new DeviceLink(server, host.log, (up) => (up ? this.next() : this.down()));
   }
 
   channelAdd(endpoint: string, _channel: ChannelDescription): ChannelVerdict {
@@ -150,9 +150,12 @@ export class ModbusBridge implements Bridge {
     await this.link.close();
   }
 
-  /** Sends the next request when none is under way: a queued write first, else the Channel whose poll is most overdue. */
+  /**
+   * Sends the next request when none is under way and the device is connected: a queued write first, else the
+   * Channel whose poll is most overdue. Not connected: nothing is sent (writes wait in the queue) until it is.
+   */
   private next(): void {
-    if (this.stopped || this.busy) return;
+    if (this.stopped || this.busy || !this.link.isConnected) return;
     clearTimeout(this.wake);
     this.wake = undefined;
     const write = this.writes.shift();
@@ -217,11 +220,21 @@ export class ModbusBridge implements Bridge {
     this.host.sample(channel.endpoint, channel.reported, { publishTime: channel.reportedAt, subProperties: { modbusStatus: 'ok' } });
   }
 
+  /**
+   * The connection is down (the device stopped, or unreachable): no poll can be answered, every Channel's status is
+   * `timeout` (said once in the log by the link, not per Channel).
+   */
+  private down(): void {
+    clearTimeout(this.wake);
+    this.wake = undefined;
+    for (const channel of this.channels.values()) if (channel.settings !== undefined) this.failed(channel, 'timeout', false);
+  }
+
   /** seed 001 §3: the attribute keeps its last value; modbusStatus is written once, when the status changes. */
-  private failed(channel: ModbusChannel, status: ModbusStatus): void {
+  private failed(channel: ModbusChannel, status: ModbusStatus, said = true): void {
     if (channel.status === status) return;
     channel.status = status;
-    this.host.log.warn({ endpoint: channel.endpoint, modbusStatus: status }, 'Modbus Channel status changed');
+    if (said) this.host.log.warn({ endpoint: channel.endpoint, modbusStatus: status }, 'Modbus Channel status changed');
     // Before any value was read the attribute does not exist: the status goes with the first value.
     if (channel.reported === undefined) return;
     channel.samples++;

@@ -31,6 +31,8 @@ export class DeviceLink {
   constructor(
     private readonly server: ModbusServerConfig,
     private readonly log: PluginLogger,
+    /** The connection opened (up) or closed or could not open (down). */
+    private readonly changed: (up: boolean) => void,
   ) {}
 
   open(): void {
@@ -49,6 +51,7 @@ export class DeviceLink {
       this.connected = true;
       this.said = '';
       this.log.info({ host: this.server.host, port: this.server.port }, 'Modbus bridge connected');
+      this.changed(true);
     });
   }
 
@@ -101,7 +104,9 @@ export class DeviceLink {
     }
     // The abandoned client's later events find `this.client` changed and do nothing.
     client.destroy(() => undefined);
-    if (this.stopped || this.reconnect !== undefined) return;
+    if (this.stopped) return;
+    this.changed(false);
+    if (this.reconnect !== undefined) return;
     this.reconnect = setTimeout(() => {
       this.reconnect = undefined;
       this.open();
