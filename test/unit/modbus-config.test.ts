@@ -31,6 +31,8 @@ t.test('a server of the wrong shape stops the broker with one line naming the me
     [[], /modbus must be an object/],
     [{}, /modbus.server is needed/],
     [{ server: 'plc:502' }, /modbus.server must be an object/],
+    [{ server: { host: 'h' }, topics: {} }, /modbus.topics: not a member \(server, ngsild\)/],
+    [{ Server: { host: 'h' } }, /modbus.Server: not a member/],
     [{ server: {} }, /modbus.server.host: a host name or IP address is needed/],
     [{ server: { host: '' } }, /host: a host name/],
     [{ server: { host: 'a b' } }, /host: a host name/],

@@ -7,6 +7,8 @@ import type { PluginLogger } from '../../../plugin/contract.js';
 import type { ModbusServerConfig } from './server-config.js';
 
 const RECONNECT_MS = 1000;
+/** A connection not open in timeoutMs, or this long at least, is given up and tried again (no OS-long wait). */
+const CONNECT_MIN_MS = 1000;
 /** Past the library's own timeout: the guard that ends a request the library never called back. */
 const GUARD_MARGIN_MS = 250;
 const REPEAT_LOG_MS = 60_000;
@@ -42,7 +44,14 @@ export class DeviceLink {
     client.setTimeout(this.server.timeoutMs);
     client.on('error', (e: unknown) => this.lost(client, e));
     client.on('close', () => this.lost(client, new Error('connection closed')));
+    const giveUp = setTimeout(
+      () => {
+        if (this.client === client && !this.connected) this.lost(client, new Error('connection not open in time'));
+      },
+      Math.max(this.server.timeoutMs, CONNECT_MIN_MS),
+    );
     client.connectTCP(this.server.host, { port: this.server.port }, (err: unknown) => {
+      clearTimeout(giveUp);
       if (this.client !== client) return;
       if (err) {
         this.lost(client, err);

@@ -16,6 +16,8 @@ export const DEFAULTS = { port: 502, unit: 1, pollMs: 1000, timeoutMs: 1000 } as
 /** The server of the configuration member; throws an Error whose message is the refusal's line. */
 export function modbusServerConfig(config: unknown): ModbusServerConfig {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new Error('--bridgeConfig: modbus must be an object');
+  for (const k of Object.keys(config))
+    if (k !== 'server' && k !== 'ngsild') throw new Error(`--bridgeConfig: modbus.${k.slice(0, 64)}: not a member (server, ngsild)`);
   const s = (config as Record<string, unknown>).server;
   if (s === undefined)
     throw new Error('--bridgeConfig: modbus.server is needed (the device or gateway: host, port, unit, pollMs, timeoutMs)');
