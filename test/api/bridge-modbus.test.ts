@@ -263,10 +263,11 @@ t.test('deadband: a sample only when the value moved by more than it from the la
   await device.set('holding', 400, [100]);
   const broker = await modbusBroker(t, device, { 'holding/400': channel(id, 'level', { deadband: '5' }) }, {}, ['--troe', 'embdb']);
   await until(broker, id, valueIs('level', 100));
-  // Each value is held long enough for several polls (pollMs 50): the last one is a sample, the others are not.
+  // Each value is held until the device answered several polls: each is read, whatever the machine's load.
   for (const v of [103, 105, 99, 106, 108, 111, 112]) {
     await device.set('holding', 400, [v]);
-    await new Promise((r) => setTimeout(r, 250));
+    const seen = await device.requests();
+    while ((await device.requests()) < seen + 3) await new Promise((r) => setTimeout(r, 20));
   }
   await device.set('holding', 400, [120]);
   await until(broker, id, valueIs('level', 120));
