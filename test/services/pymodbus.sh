@@ -6,7 +6,8 @@
 #   ${MODBUS_CONTROL_PORT:-55021}  its control port (set and read registers, slow answers, faults: see the script)
 # Idempotent: already running -> nothing to do. Installs pymodbus into <repo>/.services/pymodbus-venv when missing.
 # Writes <repo>/.services/pymodbus.env (MODBUS_PORT, MODBUS_CONTROL_PORT, MODBUS_PYTHON, MODBUS_DEVICE); the tests
-# start devices of their own with MODBUS_PYTHON and MODBUS_DEVICE (stopped, restarted, made slow).
+# start devices of their own with MODBUS_PYTHON and MODBUS_DEVICE (stopped, restarted, made slow) on free ports.
+# Install only (the tests: no fixed port): test/services/pymodbus.sh install
 # Stop: test/services/pymodbus.sh stop
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,6 +36,10 @@ if [ "${1:-start}" = "stop" ]; then
   exit 0
 fi
 
+# One run at a time (test files call it concurrently): a second waits for the first's install and start.
+exec 9>"$SERVICES_DIR/pymodbus.lock"
+flock 9
+
 # The virtual environment with the pinned pymodbus (again when the pin changes).
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' 2>/dev/null; then
   if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
@@ -50,6 +55,10 @@ if ! cmp -s "$REQ" "$STAMP"; then
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ" >"$SERVICES_DIR/logs/pymodbus-pip.log" 2>&1 \
     || svc_die "pip install failed, see $SERVICES_DIR/logs/pymodbus-pip.log"
   cp "$REQ" "$STAMP"
+fi
+if [ "${1:-start}" = "install" ]; then
+  write_env
+  exit 0
 fi
 
 # A device started from an older modbus-device.py is restarted: the tests and the bench speak the current one.
@@ -70,7 +79,8 @@ for p in "$MODBUS_PORT" "$MODBUS_CONTROL_PORT"; do
   svc_port_open "$p" && svc_die "port $p is taken by another program"
 done
 
-nohup "$VENV/bin/python" "$DEVICE" --port "$MODBUS_PORT" --control "$MODBUS_CONTROL_PORT" >"$LOG" 2>&1 </dev/null &
+# The device does not inherit the lock (fd 9): it would hold it as long as it runs.
+nohup "$VENV/bin/python" "$DEVICE" --port "$MODBUS_PORT" --control "$MODBUS_CONTROL_PORT" >"$LOG" 2>&1 </dev/null 9>&- &
 echo $! >"$PIDFILE"
 cp "$DEVICE" "$SCRIPT_STAMP"
 for p in "$MODBUS_PORT" "$MODBUS_CONTROL_PORT"; do

@@ -11,9 +11,9 @@ const SCRIPT = `${REPO}test/services/pymodbus.sh`;
 
 export type Table = 'coil' | 'discrete' | 'holding' | 'input';
 
-/** Installs pymodbus when missing and starts the shared device (idempotent); the interpreter and the script. */
+/** Installs pymodbus when missing (idempotent; the shared device's fixed port is not needed); the interpreter and the script. */
 function installed(): { python: string; device: string } {
-  execFileSync('bash', [SCRIPT], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('bash', [SCRIPT, 'install'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const env: Record<string, string> = {};
   for (const line of readFileSync(`${REPO}.services/pymodbus.env`, 'utf8').split('\n')) {
     const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
