@@ -85,3 +85,31 @@ t.test('a value read while a write waited goes to the broker first; the written 
   t.match(samples[2]?.[2], { subProperties: { modbusStatus: 'ok' } });
   t.ok((samples[2]?.[2]?.publishTime ?? 0) >= (samples[1]?.[2]?.publishTime ?? Infinity), 'publishTime: when each read completed');
 });
+
+t.test('writes faster than the device do not stop the polls: a due poll goes between two writes', async (t) => {
+  const own = await OwnModbusDevice.start();
+  t.teardown(() => own.stop());
+  const { host, samples } = testHost();
+  const bridge = bridgeOpen({ server: { host: '127.0.0.1', port: own.port, pollMs: 20, timeoutMs: 2000 } }, host);
+  bridge.channelAdd('holding/0', { entityId: 'urn:x', entityType: 'T', attribute: 'a', channelInfo: [] });
+  bridge.channelAdd('holding/1', { entityId: 'urn:x', entityType: 'T', attribute: 'b', channelInfo: [] });
+  await bridge.start();
+  t.teardown(() => bridge.stop());
+  await until(() => samples.length >= 2);
+  await own.delay(20);
+  for (let i = 1; i <= 100; i++) bridge.publish('holding/0', i);
+  await own.set('holding', 1, [7]);
+  await until(() => samples.some((s) => s[0] === 'holding/1' && s[1] === 7));
+  const written = (await own.writes()).length;
+  t.ok(
+    samples.some((s) => s[0] === 'holding/1' && s[1] === 7),
+    'the other Channel was polled',
+  );
+  t.ok(written < 100, `while the writes went on (${written} of 100 done when its sample came)`);
+  await until(async () => (await own.writes()).length === 100, 20_000);
+  t.same(
+    (await own.writes()).map((w) => w[3][0]),
+    Array.from({ length: 100 }, (_, i) => i + 1),
+    'every write done, in order',
+  );
+});

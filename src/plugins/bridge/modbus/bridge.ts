@@ -47,6 +47,7 @@ export class ModbusBridge implements Bridge {
   private readonly link: DeviceLink;
   private wake: NodeJS.Timeout | undefined;
   private busy = false;
+  private lastWasWrite = false;
   private stopped = false;
   private dropped = 0;
 
@@ -152,27 +153,32 @@ export class ModbusBridge implements Bridge {
 
   /**
    * Sends the next request when none is under way and the device is connected: a queued write first, else the
-   * Channel whose poll is most overdue. Not connected: nothing is sent (writes wait in the queue) until it is.
+   * Channel whose poll is most overdue; after a write, a poll that is due goes before the next write, so writes
+   * faster than the device delay the polls by one request each and never stop them. Not connected: nothing is sent
+   * (writes wait in the queue) until it is.
    */
   private next(): void {
     if (this.stopped || this.busy || !this.link.isConnected) return;
     clearTimeout(this.wake);
     this.wake = undefined;
-    const write = this.writes.shift();
-    if (write !== undefined) {
+    const now = Date.now();
+    const channel = this.schedule.peek();
+    const pollDue = channel !== undefined && channel.due <= now;
+    if (this.writes.length > 0 && !(this.lastWasWrite && pollDue)) {
+      const write = this.writes.shift()!;
       this.busy = true;
+      this.lastWasWrite = true;
       void this.write(write).finally(() => this.done());
       return;
     }
-    const channel = this.schedule.peek();
     if (channel === undefined) return;
-    const wait = channel.due - Date.now();
-    if (wait > 0) {
-      this.wake = setTimeout(() => this.next(), wait);
+    if (!pollDue) {
+      this.wake = setTimeout(() => this.next(), channel.due - now);
       return;
     }
-    this.schedule.take(Date.now());
+    this.schedule.take(now);
     this.busy = true;
+    this.lastWasWrite = false;
     void this.poll(channel).finally(() => this.done());
   }
 
