@@ -276,29 +276,30 @@ t.test('deadband: a sample only when the value moved by more than it from the la
   t.same(values, [100, 106, 112, 120], '103, 105, 99 within 5 of 100; 108, 111 within 5 of 106; 112 is 6 from 106');
 });
 
-t.test('device stopped and started: timeout, the last value kept, then ok and the new value', async (t) => {
-  const own = await OwnModbusDevice.start();
-  t.teardown(() => own.stop());
-  const id = 'urn:ngsi-ld:Device:restart';
-  await own.set('holding', 5, [42]);
-  const broker = await modbusBroker(t, own, { 'holding/5': channel(id, 'speed') }, { timeoutMs: 200 }, ['--troe', 'embdb']);
-  const first = await until(broker, id, valueIs('speed', 42));
-  t.equal(first.speed?.value, 42);
-  const readAt = first.speed?.observedAt;
-  await own.stop();
-  const down = await until(broker, id, statusIs('speed', 'timeout'));
-  t.match(down.speed, { value: 42, modbusStatus: { value: 'timeout' }, observedAt: readAt }, 'the last value and its read time kept');
-  await new Promise((r) => setTimeout(r, 1500));
-  await own.restart();
-  await own.set('holding', 5, [43]);
-  const up = await until(broker, id, (e) => valueIs('speed', 43)(e) && statusIs('speed', 'ok')(e), 15_000);
-  t.match(up.speed, { value: 43, modbusStatus: { value: 'ok' } }, 'reconnected: ok and the new value');
-  t.not(up.speed?.observedAt, readAt);
-  const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${encodeURIComponent(id)}?attrs=speed`);
-  const statuses = (JSON.parse(r.text).speed as Array<Record<string, { value: string }>>).map((i) => i.modbusStatus?.value);
-  t.same(statuses, ['ok', 'timeout', 'ok'], 'modbusStatus written once per change, however many polls failed');
-  t.match(broker.logs.join('\n'), /Modbus bridge connection failed/);
-});
+for (const signal of ['SIGTERM', 'SIGKILL'] as const)
+  t.test(`device stopped (${signal}) and started: timeout, the last value kept, then ok and the new value`, async (t) => {
+    const own = await OwnModbusDevice.start();
+    t.teardown(() => own.stop());
+    const id = `urn:ngsi-ld:Device:restart-${signal}`;
+    await own.set('holding', 5, [42]);
+    const broker = await modbusBroker(t, own, { 'holding/5': channel(id, 'speed') }, { timeoutMs: 200, pollMs: 10 }, ['--troe', 'embdb']);
+    const first = await until(broker, id, valueIs('speed', 42));
+    t.equal(first.speed?.value, 42);
+    const readAt = first.speed?.observedAt;
+    await own.stop(signal);
+    const down = await until(broker, id, statusIs('speed', 'timeout'));
+    t.match(down.speed, { value: 42, modbusStatus: { value: 'timeout' }, observedAt: readAt }, 'the last value and its read time kept');
+    await new Promise((r) => setTimeout(r, 1500));
+    await own.restart();
+    await own.set('holding', 5, [43]);
+    const up = await until(broker, id, (e) => valueIs('speed', 43)(e) && statusIs('speed', 'ok')(e), 15_000);
+    t.match(up.speed, { value: 43, modbusStatus: { value: 'ok' } }, 'reconnected: ok and the new value');
+    t.not(up.speed?.observedAt, readAt);
+    const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${encodeURIComponent(id)}?attrs=speed`);
+    const statuses = (JSON.parse(r.text).speed as Array<Record<string, { value: string }>>).map((i) => i.modbusStatus?.value);
+    t.same(statuses, ['ok', 'timeout', 'ok'], 'modbusStatus written once per change, however many polls failed');
+    t.match(broker.logs.join('\n'), /Modbus bridge connection failed/);
+  });
 
 t.test('a Modbus exception: illegalAddress, deviceFailure, then ok; the value kept meanwhile', async (t) => {
   const id = 'urn:ngsi-ld:Device:exception';
@@ -372,10 +373,18 @@ t.test('writes are applied in the order they were made, between polls', async (t
     made,
     'the device received the sequential writes in their order',
   );
-  const final = (await entity(broker, id))?.r0?.value;
-  t.ok(typeof final === 'number' && final > 100, 'one of the concurrent writes is the value');
-  await untilDevice(() => own.get('holding', 0), [final as number]);
-  t.same(await own.get('holding', 0), [final], "the device holds the broker's last value of r0");
+  // Broker and device end with the same value (a read under way may report an older one in between; the next poll
+  // then reports the device's value again).
+  await own.delay(0);
+  let agreed: [unknown, number | undefined] = [undefined, undefined];
+  const until2 = Date.now() + 15_000;
+  while (Date.now() < until2) {
+    agreed = [(await entity(broker, id))?.r0?.value, (await own.get('holding', 0))[0]];
+    if (agreed[0] === agreed[1] && typeof agreed[0] === 'number' && agreed[0] > 100) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(agreed[0], agreed[1], "the device holds the broker's value of r0");
+  t.ok((agreed[1] ?? 0) > 100, 'one of the concurrent writes');
 });
 
 t.test('a device slower than timeoutMs: timeout, then ok when it is fast again', async (t) => {

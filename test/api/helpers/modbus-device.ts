@@ -63,15 +63,15 @@ export class OwnModbusDevice {
     }
   }
 
-  /** Stops it and waits until it exited. */
-  async stop(): Promise<void> {
+  /** Stops it (SIGTERM, or SIGKILL: the connections reset rather than closed) and waits until it exited. */
+  async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     this.ctl?.destroy();
     this.ctl = undefined;
     const proc = this.proc;
     this.proc = undefined;
     if (proc === undefined || proc.exitCode !== null) return;
     const exited = new Promise((r) => proc.once('exit', r));
-    proc.kill('SIGTERM');
+    proc.kill(signal);
     await exited;
   }
 

@@ -72,6 +72,12 @@ export class DeviceLink {
   request<T>(run: LinkRequest<T>): Promise<T> {
     const client = this.client;
     if (!this.connected || client === undefined) return Promise.reject(NOT_CONNECTED);
+    // A connection reset by the device (an error before the close) closes the port without a 'close' event from
+    // modbus-serial: seen here, before the request, or the Bridge would stay 'connected' to nothing.
+    if (!client.isOpen) {
+      this.lost(client, new Error('connection reset'));
+      return Promise.reject(NOT_CONNECTED);
+    }
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const guard = setTimeout(() => settle(GUARD_TIMEOUT), this.server.timeoutMs + GUARD_MARGIN_MS);
