@@ -43,7 +43,8 @@ export class OwnModbusDevice {
 
   static async start(): Promise<OwnModbusDevice> {
     const { python, device } = installed();
-    const dev = new OwnModbusDevice(await freePort(), await freePort(), python, device);
+    const [port, control] = await freePorts(2);
+    const dev = new OwnModbusDevice(port!, control!, python, device);
     await dev.restart();
     return dev;
   }
@@ -58,7 +59,8 @@ export class OwnModbusDevice {
     this.proc = proc;
     const deadline = Date.now() + 15_000;
     while (!(await accepts(this.port)) || !(await accepts(this.controlPort))) {
-      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the Modbus device did not listen on ${this.port}`);
+      if (proc.exitCode !== null || Date.now() > deadline)
+        throw new Error(`the Modbus device did not listen on ${this.port} and ${this.controlPort} (exit code ${proc.exitCode})`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -131,15 +133,20 @@ export class OwnModbusDevice {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
+/** n distinct free ports: held open together, so the same port is not handed out twice. */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  const ports = await Promise.all(
+    servers.map(
+      (s) =>
+        new Promise<number>((resolve, reject) => {
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port));
+        }),
+    ),
+  );
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
 }
 
 function accepts(port: number): Promise<boolean> {
