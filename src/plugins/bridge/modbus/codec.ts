@@ -13,30 +13,32 @@ const INT_RANGE: Readonly<Record<string, readonly [number, number]>> = {
 };
 
 /**
- * Puts the registers of a value in big-endian byte order (ABCD...), or back: each order is its own inverse. For 4
+ * Puts the `n` registers of a value in big-endian byte order (ABCD...), or back: each order is its own inverse. For 4
  * registers: CDAB reverses the word order, BADC swaps the bytes of each word, DCBA reverses every byte.
  */
-function reorder(bytes: Buffer, order: WordOrder): Buffer {
+function reorder(bytes: Buffer, out: Buffer, words: number, order: WordOrder): Buffer {
   if (order === 'ABCD') return bytes;
-  const out = Buffer.allocUnsafe(bytes.length);
-  const words = bytes.length / 2;
+  const swap = order !== 'CDAB';
   for (let w = 0; w < words; w++) {
     const hi = bytes[2 * w]!;
     const lo = bytes[2 * w + 1]!;
     const to = order === 'BADC' ? w : words - 1 - w;
-    const swap = order !== 'CDAB';
     out[2 * to] = swap ? lo : hi;
     out[2 * to + 1] = swap ? hi : lo;
   }
   return out;
 }
 
+/** Scratch of every poll's decoding (one thread, synchronous use): no buffer per read. */
+const WIRE = Buffer.alloc(8);
+const ORDERED = Buffer.alloc(8);
+
 /** The value of a read (registers as 16-bit unsigned numbers), scaled; NaN or ±Infinity for such floats. */
 export function decodeRegisters(regs: readonly number[], s: ChannelSettings): number | boolean {
   if (s.type === 'bool') return regs[0] !== 0;
-  const wire = Buffer.allocUnsafe(regs.length * 2);
-  for (let i = 0; i < regs.length; i++) wire.writeUInt16BE(regs[i]! & 0xffff, 2 * i);
-  const b = reorder(wire, s.order);
+  const words = REGISTERS[s.type];
+  for (let i = 0; i < words; i++) WIRE.writeUInt16BE(regs[i]! & 0xffff, 2 * i);
+  const b = reorder(WIRE, ORDERED, words, s.order);
   let raw: number;
   switch (s.type) {
     case 'int16':
@@ -99,7 +101,7 @@ export function encodeRegisters(value: unknown, s: ChannelSettings): number[] {
       b.writeDoubleBE(raw, 0);
       break;
   }
-  const wire = reorder(b, s.order);
+  const wire = reorder(b, Buffer.alloc(b.length), b.length / 2, s.order);
   const regs: number[] = [];
   for (let i = 0; i < wire.length; i += 2) regs.push(wire.readUInt16BE(i));
   return regs;
