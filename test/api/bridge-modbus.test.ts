@@ -316,6 +316,7 @@ t.test('a Modbus exception: illegalAddress, deviceFailure, then ok; the value ke
   await device.fault('input', 20, 0);
   await device.set('input', 20, [7]);
   t.match((await until(broker, id, statusIs('count', 'ok'))).count, { value: 7, modbusStatus: { value: 'ok' } }, 'ok with the same value');
+  t.match(broker.logs.join('\n'), /"endpoint":"input\/20","modbusStatus":"ok","was":"deviceFailure"/, 'the way back said too');
   // An address the device does not have, never read: no attribute to hold the status; it is logged.
   t.equal((await entity(broker, id))?.beyond, undefined);
   t.match(broker.logs.join('\n'), /"endpoint":"holding\/5000","modbusStatus":"illegalAddress"/);

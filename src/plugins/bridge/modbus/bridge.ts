@@ -221,6 +221,8 @@ export class ModbusBridge implements Bridge {
       channel.reportedAt = readAt;
     } else if (channel.status === 'ok') return;
     // A change beyond the deadband, or a status back to ok: the last reported value, with its read time.
+    if (channel.status !== undefined && channel.status !== 'ok')
+      this.host.log.info({ endpoint: channel.endpoint, modbusStatus: 'ok', was: channel.status }, 'Modbus Channel status changed');
     channel.status = 'ok';
     channel.samples++;
     this.host.sample(channel.endpoint, channel.reported, { publishTime: channel.reportedAt, subProperties: { modbusStatus: 'ok' } });
