@@ -48,7 +48,8 @@ test-api: build
 	npx tap test/api
 
 # The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
-# benchmarks add their sections to it.
+# benchmarks and the MQTT and Modbus bridges' (they start test/services/mosquitto.sh and pymodbus.sh) add their
+# sections to it.
 bench: build
 	bash test/services/ferretdb.sh
 	node dist/bench/run.js
@@ -60,6 +61,8 @@ bench: build
 	node dist/bench/websocket.js
 	node dist/bench/scenarios/subscriptions.js
 	node dist/bench/scenarios/owner-notifications.js
+	node dist/bench/scenarios/bridge-mqtt.js
+	node dist/bench/scenarios/bridge-modbus.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
 ETSI_ARGS ?=

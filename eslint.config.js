@@ -2,7 +2,7 @@
 // ARCHITECTURE.md as import rules, lowest first:
 //   ngsild/ (semantics, no I/O, imports nothing else of src)
 //   < contracts and kits (src/*/contract.ts, src/store/kit/, src/plugin/, logger.ts, features.ts, config.ts) and the plugin loaders
-//   < pipeline/ and notify/ < ops/ < front/ and the services (policyapi/, migrate/, build/)
+//   < pipeline/, notify/ and the bridge host (bridge/ but its contract and loader) < ops/ < front/ and the services (policyapi/, migrate/, build/)
 //   < main.ts, broker.ts, command-line.ts, runner.ts, options.ts and workers/.
 // A file may import its own layer and those below; plugins import contracts and the store kit (and, until the store contract carries
 // them, ngsild's types and helpers); nothing but the top imports a plugin or the command line.
@@ -15,6 +15,7 @@ const SRC = {
   plugin: 'plugin',
   store: 'store',
   auth: 'auth',
+  bridge: 'bridge',
   pipeline: 'pipeline',
   notify: 'notify',
   ops: 'ops',
@@ -33,7 +34,7 @@ const CONTRACT_FILES = [
   'src/features.ts',
   'src/config.ts',
 ];
-const LOADERS = ['src/store/loader.ts', 'src/auth/loader.ts'];
+const LOADERS = ['src/store/loader.ts', 'src/auth/loader.ts', 'src/bridge/loader.ts'];
 
 /** A regexp matching a relative import that, from `depth` folders below src/, names one of `targets` of src/. */
 function reaching(depth, targets) {
@@ -62,6 +63,9 @@ const ABOVE_CONTRACTS = [
   ...TOP,
   'store/loader',
   'auth/loader',
+  'bridge/loader',
+  // The bridge host's modules (not its contract or loader) sit with pipeline/ and notify/.
+  'bridge/(?!contract\\.js$|loader\\.js$)[^/]+',
 ];
 const ABOVE_PIPELINE = [SRC.ops, SRC.front, SRC.plugins, SRC.policyapi, SRC.migrate, SRC.build, ...TOP];
 
@@ -141,6 +145,8 @@ export default tseslint.config(
   },
   ...layer('pipeline', ABOVE_PIPELINE, 'the pipeline sits below ops and the front: handlers are given to it, never imported'),
   ...layer('notify', ABOVE_PIPELINE, 'notify sits below ops and the front'),
+  // bridge/: contract.ts and loader.ts are contracts; the bridge host (threads, sink, reader) sits with notify.
+  ...layer('bridge', ABOVE_PIPELINE, 'the bridge host sits below ops and the front'),
   ...layer(
     'ops',
     [SRC.front, SRC.plugins, SRC.policyapi, SRC.migrate, SRC.build, ...TOP],

@@ -27,6 +27,7 @@ import type { History } from './history/contract.js';
 import { openHistory } from './history/loader.js';
 import { startNotifier, type NotifierHandle } from './notify/notifier.js';
 import type { PolicyApiServer } from './policyapi/server.js';
+import type { BridgeHostHandle } from './bridge/bridge-host.js';
 
 export type { InjectReply, InjectRequest } from './front/inject.js';
 export { readArgs, readConfig, StartError, type BrokerArgs } from './command-line.js';
@@ -220,6 +221,17 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   }
   health.notifier = notifier;
   undo.push(() => notifier.stop());
+  // seed 001 §1: the bridges' I/O on a thread of its own; their samples are written through the runner.
+  let bridgeHost: BridgeHostHandle | undefined;
+  if (config.bridges.length > 0) {
+    try {
+      const { startBridgeHost } = await import('./bridge/bridge-host.js');
+      bridgeHost = await startBridgeHost(config, runner, log, opts.threadExecArgv);
+    } catch (e) {
+      return failed(e, 'the bridge host cannot start');
+    }
+    undo.push(() => bridgeHost?.stop());
+  }
 
   const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => {
@@ -292,6 +304,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
       await wsNotifications.settled();
     }
     wsNotifications.close();
+    await bridgeHost?.stop();
     await notifier.stop();
     await shutdownAll(log, runner, store, frontAuth, history);
     await storePlugin.storeDispose?.(storeParams);

@@ -1,12 +1,14 @@
 // The command line read: argv and BROKER_* against the broker's option table and those of the plugins it names (the
 // auth plugin, the store plugin, a history plugin: loaded to know them). Light on purpose: main.ts answers -u and
 // refuses bad options without loading the broker.
-import { brokerConfig, brokerOptions, earlyOption, parseOptions, splitArgs, usage, OptionError } from './options.js';
+import { brokerConfig, brokerOptions, earlyOption, parseBridgeNames, parseOptions, splitArgs, usage, OptionError } from './options.js';
 import type { BrokerConfig } from './config.js';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import type { AuthPluginModule } from './auth/contract.js';
 import type { StorePluginModule } from './store/contract.js';
 import type { HistoryPluginModule } from './history/contract.js';
+import type { BridgePluginModule } from './bridge/contract.js';
+import { BridgeConfigError, loadBridgeModule, readBridgeConfig } from './bridge/loader.js';
 import { loadStorePlugin } from './store/loader.js';
 import { historyPlace, loadHistoryModule, type HistoryPlace } from './history/loader.js';
 import { FEATURES } from './features.js';
@@ -37,6 +39,8 @@ export interface BrokerArgs {
   authOptions: Record<string, unknown>;
   storeOptions: Record<string, unknown>;
   historyOptions: Record<string, unknown>;
+  /** The bridge plugins of --bridges, by name. */
+  bridgeModules: Map<string, BridgePluginModule>;
 }
 
 /** Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options. */
@@ -80,6 +84,16 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     if (e instanceof OptionError) throw new StartError(e.message);
     throw e;
   }
+  // seed 001 §1: the bridges of --bridges, loaded now so an unknown name stops the start.
+  const bridgeModules = new Map<string, BridgePluginModule>();
+  try {
+    const pluginDir = values.pluginDir as string | undefined;
+    for (const name of parseBridgeNames(values.bridges as string | undefined))
+      bridgeModules.set(name, await loadBridgeModule(name, pluginDir));
+  } catch (e) {
+    if (e instanceof OptionError || e instanceof BridgeConfigError) throw new StartError(e.message);
+    throw e;
+  }
   const pick = (specs: readonly OptionSpec[] | undefined): Record<string, unknown> => {
     const picked: Record<string, unknown> = {};
     for (const spec of specs ?? []) picked[spec.name] = values[spec.name];
@@ -95,6 +109,7 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     authOptions: pick(authModule?.options),
     storeOptions: pick(storePlugin.options),
     historyOptions: pick(historyModule?.options),
+    bridgeModules,
   };
 }
 
@@ -112,6 +127,14 @@ export function readConfig(args: BrokerArgs): { config: BrokerConfig; cors: Cors
   } catch (e) {
     if (e instanceof OptionError) throw new StartError(e.message);
     throw e;
+  }
+  // seed 001 §2.2: the bridges' configuration file, checked whole before anything starts.
+  try {
+    const setup = readBridgeConfig(config.bridgeConfig, config.bridges);
+    for (const [name, mod] of args.bridgeModules) mod.bridgeCheckConfig?.(setup.members[name]);
+    config.bridgeSetup = setup;
+  } catch (e) {
+    throw new StartError(e instanceof Error ? e.message : String(e));
   }
   // seed 000 §4.1 rule 7: the policy API needs uWebSockets.js; the node:http front refuses it at start-up.
   if (config.policyApiPort !== undefined) {

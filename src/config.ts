@@ -1,6 +1,8 @@
 // The broker's configuration as every layer reads it: the resolved options (src/options.ts fills it from the command
 // line and the environment, and only main hands it down), and the error of an option value that cannot be used.
 
+import type { BridgeSetup } from './bridge/contract.js';
+
 /** An option value the broker cannot use: start-up stops with its message. */
 export class OptionError extends Error {}
 
@@ -37,6 +39,14 @@ export interface BrokerConfig {
   pluginDir?: string;
   auth?: string;
   coreContext: '1.6' | '1.7' | '1.8' | '1.9';
+  /** `--bridges`: the bridge plugins loaded (seed 001 §1), by name; `mqtt` also delivers mqtt[s]:// notifications. */
+  bridges: string[];
+  /** `--bridgeConfig`: the bridges' configuration file (seed 001 §2.2). */
+  bridgeConfig?: string;
+  /** The configuration file as read and checked at start (command-line.ts); every thread gets it. */
+  bridgeSetup?: BridgeSetup;
+  /** `--insecureNotif`: an mqtts:// (or https://) notification endpoint's self-signed certificate is accepted (seed 001 §5). */
+  insecureNotif: boolean;
   /**
    * Set by createBroker (src/broker.ts): names this broker's BroadcastChannels, so brokers sharing a process (the
    * API tests run several) never hear each other.

@@ -112,6 +112,18 @@ export const brokerOptions: OptionSpec[] = [
   { name: 'pluginDir', type: 'string', help: 'directory of plugins (<pluginDir>/<category>/<name>.js); default: the built-in ones' },
   { name: 'auth', type: 'string', help: 'authorization plugin: a name in <pluginDir>/auth or a path' },
   { name: 'coreContext', type: 'enum', values: ['1.6', '1.7', '1.8', '1.9'], default: '1.8', help: 'version of the default core @context' },
+  {
+    name: 'bridges',
+    type: 'string',
+    help: 'bridge plugins, comma-separated names (built in: mqtt; or <pluginDir>/bridge/<name>.js); mqtt also delivers notifications to mqtt:// and mqtts:// endpoints',
+  },
+  { name: 'bridgeConfig', type: 'string', help: 'JSON file configuring the bridges: a member per bridge, named as it (README "Bridges")' },
+  {
+    name: 'insecureNotif',
+    type: 'bool',
+    default: false,
+    help: 'accept a self-signed (untrusted) certificate of an mqtts:// or https:// notification endpoint',
+  },
   { name: 'fg', type: 'bool', default: false, help: 'accepted for compatibility: the broker always runs in the foreground' },
   { name: 'u', type: 'bool', default: false, help: 'print every option with its default and exit' },
 ];
@@ -257,5 +269,21 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     pluginDir: values.pluginDir as string | undefined,
     auth: values.auth as string | undefined,
     coreContext: values.coreContext as BrokerConfig['coreContext'],
+    bridges: parseBridgeNames(values.bridges as string | undefined),
+    bridgeConfig: values.bridgeConfig as string | undefined,
+    insecureNotif: values.insecureNotif as boolean,
   };
+}
+
+/** --bridges: comma-separated plugin names, each once; an empty list loads none. */
+export function parseBridgeNames(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const names: string[] = [];
+  for (const part of text.split(',')) {
+    const name = part.trim();
+    if (name === '') continue;
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new OptionError(`--bridges: '${name.slice(0, 64)}' is not a bridge name`);
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
 }

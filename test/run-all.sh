@@ -17,6 +17,10 @@ fi
 bash test/services/questdb.sh || status=1
 # docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
 bash test/services/ferretdb.sh || status=1
+# Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only).
+bash test/services/mosquitto.sh || status=1
+# The pymodbus device for the Modbus bridge tests (test/services/pymodbus.sh: idempotent, loopback only).
+bash test/services/pymodbus.sh || status=1
 
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
 npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"

@@ -68,6 +68,8 @@ export enum LdOp {
   Version = 57,
   /** The broker's own request, no route: the subscriptions of a closed WebSocket connection deleted (front/ws/). */
   DeleteConnectionSubscriptions = 58,
+  /** seed 001 §4.1: the bridges' Channels; an ordinary route, subject to the auth plugin (§5). */
+  ListChannels = 59,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -674,6 +676,7 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     brokerOwn: true,
     internal: true,
   },
+  [LdOp.ListChannels]: { clause: 'none: seed 001 §4.1 (bridges)', routes: [get('/channels')], params: NONE },
 };
 
 /** Every operation, index LdOp - 1 (in LdOp order). */

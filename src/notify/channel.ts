@@ -1,6 +1,7 @@
 // What crosses threads for subscriptions (ARCHITECTURE.md step 11): due notifications from pipeline workers to the
 // notifier, and subscription changes to every thread that keeps a subscription index. Plain data only.
 import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { MqttNotifierInfo } from '../ngsild/subscription/mqtt-endpoint.js';
 import type { NotificationTrigger, SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
 
 /** Pipeline workers post DueBatch messages here; the notifier thread listens. */
@@ -30,6 +31,8 @@ export interface DueNotification {
   seq: number;
   timeoutMs: number | undefined;
   throttlingMs: number;
+  /** An MQTT endpoint's QoS and protocol version (seed 001 §2.1); absent for HTTP. */
+  mqtt?: MqttNotifierInfo;
   /**
    * Set when the subscription joins linked entities (CIM 009 v1.8.1 §5.2.14 join), or an auth plugin keeps owners
    * (seed 000 §5.3): the notification is built on the notifier thread as it is sent, with the linked entities as the

@@ -28,6 +28,7 @@ import { SlowestFirst, type Ranked } from './slowest-first.js';
 import { GAUGE, gaugeOf, readGauge, type NotificationQueueStats } from './queue-gauge.js';
 import { DropWarning, type DropKind } from './drop-warning.js';
 import type { Completion } from './joined-notifications.js';
+import type { MqttSender } from './mqtt-sender.js';
 
 /** Due notifications one endpoint may hold (queued and in flight). */
 export const ENDPOINT_QUEUE_MAX = 10_000;
@@ -89,6 +90,10 @@ export interface DeliveryOptions {
   complete?: (due: DueNotification) => Promise<Completion>;
   /** Sends a notification whose endpoint is a WebSocket connection of the front (websocket-sender.ts). */
   webSocket?: (n: WebSocketNotification) => void;
+  /** Sends to mqtt:// and mqtts:// endpoints (the MQTT bridge loaded); without it they fail unsent. */
+  mqtt?: MqttSender;
+  /** --insecureNotif: an https:// endpoint's self-signed certificate is accepted. */
+  insecure?: boolean;
 }
 
 /**
@@ -132,6 +137,8 @@ export class Delivery {
   private readonly sending: ((due: DueNotification, at: string) => void) | undefined;
   private readonly complete: ((due: DueNotification) => Promise<Completion>) | undefined;
   private readonly webSocket: ((n: WebSocketNotification) => void) | undefined;
+  private readonly mqtt: MqttSender | undefined;
+  private readonly insecure: boolean;
   private readonly gauge: Float64Array;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
@@ -152,6 +159,8 @@ export class Delivery {
     this.sending = opts.sending;
     this.complete = opts.complete;
     this.webSocket = opts.webSocket;
+    this.mqtt = opts.mqtt;
+    this.insecure = opts.insecure === true;
     this.gauge = opts.gauge ?? gaugeOf();
     this.gauge.fill(0);
     this.gauge[GAUGE.budgetBytes] = this.budget;
@@ -221,6 +230,7 @@ export class Delivery {
     clearInterval(this.sweeper);
     this.drops.close();
     await Promise.allSettled([...this.pools.values()].map((p) => p.pool.destroy()));
+    await this.mqtt?.close();
     this.pools.clear();
   }
 
@@ -349,7 +359,11 @@ export class Delivery {
     let entry = this.pools.get(origin);
     if (entry === undefined) {
       entry = {
-        pool: new Pool(origin, { connections: POOL_CONNECTIONS, keepAliveTimeout: 30_000, connect: { timeout: DEFAULT_TIMEOUT_MS } }),
+        pool: new Pool(origin, {
+          connections: POOL_CONNECTIONS,
+          keepAliveTimeout: 30_000,
+          connect: { timeout: DEFAULT_TIMEOUT_MS, ...(this.insecure ? { rejectUnauthorized: false } : {}) },
+        }),
         lastUsed: 0,
       };
       this.pools.set(origin, entry);
@@ -361,6 +375,7 @@ export class Delivery {
   /** Never throws: whatever goes wrong building or sending the request is the notification's failure. */
   private async send(ep: Endpoint, due: DueNotification, controller: AbortController, at: string): Promise<DeliveryOutcome> {
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') return this.sendMqtt(due, controller, at, timeout);
     const timer = setTimeout(() => controller.abort(), timeout);
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
@@ -399,8 +414,18 @@ export class Delivery {
     }
   }
 
+  /** seed 001 §6.1: one published message; the outcome counts as an HTTP request's would. */
+  private async sendMqtt(due: DueNotification, controller: AbortController, at: string, timeout: number): Promise<DeliveryOutcome> {
+    if (this.mqtt === undefined) return { due, ok: false, sent: false, at, reason: 'the MQTT bridge is not loaded' };
+    const reason = await this.mqtt.send(due, `{"notifiedAt":"${at}",${due.body.slice(1)}`, timeout, controller.signal);
+    if (reason === undefined) return { due, ok: true, sent: true, at };
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ subscription: due.subscriptionId, reason }, 'notification failed');
+    return { due, ok: false, sent: true, at, reason };
+  }
+
   private sweep(): void {
     const now = Date.now();
+    this.mqtt?.sweep(now);
     for (const [origin, entry] of this.pools) {
       if (now - entry.lastUsed < POOL_IDLE_MS) continue;
       this.pools.delete(origin);

@@ -10,6 +10,7 @@ import type { WorkerInit } from '../pipeline/worker-context.js';
 import { SubscriptionSync } from './subscription-sync.js';
 import { CounterBook } from './counters.js';
 import { Delivery } from './delivery.js';
+import { MqttSender } from './mqtt-sender.js';
 import { PeriodicNotifications } from './periodic.js';
 import { JoinedNotifications } from './joined-notifications.js';
 import {
@@ -62,6 +63,8 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
       },
       complete: (due) => joined.complete(due),
       webSocket: webSocket.send,
+      mqtt: init.config.bridges.includes('mqtt') ? new MqttSender(log, init.config.insecureNotif) : undefined,
+      insecure: init.config.insecureNotif,
     },
   );
   let periodic: PeriodicNotifications | undefined;

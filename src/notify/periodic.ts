@@ -96,6 +96,7 @@ export class PeriodicNotifications {
         seq: 0,
         timeoutMs: sub.endpoint.timeoutMs,
         throttlingMs: 0,
+        ...(sub.endpoint.mqtt === undefined ? {} : { mqtt: sub.endpoint.mqtt }),
       });
     } catch (e) {
       this.log.error({ err: e, subscription: sub.id }, 'periodic notification cannot be built');

@@ -57,6 +57,7 @@ export class SubscriptionSink implements ChangeSink {
             timeoutMs: sub.endpoint.timeoutMs,
             throttlingMs: sub.throttlingMs,
           };
+          if (sub.endpoint.mqtt !== undefined) d.mqtt = sub.endpoint.mqtt;
           if (unbuilt) d.join = { entities: [m.entity], trigger: m.trigger };
           (due ??= []).push(d);
         } catch (e) {

@@ -1,11 +1,13 @@
 // Entity writes through the store with their events: once the store committed a write, its events (store/contract.ts
 // WriteEvent: before, after, what changed, sequence) go to the thread's change sink (subscriptions match there;
-// ARCHITECTURE.md step 11) and to a history beside the store (history/contract.ts record).
+// ARCHITECTURE.md step 11), to the bridges' sink (writes of attributes Channels bind) and to a history beside the
+// store (history/contract.ts record).
 import type { BatchItem, BatchOutcome, MutateOptions, Mutation, WriteEvent } from '../store/contract.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 
 /** Does anything consume this thread's write events? */
-const listened = (ctx: WorkerContext): boolean => ctx.changes !== undefined || ctx.history?.record !== undefined;
+const listened = (ctx: WorkerContext): boolean =>
+  ctx.changes !== undefined || ctx.history?.record !== undefined || ctx.bridges !== undefined;
 
 /** One entity write (Store.mutateEntity), its event published once committed. */
 export async function writeEntity<R>(
@@ -20,6 +22,7 @@ export async function writeEntity<R>(
   const result = await ctx.store.mutateEntity(tenant, id, mutation, { ...opts, events });
   if (events.length > 0) {
     ctx.changes?.publish(events);
+    ctx.bridges?.publish(events);
     if (ctx.history?.record !== undefined) await record(ctx, tenant, events);
   }
   return result;
@@ -37,6 +40,7 @@ export async function writeEntities<R>(
   const outcomes = await ctx.store.mutateEntities(tenant, items, { ...opts, events });
   if (events.length > 0) {
     ctx.changes?.publish(events);
+    ctx.bridges?.publish(events);
     if (ctx.history?.record !== undefined) await record(ctx, tenant, events);
   }
   return outcomes;

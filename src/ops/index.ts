@@ -28,6 +28,7 @@ import {
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import { listChannels } from './channels.js';
 import { purgeEntities } from './purge.js';
 
 import {
@@ -90,4 +91,5 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.UpdateRegistration, updateRegistration],
   [LdOp.DeleteRegistration, deleteRegistration],
   [LdOp.Version, brokerVersion],
+  [LdOp.ListChannels, listChannels],
 ]);

@@ -57,10 +57,10 @@ async function announce(ctx: WorkerContext, change: SubscriptionChanged): Promis
   else broadcastSubscriptionChange(change, ctx.config.instance);
 }
 
-function validateOptions(req: LdRequest, keptEndpoint?: string): ValidateOptions {
+function validateOptions(req: LdRequest, ctx: WorkerContext, keptEndpoint?: string): ValidateOptions {
   return {
     expand: req.context.expandTerm.bind(req.context),
-    schemes: notificationSchemes(),
+    schemes: notificationSchemes(ctx.config.bridges),
     now: Date.now(),
     connection: req.task.connection,
     keptEndpoint,
@@ -90,7 +90,7 @@ async function checkJsonldContext(req: LdRequest, ctx: WorkerContext, url: strin
 }
 
 export const createSubscription: OpHandler = async (req, ctx) => {
-  const opts = validateOptions(req);
+  const opts = validateOptions(req, ctx);
   const body = mapSubscriptionNames(validateSubscription(req.jsonObject(), opts), opts.expand);
   await checkJsonldContext(req, ctx, body.jsonldContext);
   const now = new Date().toISOString();
@@ -152,7 +152,7 @@ export const updateSubscription: OpHandler = async (req, ctx) => {
   const subs = ctx.store.collection(req.tenant, SUBSCRIPTIONS);
   const current = (await subs.get(id)) as SubscriptionDoc | undefined;
   if (current === undefined) throw notFound(`subscription '${id}' does not exist`);
-  const opts = validateOptions(req, current.body.notification.endpoint.uri);
+  const opts = validateOptions(req, ctx, current.body.notification.endpoint.uri);
   // The kept names are IRIs already (expanding an IRI leaves it as it is); the fragment's are terms of this request.
   const body = mapSubscriptionNames(patchSubscription(current.body, fragment, opts), opts.expand);
   if (fragment.jsonldContext !== undefined && fragment.jsonldContext !== null) await checkJsonldContext(req, ctx, body.jsonldContext);

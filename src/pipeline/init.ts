@@ -11,6 +11,8 @@ import { historyPlace, openHistory } from '../history/loader.js';
 import { SubscriptionSync } from '../notify/subscription-sync.js';
 import { SubscriptionSink } from '../notify/subscription-sink.js';
 import { CounterReader } from '../notify/counter-reader.js';
+import { BridgeSink } from '../bridge/bridge-sink.js';
+import { ChannelReader } from '../bridge/channel-reader.js';
 import type { WorkerContext, WorkerInit } from './worker-context.js';
 
 /** The store handle and @context resolver of a thread (pipeline workers, the notifier). */
@@ -59,5 +61,16 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
     auth,
     changes,
     counters: new CounterReader(store, init.config.instance, init.config.storeShared ? init.config.brokerId : undefined),
+    ...bridgeParts(init.config, contexts.defaultContext.expandTerm.bind(contexts.defaultContext)),
+  };
+}
+
+/** seed 001 §1: with bridges loaded, the sink of bound attributes' writes and the reader of GET /channels. */
+function bridgeParts(config: WorkerInit['config'], expand: (term: string) => string): Pick<WorkerContext, 'bridges' | 'channels'> {
+  if (config.bridges.length === 0) return {};
+  const channels = config.bridgeSetup?.channels ?? [];
+  return {
+    bridges: channels.length === 0 ? undefined : new BridgeSink(channels, expand, config.instance),
+    channels: new ChannelReader(config.instance),
   };
 }

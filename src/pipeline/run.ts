@@ -20,11 +20,13 @@ const encoder = new TextEncoder();
 
 /** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
 export async function runPipeline(
-  ctx: WorkerContext,
+  threadCtx: WorkerContext,
   task: PipelineTask,
   handlers: OpHandlers,
   wait?: FetchWaiter,
 ): Promise<PipelineResult> {
+  // seed 001 §1: a bridge sample is the broker's own write, not asked to the auth plugin (no hook, no entity hook).
+  const ctx = task.internal === true && threadCtx.auth !== undefined ? { ...threadCtx, auth: undefined } : threadCtx;
   const req = new LdRequest(task, wait);
   try {
     // seed 000 §5.1 rule 3: the broker's own requests are not asked.

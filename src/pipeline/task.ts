@@ -37,7 +37,11 @@ export interface PipelineTask {
   answer?: PipelineResult;
   /** The WebSocket connection the request came on (`urn:ngsi-ld:WebSocket:<uuid>`, front/ws/). */
   connection?: string;
-  /** The broker's own request (seed 000 §5.1 rule 3): not asked to the auth plugin. Never set from a client's input. */
+  /**
+   * The broker's own request, not asked to the auth plugin (seed 000 §5.1 rule 3; seed 001 §1 for a bridge sample's
+   * write). Only the broker sets it (the WebSocket front for a closed connection, the bridge host); never set from a
+   * client's input.
+   */
   internal?: true;
 }
 

@@ -9,6 +9,7 @@ import type { PipelineAuth } from './auth-step.js';
 import type { ChangeSink } from './change-sink.js';
 import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import type { CounterReader } from '../notify/counter-reader.js';
+import type { ChannelReader } from '../bridge/channel-reader.js';
 
 /** The @context services the pipeline needs (implemented by the thread's ContextService, contexts/context-service.ts). */
 export interface ContextSource {
@@ -31,6 +32,10 @@ export interface WorkerContext {
   changes: ChangeSink | undefined;
   /** Subscriptions' counters as the notifier has them now; undefined: read the store's copy. */
   counters?: CounterReader;
+  /** Committed writes of attributes bound to bridge Channels go here (bridge/bridge-sink.ts); undefined: no Channel. */
+  bridges?: ChangeSink;
+  /** The Channels as the bridge host has them (GET /channels); undefined: no bridge loaded. */
+  channels?: ChannelReader;
 }
 
 /** Plain data handed to every pipeline thread. */

@@ -63,6 +63,7 @@ const PINNED: Record<string, number> = {
   Conformance: 56,
   Version: 57,
   DeleteConnectionSubscriptions: 58,
+  ListChannels: 59,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {

@@ -12,6 +12,7 @@ import { parseScopeQ, compileScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
 import { parseTypeExpression, compileTypeExpression, resolveTypeExpression } from '../query/type-expression.js';
 import type { EntitySelectionQuery, EntitySelector } from '../query/entity-selection.js';
+import { mqttNotifierInfo, type MqttNotifierInfo } from './mqtt-endpoint.js';
 import { DEFAULT_TRIGGERS, type NotificationAccept, type NotificationTrigger, type SubscriptionDoc } from './model.js';
 
 export interface CompiledEndpoint {
@@ -20,6 +21,8 @@ export interface CompiledEndpoint {
   timeoutMs: number | undefined;
   /** receiverInfo as HTTP headers, flat name/value list. */
   headers: string[];
+  /** An mqtt:// or mqtts:// endpoint's QoS and protocol version (seed 001 §2.1); undefined for HTTP. */
+  mqtt: MqttNotifierInfo | undefined;
 }
 
 export interface CompiledSubscription {
@@ -165,7 +168,13 @@ export function compileSubscription(
     render,
     join: n.join === 'flat' || n.join === 'inline' ? { mode: n.join, level: n.joinLevel ?? 1, containedBy: new Set() } : undefined,
     showChanges: n.showChanges === true,
-    endpoint: { uri: n.endpoint.uri, accept: n.endpoint.accept ?? 'application/json', timeoutMs: n.endpoint.timeout, headers },
+    endpoint: {
+      uri: n.endpoint.uri,
+      accept: n.endpoint.accept ?? 'application/json',
+      timeoutMs: n.endpoint.timeout,
+      headers,
+      mqtt: /^mqtts?:/i.test(n.endpoint.uri) ? mqttNotifierInfo(n.endpoint.notifierInfo) : undefined,
+    },
     notifyContext,
     // --brokerUrl is the configured address the resolver names kept @contexts with already.
     linkUrl: linkUrlIn(notifyContext, tenant, brokerUrl === undefined ? doc.brokerUrl : undefined),

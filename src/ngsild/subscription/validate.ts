@@ -11,6 +11,7 @@ import { MAX_JOIN_LEVEL } from '../entity/linked-join.js';
 import { parseGeoQueryObject } from '../query/geoq.js';
 import { parseScopeQ } from '../query/scopeq.js';
 import { compileIdPattern } from '../query/id-pattern.js';
+import { MqttEndpointError, mqttNotifierInfo, parseMqttUri } from './mqtt-endpoint.js';
 import { parseTypeExpression } from '../query/type-expression.js';
 import {
   MIN_TIME_INTERVAL_S,
@@ -362,6 +363,12 @@ function endpoint(v: unknown, opts: ValidateOptions): EndpointBody {
     // seed 001 §7: an MQTT endpoint needs the MQTT bridge.
     if (!opts.schemes.has(scheme))
       throw badRequest(`notification.endpoint.uri: ${scheme}:// endpoints need the MQTT bridge, which is not loaded`);
+    try {
+      parseMqttUri(uri, true);
+    } catch (e) {
+      if (e instanceof MqttEndpointError) throw badRequest(`notification.endpoint.uri: ${e.message}`);
+      throw e;
+    }
   } else if (!opts.schemes.has(scheme)) {
     throw badRequest(`notification.endpoint.uri: the scheme '${scheme}' is not supported (${[...opts.schemes].join(', ')})`);
   } else {
@@ -388,5 +395,14 @@ function endpoint(v: unknown, opts: ValidateOptions): EndpointBody {
   if (v.receiverInfo !== undefined)
     out.receiverInfo = keyValues(v.receiverInfo, 'notification.endpoint.receiverInfo', scheme === 'http' || scheme === 'https');
   if (v.notifierInfo !== undefined) out.notifierInfo = keyValues(v.notifierInfo, 'notification.endpoint.notifierInfo', false);
+  if (scheme === 'mqtt' || scheme === 'mqtts') {
+    // seed 001 §2.1: MQTT-QoS 0-2 and MQTT-Version mqtt3.1.1 or mqtt5.0; other keys are not the MQTT binding's.
+    try {
+      mqttNotifierInfo(out.notifierInfo);
+    } catch (e) {
+      if (e instanceof MqttEndpointError) throw badRequest(`notification.endpoint.notifierInfo: ${e.message}`);
+      throw e;
+    }
+  }
   return out;
 }

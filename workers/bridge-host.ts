@@ -1,0 +1,9 @@
+// Bridge-host thread entry point: runs the bridge plugins and their I/O (src/bridge/host-thread.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import { runBridgeHost, type BridgeHostData } from '../src/bridge/host-thread.js';
+
+if (parentPort === null) throw new Error('workers/bridge-host.js runs as a worker thread');
+const port = parentPort;
+runBridgeHost(workerData as BridgeHostData, port).catch((e: unknown) => {
+  port.postMessage({ kind: 'failed', error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+});
