@@ -140,6 +140,9 @@ export class Delivery {
   private readonly mqtt: MqttSender | undefined;
   private readonly insecure: boolean;
   private readonly gauge: Float64Array;
+  /** Bytes of the waiting notifications; the gauge's copy is only written while they are within the budget. */
+  private queuedBytes = 0;
+  private gaugeHeld = false;
   private readonly ranking = new SlowestFirst<Endpoint>(oldestTag);
   private readonly drops: DropWarning;
   /** Enqueue counter: the age rank of each waiting notification (lane.ts Waiting.tag). */
@@ -198,10 +201,14 @@ export class Delivery {
     lane.push({ due, bytes, tag: this.nextTag++ });
     ep.queued++;
     if (ep.waiting++ === 0) this.ranking.add(ep, ++this.gauge[GAUGE.endpointsQueued]);
-    this.gauge[GAUGE.bytes] += bytes;
     this.gauge[GAUGE.items]++;
-    // The new notification counts too: when its own endpoint is the slowest, it may be the one that goes.
-    while (this.gauge[GAUGE.bytes]! > this.budget) if (!this.dropSlowest()) break;
+    this.queuedBytes += bytes;
+    // The new notification counts too: when its own endpoint is the slowest, it may be the one that goes. The gauge,
+    // which /health reads from another thread at any moment, is written once the queue is within its budget again.
+    this.gaugeHeld = true;
+    while (this.queuedBytes > this.budget) if (!this.dropSlowest()) break;
+    this.gaugeHeld = false;
+    this.gauge[GAUGE.bytes] = this.queuedBytes;
     if (!lane.busy && lane.waiting > 0) {
       lane.busy = true;
       if (this.starting.push(lane) === 1) setImmediate(this.startLanes);
@@ -289,7 +296,8 @@ export class Delivery {
   /** A waiting notification leaves the queue (sent, dropped or purged); in flight or gone, it no longer counts. */
   private leave(ep: Endpoint, item: Waiting): void {
     const g = this.gauge;
-    g[GAUGE.bytes] -= item.bytes;
+    this.queuedBytes -= item.bytes;
+    if (!this.gaugeHeld) g[GAUGE.bytes] = this.queuedBytes;
     g[GAUGE.items]--;
     if (--ep.waiting === 0) g[GAUGE.endpointsQueued]--;
   }

@@ -248,7 +248,7 @@ t.test('GET /channels is subject to the auth plugin; samples are written without
   const ok = await call(broker, 'GET', `${NGSI}/channels`, { headers: { 'x-user': 'a' } });
   t.equal(ok.status, 200);
   t.equal(JSON.parse(ok.text).length, 1);
-  t.match(readFileSync(trace, 'utf8'), /authorize ListChannels .* ldOp=58 path=\/ngsi-ld\/v1\/channels/, 'the plugin sees LdOp 58');
+  t.match(readFileSync(trace, 'utf8'), /authorize ListChannels .* ldOp=59 path=\/ngsi-ld\/v1\/channels/, 'the plugin sees LdOp 59');
   let value: unknown;
   for (let i = 0; i < 50 && value !== 7; i++) {
     await device.publishAsync(topic, '7', { qos: 1 });
