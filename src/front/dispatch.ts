@@ -25,6 +25,7 @@ const PARAM_LABELS: Readonly<Record<string, string>> = {
   contextId: '@context id',
   type: 'entity type',
   entityMapId: 'entity map id',
+  snapshotId: 'snapshot id',
 };
 
 export interface FrontDeps {
@@ -124,6 +125,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     answer,
   };
   if (ex.connection !== undefined) task.connection = ex.connection;
+  if (match.kind === 'op' && match.snapshot !== undefined) task.snapshot = match.snapshot;
   respond(ex, await deps.runner.run(task), deps);
 }
 

@@ -68,6 +68,15 @@ export enum LdOp {
   Version = 57,
   /** The broker's own request, no route: the subscriptions of a closed WebSocket connection deleted (front/ws/). */
   DeleteConnectionSubscriptions = 58,
+  // CIM 009 v1.9.1 Snapshots (clause 4.3.7 and the Snapshot operations of clause 5; ETSI TS 104 175 clause 16 since):
+  // beyond our v1.8 target, served as README "Snapshots" says.
+  CreateSnapshot = 59,
+  QuerySnapshots = 60,
+  RetrieveSnapshot = 61,
+  UpdateSnapshot = 62,
+  DeleteSnapshot = 63,
+  CloneSnapshot = 64,
+  PurgeSnapshot = 65,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -110,6 +119,11 @@ export interface Operation {
   readonly brokerOwn: boolean;
   /** No route: only the broker makes this request (seed 000 §5.1 rule 3), never asked to the auth plugin. */
   readonly internal: boolean;
+  /**
+   * Also served on a Snapshot's entities, below `/snapshots/{snapshotId}` (CIM 009 v1.9.1 §4.3.7: a Snapshot is read
+   * and provisioned with the entity operations; README "Snapshots").
+   */
+  readonly inSnapshot: boolean;
 }
 
 /** A set that cannot change: one instance per parameter list, shared by the operations that take it. */
@@ -158,6 +172,7 @@ interface Entry {
   forwardable?: boolean;
   brokerOwn?: boolean;
   internal?: boolean;
+  inSnapshot?: boolean;
 }
 
 const get = (pattern: string): OperationRoute => ({ method: 'GET', pattern });
@@ -169,6 +184,7 @@ const del = (pattern: string): OperationRoute => ({ method: 'DELETE', pattern })
 const ENTITY = '/entities/:entityId';
 const ATTR = '/entities/:entityId/attrs/:attrId';
 const T_ENTITY = '/temporal/entities/:entityId';
+const SNAPSHOT = '/snapshots/:snapshotId';
 
 /** Every operation by LdOp; the order of routes within a path is its Allow header's. */
 const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
@@ -674,7 +690,57 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     brokerOwn: true,
     internal: true,
   },
+  [LdOp.CreateSnapshot]: {
+    clause: 'v1.9.1 §4.3.7, §5 Create Snapshot',
+    routes: [post('/snapshots')],
+    body: 'object',
+    params: NONE,
+    entityHook: true,
+    inSnapshot: false,
+  },
+  [LdOp.QuerySnapshots]: {
+    clause: 'v1.9.1 §4.3.7, §5 Query Snapshots',
+    routes: [get('/snapshots')],
+    params: frozenSet(['limit', 'offset', 'count']),
+  },
+  [LdOp.RetrieveSnapshot]: { clause: 'v1.9.1 §4.3.7, §5 Retrieve Snapshot', routes: [get(SNAPSHOT)], params: NONE },
+  [LdOp.UpdateSnapshot]: {
+    clause: 'v1.9.1 §4.3.7, §5 Update Snapshot',
+    routes: [patch(SNAPSHOT)],
+    body: 'object',
+    params: NONE,
+    entityHook: true,
+    inSnapshot: false,
+  },
+  [LdOp.DeleteSnapshot]: { clause: 'v1.9.1 §4.3.7, §5 Delete Snapshot', routes: [del(SNAPSHOT)], params: NONE },
+  [LdOp.CloneSnapshot]: {
+    clause: 'v1.9.1 §4.3.7, §5 Clone Snapshot',
+    routes: [post(SNAPSHOT + '/clone')],
+    body: 'object',
+    params: NONE,
+    entityHook: true,
+    inSnapshot: false,
+  },
+  [LdOp.PurgeSnapshot]: {
+    clause: 'v1.9.1 §4.3.7, §5 Purge Snapshot',
+    routes: [post(SNAPSHOT + '/purge')],
+    params: NONE,
+    entityHook: true,
+    inSnapshot: false,
+  },
 };
+
+/**
+ * Served on a Snapshot's entities besides every operation with the entity hook (those read or write entities): the
+ * purge and the discovery of what the Snapshot holds.
+ */
+const SNAPSHOT_SERVED: ReadonlySet<LdOp> = new Set([
+  LdOp.PurgeEntities,
+  LdOp.ListTypes,
+  LdOp.RetrieveType,
+  LdOp.ListAttributes,
+  LdOp.RetrieveAttribute,
+]);
 
 /** Every operation, index LdOp - 1 (in LdOp order). */
 export const OPERATIONS: readonly Operation[] = Object.freeze(
@@ -693,6 +759,7 @@ export const OPERATIONS: readonly Operation[] = Object.freeze(
       forwardable: e.forwardable ?? false,
       brokerOwn: e.brokerOwn ?? false,
       internal: e.internal ?? false,
+      inSnapshot: e.inSnapshot ?? (SNAPSHOT_SERVED.has(op) || e.entityHook === true),
     });
   }),
 );
@@ -715,6 +782,7 @@ export const NO_OPERATION: Operation = Object.freeze({
   forwardable: false,
   brokerOwn: false,
   internal: false,
+  inSnapshot: false,
 });
 
 /** The catalog entry of an operation (LdOp.None has none). */

@@ -1,6 +1,7 @@
 // Keeps a thread's subscription index equal to the store: loaded whole at start, then refreshed by the
 // SubscriptionChanged broadcasts of the threads that write subscriptions (BroadcastChannel never echoes to the
 // sender, so a writer applies its own change at once).
+import { isSnapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
@@ -98,7 +99,10 @@ export function broadcastSubscriptionChange(change: SubscriptionChanged, instanc
   channel.close();
 }
 
-/** Every tenant that may hold subscriptions: the default one and the store's (a subscription's create registers its tenant). */
+/**
+ * Every tenant that may hold subscriptions: the default one and the store's (a subscription's create registers its
+ * tenant); not the entity spaces of Snapshots, which hold entities only (README "Snapshots").
+ */
 export async function subscriptionTenants(store: Store): Promise<string[]> {
-  return ['', ...(await store.listTenants())];
+  return ['', ...(await store.listTenants()).filter((t) => !isSnapshotSpace(t))];
 }

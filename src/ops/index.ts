@@ -29,6 +29,15 @@ import { createRegistration, queryRegistrations, retrieveRegistration, updateReg
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
 import { purgeEntities } from './purge.js';
+import {
+  createSnapshot,
+  querySnapshots,
+  retrieveSnapshot,
+  updateSnapshot,
+  deleteSnapshot,
+  cloneSnapshot,
+  purgeSnapshot,
+} from './snapshots.js';
 
 import {
   temporalQuery,
@@ -90,4 +99,11 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.UpdateRegistration, updateRegistration],
   [LdOp.DeleteRegistration, deleteRegistration],
   [LdOp.Version, brokerVersion],
+  [LdOp.CreateSnapshot, createSnapshot],
+  [LdOp.QuerySnapshots, querySnapshots],
+  [LdOp.RetrieveSnapshot, retrieveSnapshot],
+  [LdOp.UpdateSnapshot, updateSnapshot],
+  [LdOp.DeleteSnapshot, deleteSnapshot],
+  [LdOp.CloneSnapshot, cloneSnapshot],
+  [LdOp.PurgeSnapshot, purgeSnapshot],
 ]);

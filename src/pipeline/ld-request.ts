@@ -28,8 +28,13 @@ export class LdRequest {
   context!: ResolvedContext;
   /** Other @contexts the operation resolved (those of batch entries): kept with `context` when it succeeds. */
   readonly otherContexts: ResolvedContext[] = [];
-  /** Set by the tenant step: '' is the default tenant. */
+  /**
+   * Set by the tenant step: where the operation's entities are, '' for the default tenant. With a Snapshot selected
+   * (`/snapshots/{snapshotId}/...`), the Snapshot's entity space (ngsild/snapshot/snapshot-store.ts).
+   */
   tenant = '';
+  /** Set by the tenant step: the tenant the client named, whose @contexts the request keeps and links. */
+  apiTenant = '';
   /** Set by negotiation. */
   media: ResponseMedia = JSON_TYPE;
   private parsedQuery: QueryParams | undefined;

@@ -81,7 +81,7 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
       body = { ...(body as Record<string, unknown>), '@context': req.context.contextValue as object };
     } else {
       // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
-      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.tenant))));
+      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.apiTenant))));
     }
   }
   headers.push('Content-Type', contentType);

@@ -35,6 +35,8 @@ export interface PipelineTask {
    * 000 §5.1). Only sent when the plugin authorizes before the @context.
    */
   answer?: PipelineResult;
+  /** The Snapshot whose entities the operation serves (`/snapshots/{snapshotId}/...`, README "Snapshots"). */
+  snapshot?: string;
   /** The WebSocket connection the request came on (`urn:ngsi-ld:WebSocket:<uuid>`, front/ws/). */
   connection?: string;
   /** The broker's own request (seed 000 §5.1 rule 3): not asked to the auth plugin. Never set from a client's input. */

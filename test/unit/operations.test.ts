@@ -63,6 +63,13 @@ const PINNED: Record<string, number> = {
   Conformance: 56,
   Version: 57,
   DeleteConnectionSubscriptions: 58,
+  CreateSnapshot: 59,
+  QuerySnapshots: 60,
+  RetrieveSnapshot: 61,
+  UpdateSnapshot: 62,
+  DeleteSnapshot: 63,
+  CloneSnapshot: 64,
+  PurgeSnapshot: 65,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {
@@ -132,4 +139,21 @@ t.test('flags the pipeline and the auth view read', async (t) => {
   t.equal(authLdOp(LdOp.RetrieveEntity), LdOp.RetrieveEntity, 'an NGSI-LD operation is given as it is');
   t.equal(ldOpName(LdOp.None), '', 'no name for no operation');
   t.equal(ldOpName(LdOp.QueryPost), 'QueryPost');
+});
+
+t.test('a Snapshot serves the entity operations and discovery, nothing else (CIM 009 v1.9.1 §4.3.7)', async (t) => {
+  const served = OPERATIONS.filter((o) => o.inSnapshot).map((o) => o.name);
+  for (const name of [
+    'RetrieveEntity',
+    'QueryEntities',
+    'QueryPost',
+    'CreateEntity',
+    'BatchUpsert',
+    'PurgeEntities',
+    'TemporalQuery',
+    'ListTypes',
+  ])
+    t.ok(served.includes(name), `${name} is served on a Snapshot`);
+  for (const name of ['CreateSubscription', 'CreateRegistration', 'CreateContext', 'CreateSnapshot', 'CloneSnapshot', 'Version'])
+    t.notOk(served.includes(name), `${name} is not served on a Snapshot`);
 });

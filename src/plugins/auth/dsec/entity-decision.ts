@@ -8,7 +8,18 @@ import { RoleConflict } from './odrl/left-operands.js';
 import type { PolicySet } from './odrl/policy-set.js';
 
 /** seed 000 §5.8 "the action": the method an operation's action word must let through, by LdOp name. */
-const READ_OPS = new Set(['RetrieveEntity', 'QueryEntities', 'QueryPost', 'TemporalRetrieve', 'TemporalQuery', 'TemporalQueryPost']);
+const READ_OPS = new Set([
+  'RetrieveEntity',
+  'QueryEntities',
+  'QueryPost',
+  'TemporalRetrieve',
+  'TemporalQuery',
+  'TemporalQueryPost',
+  // seed 000 §5.2: the entities a Snapshot captures or a clone copies are read, each with its own types.
+  'CreateSnapshot',
+  'UpdateSnapshot',
+  'CloneSnapshot',
+]);
 const CREATE_OPS = new Set(['CreateEntity', 'BatchCreate']);
 /** An upsert is a create for a new entity, an update for an existing one. */
 const UPSERT_OPS = new Set(['BatchUpsert', 'TemporalCreate']);
@@ -21,9 +32,10 @@ const DELETE_OPS = new Set([
   'DeleteAttr',
   'TemporalDeleteAttr',
   'TemporalDeleteInstance',
+  'PurgeSnapshot',
 ]);
 /** seed 000 §5.8: writes of the whole entity need a policy that holds whatever the attribute. */
-const WHOLE_ENTITY_OPS = new Set(['DeleteEntity', 'ReplaceEntity', 'BatchDelete', 'PurgeEntities', 'TemporalDelete']);
+const WHOLE_ENTITY_OPS = new Set(['DeleteEntity', 'ReplaceEntity', 'BatchDelete', 'PurgeEntities', 'TemporalDelete', 'PurgeSnapshot']);
 
 /** seed 000 §5.2: not decided entity by entity, so refused with --dsecNgsild (README: 403, and why). */
 const UNDECIDABLE_OPS = new Set(['RetrieveEntityMap', 'UpdateEntityMap', 'DeleteEntityMap']);
