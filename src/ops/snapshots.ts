@@ -12,7 +12,6 @@ import { pathSegment } from '../ngsild/uri-encode.js';
 import { ENTITY_CORE_MEMBERS, type StoredEntity } from '../ngsild/entity/model.js';
 import { SNAPSHOTS, newSpaceKey, snapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 import {
-  MAX_SNAPSHOT_ENTITIES,
   SNAPSHOT_QUERY_MEMBERS,
   parseSnapshotBody,
   renderSnapshot,
@@ -74,7 +73,7 @@ function projected(e: StoredEntity, attrIris: ReadonlySet<string> | undefined): 
 
 /**
  * Copies entities into a Snapshot's space: an entity two queries select is one entity with the attributes of both.
- * Answers how many entities the space gained; past MAX_SNAPSHOT_ENTITIES, 403 TooManyResults.
+ * Answers how many entities the space gained; past `--snapshotMaxEntities`, 403 TooManyResults.
  */
 async function copyInto(
   req: LdRequest,
@@ -93,8 +92,8 @@ async function copyInto(
     if (!o.ok) throw o.error instanceof LdError ? o.error : new LdError('InternalError', 'a snapshot write failed');
     if (o.result) added++;
   }
-  if (held + added > MAX_SNAPSHOT_ENTITIES)
-    throw new LdError('TooManyResults', `a snapshot holds at most ${MAX_SNAPSHOT_ENTITIES} entities (README "Snapshots")`);
+  const most = ctx.config.snapshotMaxEntities;
+  if (held + added > most) throw new LdError('TooManyResults', `a snapshot holds at most ${most} entities (--snapshotMaxEntities)`);
   return added;
 }
 

@@ -6,8 +6,6 @@ import { checkIdSize } from '../entity/limits.js';
 
 /** Queries one Snapshot captures with: each is one pass over the tenant's entities (README "Snapshots"). */
 export const MAX_SNAPSHOT_QUERIES = 16;
-/** Entities one Snapshot holds: a capture or clone past it is 403 TooManyResults and leaves nothing behind. */
-export const MAX_SNAPSHOT_ENTITIES = 100_000;
 
 /** The members of a Query (§5.2.23) a capture takes: the entity selection, and attrs as its projection. */
 export const SNAPSHOT_QUERY_MEMBERS: ReadonlySet<string> = new Set(['type', 'entities', 'attrs', 'q', 'geoQ', 'scopeQ']);

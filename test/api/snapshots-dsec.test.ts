@@ -1,0 +1,162 @@
+// Snapshots under `--auth dsec --dsecNgsild` (seed 000 §5.2: a Snapshot's entities asked with their own types): a
+// capture and a clone copy only what the entity hook lets the requester read (a refused entity left out, refused
+// attributes trimmed), the entity routes of a Snapshot decide each entity as the tenant's routes do, and a purge
+// removes only what the requester may delete. Real JWTs, policies through the broker's own policy API.
+import t from 'tap';
+import { createServer } from 'node:net';
+import { FakeVerifier, ORG, makeKey, signToken } from '../fixtures/dsec/harness.js';
+import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+
+const type = (left: string, right: unknown) => ({
+  '@type': 'odrl:Constraint',
+  'odrl:leftOperand': left,
+  'odrl:operator': { '@id': 'odrl:eq' },
+  'odrl:rightOperand': right,
+});
+
+/** An ODRL policy for the persona did:web:<as>: `action` on the targets the constraints select. */
+function policy(uid: string, as: string, action: string, constraints: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
+    '@type': 'odrl:Policy',
+    'odrl:uid': uid,
+    'odrl:permission': {
+      '@type': 'odrl:Permission',
+      'odrl:action': { '@id': action },
+      'odrl:assignee': `did:web:${as}`,
+      'odrl:target': {
+        '@type': 'odrl:AssetCollection',
+        'odrl:source': 'urn:asset',
+        'odrl:refinement': constraints.length === 1 ? constraints[0] : { 'odrl:and': constraints },
+      },
+    },
+  };
+}
+
+const POLICIES = [
+  policy('urn:p:admin', 'admin', 'odrl:use', [
+    { '@type': 'odrl:Constraint', 'odrl:leftOperand': 'http:path', 'odrl:operator': { '@id': 'http:isInPath' }, 'odrl:rightOperand': NGSI },
+  ]),
+  policy('urn:p:reader', 'reader', 'odrl:read', [type('ngsi-ld:entityType', 'Building')]),
+  policy('urn:p:attr', 'attr', 'odrl:read', [type('ngsi-ld:entityType', 'Building'), type('ngsi-ld:attribute', 'name')]),
+  policy('urn:p:deleter', 'deleter', 'odrl:delete', [type('ngsi-ld:entityType', 'Building')]),
+];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const key = await makeKey('k-snap', 'ES256');
+const tokens = new Map<string, string>();
+async function tokenOf(persona: string): Promise<string> {
+  let tk = tokens.get(persona);
+  if (tk === undefined) {
+    const credential = { type: ['VerifiableCredential'], issuer: `did:web:${persona}`, credentialSubject: { type: 'gx:LegalParticipant' } };
+    tokens.set(persona, (tk = await signToken(key, { verifiableCredential: credential })));
+  }
+  return tk;
+}
+
+const verifier = await new FakeVerifier().start();
+verifier.keys = [key.publicJwk];
+t.teardown(() => verifier.served.close());
+
+let broker: Broker;
+const as = async (persona: string, method: string, path: string, body?: unknown): Promise<Reply> =>
+  call(broker, method, NGSI + path, { body, headers: { authorization: `Bearer ${await tokenOf(persona)}` } });
+const snap = (id: string) => `/snapshots/${encodeURIComponent(id)}`;
+const ids = (r: Reply): string[] => (Array.isArray(r.json) ? (r.json as Array<{ id: string }>).map((e) => e.id).sort() : []);
+const prop = (value: unknown) => ({ type: 'Property', value });
+const ALL = [{ type: 'Query', entities: [{ type: 'Building' }, { type: 'Car' }] }];
+
+t.before(async () => {
+  const papPort = await freePort();
+  broker = await startBroker(
+    [
+      '--policyApiPort',
+      String(papPort),
+      '--auth',
+      'dsec',
+      '--dsecDiscovery',
+      verifier.discovery,
+      '--dsecPap',
+      `http://127.0.0.1:${papPort}`,
+      '--dsecOrganization',
+      ORG,
+      '--dsecRefresh',
+      '1',
+      '--dsecNgsild',
+    ],
+    {},
+    { http: true },
+  );
+  for (const p of POLICIES) {
+    const r = await call(`http://127.0.0.1:${papPort}`, 'POST', '/policy', { body: p });
+    if (r.status !== 200) throw new Error(`policy: ${r.status} ${r.text}`);
+  }
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && (await as('admin', 'GET', '/entities?type=Nothing')).status !== 200)
+    await new Promise((res) => setTimeout(res, 100));
+  const made = await as('admin', 'POST', '/entityOperations/create', [
+    { id: 'urn:ngsi-ld:Building:b1', type: 'Building', name: prop('b1'), secret: prop('s') },
+    { id: 'urn:ngsi-ld:Building:b2', type: 'Building', name: prop('b2') },
+    { id: 'urn:ngsi-ld:Car:c1', type: 'Car', name: prop('c1') },
+  ]);
+  if (made.status !== 201) throw new Error(made.text);
+});
+t.teardown(() => broker?.stop());
+
+t.test('a capture copies what the requester may read, each entity decided on its own types', async (t) => {
+  t.equal((await as('admin', 'POST', '/snapshots', { id: 'urn:x:admin', type: 'Snapshot', snapshotQueries: ALL })).status, 201);
+  t.same(ids(await as('admin', 'GET', `${snap('urn:x:admin')}/entities?type=Building,Car`)), [
+    'urn:ngsi-ld:Building:b1',
+    'urn:ngsi-ld:Building:b2',
+    'urn:ngsi-ld:Car:c1',
+  ]);
+
+  const byReader = await as('reader', 'POST', '/snapshots', { id: 'urn:x:reader', type: 'Snapshot', snapshotQueries: ALL });
+  t.equal(byReader.status, 201, byReader.text);
+  t.same(
+    ids(await as('admin', 'GET', `${snap('urn:x:reader')}/entities?type=Building,Car`)),
+    ['urn:ngsi-ld:Building:b1', 'urn:ngsi-ld:Building:b2'],
+    'the Car the reader may not read was not captured',
+  );
+
+  const byAttr = await as('attr', 'POST', '/snapshots', { id: 'urn:x:attr', type: 'Snapshot', snapshotQueries: ALL });
+  t.equal(byAttr.status, 201, byAttr.text);
+  const b1 = await as('admin', 'GET', `${snap('urn:x:attr')}/entities/urn:ngsi-ld:Building:b1`);
+  t.ok('name' in b1.json, 'the attribute allowed is captured');
+  t.notOk('secret' in b1.json, 'the attribute refused is not');
+});
+
+t.test("a Snapshot's entity routes decide each entity as the tenant's do", async (t) => {
+  const page = await as('reader', 'GET', `${snap('urn:x:admin')}/entities?type=Building,Car`);
+  t.equal(page.status, 200);
+  t.same(ids(page), ['urn:ngsi-ld:Building:b1', 'urn:ngsi-ld:Building:b2'], 'the Car is left out of the page');
+  t.equal((await as('reader', 'GET', `${snap('urn:x:admin')}/entities/urn:ngsi-ld:Car:c1`)).status, 403, 'the Car itself: 403');
+  t.equal((await as('reader', 'GET', `${snap('urn:x:admin')}/entities/urn:ngsi-ld:Building:b1`)).status, 200);
+  const write = await as('reader', 'PATCH', `${snap('urn:x:admin')}/entities/urn:ngsi-ld:Building:b1/attrs`, { name: prop('x') });
+  t.equal(write.status, 403, 'a reader does not write into a Snapshot either');
+});
+
+t.test('a clone copies what the requester may read', async (t) => {
+  const r = await as('reader', 'POST', `${snap('urn:x:admin')}/clone`, { id: 'urn:x:clone' });
+  t.equal(r.status, 201, r.text);
+  t.same(ids(await as('admin', 'GET', `${snap('urn:x:clone')}/entities?type=Building,Car`)), [
+    'urn:ngsi-ld:Building:b1',
+    'urn:ngsi-ld:Building:b2',
+  ]);
+});
+
+t.test('a purge removes what the requester may delete, and keeps the rest', async (t) => {
+  const r = await as('deleter', 'POST', `${snap('urn:x:admin')}/purge`);
+  t.equal(r.status, 204, r.text);
+  t.same(ids(await as('admin', 'GET', `${snap('urn:x:admin')}/entities?type=Building,Car`)), ['urn:ngsi-ld:Car:c1']);
+});
