@@ -187,6 +187,11 @@ async function createWith(
     await snapshots.delete(id);
     throw e;
   }
+  // Deleted while it captured: what it captured goes too, and the Snapshot is not made again.
+  if ((await snapshots.get(id)) === undefined) {
+    await dropSpace(ctx, space);
+    throw notFound(`snapshot '${id}' was deleted while it was captured`);
+  }
   doc.snapshotStatus = 'ready';
   doc.modifiedAt = new Date().toISOString();
   await snapshots.put(id, doc as unknown as Record<string, unknown>);
@@ -290,6 +295,8 @@ export const cloneSnapshot: OpHandler = async (req, ctx) => {
     }
   }
   const source = await snapshotDoc(req, ctx, sourceId);
+  // A copy of a capture under way would be a copy of part of it.
+  if (source.snapshotStatus !== 'ready') throw new LdError('Conflict', `snapshot '${sourceId}' is still being captured`);
   const sourceSpace = snapshotSpace(req.tenant, source.storageKey);
   const id = cloneId ?? `urn:ngsi-ld:Snapshot:${randomUUID()}`;
   await createWith(req, ctx, id, source.snapshotQueries, async (space) => {

@@ -275,3 +275,68 @@ t.test('past --snapshotMaxEntities a capture or clone is 403 TooManyResults and 
   t.equal(update.status, 403);
   t.equal((await at('GET', `${snap(two)}/entities?type=Car`)).json.length, 3, 'its entities as they were');
 });
+
+t.test("a request on a Snapshot keeps and links its inline @context in the client's tenant", async (t) => {
+  await seed('s6');
+  const id = 'urn:ngsi-ld:Snapshot:ctx';
+  t.equal((await req('s6', 'POST', '/snapshots', snapshotBody(id, [{ entities: [{ type: 'Car' }] }]))).status, 201);
+  const ctx = { Boat: 'https://example.org/Boat', hull: 'https://example.org/hull' };
+  const made = await call(broker, 'POST', `${NGSI}${snap(id)}/entities`, {
+    raw: JSON.stringify({ id: 'urn:ngsi-ld:Boat:1', type: 'Boat', hull: prop('steel'), '@context': ctx }),
+    headers: { ...H('s6'), 'content-type': 'application/ld+json' },
+  });
+  t.equal(made.status, 201, made.text);
+  const q = await call(broker, 'POST', `${NGSI}${snap(id)}/entityOperations/query`, {
+    raw: JSON.stringify({ type: 'Query', entities: [{ type: 'Boat' }], '@context': ctx }),
+    headers: { ...H('s6'), 'content-type': 'application/ld+json', accept: 'application/json' },
+  });
+  t.equal(q.status, 200, q.text);
+  t.same(ids(q), ['urn:ngsi-ld:Boat:1']);
+  const link = /<([^>]+)>/.exec(q.headers.get('link') ?? '')?.[1] ?? '';
+  t.match(link, /\/ngsi-ld\/v1\/jsonldContexts\/s6/, `the Link names a context of tenant s6 (${link})`);
+  const path = new URL(link).pathname;
+  let served: Reply | undefined;
+  for (let i = 0; i < 50; i++) {
+    served = await call(broker, 'GET', path, { headers: H('s6') });
+    if (served.status === 200) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.equal(served?.status, 200, 'the broker serves the context it linked');
+  t.same(served?.json, { '@context': ctx });
+});
+
+t.test('with the pipeline threads, the Snapshot a path selects crosses to the thread that serves it', async (t) => {
+  const pooled = await startBroker(['--connectionPoolSize', '2'], {}, { pool: true });
+  t.teardown(() => pooled.stop());
+  const at = (method: string, path: string, body?: unknown) => call(pooled, method, NGSI + path, { body });
+  t.equal((await at('POST', '/entities', { id: 'urn:ngsi-ld:Car:p', type: 'Car', speed: prop(1) })).status, 201);
+  t.equal((await at('POST', '/snapshots', snapshotBody('urn:x:p', [{ entities: [{ type: 'Car' }] }]))).status, 201);
+  t.equal((await at('PATCH', '/entities/urn:ngsi-ld:Car:p/attrs', { speed: prop(2) })).status, 204);
+  for (let i = 0; i < 4; i++) {
+    const r = await at('GET', `${snap('urn:x:p')}/entities/urn:ngsi-ld:Car:p`);
+    t.same(r.json?.speed, prop(1), `read ${i}: the captured value, whichever thread answers`);
+  }
+});
+
+t.test('a Snapshot deleted while it is captured is not made again; one being captured is not cloned', async (t) => {
+  const cars = Array.from({ length: 4000 }, (_, i) => ({ id: `urn:ngsi-ld:Car:r${i}`, type: 'Car', speed: prop(i) }));
+  for (let i = 0; i < cars.length; i += 1000)
+    t.equal((await req('s7', 'POST', '/entityOperations/create', cars.slice(i, i + 1000))).status, 201);
+  const id = 'urn:ngsi-ld:Snapshot:race';
+  const creating = req('s7', 'POST', '/snapshots', snapshotBody(id, [{ entities: [{ type: 'Car' }] }]));
+  let seen: Reply | undefined;
+  for (let i = 0; i < 2000; i++) {
+    seen = await req('s7', 'GET', snap(id));
+    if (seen.status === 200) break;
+    await new Promise((r) => setImmediate(r));
+  }
+  t.equal(seen?.json?.snapshotStatus, 'creating', 'seen while its capture runs');
+  const clone = await req('s7', 'POST', `${snap(id)}/clone`, { id: 'urn:x:racing-clone' });
+  t.equal(clone.status, 409, 'not cloned half-way');
+  t.equal(clone.json.type, `${ERR}Conflict`);
+  t.equal((await req('s7', 'DELETE', snap(id))).status, 204);
+  const created = await creating;
+  t.equal(created.status, 404, `the create learns its Snapshot went: ${created.text}`);
+  t.equal((await req('s7', 'GET', snap(id))).status, 404, 'not made again');
+  t.equal((await req('s7', 'GET', '/snapshots')).json.length, 0);
+});
