@@ -116,6 +116,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
       accept: ex.header('accept'),
       link: ex.header('link'),
       tenant: ex.header('ngsild-tenant'),
+      snapshot: ex.header('ngsild-snapshot'),
       host: ex.header('host'),
       all: deps.auth !== undefined ? ex.allHeaders() : undefined,
     },
@@ -125,7 +126,6 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     answer,
   };
   if (ex.connection !== undefined) task.connection = ex.connection;
-  if (match.kind === 'op' && match.snapshot !== undefined) task.snapshot = match.snapshot;
   respond(ex, await deps.runner.run(task), deps);
 }
 

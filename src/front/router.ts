@@ -1,11 +1,10 @@
 // Route lookup: method + path → LdOp and decoded path parameters, or the reason there is none (404, 405 + Allow, a
 // parameter segment left empty), or the methods of the path for OPTIONS. HEAD finds the GET operation (RFC 9110
 // §9.3.2). The routes are the operation catalog's (src/ngsild/operations.ts).
-import { API_PREFIX, OPERATIONS, operationOf, type LdOp, type Method } from '../ngsild/operations.js';
+import { API_PREFIX, OPERATIONS, type LdOp, type Method } from '../ngsild/operations.js';
 
 export type RouteMatch =
-  /** `snapshot`: the Snapshot whose entities the operation serves (`/snapshots/{snapshotId}/entities/...`). */
-  | { kind: 'op'; op: LdOp; route: string; params: string[]; snapshot?: string }
+  | { kind: 'op'; op: LdOp; route: string; params: string[] }
   | { kind: 'notFound' }
   | { kind: 'badMethod'; allow: string }
   /** The route's method matched but a parameter segment is empty (`/entities//attrs`): `name` says which. */
@@ -81,8 +80,6 @@ export function lookupRoute(method: string, path: string): RouteMatch {
   const trailing = rest.endsWith('/');
   if (trailing) rest = rest.slice(0, -1);
   const parts = rest.split('/');
-  if (api && parts[0] === SNAPSHOTS && parts.length > 2 && SNAPSHOT_SERVED_HEADS.has(parts[2]!))
-    return snapshotRoute(method, parts, trailing);
   const table = api ? apiTable : rootTable;
   const found = match(table, method, parts);
   // `PUT /entities/`: the collection does not take the method, but the path with its last identifier left empty does
@@ -92,32 +89,6 @@ export function lookupRoute(method: string, path: string): RouteMatch {
     if (withEmpty.kind === 'emptyParam') return withEmpty;
   }
   return found;
-}
-
-const SNAPSHOTS = 'snapshots';
-const SNAPSHOT_PREFIX = `${API_PREFIX}/${SNAPSHOTS}/:snapshotId`;
-/** The first segments of the routes a Snapshot's entities are served on (`inSnapshot` in the catalog). */
-const SNAPSHOT_SERVED_HEADS: ReadonlySet<string> = new Set(
-  OPERATIONS.filter((o) => o.inSnapshot).flatMap((o) => o.routes.filter((r) => r.root !== true).map((r) => r.pattern.split('/')[1]!)),
-);
-
-/**
- * CIM 009 v1.9.1 §4.3.7: a Snapshot's entities are read and provisioned with the entity operations; here below
- * `/snapshots/{snapshotId}` (README "Snapshots"). The route is the operation's own, its parameters the same, the
- * Snapshot's id apart; an operation not served on a Snapshot (subscriptions, registrations) is not found there.
- */
-function snapshotRoute(method: string, parts: string[], trailing: boolean): RouteMatch {
-  const snapshot = parts[1]!;
-  const inner = parts.slice(2);
-  let found = match(apiTable, method, inner);
-  if (found.kind === 'badMethod' && trailing) {
-    const withEmpty = match(apiTable, method, [...inner, '']);
-    if (withEmpty.kind === 'emptyParam') found = withEmpty;
-  }
-  if (found.kind === 'op' && !operationOf(found.op).inSnapshot) return { kind: 'notFound' };
-  if (snapshot === '') return { kind: 'emptyParam', name: 'snapshotId' };
-  if (found.kind !== 'op') return found;
-  return { ...found, route: SNAPSHOT_PREFIX + found.route.slice(API_PREFIX.length), snapshot: safeDecode(snapshot) };
 }
 
 function match(table: Map<string, CompiledRoute[]>, method: string, parts: string[]): RouteMatch {

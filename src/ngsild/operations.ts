@@ -68,15 +68,13 @@ export enum LdOp {
   Version = 57,
   /** The broker's own request, no route: the subscriptions of a closed WebSocket connection deleted (front/ws/). */
   DeleteConnectionSubscriptions = 58,
-  // CIM 009 v1.9.1 Snapshots (clause 4.3.7 and the Snapshot operations of clause 5; ETSI TS 104 175 clause 16 since):
-  // beyond our v1.8 target, served as README "Snapshots" says.
+  // CIM 009 v1.9.1 §5.16 Snapshots (an optional API; beyond our v1.8 target, README "Snapshots").
   CreateSnapshot = 59,
-  QuerySnapshots = 60,
+  CloneSnapshot = 60,
   RetrieveSnapshot = 61,
   UpdateSnapshot = 62,
   DeleteSnapshot = 63,
-  CloneSnapshot = 64,
-  PurgeSnapshot = 65,
+  PurgeSnapshots = 64,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -120,8 +118,8 @@ export interface Operation {
   /** No route: only the broker makes this request (seed 000 §5.1 rule 3), never asked to the auth plugin. */
   readonly internal: boolean;
   /**
-   * Also served on a Snapshot's entities, below `/snapshots/{snapshotId}` (CIM 009 v1.9.1 §4.3.7: a Snapshot is read
-   * and provisioned with the entity operations; README "Snapshots").
+   * Served on a Snapshot's entities when the request names one in NGSILD-Snapshot (CIM 009 v1.9.1 §5.5.15, §6.3.22:
+   * the Core and Temporal operations run on the Snapshot's copy; README "Snapshots").
    */
   readonly inSnapshot: boolean;
 }
@@ -252,6 +250,8 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
       'drop',
       'local',
     ]),
+    // seed 000 §5.2: each entity a purge deletes is asked (ops/purge.ts), so the request is decided entity by entity.
+    entityHook: true,
   },
   [LdOp.RetrieveEntity]: {
     clause: '§5.7.1 / §6.5.3.1',
@@ -691,56 +691,29 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     internal: true,
   },
   [LdOp.CreateSnapshot]: {
-    clause: 'v1.9.1 §4.3.7, §5 Create Snapshot',
+    clause: 'v1.9.1 §5.16.1 / §6.36.3.1',
     routes: [post('/snapshots')],
     body: 'object',
-    params: NONE,
+    params: LOCAL,
     entityHook: true,
     inSnapshot: false,
   },
-  [LdOp.QuerySnapshots]: {
-    clause: 'v1.9.1 §4.3.7, §5 Query Snapshots',
-    routes: [get('/snapshots')],
-    params: frozenSet(['limit', 'offset', 'count']),
-  },
-  [LdOp.RetrieveSnapshot]: { clause: 'v1.9.1 §4.3.7, §5 Retrieve Snapshot', routes: [get(SNAPSHOT)], params: NONE },
-  [LdOp.UpdateSnapshot]: {
-    clause: 'v1.9.1 §4.3.7, §5 Update Snapshot',
-    routes: [patch(SNAPSHOT)],
-    body: 'object',
-    params: NONE,
-    entityHook: true,
-    inSnapshot: false,
-  },
-  [LdOp.DeleteSnapshot]: { clause: 'v1.9.1 §4.3.7, §5 Delete Snapshot', routes: [del(SNAPSHOT)], params: NONE },
   [LdOp.CloneSnapshot]: {
-    clause: 'v1.9.1 §4.3.7, §5 Clone Snapshot',
+    clause: 'v1.9.1 §5.16.2 / §6.38.3.1',
     routes: [post(SNAPSHOT + '/clone')],
     body: 'object',
-    params: NONE,
+    params: LOCAL,
     entityHook: true,
     inSnapshot: false,
   },
-  [LdOp.PurgeSnapshot]: {
-    clause: 'v1.9.1 §4.3.7, §5 Purge Snapshot',
-    routes: [post(SNAPSHOT + '/purge')],
-    params: NONE,
-    entityHook: true,
-    inSnapshot: false,
-  },
+  [LdOp.RetrieveSnapshot]: { clause: 'v1.9.1 §5.16.3 / §6.37.3.1', routes: [get(SNAPSHOT)], params: LOCAL },
+  [LdOp.UpdateSnapshot]: { clause: 'v1.9.1 §5.16.4 / §6.37.3.2', routes: [patch(SNAPSHOT)], body: 'object', params: LOCAL },
+  [LdOp.DeleteSnapshot]: { clause: 'v1.9.1 §5.16.5 / §6.37.3.3', routes: [del(SNAPSHOT)], params: LOCAL },
+  [LdOp.PurgeSnapshots]: { clause: 'v1.9.1 §5.16.7 / §6.36.3.2', routes: [del('/snapshots')], params: frozenSet(['q', 'local']) },
 };
 
-/**
- * Served on a Snapshot's entities besides every operation with the entity hook (those read or write entities): the
- * purge and the discovery of what the Snapshot holds.
- */
-const SNAPSHOT_SERVED: ReadonlySet<LdOp> = new Set([
-  LdOp.PurgeEntities,
-  LdOp.ListTypes,
-  LdOp.RetrieveType,
-  LdOp.ListAttributes,
-  LdOp.RetrieveAttribute,
-]);
+/** Served on a Snapshot's entities besides every operation with the entity hook: the discovery of what it holds. */
+const SNAPSHOT_SERVED: ReadonlySet<LdOp> = new Set([LdOp.ListTypes, LdOp.RetrieveType, LdOp.ListAttributes, LdOp.RetrieveAttribute]);
 
 /** Every operation, index LdOp - 1 (in LdOp order). */
 export const OPERATIONS: readonly Operation[] = Object.freeze(

@@ -29,15 +29,7 @@ import { createRegistration, queryRegistrations, retrieveRegistration, updateReg
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
 import { purgeEntities } from './purge.js';
-import {
-  createSnapshot,
-  querySnapshots,
-  retrieveSnapshot,
-  updateSnapshot,
-  deleteSnapshot,
-  cloneSnapshot,
-  purgeSnapshot,
-} from './snapshots.js';
+import { createSnapshot, cloneSnapshot, retrieveSnapshot, updateSnapshot, deleteSnapshot, purgeSnapshots } from './snapshots.js';
 
 import {
   temporalQuery,
@@ -100,10 +92,9 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.DeleteRegistration, deleteRegistration],
   [LdOp.Version, brokerVersion],
   [LdOp.CreateSnapshot, createSnapshot],
-  [LdOp.QuerySnapshots, querySnapshots],
+  [LdOp.CloneSnapshot, cloneSnapshot],
   [LdOp.RetrieveSnapshot, retrieveSnapshot],
   [LdOp.UpdateSnapshot, updateSnapshot],
   [LdOp.DeleteSnapshot, deleteSnapshot],
-  [LdOp.CloneSnapshot, cloneSnapshot],
-  [LdOp.PurgeSnapshot, purgeSnapshot],
+  [LdOp.PurgeSnapshots, purgeSnapshots],
 ]);

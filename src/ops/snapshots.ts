@@ -1,41 +1,35 @@
-// Snapshots (CIM 009 v1.9.1 §4.3.7 and its Snapshot operations; ETSI TS 104 175 clause 16 since): create, query,
-// retrieve, update, delete, clone and purge. A Snapshot copies the entities its queries select into an entity space
-// of its own (ngsild/snapshot/snapshot-store.ts), through the store contract alone; the entity routes below
-// `/snapshots/{snapshotId}` then serve that space (pipeline/tenant-step.ts). Every entity copied is asked to the
-// auth plugin's entity hook with its own types (seed 000 §5.2), as a read; a purge asks each as a deletion.
+// Snapshots (CIM 009 v1.9.1 §5.16; ETSI TS 104 175 clause 16 since): create (§5.16.1), clone (§5.16.2), retrieve
+// (§5.16.3), update (§5.16.4), delete (§5.16.5) and purge (§5.16.7). A Snapshot's entities live in an entity space of
+// its own (ngsild/snapshot/snapshot-store.ts), filled by snapshot-capture.ts; the entity and temporal operations
+// serve that space when a request names the Snapshot in NGSILD-Snapshot (§6.3.22, pipeline/tenant-step.ts).
 import { randomUUID } from 'node:crypto';
-import { LdError, RefusalError, badRequest, notFound } from '../ngsild/problem.js';
+import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { API_PREFIX } from '../ngsild/operations.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
-import { ENTITY_CORE_MEMBERS, type StoredEntity } from '../ngsild/entity/model.js';
+import type { StoredEntity } from '../ngsild/entity/model.js';
+import { parseQ } from '../ngsild/query/q-parser.js';
+import { attributesOf, compileQ } from '../ngsild/query/q-eval.js';
 import { SNAPSHOTS, newSpaceKey, snapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 import {
-  SNAPSHOT_QUERY_MEMBERS,
+  DEFAULT_PRIORITY,
+  SNAPSHOT_Q_MEMBERS,
+  expiresAtOf,
+  isExpired,
   parseSnapshotBody,
   renderSnapshot,
+  snapshotAsQTarget,
+  statusOf,
   type ExecutionResult,
   type SnapshotDoc,
+  type SnapshotInput,
 } from '../ngsild/snapshot/snapshot-body.js';
-import type { BatchItem, EntitySelectionQuery } from '../store/contract.js';
+import type { DocCollection } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from '../pipeline/handler.js';
-import { selectionQuery } from './query.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, selectionFromBody } from './selection.js';
-import { checkEntity, readableEntity } from './entity-auth.js';
-import { writeEntities } from './changes.js';
-import { pageLinks } from './page-links.js';
-
-/** Entities read and written per step of a capture, a clone or a purge: no step holds one long write. */
-const STEP = 500;
-
-/** One capture query compiled: the store's selection, and the attributes it keeps (attrs), as expanded names. */
-interface CaptureQuery {
-  selection: EntitySelectionQuery;
-  attrIris?: ReadonlySet<string>;
-}
+import { Budget, captureEntities, captureEvolutions, compileQueries, copySpace, dropSpace } from './snapshot-capture.js';
 
 function snapshotIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -43,165 +37,127 @@ function snapshotIdParam(req: LdRequest): string {
   return checkIdSize(id, 'snapshot id');
 }
 
+const snapshotsOf = (req: LdRequest, ctx: WorkerContext): DocCollection => ctx.store.collection(req.tenant, SNAPSHOTS);
+
+/** Removes a Snapshot and what it holds. */
+async function removeSnapshot(req: LdRequest, ctx: WorkerContext, doc: SnapshotDoc): Promise<boolean> {
+  const removed = await snapshotsOf(req, ctx).delete(doc.id);
+  await dropSpace(ctx, snapshotSpace(req.tenant, doc.storageKey));
+  return removed;
+}
+
+/** The Snapshot of an id; 404 when there is none, or it has expired (§5.16.1.4: then it is removed). */
 async function snapshotDoc(req: LdRequest, ctx: WorkerContext, id: string): Promise<SnapshotDoc> {
-  const doc = (await ctx.store.collection(req.tenant, SNAPSHOTS).get(id)) as SnapshotDoc | undefined;
-  if (doc === undefined) throw notFound(`snapshot '${id}' does not exist`);
-  return doc;
-}
-
-/** Every query compiled before anything is copied, so a malformed one is the request's 400 with nothing written. */
-function compileQueries(req: LdRequest, queries: readonly Record<string, unknown>[]): CaptureQuery[] {
-  return queries.map((q, i) => {
-    try {
-      const sel = selectionFromBody(req, q, SNAPSHOT_QUERY_MEMBERS);
-      const selection = selectionQuery(sel, req.context);
-      return selection.attrs === undefined ? { selection } : { selection, attrIris: new Set(selection.attrs) };
-    } catch (e) {
-      if (e instanceof LdError) throw new LdError(e.kind, `snapshotQueries[${i}]: ${e.detail}`);
-      throw e;
-    }
-  });
-}
-
-/** The entity as a query with attrs keeps it: its core members and the attributes named. */
-function projected(e: StoredEntity, attrIris: ReadonlySet<string> | undefined): StoredEntity {
-  if (attrIris === undefined) return e;
-  const out: StoredEntity = { id: e.id, type: e.type } as StoredEntity;
-  for (const key of Object.keys(e)) if (ENTITY_CORE_MEMBERS.has(key) || attrIris.has(key)) out[key] = e[key];
-  return out;
-}
-
-/**
- * Copies entities into a Snapshot's space: an entity two queries select is one entity with the attributes of both.
- * Answers how many entities the space gained; past `--snapshotMaxEntities`, 403 TooManyResults.
- */
-async function copyInto(
-  req: LdRequest,
-  ctx: WorkerContext,
-  space: string,
-  entities: readonly StoredEntity[],
-  held: number,
-): Promise<number> {
-  const items: BatchItem<boolean>[] = entities.map((e) => ({
-    id: e.id,
-    mutation: (current) => ({ next: current === undefined ? e : { ...current, ...e }, result: current === undefined }),
-  }));
-  if (items.length === 0) return 0;
-  let added = 0;
-  for (const o of await writeEntities(ctx, space, items)) {
-    if (!o.ok) throw o.error instanceof LdError ? o.error : new LdError('InternalError', 'a snapshot write failed');
-    if (o.result) added++;
-  }
-  const most = ctx.config.snapshotMaxEntities;
-  if (held + added > most) throw new LdError('TooManyResults', `a snapshot holds at most ${most} entities (--snapshotMaxEntities)`);
-  return added;
-}
-
-/** The entities of a page the entity hook lets the request read (seed 000 §5.2: a refused one is left out). */
-async function readable(req: LdRequest, ctx: WorkerContext, entities: readonly StoredEntity[]): Promise<StoredEntity[]> {
-  if (ctx.auth === undefined) return entities as StoredEntity[];
-  const out: StoredEntity[] = [];
-  for (const e of entities) {
-    try {
-      out.push(await readableEntity(req, ctx, e));
-    } catch (error) {
-      if (!(error instanceof RefusalError)) throw error;
-    }
-  }
-  return out;
-}
-
-/** §4.3.7: the capture, query by query, from the request's tenant into `space`; each query's ExecutionResult. */
-async function capture(req: LdRequest, ctx: WorkerContext, space: string, queries: readonly CaptureQuery[]): Promise<ExecutionResult[]> {
-  const details: ExecutionResult[] = [];
-  let held = 0;
-  for (const q of queries) {
-    let copied = 0;
-    // The source is only read, so offsets over it are stable between steps.
-    for (let offset = 0; ; offset += STEP) {
-      const { entities } = await ctx.store.queryEntities(req.tenant, { ...q.selection, limit: STEP, offset, count: false });
-      const kept = (await readable(req, ctx, entities)).map((e) => projected(e, q.attrIris));
-      copied += kept.length;
-      held += await copyInto(req, ctx, space, kept, held);
-      if (entities.length < STEP) break;
-    }
-    details.push({ resultStatus: copied > 0 ? 'success' : 'empty' });
-  }
-  return details;
-}
-
-/** Every entity of a Snapshot's space removed, with no entity hook: the Snapshot itself is what goes. */
-async function dropSpace(ctx: WorkerContext, space: string): Promise<void> {
-  for (;;) {
-    const { entities } = await ctx.store.queryEntities(space, { limit: STEP, offset: 0, count: false });
-    if (entities.length === 0) return;
-    await ctx.store.mutateEntities(
-      space,
-      entities.map((e) => ({ id: e.id, mutation: () => ({ next: null, result: true }) })),
-    );
-  }
-}
-
-/** Runs a fill of a fresh space; on any failure the space is emptied again, so no half-made Snapshot stays. */
-async function filled<R>(ctx: WorkerContext, space: string, fill: () => Promise<R>): Promise<R> {
-  try {
-    return await fill();
-  } catch (e) {
-    await dropSpace(ctx, space).catch((err: unknown) => ctx.log.error({ err, space }, 'a failed snapshot capture was not undone'));
-    throw e;
-  }
+  const doc = (await snapshotsOf(req, ctx).get(id)) as SnapshotDoc | undefined;
+  if (doc !== undefined && isExpired(doc, Date.now())) await removeSnapshot(req, ctx, doc);
+  else if (doc !== undefined) return doc;
+  throw notFound(`snapshot '${id}' does not exist`);
 }
 
 function location(id: string): string[] {
   return ['Location', `${API_PREFIX}/snapshots/${pathSegment(id)}`];
 }
 
+/** What fills a new Snapshot's space: its details, or nothing for a clone. */
+type Fill = (space: string, budget: Budget) => Promise<Pick<SnapshotDoc, 'snapshotQueriesDetails' | 'snapshotTemporalQueriesDetails'>>;
+
 /**
- * Reserves the id (409 AlreadyExists), fills the new space, then marks the Snapshot ready. A failed fill removes the
- * Snapshot and its space: the client sees the error and no Snapshot.
+ * Reserves the id (409 AlreadyExists) with status `preparing`, fills the new space, then sets the status its results
+ * sum up to. A fill that throws (a clone past the bound) removes the Snapshot and its space: the client sees the error
+ * and no Snapshot. One deleted while it was filled is not made again.
  */
-async function createWith(
-  req: LdRequest,
-  ctx: WorkerContext,
-  id: string,
-  queries: Record<string, unknown>[],
-  fill: (space: string) => Promise<ExecutionResult[]>,
-): Promise<void> {
-  const now = new Date().toISOString();
+async function createWith(req: LdRequest, ctx: WorkerContext, input: SnapshotInput, fill: Fill): Promise<string> {
+  const id = input.id ?? `urn:ngsi-ld:Snapshot:${randomUUID()}`;
+  const now = Date.now();
+  const at = new Date(now).toISOString();
   const doc: SnapshotDoc = {
     id,
-    snapshotQueries: queries,
     storageKey: newSpaceKey(),
-    snapshotStatus: 'creating',
-    snapshotQueriesDetails: [],
-    createdAt: now,
-    modifiedAt: now,
+    snapshotPriority: (input.snapshotPriority as number | undefined) ?? DEFAULT_PRIORITY,
+    snapshotStatus: 'preparing',
+    createdAt: at,
+    modifiedAt: at,
   };
-  const snapshots = ctx.store.collection(req.tenant, SNAPSHOTS);
+  if (input.snapshotQueries !== undefined) doc.snapshotQueries = input.snapshotQueries;
+  if (input.snapshotTemporalQueries !== undefined) doc.snapshotTemporalQueries = input.snapshotTemporalQueries;
+  if (typeof input.snapshotLifetime === 'string') {
+    doc.snapshotLifetime = input.snapshotLifetime;
+    doc.expiresAt = expiresAtOf(input.snapshotLifetime, now);
+  }
+  const snapshots = snapshotsOf(req, ctx);
   if (!(await snapshots.insert(id, doc as unknown as Record<string, unknown>)))
     throw new LdError('AlreadyExists', `snapshot '${id}' already exists`);
   const space = snapshotSpace(req.tenant, doc.storageKey);
+  let details: Awaited<ReturnType<Fill>>;
   try {
-    doc.snapshotQueriesDetails = await filled(ctx, space, () => fill(space));
+    details = await fill(space, new Budget(ctx.config.snapshotMaxEntities));
   } catch (e) {
     await snapshots.delete(id);
+    await dropSpace(ctx, space).catch((err: unknown) => ctx.log.error({ err, space }, 'a failed snapshot fill was not undone'));
     throw e;
   }
-  // Deleted while it captured: what it captured goes too, and the Snapshot is not made again.
   if ((await snapshots.get(id)) === undefined) {
     await dropSpace(ctx, space);
     throw notFound(`snapshot '${id}' was deleted while it was captured`);
   }
-  doc.snapshotStatus = 'ready';
+  Object.assign(doc, details);
+  const results = [...(details.snapshotQueriesDetails ?? []), ...(details.snapshotTemporalQueriesDetails ?? [])];
+  doc.snapshotStatus = results.length === 0 ? 'success' : statusOf(results);
   doc.modifiedAt = new Date().toISOString();
   await snapshots.put(id, doc as unknown as Record<string, unknown>);
+  return id;
 }
 
+/**
+ * §5.16.1: POST /snapshots. The queries run before the answer (§5.16.1.4 lets them run in the background; here the
+ * Snapshot is complete, `snapshotStatus` final, once the client has its 201).
+ */
 export const createSnapshot: OpHandler = async (req, ctx) => {
-  const input = parseSnapshotBody(req.jsonObject(), true);
-  const queries = compileQueries(req, input.snapshotQueries!);
-  const id = input.id ?? `urn:ngsi-ld:Snapshot:${randomUUID()}`;
-  await createWith(req, ctx, id, input.snapshotQueries!, (space) => capture(req, ctx, space, queries));
+  const input = parseSnapshotBody(req.jsonObject(), 'create');
+  const queries = compileQueries(req, input.snapshotQueries ?? [], 'snapshotQueries');
+  const temporal = compileQueries(req, input.snapshotTemporalQueries ?? [], 'snapshotTemporalQueries');
+  const h = ctx.history;
+  if (temporal.length > 0 && h === undefined)
+    throw new LdError('OperationNotSupported', 'snapshotTemporalQueries: this broker keeps no history (--troe)');
+  const id = await createWith(req, ctx, input, async (space, budget) => {
+    const out: Awaited<ReturnType<Fill>> = {};
+    if (queries.length > 0) {
+      const results: ExecutionResult[] = [];
+      for (const q of queries) results.push(await captureEntities(req, ctx, space, q, budget));
+      out.snapshotQueriesDetails = results;
+    }
+    if (temporal.length > 0) {
+      const results: ExecutionResult[] = [];
+      for (const q of temporal) results.push(await captureEvolutions(req, ctx, h!, space, q, budget));
+      out.snapshotTemporalQueriesDetails = results;
+    }
+    return out;
+  });
+  return { status: 201, headers: location(id) };
+};
+
+/**
+ * §5.16.2: POST /snapshots/{id}/clone. A new Snapshot holding the entities and evolutions the source holds now (its
+ * capture and what was provisioned into it since), with the source's queries; the optional body gives the clone's
+ * id, lifetime and priority.
+ */
+export const cloneSnapshot: OpHandler = async (req, ctx) => {
+  const sourceId = snapshotIdParam(req);
+  const hasBody = req.task.body !== null && req.task.body.byteLength > 0;
+  const input = hasBody ? parseSnapshotBody(req.jsonObject(), 'clone') : {};
+  const source = await snapshotDoc(req, ctx, sourceId);
+  // A copy of a capture under way would be a copy of part of it.
+  if (source.snapshotStatus === 'preparing') throw new LdError('Conflict', `snapshot '${sourceId}' is still being captured`);
+  const from = snapshotSpace(req.tenant, source.storageKey);
+  const cloneInput: SnapshotInput = {
+    ...input,
+    snapshotQueries: source.snapshotQueries,
+    snapshotTemporalQueries: source.snapshotTemporalQueries,
+  };
+  const id = await createWith(req, ctx, cloneInput, async (space, budget) => {
+    await copySpace(req, ctx, from, space, budget);
+    return {};
+  });
   return { status: 201, headers: location(id) };
 };
 
@@ -210,136 +166,56 @@ export const retrieveSnapshot: OpHandler = async (req, ctx) => {
   return { status: 200, body: renderSnapshot(doc), withContext: true };
 };
 
-export const querySnapshots: OpHandler = async (req, ctx) => {
-  const limit = intParam(req, 'limit', DEFAULT_LIMIT);
-  const offset = intParam(req, 'offset', 0);
-  if (limit > MAX_LIMIT) throw new LdError('TooManyResults', `limit ${limit} is above the maximum ${MAX_LIMIT}`);
-  const count = req.query.count();
-  if (limit === 0 && !count) throw badRequest('limit=0 is only allowed with count=true');
-  const snapshots = ctx.store.collection(req.tenant, SNAPSHOTS);
-  // One past the page tells whether another follows (its rel="next" link).
-  const page = await snapshots.list(offset, limit === 0 ? 0 : limit + 1);
-  const more = page.length > limit;
-  if (more) page.length = limit;
-  const headers: string[] = [];
-  if (count) headers.push('NGSILD-Results-Count', String((await snapshots.list()).length));
-  headers.push(...pageLinks(req, limit, offset, more));
-  return { status: 200, body: page.map(({ doc }) => renderSnapshot(doc as unknown as SnapshotDoc)), headers, withContext: true };
-};
-
-function intParam(req: LdRequest, name: string, dflt: number): number {
-  const text = req.query.get(name);
-  if (text === undefined) return dflt;
-  if (!/^\d{1,9}$/.test(text)) throw badRequest(`${name}: '${text.slice(0, 30)}' is not a non-negative integer`);
-  return Number(text);
-}
-
 /**
- * PATCH /snapshots/{id}: new snapshotQueries capture again, into a new space that replaces the old one only once it
- * is complete (a failed capture leaves the Snapshot as it was); the entities provisioned into the old space go with it.
+ * §5.16.4: PATCH /snapshots/{id} merges snapshotLifetime (expiresAt is then counted from now) and snapshotPriority;
+ * `null` removes one (the priority is then the default again). The queries and the id cannot change.
  */
 export const updateSnapshot: OpHandler = async (req, ctx) => {
   const id = snapshotIdParam(req);
-  const input = parseSnapshotBody(req.jsonObject(), false);
+  const input = parseSnapshotBody(req.jsonObject(), 'update');
   const doc = await snapshotDoc(req, ctx, id);
-  if (input.snapshotQueries === undefined) return { status: 204 };
-  const queries = compileQueries(req, input.snapshotQueries);
-  const oldSpace = snapshotSpace(req.tenant, doc.storageKey);
-  const key = newSpaceKey();
-  const space = snapshotSpace(req.tenant, key);
-  const details = await filled(ctx, space, () => capture(req, ctx, space, queries));
-  const snapshots = ctx.store.collection(req.tenant, SNAPSHOTS);
-  // Deleted while this captured: what it captured goes too.
-  if ((await snapshots.get(id)) === undefined) {
-    await dropSpace(ctx, space);
-    throw notFound(`snapshot '${id}' does not exist`);
+  const now = Date.now();
+  if (input.snapshotLifetime === null) {
+    delete doc.snapshotLifetime;
+    delete doc.expiresAt;
+  } else if (input.snapshotLifetime !== undefined) {
+    doc.snapshotLifetime = input.snapshotLifetime;
+    doc.expiresAt = expiresAtOf(input.snapshotLifetime, now);
   }
-  const next: SnapshotDoc = {
-    ...doc,
-    snapshotQueries: input.snapshotQueries,
-    storageKey: key,
-    snapshotStatus: 'ready',
-    snapshotQueriesDetails: details,
-    modifiedAt: new Date().toISOString(),
-  };
-  await snapshots.put(id, next as unknown as Record<string, unknown>);
-  await dropSpace(ctx, oldSpace);
+  if (input.snapshotPriority !== undefined) doc.snapshotPriority = input.snapshotPriority ?? DEFAULT_PRIORITY;
+  doc.modifiedAt = new Date(now).toISOString();
+  const snapshots = snapshotsOf(req, ctx);
+  // Deleted meanwhile: not made again.
+  if ((await snapshots.get(id)) === undefined) throw notFound(`snapshot '${id}' does not exist`);
+  await snapshots.put(id, doc as unknown as Record<string, unknown>);
   return { status: 204 };
 };
 
 export const deleteSnapshot: OpHandler = async (req, ctx) => {
-  const id = snapshotIdParam(req);
-  const doc = await snapshotDoc(req, ctx, id);
-  if (!(await ctx.store.collection(req.tenant, SNAPSHOTS).delete(id))) throw notFound(`snapshot '${id}' does not exist`);
-  await dropSpace(ctx, snapshotSpace(req.tenant, doc.storageKey));
+  const doc = await snapshotDoc(req, ctx, snapshotIdParam(req));
+  if (!(await removeSnapshot(req, ctx, doc))) throw notFound(`snapshot '${doc.id}' does not exist`);
   return { status: 204 };
 };
 
 /**
- * POST /snapshots/{id}/clone: a new Snapshot holding a copy of the entities the source holds now (its captures and
- * what was provisioned into it since), each asked to the entity hook as a read. The body, optional, may name its id.
+ * §5.16.7: DELETE /snapshots?q=... removes every Snapshot of the tenant the q matches; the q is mandatory and names
+ * members of the Snapshot data type only (§5.16.7.4). Expired Snapshots go too.
  */
-export const cloneSnapshot: OpHandler = async (req, ctx) => {
-  const sourceId = snapshotIdParam(req);
-  let cloneId: string | undefined;
-  if (req.task.body !== null && req.task.body.byteLength > 0) {
-    const body = req.jsonObject();
-    for (const key of Object.keys(body))
-      if (key !== 'id' && key !== 'type' && key !== '@context')
-        throw badRequest(`clone: the body names the clone's id only, not '${key.slice(0, 100)}'`);
-    if (body.type !== undefined && body.type !== 'Snapshot')
-      throw badRequest(`type: a Snapshot has type 'Snapshot', not '${String(body.type).slice(0, 100)}'`);
-    if (body.id !== undefined) {
-      if (!isUri(body.id)) throw badRequest(`id: '${String(body.id).slice(0, 200)}' is not a URI`);
-      cloneId = checkIdSize(body.id, 'id');
-    }
+export const purgeSnapshots: OpHandler = async (req, ctx) => {
+  const text = req.query.get('q');
+  if (text === undefined) throw badRequest('PurgeSnapshots needs q, a query on the members of the Snapshot data type');
+  const ast = parseQ(text);
+  for (const name of attributesOf(ast)) {
+    const member = name.split(/[.[]/)[0]!;
+    if (!SNAPSHOT_Q_MEMBERS.has(member)) throw badRequest(`q: '${member.slice(0, 100)}' is no member of the Snapshot data type`);
   }
-  const source = await snapshotDoc(req, ctx, sourceId);
-  // A copy of a capture under way would be a copy of part of it.
-  if (source.snapshotStatus !== 'ready') throw new LdError('Conflict', `snapshot '${sourceId}' is still being captured`);
-  const sourceSpace = snapshotSpace(req.tenant, source.storageKey);
-  const id = cloneId ?? `urn:ngsi-ld:Snapshot:${randomUUID()}`;
-  await createWith(req, ctx, id, source.snapshotQueries, async (space) => {
-    let held = 0;
-    for (let offset = 0; ; offset += STEP) {
-      const { entities } = await ctx.store.queryEntities(sourceSpace, { limit: STEP, offset, count: false });
-      held += await copyInto(req, ctx, space, await readable(req, ctx, entities), held);
-      if (entities.length < STEP) break;
-    }
-    return source.snapshotQueriesDetails;
-  });
-  return { status: 201, headers: location(id) };
-};
-
-/**
- * POST /snapshots/{id}/purge: removes the entities the Snapshot holds and keeps the Snapshot (to be provisioned
- * again, or captured again with an update). Each entity is asked to the entity hook as a deletion; one it refuses
- * stays, as PurgeEntities leaves it.
- */
-export const purgeSnapshot: OpHandler = async (req, ctx) => {
-  const id = snapshotIdParam(req);
-  const doc = await snapshotDoc(req, ctx, id);
-  const space = snapshotSpace(req.tenant, doc.storageKey);
-  // Refused entities stay in place and are skipped by the next page.
-  let skip = 0;
-  for (;;) {
-    const { entities } = await ctx.store.queryEntities(space, { limit: STEP, offset: skip, count: false });
-    const items: BatchItem<boolean>[] = [];
-    for (const e of entities) {
-      try {
-        await checkEntity(req, ctx, { id: e.id, types: e.type, storedTypes: true, read: false });
-      } catch (error) {
-        if (!(error instanceof RefusalError)) throw error;
-        skip++;
-        continue;
-      }
-      items.push({ id: e.id, mutation: (current) => ({ next: current === undefined ? undefined : null, result: true }) });
-    }
-    if (items.length > 0) await writeEntities(ctx, space, items);
-    if (entities.length < STEP) break;
+  const matches = compileQ(ast, (term) => term);
+  const now = Date.now();
+  const victims: SnapshotDoc[] = [];
+  for (const { doc } of await snapshotsOf(req, ctx).list()) {
+    const snapshot = doc as unknown as SnapshotDoc;
+    if (isExpired(snapshot, now) || matches(snapshotAsQTarget(snapshot) as unknown as StoredEntity)) victims.push(snapshot);
   }
-  await ctx.store
-    .collection(req.tenant, SNAPSHOTS)
-    .put(id, { ...doc, modifiedAt: new Date().toISOString() } as unknown as Record<string, unknown>);
+  for (const doc of victims) await removeSnapshot(req, ctx, doc);
   return { status: 204 };
 };

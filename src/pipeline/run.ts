@@ -26,6 +26,26 @@ export async function runPipeline(
   wait?: FetchWaiter,
 ): Promise<PipelineResult> {
   const req = new LdRequest(task, wait);
+  const result = await runSteps(ctx, req, task, handlers);
+  if (task.headers.snapshot !== undefined) echoSnapshot(req, result);
+  return result;
+}
+
+/**
+ * CIM 009 v1.9.1 §6.3.22: an answer to a request with NGSILD-Snapshot carries it too, whatever the answer; only a
+ * value that is a URI within the id limit (the request's 400 says why another is not) reaches the header.
+ */
+function echoSnapshot(req: LdRequest, result: PipelineResult): void {
+  let id: string | undefined;
+  try {
+    id = req.snapshotId();
+  } catch {
+    return;
+  }
+  if (id !== undefined) result.headers.push('NGSILD-Snapshot', id);
+}
+
+async function runSteps(ctx: WorkerContext, req: LdRequest, task: PipelineTask, handlers: OpHandlers): Promise<PipelineResult> {
   try {
     // seed 000 §5.1 rule 3: the broker's own requests are not asked.
     const auth = task.internal === true ? undefined : ctx.auth;

@@ -8,6 +8,8 @@ export interface TaskHeaders {
   accept?: string;
   link?: string;
   tenant?: string;
+  /** NGSILD-Snapshot (CIM 009 v1.9.1 §6.3.22): the Snapshot whose entities an entity or temporal operation serves. */
+  snapshot?: string;
   /** Host: URLs of the @contexts the broker serves are built from it (ops/contexts.ts). */
   host?: string;
   /** Every header, only when an auth plugin may ask for any of them. */
@@ -35,8 +37,6 @@ export interface PipelineTask {
    * 000 §5.1). Only sent when the plugin authorizes before the @context.
    */
   answer?: PipelineResult;
-  /** The Snapshot whose entities the operation serves (`/snapshots/{snapshotId}/...`, README "Snapshots"). */
-  snapshot?: string;
   /** The WebSocket connection the request came on (`urn:ngsi-ld:WebSocket:<uuid>`, front/ws/). */
   connection?: string;
   /** The broker's own request (seed 000 §5.1 rule 3): not asked to the auth plugin. Never set from a client's input. */

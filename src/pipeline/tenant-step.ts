@@ -1,9 +1,9 @@
 // Step 7: the tenant (CIM 009 v1.8 §4.14), resolved only after auth and @context so a refused request creates nothing;
-// with a Snapshot selected (`/snapshots/{snapshotId}/...`, v1.9.1 §4.3.7), the Snapshot's entity space within it.
+// with NGSILD-Snapshot (v1.9.1 §6.3.22) on an entity or temporal operation, the Snapshot's entity space within it.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
-import { isUri } from '../ngsild/entity/syntax.js';
-import { checkIdSize } from '../ngsild/entity/limits.js';
 import { SNAPSHOTS, snapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
+import { isExpired, type SnapshotDoc } from '../ngsild/snapshot/snapshot-body.js';
+import { LdOp } from '../ngsild/operations.js';
 import type { LdRequest } from './ld-request.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -12,22 +12,26 @@ export async function resolveTenant(req: LdRequest, ctx: WorkerContext, creating
   const tenant = req.namedTenant();
   req.tenant = tenant;
   req.apiTenant = tenant;
-  const snapshot = req.task.snapshot;
-  if (snapshot !== undefined) {
+  const snapshot = req.snapshotId();
+  if (snapshot !== undefined && req.operation.inSnapshot) {
     req.tenant = await snapshotEntitySpace(ctx, tenant, snapshot);
     return;
   }
+  // §6.3.22: the Snapshot API's own resources are never served on a Snapshot; the header names none of them.
+  if (snapshot !== undefined && !isSnapshotOperation(req.op))
+    throw badRequest(`NGSILD-Snapshot: ${req.operation.name} is not served on a Snapshot (README "Snapshots")`);
   if (tenant === '' || creating) return;
   if (!(await ctx.store.hasTenant(tenant))) throw new LdError('NonexistentTenant', `tenant '${tenant}' does not exist`);
 }
 
-/** The entity space of the Snapshot the path names; 404 ResourceNotFound when the tenant has no such Snapshot. */
+const isSnapshotOperation = (op: LdOp): boolean => op >= LdOp.CreateSnapshot && op <= LdOp.PurgeSnapshots;
+
+/** The entity space of the Snapshot the header names; 404 ResourceNotFound when the tenant has no such Snapshot. */
 async function snapshotEntitySpace(ctx: WorkerContext, tenant: string, snapshotId: string): Promise<string> {
-  if (!isUri(snapshotId)) throw badRequest(`snapshot id '${String(snapshotId).slice(0, 200)}' is not a URI`);
-  checkIdSize(snapshotId, 'snapshot id');
   if (tenant !== '' && !(await ctx.store.hasTenant(tenant))) throw new LdError('NonexistentTenant', `tenant '${tenant}' does not exist`);
-  const doc = await ctx.store.collection(tenant, SNAPSHOTS).get(snapshotId);
-  const key = doc?.storageKey;
-  if (typeof key !== 'string') throw notFound(`snapshot '${snapshotId}' does not exist`);
-  return snapshotSpace(tenant, key);
+  const doc = (await ctx.store.collection(tenant, SNAPSHOTS).get(snapshotId)) as SnapshotDoc | undefined;
+  // §5.16.1.4: an expired Snapshot is gone (its removal is DeleteSnapshot's or a purge's).
+  if (doc === undefined || typeof doc.storageKey !== 'string' || isExpired(doc, Date.now()))
+    throw notFound(`snapshot '${snapshotId}' does not exist`);
+  return snapshotSpace(tenant, doc.storageKey);
 }

@@ -1,7 +1,7 @@
 // Snapshots under `--auth dsec --dsecNgsild` (seed 000 §5.2: a Snapshot's entities asked with their own types): a
 // capture and a clone copy only what the entity hook lets the requester read (a refused entity left out, refused
-// attributes trimmed), the entity routes of a Snapshot decide each entity as the tenant's routes do, and a purge
-// removes only what the requester may delete. Real JWTs, policies through the broker's own policy API.
+// attributes trimmed), and the entity routes on a Snapshot (NGSILD-Snapshot) decide each entity as on the tenant, a
+// purge of its entities included. Real JWTs, policies through the broker's own policy API.
 import t from 'tap';
 import { createServer } from 'node:net';
 import { FakeVerifier, ORG, makeKey, signToken } from '../fixtures/dsec/harness.js';
@@ -69,8 +69,11 @@ verifier.keys = [key.publicJwk];
 t.teardown(() => verifier.served.close());
 
 let broker: Broker;
-const as = async (persona: string, method: string, path: string, body?: unknown): Promise<Reply> =>
-  call(broker, method, NGSI + path, { body, headers: { authorization: `Bearer ${await tokenOf(persona)}` } });
+const as = async (persona: string, method: string, path: string, body?: unknown, snapshot?: string): Promise<Reply> => {
+  const headers: Record<string, string> = { authorization: `Bearer ${await tokenOf(persona)}` };
+  if (snapshot !== undefined) headers['NGSILD-Snapshot'] = snapshot;
+  return call(broker, method, NGSI + path, { body, headers });
+};
 const snap = (id: string) => `/snapshots/${encodeURIComponent(id)}`;
 const ids = (r: Reply): string[] => (Array.isArray(r.json) ? (r.json as Array<{ id: string }>).map((e) => e.id).sort() : []);
 const prop = (value: unknown) => ({ type: 'Property', value });
@@ -115,7 +118,7 @@ t.teardown(() => broker?.stop());
 
 t.test('a capture copies what the requester may read, each entity decided on its own types', async (t) => {
   t.equal((await as('admin', 'POST', '/snapshots', { id: 'urn:x:admin', type: 'Snapshot', snapshotQueries: ALL })).status, 201);
-  t.same(ids(await as('admin', 'GET', `${snap('urn:x:admin')}/entities?type=Building,Car`)), [
+  t.same(ids(await as('admin', 'GET', '/entities?type=Building,Car', undefined, 'urn:x:admin')), [
     'urn:ngsi-ld:Building:b1',
     'urn:ngsi-ld:Building:b2',
     'urn:ngsi-ld:Car:c1',
@@ -124,39 +127,59 @@ t.test('a capture copies what the requester may read, each entity decided on its
   const byReader = await as('reader', 'POST', '/snapshots', { id: 'urn:x:reader', type: 'Snapshot', snapshotQueries: ALL });
   t.equal(byReader.status, 201, byReader.text);
   t.same(
-    ids(await as('admin', 'GET', `${snap('urn:x:reader')}/entities?type=Building,Car`)),
+    ids(await as('admin', 'GET', '/entities?type=Building,Car', undefined, 'urn:x:reader')),
     ['urn:ngsi-ld:Building:b1', 'urn:ngsi-ld:Building:b2'],
     'the Car the reader may not read was not captured',
   );
 
   const byAttr = await as('attr', 'POST', '/snapshots', { id: 'urn:x:attr', type: 'Snapshot', snapshotQueries: ALL });
   t.equal(byAttr.status, 201, byAttr.text);
-  const b1 = await as('admin', 'GET', `${snap('urn:x:attr')}/entities/urn:ngsi-ld:Building:b1`);
+  const b1 = await as('admin', 'GET', '/entities/urn:ngsi-ld:Building:b1', undefined, 'urn:x:attr');
   t.ok('name' in b1.json, 'the attribute allowed is captured');
   t.notOk('secret' in b1.json, 'the attribute refused is not');
 });
 
-t.test("a Snapshot's entity routes decide each entity as the tenant's do", async (t) => {
-  const page = await as('reader', 'GET', `${snap('urn:x:admin')}/entities?type=Building,Car`);
+t.test('the entity routes on a Snapshot decide each entity as on the tenant', async (t) => {
+  const page = await as('reader', 'GET', '/entities?type=Building,Car', undefined, 'urn:x:admin');
   t.equal(page.status, 200);
   t.same(ids(page), ['urn:ngsi-ld:Building:b1', 'urn:ngsi-ld:Building:b2'], 'the Car is left out of the page');
-  t.equal((await as('reader', 'GET', `${snap('urn:x:admin')}/entities/urn:ngsi-ld:Car:c1`)).status, 403, 'the Car itself: 403');
-  t.equal((await as('reader', 'GET', `${snap('urn:x:admin')}/entities/urn:ngsi-ld:Building:b1`)).status, 200);
-  const write = await as('reader', 'PATCH', `${snap('urn:x:admin')}/entities/urn:ngsi-ld:Building:b1/attrs`, { name: prop('x') });
+  t.equal((await as('reader', 'GET', '/entities/urn:ngsi-ld:Car:c1', undefined, 'urn:x:admin')).status, 403, 'the Car itself: 403');
+  t.equal((await as('reader', 'GET', '/entities/urn:ngsi-ld:Building:b1', undefined, 'urn:x:admin')).status, 200);
+  const write = await as('reader', 'PATCH', '/entities/urn:ngsi-ld:Building:b1/attrs', { name: prop('x') }, 'urn:x:admin');
   t.equal(write.status, 403, 'a reader does not write into a Snapshot either');
 });
 
 t.test('a clone copies what the requester may read', async (t) => {
   const r = await as('reader', 'POST', `${snap('urn:x:admin')}/clone`, { id: 'urn:x:clone' });
   t.equal(r.status, 201, r.text);
-  t.same(ids(await as('admin', 'GET', `${snap('urn:x:clone')}/entities?type=Building,Car`)), [
+  t.same(ids(await as('admin', 'GET', '/entities?type=Building,Car', undefined, 'urn:x:clone')), [
     'urn:ngsi-ld:Building:b1',
     'urn:ngsi-ld:Building:b2',
   ]);
 });
 
-t.test('a purge removes what the requester may delete, and keeps the rest', async (t) => {
-  const r = await as('deleter', 'POST', `${snap('urn:x:admin')}/purge`);
+t.test("a purge of a Snapshot's entities removes what the requester may delete, and keeps the rest", async (t) => {
+  const r = await as('deleter', 'DELETE', '/entities?type=Building,Car', undefined, 'urn:x:admin');
   t.equal(r.status, 204, r.text);
-  t.same(ids(await as('admin', 'GET', `${snap('urn:x:admin')}/entities?type=Building,Car`)), ['urn:ngsi-ld:Car:c1']);
+  t.same(ids(await as('admin', 'GET', '/entities?type=Building,Car', undefined, 'urn:x:admin')), ['urn:ngsi-ld:Car:c1']);
+});
+
+t.test('a purge of the tenant (DELETE /entities) is decided entity by entity too', async (t) => {
+  const tenant = { 'NGSILD-Tenant': 'p1' };
+  const made = await call(broker, 'POST', `${NGSI}/entityOperations/create`, {
+    body: [
+      { id: 'urn:ngsi-ld:Building:p1', type: 'Building' },
+      { id: 'urn:ngsi-ld:Car:p1', type: 'Car' },
+    ],
+    headers: { ...tenant, authorization: `Bearer ${await tokenOf('admin')}` },
+  });
+  t.equal(made.status, 201, made.text);
+  const purge = await call(broker, 'DELETE', `${NGSI}/entities?type=Building,Car`, {
+    headers: { ...tenant, authorization: `Bearer ${await tokenOf('deleter')}` },
+  });
+  t.equal(purge.status, 204, `a right to delete Buildings is enough to purge them: ${purge.text}`);
+  const left = await call(broker, 'GET', `${NGSI}/entities?type=Building,Car`, {
+    headers: { ...tenant, authorization: `Bearer ${await tokenOf('admin')}` },
+  });
+  t.same(ids(left), ['urn:ngsi-ld:Car:p1'], 'the Building purged, the Car kept');
 });

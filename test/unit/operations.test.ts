@@ -64,12 +64,11 @@ const PINNED: Record<string, number> = {
   Version: 57,
   DeleteConnectionSubscriptions: 58,
   CreateSnapshot: 59,
-  QuerySnapshots: 60,
+  CloneSnapshot: 60,
   RetrieveSnapshot: 61,
   UpdateSnapshot: 62,
   DeleteSnapshot: 63,
-  CloneSnapshot: 64,
-  PurgeSnapshot: 65,
+  PurgeSnapshots: 64,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {
@@ -141,7 +140,7 @@ t.test('flags the pipeline and the auth view read', async (t) => {
   t.equal(ldOpName(LdOp.QueryPost), 'QueryPost');
 });
 
-t.test('a Snapshot serves the entity operations and discovery, nothing else (CIM 009 v1.9.1 §4.3.7)', async (t) => {
+t.test('NGSILD-Snapshot selects a Snapshot for the entity, temporal and discovery operations only (CIM 009 v1.9.1 §6.3.22)', async (t) => {
   const served = OPERATIONS.filter((o) => o.inSnapshot).map((o) => o.name);
   for (const name of [
     'RetrieveEntity',

@@ -17,7 +17,6 @@ const READ_OPS = new Set([
   'TemporalQueryPost',
   // seed 000 §5.2: the entities a Snapshot captures or a clone copies are read, each with its own types.
   'CreateSnapshot',
-  'UpdateSnapshot',
   'CloneSnapshot',
 ]);
 const CREATE_OPS = new Set(['CreateEntity', 'BatchCreate']);
@@ -32,10 +31,9 @@ const DELETE_OPS = new Set([
   'DeleteAttr',
   'TemporalDeleteAttr',
   'TemporalDeleteInstance',
-  'PurgeSnapshot',
 ]);
 /** seed 000 §5.8: writes of the whole entity need a policy that holds whatever the attribute. */
-const WHOLE_ENTITY_OPS = new Set(['DeleteEntity', 'ReplaceEntity', 'BatchDelete', 'PurgeEntities', 'TemporalDelete', 'PurgeSnapshot']);
+const WHOLE_ENTITY_OPS = new Set(['DeleteEntity', 'ReplaceEntity', 'BatchDelete', 'PurgeEntities', 'TemporalDelete']);
 
 /** seed 000 §5.2: not decided entity by entity, so refused with --dsecNgsild (README: 403, and why). */
 const UNDECIDABLE_OPS = new Set(['RetrieveEntityMap', 'UpdateEntityMap', 'DeleteEntityMap']);
