@@ -37,7 +37,7 @@ export const brokerOptions: OptionSpec[] = [
     type: 'int',
     default: 100000,
     min: 1,
-    help: 'most entities one Snapshot holds; a capture or clone past it is 403 TooManyResults and leaves no Snapshot (README "Snapshots")',
+    help: 'most entities one Snapshot holds; a capture query past it fails (TooManyResults), a clone past it is 403 and leaves no Snapshot (README "Snapshots")',
   },
   {
     name: 'connectionPoolSize',

@@ -29,9 +29,12 @@ import type { DocCollection } from '../store/contract.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from '../pipeline/handler.js';
+import { boolParam } from './types.js';
 import { Budget, captureEntities, captureEvolutions, compileQueries, copySpace, dropSpace } from './snapshot-capture.js';
 
+/** The Snapshot id of the path; `local` checked too (every Snapshot is this broker's own, §5.5.15). */
 function snapshotIdParam(req: LdRequest): string {
+  boolParam(req, 'local');
   const id = req.params[0]!;
   if (!isUri(id)) throw badRequest(`snapshot id '${String(id).slice(0, 200)}' is not a URI`);
   return checkIdSize(id, 'snapshot id');
@@ -113,6 +116,7 @@ async function createWith(req: LdRequest, ctx: WorkerContext, input: SnapshotInp
  * Snapshot is complete, `snapshotStatus` final, once the client has its 201).
  */
 export const createSnapshot: OpHandler = async (req, ctx) => {
+  boolParam(req, 'local');
   const input = parseSnapshotBody(req.jsonObject(), 'create');
   const queries = compileQueries(req, input.snapshotQueries ?? [], 'snapshotQueries');
   const temporal = compileQueries(req, input.snapshotTemporalQueries ?? [], 'snapshotTemporalQueries');
@@ -202,6 +206,7 @@ export const deleteSnapshot: OpHandler = async (req, ctx) => {
  * members of the Snapshot data type only (§5.16.7.4). Expired Snapshots go too.
  */
 export const purgeSnapshots: OpHandler = async (req, ctx) => {
+  boolParam(req, 'local');
   const text = req.query.get('q');
   if (text === undefined) throw badRequest('PurgeSnapshots needs q, a query on the members of the Snapshot data type');
   const ast = parseQ(text);
