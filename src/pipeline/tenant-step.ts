@@ -24,7 +24,15 @@ export async function resolveTenant(req: LdRequest, ctx: WorkerContext, creating
   if (!(await ctx.store.hasTenant(tenant))) throw new LdError('NonexistentTenant', `tenant '${tenant}' does not exist`);
 }
 
-const isSnapshotOperation = (op: LdOp): boolean => op >= LdOp.CreateSnapshot && op <= LdOp.PurgeSnapshots;
+const SNAPSHOT_OPERATIONS: ReadonlySet<LdOp> = new Set([
+  LdOp.CreateSnapshot,
+  LdOp.CloneSnapshot,
+  LdOp.RetrieveSnapshot,
+  LdOp.UpdateSnapshot,
+  LdOp.DeleteSnapshot,
+  LdOp.PurgeSnapshots,
+]);
+const isSnapshotOperation = (op: LdOp): boolean => SNAPSHOT_OPERATIONS.has(op);
 
 /** The entity space of the Snapshot the header names; 404 ResourceNotFound when the tenant has no such Snapshot. */
 async function snapshotEntitySpace(ctx: WorkerContext, tenant: string, snapshotId: string): Promise<string> {
