@@ -83,6 +83,8 @@ t.before(async () => {
   const papPort = await freePort();
   broker = await startBroker(
     [
+      '--troe',
+      'embdb',
       '--policyApiPort',
       String(papPort),
       '--auth',
@@ -182,4 +184,16 @@ t.test('a purge of the tenant (DELETE /entities) is decided entity by entity too
     headers: { ...tenant, authorization: `Bearer ${await tokenOf('admin')}` },
   });
   t.same(ids(left), ['urn:ngsi-ld:Car:p1'], 'the Building purged, the Car kept');
+});
+
+t.test('a temporal capture copies the evolutions of what the requester may read', async (t) => {
+  const r = await as('reader', 'POST', '/snapshots', {
+    id: 'urn:x:temporal',
+    type: 'Snapshot',
+    snapshotTemporalQueries: [{ ...ALL[0], temporalQ: { timerel: 'after', timeAt: '2000-01-01T00:00:00Z', timeproperty: 'createdAt' } }],
+  });
+  t.equal(r.status, 201, r.text);
+  const held = await as('admin', 'GET', '/temporal/entities?type=Building,Car', undefined, 'urn:x:temporal');
+  t.equal(held.status, 200, held.text);
+  t.same(ids(held), ['urn:ngsi-ld:Building:b1', 'urn:ngsi-ld:Building:b2'], 'the Car the reader may not read was not copied');
 });

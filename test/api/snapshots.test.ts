@@ -436,6 +436,16 @@ t.test('past --snapshotMaxEntities a query fails, and a clone is 403 TooManyResu
   t.equal(clone.status, 403);
   t.equal(clone.json.type, `${ERR}TooManyResults`);
   t.equal((await at('GET', snap('urn:x:clone'))).status, 404, 'no clone left');
+
+  // This broker keeps no history (no --troe): a temporal capture cannot be made.
+  const temporal = await at('POST', '/snapshots', {
+    id: 'urn:x:temporal',
+    type: 'Snapshot',
+    snapshotTemporalQueries: [{ ...query({ type: 'Car' }), temporalQ: { timerel: 'after', timeAt: '2026-01-01T00:00:00Z' } }],
+  });
+  t.equal(temporal.status, 501, temporal.text);
+  t.equal(temporal.json.type, `${ERR}OperationNotSupported`);
+  t.equal((await at('GET', snap('urn:x:temporal'))).status, 404, 'and none is made');
 });
 
 t.test("a request on a Snapshot keeps and links its inline @context in the client's tenant", async (t) => {
