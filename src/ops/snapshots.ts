@@ -45,7 +45,7 @@ const snapshotsOf = (req: LdRequest, ctx: WorkerContext): DocCollection => ctx.s
 /** Removes a Snapshot and what it holds. */
 async function removeSnapshot(req: LdRequest, ctx: WorkerContext, doc: SnapshotDoc): Promise<boolean> {
   const removed = await snapshotsOf(req, ctx).delete(doc.id);
-  await dropSpace(ctx, snapshotSpace(req.tenant, doc.storageKey));
+  await dropSpace(ctx, snapshotSpace(doc.storageKey));
   return removed;
 }
 
@@ -90,7 +90,7 @@ async function createWith(req: LdRequest, ctx: WorkerContext, input: SnapshotInp
   const snapshots = snapshotsOf(req, ctx);
   if (!(await snapshots.insert(id, doc as unknown as Record<string, unknown>)))
     throw new LdError('AlreadyExists', `snapshot '${id}' already exists`);
-  const space = snapshotSpace(req.tenant, doc.storageKey);
+  const space = snapshotSpace(doc.storageKey);
   let details: Awaited<ReturnType<Fill>>;
   try {
     details = await fill(space, new Budget(ctx.config.snapshotMaxEntities));
@@ -152,7 +152,7 @@ export const cloneSnapshot: OpHandler = async (req, ctx) => {
   const source = await snapshotDoc(req, ctx, sourceId);
   // A copy of a capture under way would be a copy of part of it.
   if (source.snapshotStatus === 'preparing') throw new LdError('Conflict', `snapshot '${sourceId}' is still being captured`);
-  const from = snapshotSpace(req.tenant, source.storageKey);
+  const from = snapshotSpace(source.storageKey);
   const cloneInput: SnapshotInput = {
     ...input,
     snapshotQueries: source.snapshotQueries,

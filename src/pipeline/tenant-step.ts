@@ -41,5 +41,5 @@ async function snapshotEntitySpace(ctx: WorkerContext, tenant: string, snapshotI
   // §5.16.1.4: an expired Snapshot is gone (its removal is DeleteSnapshot's or a purge's).
   if (doc === undefined || typeof doc.storageKey !== 'string' || isExpired(doc, Date.now()))
     throw notFound(`snapshot '${snapshotId}' does not exist`);
-  return snapshotSpace(tenant, doc.storageKey);
+  return snapshotSpace(doc.storageKey);
 }

@@ -1,18 +1,22 @@
-// Where a Snapshot keeps what it captured (CIM 009 v1.9.1 §4.3.7): its own entity space in the store, a tenant name
-// no client can give (NGSILD-Tenant takes [a-z0-9_-] only), so every store plugin holds it as it holds a tenant.
+// Where a Snapshot keeps what it holds (CIM 009 v1.9.1 §5.16): an entity space of its own in the store, a tenant
+// name no request can give, so every store plugin and history holds it as it holds a tenant.
 import { randomUUID } from 'node:crypto';
 
 /** The collection of a tenant that holds its Snapshots (their definitions, not their entities). */
 export const SNAPSHOTS = 'snapshots';
 
-/** Between the tenant and the key: '~' is no tenant name's character, so no request can name this space. */
-const SPACE_MARK = '~snapshot~';
+/**
+ * Upper case: NGSILD-Tenant is read in lower case (ngsild/tenant.ts), so no request names a space. Letters, digits and
+ * '_' only, 41 characters: within what a tenant may be in every store (docdb's database `<dbName>-<tenant>`, tsdb's
+ * table names), as a tenant name of at most 50 is.
+ */
+const SPACE_PREFIX = 'Snapshot_';
 
-/** The entity space of a Snapshot of `tenant` ('' for the default one) whose storage key is `key`. */
-export const snapshotSpace = (tenant: string, key: string): string => `${tenant}${SPACE_MARK}${key}`;
+/** The entity space of a Snapshot whose storage key is `key` (newSpaceKey). */
+export const snapshotSpace = (key: string): string => SPACE_PREFIX + key;
 
 /** A fresh storage key: a Snapshot and each clone of it get their own, so deleting one never touches another. */
-export const newSpaceKey = (): string => randomUUID();
+export const newSpaceKey = (): string => randomUUID().replaceAll('-', '');
 
 /** Whether a store tenant is a Snapshot's entity space rather than a tenant clients name. */
-export const isSnapshotSpace = (tenant: string): boolean => tenant.includes(SPACE_MARK);
+export const isSnapshotSpace = (tenant: string): boolean => tenant.startsWith(SPACE_PREFIX);
