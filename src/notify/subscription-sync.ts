@@ -1,7 +1,6 @@
 // Keeps a thread's subscription index equal to the store: loaded whole at start, then refreshed by the
 // SubscriptionChanged broadcasts of the threads that write subscriptions (BroadcastChannel never echoes to the
 // sender, so a writer applies its own change at once).
-import { isSnapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
@@ -10,6 +9,7 @@ import { compileSubscription, type CompiledSubscription } from '../ngsild/subscr
 import { SubscriptionIndex } from '../ngsild/subscription/match.js';
 import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, channelName, type SubscriptionChanged } from './channel.js';
+import { isSnapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 
 export class SubscriptionSync {
   readonly index = new SubscriptionIndex();
