@@ -103,7 +103,8 @@ async function copyInto(ctx: WorkerContext, space: string, entities: readonly St
     mutation: (current) => ({ next: current === undefined ? e : { ...current, ...e }, result: current === undefined }),
   }));
   let added = 0;
-  for (const o of await writeEntities(ctx, space, items)) {
+  // Registered as a tenant is: a store lays out what it needs for one there (docdb: the database's indexes).
+  for (const o of await writeEntities(ctx, space, items, { createTenant: true })) {
     if (!o.ok) throw o.error instanceof LdError ? o.error : new LdError('InternalError', 'a snapshot write failed');
     if (o.result) added++;
   }
@@ -172,7 +173,7 @@ async function copyEvolution(
   if (!any) return false;
   const entity =
     record.scope === undefined ? { id: record.id, type: record.type } : { id: record.id, type: record.type, scope: record.scope };
-  await h.addInstances(space, entity, copy, now);
+  await h.addInstances(space, entity, copy, now, { createTenant: true });
   return true;
 }
 
