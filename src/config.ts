@@ -15,6 +15,8 @@ export interface BrokerConfig {
   troe: string;
   /** `--temporalInstanceCap`: instances per attribute in one temporal answer before it is paged (206). */
   temporalInstanceCap: number;
+  /** `--snapshotMaxEntities`: entities one Snapshot holds (CIM 009 v1.9.1 §4.3.7; README "Snapshots"). */
+  snapshotMaxEntities: number;
   connectionPoolSize: number;
   httpServer: 'uws' | 'node';
   healthPort?: number;

@@ -33,6 +33,13 @@ export const brokerOptions: OptionSpec[] = [
     help: 'most instances of one attribute in a temporal answer; past it the answer is 206 with Content-Range and the rest on the next page (CIM 009 §6.3.10)',
   },
   {
+    name: 'snapshotMaxEntities',
+    type: 'int',
+    default: 100000,
+    min: 1,
+    help: 'most entities one Snapshot holds; a capture query past it fails (TooManyResults), a clone past it is 403 and leaves no Snapshot (README "Snapshots")',
+  },
+  {
     name: 'connectionPoolSize',
     type: 'int',
     min: 0,
@@ -246,6 +253,7 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     database: values.database as string,
     troe: values.troe as string,
     temporalInstanceCap: values.temporalInstanceCap as number,
+    snapshotMaxEntities: values.snapshotMaxEntities as number,
     // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
     httpServer: values.httpServer as BrokerConfig['httpServer'],

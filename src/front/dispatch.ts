@@ -25,6 +25,7 @@ const PARAM_LABELS: Readonly<Record<string, string>> = {
   contextId: '@context id',
   type: 'entity type',
   entityMapId: 'entity map id',
+  snapshotId: 'snapshot id',
 };
 
 export interface FrontDeps {
@@ -115,6 +116,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
       accept: ex.header('accept'),
       link: ex.header('link'),
       tenant: ex.header('ngsild-tenant'),
+      snapshot: ex.header('ngsild-snapshot'),
       host: ex.header('host'),
       all: deps.auth !== undefined ? ex.allHeaders() : undefined,
     },

@@ -70,6 +70,13 @@ export enum LdOp {
   DeleteConnectionSubscriptions = 58,
   /** seed 001 §4.1: the bridges' Channels; an ordinary route, subject to the auth plugin (§5). */
   ListChannels = 59,
+  // CIM 009 v1.9.1 §5.16 Snapshots (an optional API; beyond our v1.8 target, README "Snapshots").
+  CreateSnapshot = 60,
+  CloneSnapshot = 61,
+  RetrieveSnapshot = 62,
+  UpdateSnapshot = 63,
+  DeleteSnapshot = 64,
+  PurgeSnapshots = 65,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -112,6 +119,11 @@ export interface Operation {
   readonly brokerOwn: boolean;
   /** No route: only the broker makes this request (seed 000 §5.1 rule 3), never asked to the auth plugin. */
   readonly internal: boolean;
+  /**
+   * Served on a Snapshot's entities when the request names one in NGSILD-Snapshot (CIM 009 v1.9.1 §5.5.15, §6.3.22:
+   * the Core and Temporal operations run on the Snapshot's copy; README "Snapshots").
+   */
+  readonly inSnapshot: boolean;
 }
 
 /** A set that cannot change: one instance per parameter list, shared by the operations that take it. */
@@ -160,6 +172,7 @@ interface Entry {
   forwardable?: boolean;
   brokerOwn?: boolean;
   internal?: boolean;
+  inSnapshot?: boolean;
 }
 
 const get = (pattern: string): OperationRoute => ({ method: 'GET', pattern });
@@ -171,6 +184,7 @@ const del = (pattern: string): OperationRoute => ({ method: 'DELETE', pattern })
 const ENTITY = '/entities/:entityId';
 const ATTR = '/entities/:entityId/attrs/:attrId';
 const T_ENTITY = '/temporal/entities/:entityId';
+const SNAPSHOT = '/snapshots/:snapshotId';
 
 /** Every operation by LdOp; the order of routes within a path is its Allow header's. */
 const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
@@ -238,6 +252,8 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
       'drop',
       'local',
     ]),
+    // seed 000 §5.2: each entity a purge deletes is asked (ops/purge.ts), so the request is decided entity by entity.
+    entityHook: true,
   },
   [LdOp.RetrieveEntity]: {
     clause: '§5.7.1 / §6.5.3.1',
@@ -677,7 +693,30 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     internal: true,
   },
   [LdOp.ListChannels]: { clause: 'none: seed 001 §4.1 (bridges)', routes: [get('/channels')], params: NONE },
+  [LdOp.CreateSnapshot]: {
+    clause: 'v1.9.1 §5.16.1 / §6.36.3.1',
+    routes: [post('/snapshots')],
+    body: 'object',
+    params: LOCAL,
+    entityHook: true,
+    inSnapshot: false,
+  },
+  [LdOp.CloneSnapshot]: {
+    clause: 'v1.9.1 §5.16.2 / §6.38.3.1',
+    routes: [post(SNAPSHOT + '/clone')],
+    body: 'object',
+    params: LOCAL,
+    entityHook: true,
+    inSnapshot: false,
+  },
+  [LdOp.RetrieveSnapshot]: { clause: 'v1.9.1 §5.16.3 / §6.37.3.1', routes: [get(SNAPSHOT)], params: LOCAL },
+  [LdOp.UpdateSnapshot]: { clause: 'v1.9.1 §5.16.4 / §6.37.3.2', routes: [patch(SNAPSHOT)], body: 'object', params: LOCAL },
+  [LdOp.DeleteSnapshot]: { clause: 'v1.9.1 §5.16.5 / §6.37.3.3', routes: [del(SNAPSHOT)], params: LOCAL },
+  [LdOp.PurgeSnapshots]: { clause: 'v1.9.1 §5.16.7 / §6.36.3.2', routes: [del('/snapshots')], params: frozenSet(['q', 'local']) },
 };
+
+/** Served on a Snapshot's entities besides every operation with the entity hook: the discovery of what it holds. */
+const SNAPSHOT_SERVED: ReadonlySet<LdOp> = new Set([LdOp.ListTypes, LdOp.RetrieveType, LdOp.ListAttributes, LdOp.RetrieveAttribute]);
 
 /** Every operation, index LdOp - 1 (in LdOp order). */
 export const OPERATIONS: readonly Operation[] = Object.freeze(
@@ -696,6 +735,7 @@ export const OPERATIONS: readonly Operation[] = Object.freeze(
       forwardable: e.forwardable ?? false,
       brokerOwn: e.brokerOwn ?? false,
       internal: e.internal ?? false,
+      inSnapshot: e.inSnapshot ?? (SNAPSHOT_SERVED.has(op) || e.entityHook === true),
     });
   }),
 );
@@ -718,6 +758,7 @@ export const NO_OPERATION: Operation = Object.freeze({
   forwardable: false,
   brokerOwn: false,
   internal: false,
+  inSnapshot: false,
 });
 
 /** The catalog entry of an operation (LdOp.None has none). */

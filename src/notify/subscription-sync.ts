@@ -10,6 +10,7 @@ import { compileSubscription, type CompiledSubscription } from '../ngsild/subscr
 import { SubscriptionIndex } from '../ngsild/subscription/match.js';
 import { SUBSCRIPTIONS, type SubscriptionDoc } from '../ngsild/subscription/model.js';
 import { SUBSCRIPTIONS_CHANNEL, channelName, type SubscriptionChanged } from './channel.js';
+import { isSnapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 
 /** How soon a thread that could not load the subscriptions at start tries again. */
 const LOAD_RETRY_MS = 1000;
@@ -177,7 +178,10 @@ export function broadcastSubscriptionChange(change: SubscriptionChanged, instanc
   channel.close();
 }
 
-/** Every tenant that may hold subscriptions: the default one and the store's (a subscription's create registers its tenant). */
+/**
+ * Every tenant that may hold subscriptions: the default one and the store's (a subscription's create registers its
+ * tenant); not the entity spaces of Snapshots, which hold entities only (README "Snapshots").
+ */
 export async function subscriptionTenants(store: Store): Promise<string[]> {
-  return ['', ...(await store.listTenants())];
+  return ['', ...(await store.listTenants()).filter((t) => !isSnapshotSpace(t))];
 }

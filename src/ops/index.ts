@@ -30,6 +30,7 @@ import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from '
 import { brokerVersion } from './version.js';
 import { listChannels } from './channels.js';
 import { purgeEntities } from './purge.js';
+import { createSnapshot, cloneSnapshot, retrieveSnapshot, updateSnapshot, deleteSnapshot, purgeSnapshots } from './snapshots.js';
 
 import {
   temporalQuery,
@@ -92,4 +93,10 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.DeleteRegistration, deleteRegistration],
   [LdOp.Version, brokerVersion],
   [LdOp.ListChannels, listChannels],
+  [LdOp.CreateSnapshot, createSnapshot],
+  [LdOp.CloneSnapshot, cloneSnapshot],
+  [LdOp.RetrieveSnapshot, retrieveSnapshot],
+  [LdOp.UpdateSnapshot, updateSnapshot],
+  [LdOp.DeleteSnapshot, deleteSnapshot],
+  [LdOp.PurgeSnapshots, purgeSnapshots],
 ]);

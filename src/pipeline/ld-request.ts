@@ -6,6 +6,8 @@ import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { QueryParams } from './query-params.js';
 import { badRequest, invalidRequest, type LdError } from '../ngsild/problem.js';
 import { parseTenant } from '../ngsild/tenant.js';
+import { isUri } from '../ngsild/entity/syntax.js';
+import { checkIdSize } from '../ngsild/entity/limits.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
 import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
 import { illFormedString } from '../ngsild/entity/well-formed.js';
@@ -28,8 +30,13 @@ export class LdRequest {
   context!: ResolvedContext;
   /** Other @contexts the operation resolved (those of batch entries): kept with `context` when it succeeds. */
   readonly otherContexts: ResolvedContext[] = [];
-  /** Set by the tenant step: '' is the default tenant. */
+  /**
+   * Set by the tenant step: where the operation's entities are, '' for the default tenant. With a Snapshot selected
+   * (`/snapshots/{snapshotId}/...`), the Snapshot's entity space (ngsild/snapshot/snapshot-store.ts).
+   */
   tenant = '';
+  /** Set by the tenant step: the tenant the client named, whose @contexts the request keeps and links. */
+  apiTenant = '';
   /** Set by negotiation. */
   media: ResponseMedia = JSON_TYPE;
   private parsedQuery: QueryParams | undefined;
@@ -68,6 +75,17 @@ export class LdRequest {
     }
     if (typeof tenant !== 'string') throw tenant;
     return tenant;
+  }
+
+  /**
+   * NGSILD-Snapshot (CIM 009 v1.9.1 §6.3.22): the Snapshot the request names, undefined when none; 400 BadRequestData
+   * for a value that is no URI within the id size limit (nothing else is echoed in the answer's header, run.ts).
+   */
+  snapshotId(): string | undefined {
+    const value = this.task.headers.snapshot;
+    if (value === undefined) return undefined;
+    if (!isUri(value)) throw badRequest(`NGSILD-Snapshot: '${String(value).slice(0, 200)}' is not a URI`);
+    return checkIdSize(value, 'NGSILD-Snapshot');
   }
 
   get bodyMediaType(): string {

@@ -28,6 +28,26 @@ export async function runPipeline(
   // seed 001 §1: a bridge sample is the broker's own write, not asked to the auth plugin (no hook, no entity hook).
   const ctx = task.internal === true && threadCtx.auth !== undefined ? { ...threadCtx, auth: undefined } : threadCtx;
   const req = new LdRequest(task, wait);
+  const result = await runSteps(ctx, req, task, handlers);
+  if (task.headers.snapshot !== undefined) echoSnapshot(req, result);
+  return result;
+}
+
+/**
+ * CIM 009 v1.9.1 §6.3.22: an answer to a request with NGSILD-Snapshot carries it too, whatever the answer; only a
+ * value that is a URI within the id limit (the request's 400 says why another is not) reaches the header.
+ */
+function echoSnapshot(req: LdRequest, result: PipelineResult): void {
+  let id: string | undefined;
+  try {
+    id = req.snapshotId();
+  } catch {
+    return;
+  }
+  if (id !== undefined) result.headers.push('NGSILD-Snapshot', id);
+}
+
+async function runSteps(ctx: WorkerContext, req: LdRequest, task: PipelineTask, handlers: OpHandlers): Promise<PipelineResult> {
   try {
     // seed 000 §5.1 rule 3: the broker's own requests are not asked.
     const auth = task.internal === true ? undefined : ctx.auth;
@@ -83,7 +103,7 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
       body = { ...(body as Record<string, unknown>), '@context': req.context.contextValue as object };
     } else {
       // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
-      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.tenant))));
+      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.apiTenant))));
     }
   }
   headers.push('Content-Type', contentType);

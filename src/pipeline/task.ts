@@ -8,6 +8,8 @@ export interface TaskHeaders {
   accept?: string;
   link?: string;
   tenant?: string;
+  /** NGSILD-Snapshot (CIM 009 v1.9.1 §6.3.22): the Snapshot whose entities an entity or temporal operation serves. */
+  snapshot?: string;
   /** Host: URLs of the @contexts the broker serves are built from it (ops/contexts.ts). */
   host?: string;
   /** Every header, only when an auth plugin may ask for any of them. */

@@ -11,8 +11,18 @@ import { ISSUER, makeKey, signToken } from '../fixtures/dsec/harness.js';
 
 const DASHBOARD = 'https://dash.example.org';
 const OTHER = 'https://evil.example.com';
-const EXPOSED = ['Location', 'Link', 'NGSILD-Results-Count', 'NGSILD-Tenant', 'Content-Range', 'Allow', 'Retry-After', 'WWW-Authenticate'];
-const ALLOWED_HEADERS = ['Content-Type', 'Accept', 'Link', 'NGSILD-Tenant', 'NGSILD-Path', 'Authorization'];
+const EXPOSED = [
+  'Location',
+  'Link',
+  'NGSILD-Results-Count',
+  'NGSILD-Tenant',
+  'NGSILD-Snapshot',
+  'Content-Range',
+  'Allow',
+  'Retry-After',
+  'WWW-Authenticate',
+];
+const ALLOWED_HEADERS = ['Content-Type', 'Accept', 'Link', 'NGSILD-Tenant', 'NGSILD-Snapshot', 'NGSILD-Path', 'Authorization'];
 
 const list = (value: string | null): string[] =>
   (value ?? '')

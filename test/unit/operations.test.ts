@@ -64,6 +64,12 @@ const PINNED: Record<string, number> = {
   Version: 57,
   DeleteConnectionSubscriptions: 58,
   ListChannels: 59,
+  CreateSnapshot: 60,
+  CloneSnapshot: 61,
+  RetrieveSnapshot: 62,
+  UpdateSnapshot: 63,
+  DeleteSnapshot: 64,
+  PurgeSnapshots: 65,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {
@@ -133,4 +139,21 @@ t.test('flags the pipeline and the auth view read', async (t) => {
   t.equal(authLdOp(LdOp.RetrieveEntity), LdOp.RetrieveEntity, 'an NGSI-LD operation is given as it is');
   t.equal(ldOpName(LdOp.None), '', 'no name for no operation');
   t.equal(ldOpName(LdOp.QueryPost), 'QueryPost');
+});
+
+t.test('NGSILD-Snapshot selects a Snapshot for the entity, temporal and discovery operations only (CIM 009 v1.9.1 §6.3.22)', async (t) => {
+  const served = OPERATIONS.filter((o) => o.inSnapshot).map((o) => o.name);
+  for (const name of [
+    'RetrieveEntity',
+    'QueryEntities',
+    'QueryPost',
+    'CreateEntity',
+    'BatchUpsert',
+    'PurgeEntities',
+    'TemporalQuery',
+    'ListTypes',
+  ])
+    t.ok(served.includes(name), `${name} is served on a Snapshot`);
+  for (const name of ['CreateSubscription', 'CreateRegistration', 'CreateContext', 'CreateSnapshot', 'CloneSnapshot', 'Version'])
+    t.notOk(served.includes(name), `${name} is not served on a Snapshot`);
 });

@@ -46,7 +46,7 @@ export function keptContextStore(store: Store): HostedContexts {
 export function keepUsedContexts(req: LdRequest, ctx: WorkerContext, used: ResolvedContext, implicit = true): Promise<void> | undefined {
   const contexts = contextResolverOf(ctx);
   if (contexts === undefined) return undefined;
-  const toKeep = contexts.keptFor(req.tenant, used, implicit);
+  const toKeep = contexts.keptFor(req.apiTenant, used, implicit);
   // The hot path: the core context, or one this thread has kept in this tenant already; nothing to wait for.
   if (toKeep.length === 0) return undefined;
   return keep(req, ctx, contexts, toKeep);
@@ -54,12 +54,12 @@ export function keepUsedContexts(req: LdRequest, ctx: WorkerContext, used: Resol
 
 async function keep(req: LdRequest, ctx: WorkerContext, contexts: ContextResolver, toKeep: readonly ContextToKeep[]): Promise<void> {
   try {
-    if (req.tenant !== '' && !(await ctx.store.hasTenant(req.tenant))) return;
-    const collection = keptContexts(ctx, req.tenant);
+    if (req.apiTenant !== '' && !(await ctx.store.hasTenant(req.apiTenant))) return;
+    const collection = keptContexts(ctx, req.apiTenant);
     for (const { localId, doc } of toKeep) await collection.insert(localId, doc as unknown as Record<string, unknown>);
     contexts.kept(toKeep.map((k) => k.localId));
   } catch (e) {
     // The request itself succeeded; a later one keeps them.
-    ctx.log.warn({ err: e, tenant: req.tenant }, '@contexts used by a request not kept');
+    ctx.log.warn({ err: e, tenant: req.apiTenant }, '@contexts used by a request not kept');
   }
 }

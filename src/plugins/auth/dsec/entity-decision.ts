@@ -8,7 +8,17 @@ import { RoleConflict } from './odrl/left-operands.js';
 import type { PolicySet } from './odrl/policy-set.js';
 
 /** seed 000 §5.8 "the action": the method an operation's action word must let through, by LdOp name. */
-const READ_OPS = new Set(['RetrieveEntity', 'QueryEntities', 'QueryPost', 'TemporalRetrieve', 'TemporalQuery', 'TemporalQueryPost']);
+const READ_OPS = new Set([
+  'RetrieveEntity',
+  'QueryEntities',
+  'QueryPost',
+  'TemporalRetrieve',
+  'TemporalQuery',
+  'TemporalQueryPost',
+  // seed 000 §5.2: the entities a Snapshot captures or a clone copies are read, each with its own types.
+  'CreateSnapshot',
+  'CloneSnapshot',
+]);
 const CREATE_OPS = new Set(['CreateEntity', 'BatchCreate']);
 /** An upsert is a create for a new entity, an update for an existing one. */
 const UPSERT_OPS = new Set(['BatchUpsert', 'TemporalCreate']);

@@ -22,6 +22,7 @@ export const DOC_COLLECTIONS = [
   'jsonldContexts',
   'odrlPolicies',
   'subscriptionOwners',
+  'snapshots',
 ];
 
 const RESERVED = new Set([ENTITIES, TENANTS, COUNTERS, 'writeClaims']);
