@@ -24,7 +24,7 @@ const SRC = {
   migrate: 'migrate',
   build: 'build',
 };
-const TOP = ['main', 'broker', 'command-line', 'runner', 'options'];
+const TOP = ['main', 'broker', 'command-line', 'runner', 'options', 'import-main', 'import-target'];
 const CONTRACT_FILES = [
   'src/*/contract.ts',
   'src/store/kit/**/*.ts',
