@@ -172,6 +172,9 @@ export async function runImport(deps: ImportDeps, io: ImportIo): Promise<ImportR
         if (bad.length > 0) throw nameRefusal(bad[0]!.where, bad[0]!.name);
       } catch (e) {
         if (kind === 'entity' || kind === 'temporalEntity' || kind === 'temporalInstance') await flushAll();
+        // An entity whose history the stream holds, refused for now, gets no created history in its place (behaviour 5).
+        if ((kind === 'temporalEntity' || kind === 'temporalInstance') && isPlainObject(record.data))
+          created?.markNamed(parseTenantOr(record.tenant), String(record.data.id));
         report.refuse(line.no, category, `${kind} ${idOf(record.data)} refused: ${refusal(e)}`);
         continue;
       }
@@ -220,6 +223,14 @@ export async function runImport(deps: ImportDeps, io: ImportIo): Promise<ImportR
   await deps.store.flush();
   for (const line of report.summary()) io.err.write(line + '\n');
   return report;
+}
+
+function parseTenantOr(tenant: unknown): string {
+  try {
+    return parseTenant(typeof tenant === 'string' ? tenant : undefined);
+  } catch {
+    return '';
+  }
 }
 
 function headerProblem(h: Record<string, unknown>, line: number): string | undefined {
