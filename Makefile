@@ -55,6 +55,7 @@ bench: build
 	node dist/bench/websocket.js
 	node dist/bench/scenarios/subscriptions.js
 	node dist/bench/scenarios/owner-notifications.js
+	node dist/bench/import.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
 ETSI_ARGS ?=

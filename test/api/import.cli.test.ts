@@ -2,7 +2,8 @@
 // refused, 2 when nothing could be imported; pino on standard output, the report alone on standard error; the
 // broker's option names; a store another process holds open refused with a clear line; the feature switch.
 import t from 'tap';
-import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, createWriteStream, existsSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,4 +108,25 @@ t.test('FEATURES=noimporter leaves the importer out of the build', async (t) => 
   t.notOk(existsSync(join(dir, 'dist/src/migrate/import')));
   const usage = spawnSync(process.execPath, [join(dir, 'dist/src/main.js'), '-u'], { encoding: 'utf8', timeout: 20_000 });
   t.equal(usage.status, 0, 'the broker still starts its option parsing');
+});
+
+t.test('a generated stream of 25 MB goes in whole, the importer's heap capped (bench/import.ts checks 1 GB with 64 MB)', async (t) => {
+  const dir = tmp(t);
+  const file = join(dir, 'big.ndjson');
+  const out = createWriteStream(file);
+  const n = 40_000;
+  const pad = 'p'.repeat(400);
+  for (let i = 0; i < n; i++) {
+    const e = entity(i);
+    const data = e.data as Record<string, unknown>;
+    data[`${EX}pad`] = { type: 'Property', value: pad, createdAt: T0, modifiedAt: T0 };
+    if (!out.write(JSON.stringify(e) + '\n')) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  const bytes = statSync(file).size;
+  t.ok(bytes > 20e6, `${(bytes / 1e6).toFixed(0)} MB`);
+  const r = await runImporter(['--dbDir', join(dir, 'db'), '--file', file], undefined, { NODE_OPTIONS: '--max-old-space-size=48' });
+  t.equal(r.code, 0, r.stderr.slice(-500));
+  t.equal(r.stderr.split('\n')[0], `entities: ${n} imported, 0 refused`);
 });
