@@ -110,7 +110,7 @@ t.test('FEATURES=noimporter leaves the importer out of the build', async (t) => 
   t.equal(usage.status, 0, 'the broker still starts its option parsing');
 });
 
-t.test('a generated stream of 25 MB goes in whole, the importer's heap capped (bench/import.ts checks 1 GB with 64 MB)', async (t) => {
+t.test('a generated stream of 25 MB goes in whole with the importer heap capped (bench/import.ts checks 1 GB with 64 MB)', async (t) => {
   const dir = tmp(t);
   const file = join(dir, 'big.ndjson');
   const out = createWriteStream(file);

@@ -19,7 +19,7 @@ function times(data: Record<string, unknown>): { createdAt: string; modifiedAt: 
   return { createdAt, modifiedAt: (data.modifiedAt as string | undefined) ?? createdAt };
 }
 
-/** CIM 009 §5.2.14 counters of the record's notification; undefined when it never notified. */
+/** CIM 009 §5.2.14 counters of the record's notification; undefined when it carries none. */
 function countersOf(notification: unknown): SubscriptionCounters | undefined {
   if (!isPlainObject(notification)) return undefined;
   const c: SubscriptionCounters = { timesSent: 0, timesFailed: 0 };
@@ -36,9 +36,9 @@ function countersOf(notification: unknown): SubscriptionCounters | undefined {
     if (!isDateTime(v)) throw badRequest(`notification.${k}: ${show(v)} is not an ISO 8601 date-time`);
     c[k] = v;
   }
-  const any =
-    c.timesSent > 0 || c.timesFailed > 0 || c.lastNotification !== undefined || c.lastSuccess !== undefined || c.lastFailure !== undefined;
-  return any ? c : undefined;
+  // Kept as the source shows them, zeros included (the stream always carries timesSent and timesFailed).
+  const given = ['timesSent', 'timesFailed', 'lastNotification', 'lastSuccess', 'lastFailure'].some((k) => notification[k] !== undefined);
+  return given ? c : undefined;
 }
 
 export async function importSubscription(deps: ImportDeps, tenant: string, data: Record<string, unknown>): Promise<void> {
@@ -52,6 +52,9 @@ export async function importSubscription(deps: ImportDeps, tenant: string, data:
       await deps.resolveJsonldContext(body.jsonldContext);
     } catch (e) {
       if (e instanceof LdError && e.kind === 'InvalidRequest') throw badRequest(`jsonldContext: ${e.detail}`);
+      // An import often runs where the source's @context server is out of reach: say how to give it a copy.
+      if (e instanceof LdError && e.kind === 'LdContextNotAvailable')
+        throw new LdError(e.kind, `jsonldContext: ${e.detail} (--contextDir serves a copy of it from a file)`);
       throw e;
     }
   }

@@ -303,6 +303,15 @@ def _key_values(obj, what):
     return [{"key": k, "value": v if isinstance(v, str) else json.dumps(v)} for k, v in obj.items()]
 
 
+def _depth(v):
+    """Nesting depth of a coordinates array: 1 for a position, 2 for a list of positions, ..."""
+    d = 0
+    while isinstance(v, list) and v:
+        d += 1
+        v = v[0]
+    return d
+
+
 def _geo_q(expr, what):
     geometry = expr.get("geometry") or ""
     if not geometry:
@@ -310,11 +319,19 @@ def _geo_q(expr, what):
     geometry = {"point": "Point", "polygon": "Polygon", "line": "LineString"}.get(geometry, geometry)
     coords = expr.get("coords", expr.get("coordinates"))
     if isinstance(coords, str):
-        text = coords if coords.startswith("[") else "[" + coords + "]"
+        text = coords.strip()
+        if not text.startswith("[") and ";" in text:
+            # NGSIv2's stored form: positions "lat,lon" separated by ';'
+            text = "[" + ",".join("[" + p + "]" for p in text.split(";")) + "]"
+        elif not text.startswith("["):
+            text = "[" + text + "]"
         try:
             coords = json.loads(text)
         except ValueError:
             raise ConvertError("%s: geoQ coordinates %r cannot be converted" % (what, expr.get("coords")))
+    if geometry == "Polygon" and _depth(coords) == 2:
+        # a polygon stored as its one ring of positions: GeoJSON's Polygon is an array of rings
+        coords = [coords]
     georel = expr.get("georel") or ""
     if "Distance:" in georel:   # stored "near;maxDistance:1000", API "near;maxDistance==1000"
         georel = georel.replace("Distance:", "Distance==")
