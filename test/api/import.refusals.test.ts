@@ -246,3 +246,26 @@ t.test('a stream cut in the middle of a line: that line refused, every line befo
   const unterminated = await importInto(tmp(t), whole.slice(0, -1));
   t.equal(unterminated.line('entities'), 'entities: 3 imported, 0 refused');
 });
+
+t.test('a history batch is refused whole on an instanceId twice in it, and on an entity event already there', async (t) => {
+  const dir = tmp(t);
+  const twice = await importInto(dir, [entity(1), ti(`${EX}n`, 1), ti(`${EX}n`, 2), ti(`${EX}n`, 1)]);
+  t.equal(twice.line('temporal instances'), 'temporal instances: 0 imported, 3 refused');
+  t.match(twice.err, /instanceId urn:ngsi-ld:attribute:instance:r1 of urn:ngsi-ld:Thing:1 is present already/);
+  const event = { kind: 'temporalEntity', data: { id: 'urn:ngsi-ld:Thing:1', type: `${EX}Thing`, op: 'deleted', at: T0 } };
+  t.equal((await importInto(dir, [event])).anyRefused, false);
+  const again = await importInto(dir, [event, ti(`${EX}n`, 5)]);
+  t.equal(again.line('temporal entity events'), 'temporal entity events: 0 imported, 1 refused');
+  t.equal(again.line('temporal instances'), 'temporal instances: 0 imported, 1 refused');
+  t.match(again.err, /entity urn:ngsi-ld:Thing:1 has a deleted event at 2023-11-14T22:13:20.123Z already/);
+});
+
+t.test('a header of another format or version: refused; a version this importer cannot read stops the import', async (t) => {
+  const other = await importInto(tmp(t), [{ kind: 'header', format: 'something-else', version: 1 }, entity(1)]);
+  t.match(other.err, /line 1: header: format "something-else" is not broker-migration/);
+  t.equal(other.line('entities'), 'entities: 1 imported, 0 refused');
+  const v2 = await importInto(tmp(t), [{ kind: 'header', format: 'broker-migration', version: 2 }, entity(1)]);
+  t.match(v2.err, /line 1: header: version 2 is not 1, the only version this importer reads: nothing imported/);
+  t.equal(v2.line('entities'), 'entities: 0 imported, 0 refused');
+  t.equal(v2.anyRefused, true);
+});
