@@ -5,6 +5,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startBroker, call, NGSI } from './helpers/broker.js';
 import { importInto, ndjson } from './helpers/import.js';
 
@@ -268,4 +269,15 @@ t.test('a header of another format or version: refused; a version this importer 
   t.match(v2.err, /line 1: header: version 2 is not 1, the only version this importer reads: nothing imported/);
   t.equal(v2.line('entities'), 'entities: 0 imported, 0 refused');
   t.equal(v2.anyRefused, true);
+});
+
+t.test('a history plugin beside the store without importBatch: its records refused naming it, nothing recorded', async (t) => {
+  const recorder = fileURLToPath(new URL('../fixtures/history/recorder.js', import.meta.url));
+  const out = await importInto(tmp(t), [entity(1), ti(`${EX}n`, 1)], recorder);
+  t.equal(out.line('entities'), 'entities: 1 imported, 0 refused');
+  t.match(
+    out.err,
+    /line 2: temporalInstance urn:ngsi-ld:Thing:1 refused: OperationNotSupported: the history 'recorder' cannot import history/,
+  );
+  t.equal(out.line('created rows (history)'), 'created rows (history): 0 written, 0 failed', 'no history of the current state either');
 });
