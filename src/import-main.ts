@@ -46,6 +46,13 @@ async function main(argv: readonly string[]): Promise<number> {
     return fail(`the store cannot be opened: ${e instanceof Error ? e.message : String(e)}`);
   }
   log.info({ file, database: args.values.database, troe: args.values.troe }, 'import started');
+  // Interrupted: what was written stays (each record is its own write); the report of the rest cannot be given.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      process.stderr.write(`\nldbroker-import: interrupted (${signal}): the records written so far stay; import the rest again\n`);
+      log.warn({ signal }, 'import interrupted');
+      process.exit(2);
+    });
   const started = Date.now();
   try {
     const input = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: 1024 * 1024 });

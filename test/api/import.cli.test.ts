@@ -2,14 +2,25 @@
 // refused, 2 when nothing could be imported; pino on standard output, the report alone on standard error; the
 // broker's option names; a store another process holds open refused with a clear line; the feature switch.
 import t from 'tap';
-import { cpSync, createWriteStream, existsSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { spawnBroker, call, NGSI } from './helpers/broker.js';
-import { ndjson, runImporter } from './helpers/import.js';
+import { IMPORT_MAIN, ndjson, runImporter } from './helpers/import.js';
 
 const EX = 'https://example.org/';
 const T0 = '2023-11-14T22:13:20.123Z';
@@ -129,4 +140,27 @@ t.test('a generated stream of 25 MB goes in whole with the importer heap capped 
   const r = await runImporter(['--dbDir', join(dir, 'db'), '--file', file], undefined, { NODE_OPTIONS: '--max-old-space-size=48' });
   t.equal(r.code, 0, r.stderr.slice(-500));
   t.equal(r.stderr.split('\n')[0], `entities: ${n} imported, 0 refused`);
+});
+
+t.test('interrupted: exit 2 with a line saying what stays, its temporary file removed', async (t) => {
+  const dir = tmp(t);
+  const tmpDir = join(dir, 'tmp');
+  mkdirSync(tmpDir);
+  const proc = spawn(process.execPath, [IMPORT_MAIN, '--dbDir', join(dir, 'db'), '--troe', 'embdb', '--file', '-'], {
+    env: { ...process.env, TMPDIR: tmpDir },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => (stdout += String(d)));
+  proc.stderr.on('data', (d) => (stderr += String(d)));
+  // Standard input stays open: the importer waits for more lines until the signal.
+  proc.stdin.write(ndjson([entity(1)]));
+  for (let i = 0; i < 200 && !stdout.includes('import started'); i++) await new Promise((r) => setTimeout(r, 50));
+  t.ok(readdirSync(tmpDir).length > 0, 'a temporary file while importing');
+  proc.kill('SIGINT');
+  const [code] = (await once(proc, 'exit')) as [number | null];
+  t.equal(code, 2);
+  t.match(stderr, /ldbroker-import: interrupted \(SIGINT\): the records written so far stay/);
+  t.same(readdirSync(tmpDir), [], 'the temporary file removed');
 });

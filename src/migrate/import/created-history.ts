@@ -46,10 +46,15 @@ export class CreatedHistory {
   /** Entities named by a history record that was refused: they have history in the stream, not yet in the store. */
   private readonly named = new Set<string>();
 
+  /** The file goes with the process however it ends (an interrupted import exits through process.exit). */
+  private readonly removeOnExit = (): void => rmSync(this.dir, { recursive: true, force: true });
+
   constructor(
     private readonly store: Store,
     private readonly history: History,
-  ) {}
+  ) {
+    process.once('exit', this.removeOnExit);
+  }
 
   /** An entity imported: a candidate. */
   async note(tenant: string, id: string): Promise<void> {
@@ -93,13 +98,14 @@ export class CreatedHistory {
       }
       await flush();
     } finally {
-      rmSync(this.dir, { recursive: true, force: true });
+      this.discard();
     }
   }
 
   /** Removes the file when the import stops before write. */
   discard(): void {
     this.out.destroy();
-    rmSync(this.dir, { recursive: true, force: true });
+    this.removeOnExit();
+    process.off('exit', this.removeOnExit);
   }
 }
