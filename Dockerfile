@@ -19,6 +19,8 @@ RUN groupadd --system ldbroker && useradd --system --gid ldbroker --home-dir /ap
 COPY --from=build --chown=ldbroker:ldbroker /app/node_modules ./node_modules
 COPY --from=build --chown=ldbroker:ldbroker /app/dist ./dist
 COPY --chown=ldbroker:ldbroker package.json ./
+# The importer beside the broker (seed 001 §4.3): `docker run --entrypoint ldbroker-import ... --file /stream.ndjson`.
+RUN chmod +x dist/src/main.js dist/src/import-main.js && ln -s /app/dist/src/import-main.js /usr/local/bin/ldbroker-import
 USER ldbroker
 EXPOSE 1026
 ENTRYPOINT ["node", "dist/src/main.js"]

@@ -3,7 +3,7 @@
 //   ngsild/ (semantics, no I/O, imports nothing else of src)
 //   < contracts and kits (src/*/contract.ts, src/store/kit/, src/plugin/, logger.ts, features.ts, config.ts) and the plugin loaders
 //   < pipeline/, notify/ and the bridge host (bridge/ but its contract and loader) < ops/ < front/ and the services (policyapi/, migrate/, build/)
-//   < main.ts, broker.ts, command-line.ts, runner.ts, options.ts and workers/.
+//   < main.ts, broker.ts, command-line.ts, runner.ts, options.ts, import-main.ts, import-target.ts and workers/.
 // A file may import its own layer and those below; plugins import contracts and the store kit (and, until the store contract carries
 // them, ngsild's types and helpers); nothing but the top imports a plugin or the command line.
 import js from '@eslint/js';
@@ -25,7 +25,7 @@ const SRC = {
   migrate: 'migrate',
   build: 'build',
 };
-const TOP = ['main', 'broker', 'command-line', 'runner', 'options'];
+const TOP = ['main', 'broker', 'command-line', 'runner', 'options', 'import-main', 'import-target'];
 const CONTRACT_FILES = [
   'src/*/contract.ts',
   'src/store/kit/**/*.ts',

@@ -43,8 +43,29 @@ export interface BrokerArgs {
   bridgeModules: Map<string, BridgePluginModule>;
 }
 
-/** Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options. */
-export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BrokerArgs> {
+/**
+ * The command a table of options is read for: the broker's (every option, an auth plugin), or another program of
+ * the broker's that takes its store and history options by the broker's names (the importer, seed 001 §4.3).
+ */
+export interface ArgsProgram {
+  name: string;
+  /** The program's own options: the broker's table, or a selection of it plus the program's own. */
+  options: readonly OptionSpec[];
+  /** Whether --auth loads an auth plugin (the broker only). */
+  auth: boolean;
+}
+
+const BROKER_PROGRAM: ArgsProgram = { name: 'ldbroker', options: brokerOptions, auth: true };
+
+/**
+ * Reads argv as main.ts does; the auth plugin named there (or by BROKER_AUTH) is loaded for its options, the store
+ * and history plugins named by --database and --troe for theirs.
+ */
+export async function readArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  program: ArgsProgram = BROKER_PROGRAM,
+): Promise<BrokerArgs> {
   let raw;
   try {
     raw = splitArgs(argv);
@@ -54,7 +75,7 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   // The auth plugin's options exist only when it is loaded (seed 000 §5.1 rule 4): load it before parsing.
   const authName = (raw.given.get('auth') as string | undefined) ?? env.BROKER_AUTH;
   let authModule: AuthPluginModule | undefined;
-  if (typeof authName === 'string' && authName !== '') {
+  if (program.auth && typeof authName === 'string' && authName !== '') {
     if (!FEATURES.auth) throw new StartError('--auth: this broker was built without authorization (FEATURES=noauth)');
     const { loadAuthModule } = await import('./auth/loader.js');
     try {
@@ -76,7 +97,7 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   } catch (e) {
     throw new StartError(e instanceof Error ? e.message : String(e));
   }
-  const tables = [...brokerOptions, ...(authModule?.options ?? []), ...(storePlugin.options ?? []), ...(historyModule?.options ?? [])];
+  const tables = [...program.options, ...(authModule?.options ?? []), ...(storePlugin.options ?? []), ...(historyModule?.options ?? [])];
   let values: OptionValues;
   try {
     values = parseOptions(raw, tables, env);
@@ -101,7 +122,7 @@ export async function readArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   };
   return {
     values,
-    usage: usage(tables),
+    usage: usage(tables, program.name),
     authModule,
     storePlugin,
     troePlace,

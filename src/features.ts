@@ -5,4 +5,6 @@ export const FEATURES = {
   auth: true,
   /** The policy API on its own port (seed 000 §4.1 rule 7: a feature switch, on by default). */
   policyApi: true,
+  /** The importer `ldbroker-import` (seed 001 §4.3: a feature switch, on by default; off, it is not built). */
+  importer: true,
 } as const;

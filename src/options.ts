@@ -169,8 +169,9 @@ export function splitArgs(argv: readonly string[]): RawArgs {
   return { given };
 }
 
+/** A word that names an option: not a negative number, and not `-` alone (standard input, `--file -`). */
 function isOptionWord(s: string): boolean {
-  return s.startsWith('-') && !/^-\d/.test(s);
+  return s.startsWith('-') && s !== '-' && !/^-\d/.test(s);
 }
 
 /** Parses the raw arguments against the tables; an unknown option or a bad value throws OptionError. */
@@ -214,8 +215,8 @@ function convert(spec: OptionSpec, text: string | true): string | number | boole
 }
 
 /** The text `-u` prints: every option, its alias, default and help. */
-export function usage(tables: readonly OptionSpec[]): string {
-  const lines = ['Usage: ldbroker [options]', ''];
+export function usage(tables: readonly OptionSpec[], program = 'ldbroker'): string {
+  const lines = [`Usage: ${program} [options]`, ''];
   for (const spec of tables) {
     const name = `${spec.name.length <= 2 ? '-' : '--'}${spec.name}${spec.alias ? `, -${spec.alias}` : ''}`;
     const kind = spec.type === 'enum' ? [...spec.values!, ...(spec.other === undefined ? [] : [spec.other])].join('|') : spec.type;

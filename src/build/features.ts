@@ -17,6 +17,7 @@ const REMOVED: Record<string, string[]> = {
     'notify/owner-request.js',
   ],
   nopolicyApi: ['policyapi'],
+  noimporter: ['migrate/import', 'import-main.js', 'import-main.js.map', 'import-target.js', 'import-target.js.map'],
 };
 
 for (const word of process.argv

@@ -141,9 +141,21 @@ export interface History {
    * is lost). A history inside the store has no `record`.
    */
   record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
+  /**
+   * The importer's history (seed 001 §2.5, importer behaviour 4, §8): one batch of at most 500 records of the stream,
+   * written as one transaction with their own times and instanceIds. Refused whole (nothing written, `refused` says
+   * why) when an instanceId of it is present already, or a temporal entity event with the same time and kind. A
+   * temporal entity a record names but the history lacks is created with the record's entity type.
+   */
+  importBatch?(records: readonly ImportedHistoryRecord[]): Promise<{ refused?: string }>;
   /** Releases what the history holds (connections); called once per thread at exit. */
   close?(): Promise<void>;
 }
+
+/** One record of an imported history: an entity event, or an attribute instance (a tombstone for a deletion). */
+export type ImportedHistoryRecord =
+  | { kind: 'entity'; tenant: string; id: string; type: string[]; event: EntityEvent }
+  | { kind: 'instance'; tenant: string; id: string; type: string[]; attrIri: string; instance: HistoryInstance };
 
 /** How a history plugin is opened, in every thread that serves the temporal API or writes entities. */
 export interface HistoryOpenParams {

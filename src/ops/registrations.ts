@@ -7,6 +7,7 @@ import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
+import type { Store } from '../store/contract.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import {
   REGISTRATIONS,
@@ -43,30 +44,48 @@ async function contextOf(ctx: WorkerContext, doc: RegistrationDoc): Promise<Reso
   return ctx.contexts.resolve(doc.context);
 }
 
-/** §4.3.6.3: an exclusive or redirect registration may not claim what another one, or a local entity, holds. */
-async function checkConflicts(req: LdRequest, ctx: WorkerContext, body: RegistrationBody): Promise<void> {
+/** What a conflict check reads: the tenant's store, the @context of the registration, and that of a stored one. */
+export interface ConflictView {
+  store: Store;
+  tenant: string;
+  context: ResolvedContext;
+  contextOf(doc: RegistrationDoc): Promise<ResolvedContext>;
+}
+
+function checkConflicts(req: LdRequest, ctx: WorkerContext, body: RegistrationBody): Promise<void> {
+  return registrationConflicts(
+    { store: ctx.store, tenant: req.tenant, context: req.context, contextOf: (doc) => contextOf(ctx, doc) },
+    body,
+  );
+}
+
+/**
+ * §4.3.6.3: an exclusive or redirect registration may not claim what another one, or a local entity, holds (409
+ * Conflict). The importer asks it too (seed 001, importer behaviour 2).
+ */
+export async function registrationConflicts(view: ConflictView, body: RegistrationBody): Promise<void> {
   const mode = body.mode ?? 'inclusive';
   if (mode !== 'exclusive' && mode !== 'redirect') return;
-  const claims = claimsOf(body, req.context.expandTerm.bind(req.context));
-  for (const { id, doc } of await ctx.store.collection(req.tenant, REGISTRATIONS).list()) {
+  const claims = claimsOf(body, view.context.expandTerm.bind(view.context));
+  for (const { id, doc } of await view.store.collection(view.tenant, REGISTRATIONS).list()) {
     if (id === body.id) continue;
     const other = doc as unknown as RegistrationDoc;
     const otherMode = other.body.mode ?? 'inclusive';
     // Exclusive collides with exclusive and redirect; redirect with exclusive.
     if (!(otherMode === 'exclusive' || (mode === 'exclusive' && otherMode === 'redirect'))) continue;
-    const otherCtx = await contextOf(ctx, other);
+    const otherCtx = await view.contextOf(other);
     const theirs = claimsOf(other.body, otherCtx.expandTerm.bind(otherCtx));
     for (const a of claims)
       for (const b of theirs)
         if (claimsOverlap(a, b))
-          throw new LdError('Conflict', `registration '${id}' (${otherMode}) already registers ${describe(a, req.context)}`);
+          throw new LdError('Conflict', `registration '${id}' (${otherMode}) already registers ${describe(a, view.context)}`);
   }
   for (const claim of claims) {
-    const local = await localHolder(req, ctx, claim);
+    const local = await localHolder(view, claim);
     if (local !== undefined)
       throw new LdError(
         'Conflict',
-        `${mode === 'exclusive' ? 'an' : 'a'} ${mode} registration cannot register ${describe(claim, req.context)}: entity '${local}' holds it locally`,
+        `${mode === 'exclusive' ? 'an' : 'a'} ${mode} registration cannot register ${describe(claim, view.context)}: entity '${local}' holds it locally`,
       );
   }
 }
@@ -77,7 +96,7 @@ function describe(c: Claim, ctx: ResolvedContext): string {
 }
 
 /** The id of a local entity holding what a claim names (the entity, and one of the attributes when it names some). */
-async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Promise<string | undefined> {
+async function localHolder(view: ConflictView, claim: Claim): Promise<string | undefined> {
   const holds = (e: StoredEntity): boolean => {
     if (!e.type.includes(claim.typeIri)) return false;
     if (claim.attrIris === undefined) return true;
@@ -85,10 +104,10 @@ async function localHolder(req: LdRequest, ctx: WorkerContext, claim: Claim): Pr
     return false;
   };
   if (claim.id !== undefined) {
-    const e = await ctx.store.getEntity(req.tenant, claim.id);
+    const e = await view.store.getEntity(view.tenant, claim.id);
     return e !== undefined && holds(e) ? e.id : undefined;
   }
-  const page = await ctx.store.queryEntities(req.tenant, {
+  const page = await view.store.queryEntities(view.tenant, {
     type: anyTypeOf([claim.typeIri]),
     attrs: claim.attrIris === undefined ? undefined : [...claim.attrIris],
     limit: 1,

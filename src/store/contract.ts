@@ -44,6 +44,12 @@ export interface MutateOptions {
    * the order the mutations ran. Not given, a store need not build events.
    */
   events?: WriteEvent[];
+  /**
+   * The store's own history (Store.history) records nothing of this write: the importer writes an entity's history
+   * itself, from the stream or as a create at the entity's own times (seed 001, importer behaviour 3 to 5). A store
+   * without a history of its own ignores it.
+   */
+  noHistory?: boolean;
 }
 
 /**
@@ -196,6 +202,13 @@ export interface Store {
    * `keepHistory` (`--troe` names the store) and can keep one; absent otherwise.
    */
   readonly history?: History;
+
+  /**
+   * Another process holding this store open, described for a refusal (embdb: the pids in LMDB's reader table), or
+   * undefined. The importer (seed 001, importer behaviour 1) writes only into stores nothing else uses; a store shared
+   * by design (a database server) need not implement it.
+   */
+  openElsewhere?(): string | undefined;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */

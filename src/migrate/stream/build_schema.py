@@ -77,7 +77,9 @@ def build(terms):
     instance_common = {
         "type": {"enum": list(VALUE_MEMBER)},
         "value": {},
-        "object": {"type": "string", "minLength": 1},
+        # a Relationship's object: one id, or several (a multi-object Relationship, CIM 009 v1.8 §4.5.3)
+        "object": {"oneOf": [{"type": "string", "minLength": 1},
+                             {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}]},
         "objectList": {"type": "array"},
         "valueList": {"type": "array"},
         "languageMap": {"type": "object"},

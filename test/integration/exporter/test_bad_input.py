@@ -58,10 +58,12 @@ def test_unknown_prefix_means_no_tenant(loaded, export):
     assert "does not exist" in run.errlines[-1]
 
 
-def test_unknown_prefix_without_tenants_exports_an_empty_stream(loaded, export):
+def test_unknown_prefix_without_tenants_exit_2_naming_it(loaded, export):
+    # issue 21: it exported nothing with exit 0 and no word
     run = export("--mongo", loaded["MONGO_URL"], "--db", "ldbexp_none")
-    assert run.returncode == 0
-    assert run.records == [{"kind": "header", "format": "broker-migration", "version": 1, "source": "Orion-LD"}]
+    assert run.returncode == 2
+    assert "--db ldbexp_none names no database on the MongoDB server" in run.stderr
+    assert run.records == []
 
 
 def test_no_current_without_troe_is_a_usage_error(export):

@@ -10,8 +10,15 @@ server that cannot be reached, or a requested tenant that does not exist
 """
 import argparse
 import json
+import os
+import re
 import sys
+import tempfile
 import time
+
+# The stream contract's validator (src/migrate/stream/broker_migration.py), beside the exporters.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "stream"))
+import broker_migration  # noqa: E402
 
 from .common import ConvertError, NotExported, is_expanded
 from . import current
@@ -63,6 +70,14 @@ class Output:
         self.last_progress = 0.0
 
     def write(self, record):
+        # What is written keeps the stream contract (src/migrate/stream): a record that does not is an error
+        # named on standard error, never a line the importer would refuse.
+        problems = broker_migration.validate_record(record)
+        if problems:
+            data = record.get("data", {})
+            self.report("error", "%s %s is not valid by the stream contract (%s): not exported"
+                        % (record["kind"], data.get("id", ""), "; ".join(problems)))
+            return
         self.stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         kind = record["kind"]
         if kind in self.counts:
@@ -132,7 +147,7 @@ def connect_mongo(args):
         client.admin.command("ping")
         names = client.list_database_names()
     except (PyMongoError, ValueError) as e:
-        raise Fatal("cannot reach MongoDB at %s: %s" % (args.mongo, _one_line(str(e).split(", Timeout")[0])))
+        raise Fatal("cannot reach MongoDB at %s: %s" % (redact(args.mongo), _one_line(str(e).split(", Timeout")[0])))
     return client, names
 
 
@@ -149,19 +164,40 @@ def connect_troe(args, dbname):
     try:
         return psycopg.connect(troe_conninfo(args, dbname))
     except psycopg.Error as e:
-        raise Fatal("cannot reach PostgreSQL at %s (database %s): %s" % (args.troe, dbname, _one_line(e)))
+        raise Fatal("cannot reach PostgreSQL at %s (database %s): %s" % (redact(args.troe), dbname, _one_line(e)))
     except Exception as e:   # a malformed connection string
-        raise Fatal("bad --troe connection string %r: %s" % (args.troe, _one_line(e)))
+        raise Fatal("bad --troe connection string %r: %s" % (redact(args.troe), _one_line(e)))
 
 
 def troe_databases(args):
-    conn = connect_troe(args, "postgres")
+    """The databases of the history server. pg_database is a shared catalog: any database lists it, so the one
+    of the prefix is asked first (a user of the deployment may lack access to 'postgres')."""
+    conn = None
+    for dbname in dict.fromkeys((args.troeDb, "postgres")):
+        try:
+            conn = connect_troe(args, dbname)
+            break
+        except Fatal as e:
+            failure = e
+    if conn is None:
+        raise failure
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT datname FROM pg_database WHERE NOT datistemplate")
             return [r[0] for r in cur.fetchall()]
     finally:
         conn.close()
+
+
+def troe_database_exists(args, dbname):
+    import psycopg
+    try:
+        psycopg.connect(troe_conninfo(args, dbname)).close()
+        return True
+    except psycopg.OperationalError as e:
+        if "does not exist" in str(e):
+            return False
+        raise Fatal("cannot reach PostgreSQL at %s (database %s): %s" % (redact(args.troe), dbname, _one_line(e)))
 
 
 def mongo_db_name(args, tenant):
@@ -184,10 +220,20 @@ def export(args, out):
             if not args.noCurrent:
                 raise
             client = None
-    if args.troe is not None:
-        troe_tenants = {t for t in (tenant_of(n, args.troeDb, "_") for n in troe_databases(args))
-                        if t is not None}
     wanted = requested_tenants(args.tenants)
+    if args.troe is not None:
+        if wanted is not None:
+            # The tenants named: their databases are opened by name, nothing else of the server is read.
+            troe_tenants = {t for t in wanted if troe_database_exists(args, troe_db_name(args, t))}
+        else:
+            troe_tenants = {t for t in (tenant_of(n, args.troeDb, "_") for n in troe_databases(args))
+                            if t is not None}
+            if not troe_tenants:
+                raise Fatal("--troeDb %s names no database on the history server (neither %s nor %s_<tenant>)"
+                            % (args.troeDb, args.troeDb, args.troeDb))
+    if not args.noCurrent and wanted is None and client is not None and not mongo_tenants:
+        raise Fatal("--db %s names no database on the MongoDB server (neither %s nor %s-<tenant>)"
+                    % (args.db, args.db, args.db))
     available = (set() if args.noCurrent else mongo_tenants) | troe_tenants
     if wanted is None:
         tenants = sorted(available)
@@ -259,6 +305,34 @@ def export(args, out):
                 conn.close()
 
 
+_URI_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+_KV_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def redact(text):
+    """Text with the passwords of connection strings (URI user:password@, key=value password=) written ***."""
+    if text is None:
+        return text
+    return _KV_PASSWORD.sub(r"\1***", _URI_PASSWORD.sub(r"\1***@", str(text)))
+
+
+def _secrets(args):
+    """The passwords --mongo and --troe carry, to take out of any message (a driver may repeat them)."""
+    out = []
+    for uri in (args.mongo, args.troe):
+        if not uri:
+            continue
+        m = re.search(r"://[^:/@\s]*:([^@\s]+)@", uri) or re.search(r"password\s*=\s*'?([^'\s]+)", uri, re.IGNORECASE)
+        if m:
+            out.append(m.group(1))
+            try:
+                from urllib.parse import unquote
+                out.append(unquote(m.group(1)))
+            except Exception:
+                pass
+    return [x for x in dict.fromkeys(out) if len(x) >= 1]
+
+
 def _one_line(e):
     return "; ".join(l.strip() for l in str(e).strip().splitlines() if l.strip())
 
@@ -286,13 +360,26 @@ def _type_lookup(client, dbname):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     err = sys.stderr
+    secrets = _secrets(args)
+
+    def say(text):
+        text = redact(text)
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        err.write(text)
+
+    tmp = None
     try:
         stream = sys.stdout if args.out == "-" else None
         out = None
         try:
             if stream is None:
+                # Written next to --out and renamed over it at the end: an export that stops (exit 2, a server lost)
+                # leaves --out as it was, never emptied nor partial.
                 try:
-                    stream = open(args.out, "w", encoding="utf-8")
+                    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(args.out), suffix=".tmp",
+                                               dir=os.path.dirname(os.path.abspath(args.out)))
+                    stream = os.fdopen(fd, "w", encoding="utf-8")
                 except OSError as e:
                     raise Fatal("cannot write %s: %s" % (args.out, e))
             out = Output(stream, err)
@@ -302,17 +389,34 @@ def main(argv=None):
                 stream.close()
             else:
                 sys.stdout.flush()
+        if tmp is not None:
+            os.replace(tmp, args.out)
+            tmp = None
+    except BrokenPipeError:
+        # The reader went away (a pipe into head): no traceback, no more output.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, AttributeError, ValueError):   # a stdout that is no file
+            pass
+        return 1
     except Fatal as e:
-        err.write("error: %s\n" % e)
+        say("error: %s\n" % e)
         return 2
     except KeyboardInterrupt:
-        err.write("error: interrupted\n")
+        say("error: interrupted\n")
         return 2
     except Exception as e:   # a server that went away during the export
         name = type(e).__module__ + "." + type(e).__name__
         if name.startswith(("pymongo", "psycopg")):
-            err.write("error: database error during the export: %s\n" % e)
+            say("error: database error during the export: %s\n" % e)
             return 2
         raise
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
     out.final()
     return 1 if out.errors else 0

@@ -87,3 +87,20 @@ def plain(value, what):
         return [plain(v, what) for v in value]
     raise ConvertError("%s: a value of type %s cannot be converted to JSON"
                        % (what, type(value).__name__))
+
+
+# Orion-LD refuses the characters <>"'=;() in stored strings: clients send them percent-encoded (%27 for ') and
+# Orion-LD keeps them so. NGSI-LD has no such rule, so the stream holds the characters themselves.
+_FORBIDDEN = re.compile(r"%(3C|3E|22|27|3D|3B|28|29)", re.IGNORECASE)
+
+
+def decode_forbidden(value):
+    """A value with the percent-encoded forbidden characters of its strings decoded, at any depth (member names
+    of a compound value are left as they are)."""
+    if isinstance(value, str):
+        return _FORBIDDEN.sub(lambda m: chr(int(m.group(1), 16)), value) if "%" in value else value
+    if isinstance(value, list):
+        return [decode_forbidden(v) for v in value]
+    if isinstance(value, dict):
+        return {k: decode_forbidden(v) for k, v in value.items()}
+    return value

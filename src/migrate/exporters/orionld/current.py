@@ -17,7 +17,7 @@ entity a ConvertError.
 """
 import json
 
-from .common import ConvertError, NotExported, db_name_to_iri, is_expanded, plain, timestamp
+from .common import ConvertError, NotExported, db_name_to_iri, decode_forbidden, is_expanded, plain, timestamp
 
 # stored attribute type -> (NGSI-LD type, member holding the value)
 ATTR_TYPES = {
@@ -74,6 +74,8 @@ def _value(out_type, member, raw, what):
                 raise ConvertError("%s: vocab %r is not an expanded name" % (what, v))
     elif val is None:
         raise ConvertError("%s: null value" % what)
+    if out_type in ("Property", "LanguageProperty", "ListProperty"):
+        val = decode_forbidden(val)
     return val
 
 
@@ -262,6 +264,89 @@ def convert_q(stored):
     return "".join(out)
 
 
+def _subscription_q(doc, expr, what):
+    """The first of the stored q forms (ldQ, q, the legacy expression.q) that becomes a valid NGSI-LD q; none that
+    does is a ConvertError naming them (an invalid q would be written otherwise, and refused by the importer)."""
+    tried = []
+    for stored in dict.fromkeys(v for v in (doc.get("ldQ"), doc.get("q"), expr.get("q")) if isinstance(v, str) and v):
+        try:
+            q = convert_q(stored)
+            problem = q_problem(q)
+        except ConvertError as e:
+            problem = str(e)
+        if problem is None:
+            return q
+        tried.append("%r (%s)" % (stored, problem))
+    if tried:
+        raise ConvertError("%s: q cannot become an NGSI-LD q: %s" % (what, "; ".join(tried)))
+    return None
+
+
+_Q_VALUE_END = ";|)"
+
+
+def q_problem(q):
+    """None when q is an NGSI-LD q (CIM 009 v1.8 §4.9: terms joined by ';' and '|', parentheses, '!' before an
+    attribute, an operator and a value) whose attribute names are expanded; else what is wrong."""
+    pos = [0]
+    n = len(q)
+
+    def fail(msg):
+        raise ConvertError("%s at position %d" % (msg, pos[0]))
+
+    def expression():
+        term()
+        while pos[0] < n and q[pos[0]] in ";|":
+            pos[0] += 1
+            term()
+
+    def term():
+        if pos[0] < n and q[pos[0]] == "(":
+            pos[0] += 1
+            expression()
+            if pos[0] >= n or q[pos[0]] != ")":
+                fail("')' missing")
+            pos[0] += 1
+            return
+        negated = pos[0] < n and q[pos[0]] == "!" and not q.startswith("!=", pos[0])
+        if negated:
+            pos[0] += 1
+        start = pos[0]
+        while pos[0] < n and q[pos[0]] not in "();|<>=!~":
+            pos[0] += 1
+        path = q[start:pos[0]]
+        if path == "":
+            fail("an attribute is missing")
+        name = path.split("[")[0]
+        for part in name.split("."):
+            if not is_expanded(part.replace("%2E", ".")):
+                fail("%s is not an expanded name" % json.dumps(part.replace("%2E", ".")))
+        op = next((o for o in sorted(_Q_OPS, key=len, reverse=True) if q.startswith(o, pos[0])), None)
+        if op is None:
+            return
+        if negated:
+            fail("'!' before a comparison")
+        pos[0] += len(op)
+        start = pos[0]
+        in_string = False
+        while pos[0] < n and (in_string or q[pos[0]] not in _Q_VALUE_END):
+            if q[pos[0]] == '"':
+                in_string = not in_string
+            pos[0] += 1
+        if in_string:
+            fail("a string is not closed")
+        if pos[0] == start:
+            fail("a value is missing after %s" % op)
+
+    try:
+        expression()
+        if pos[0] != n:
+            fail("unexpected %r" % q[pos[0]])
+    except ConvertError as e:
+        return str(e)
+    return None
+
+
 def _selectors(entities, what):
     out = []
     for e in entities or []:
@@ -303,6 +388,15 @@ def _key_values(obj, what):
     return [{"key": k, "value": v if isinstance(v, str) else json.dumps(v)} for k, v in obj.items()]
 
 
+def _depth(v):
+    """Nesting depth of a coordinates array: 1 for a position, 2 for a list of positions, ..."""
+    d = 0
+    while isinstance(v, list) and v:
+        d += 1
+        v = v[0]
+    return d
+
+
 def _geo_q(expr, what):
     geometry = expr.get("geometry") or ""
     if not geometry:
@@ -310,11 +404,19 @@ def _geo_q(expr, what):
     geometry = {"point": "Point", "polygon": "Polygon", "line": "LineString"}.get(geometry, geometry)
     coords = expr.get("coords", expr.get("coordinates"))
     if isinstance(coords, str):
-        text = coords if coords.startswith("[") else "[" + coords + "]"
+        text = coords.strip()
+        if not text.startswith("[") and ";" in text:
+            # NGSIv2's stored form: positions "lat,lon" separated by ';'
+            text = "[" + ",".join("[" + p + "]" for p in text.split(";")) + "]"
+        elif not text.startswith("["):
+            text = "[" + text + "]"
         try:
             coords = json.loads(text)
         except ValueError:
             raise ConvertError("%s: geoQ coordinates %r cannot be converted" % (what, expr.get("coords")))
+    if geometry == "Polygon" and _depth(coords) == 2:
+        # a polygon stored as its one ring of positions: GeoJSON's Polygon is an array of rings
+        coords = [coords]
     georel = expr.get("georel") or ""
     if "Distance:" in georel:   # stored "near;maxDistance:1000", API "near;maxDistance==1000"
         georel = georel.replace("Distance:", "Distance==")
@@ -322,6 +424,20 @@ def _geo_q(expr, what):
     if expr.get("geoproperty"):
         geo["geoproperty"] = db_name_to_iri(expr["geoproperty"])
     return geo
+
+
+# Past the year 9999 no ISO 8601 timestamp can say it: Orion-LD's "never" (LLONG_MAX) and its kin.
+_LAST_EXPIRY = 253402300799
+
+
+def _expiration(value, what):
+    """A stored expiration as expiresAt, or None for no expiry: absent, 0, negative (Orion-LD's -1) or beyond the
+    year 9999 (LLONG_MAX)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and (value <= 0 or value > _LAST_EXPIRY):
+        return None
+    return timestamp(value, what + " expiration")
 
 
 def convert_subscription(doc):
@@ -345,9 +461,9 @@ def convert_subscription(doc):
     expr = doc.get("expression") or {}
     if not isinstance(expr, dict):
         raise ConvertError("%s: expression is not an object" % what)
-    q = doc.get("ldQ") or doc.get("q") or expr.get("q") or ""
+    q = _subscription_q(doc, expr, what)
     if q:
-        out["q"] = convert_q(q)
+        out["q"] = q
     geo = _geo_q(expr, what)
     if geo:
         out["geoQ"] = geo
@@ -357,8 +473,9 @@ def convert_subscription(doc):
         out["isActive"] = False
     else:
         out["isActive"] = True
-    if "expiration" in doc and doc["expiration"] not in (None, 0):
-        out["expiresAt"] = timestamp(doc["expiration"], what + " expiration")
+    expires = _expiration(doc.get("expiration"), what)
+    if expires is not None:
+        out["expiresAt"] = expires
     if isinstance(doc.get("throttling"), (int, float)) and doc["throttling"] > 0:
         out["throttling"] = doc["throttling"]
     if doc.get("lang"):
@@ -464,8 +581,9 @@ def convert_registration(doc):
         if not is_expanded(name):
             raise ConvertError("%s: property name %s is not expanded" % (what, json.dumps(name)))
         out[name] = plain(val, "%s property %s" % (what, name))
-    if doc.get("expiration") not in (None, 0):
-        out["expiresAt"] = timestamp(doc["expiration"], what + " expiration")
+    expires = _expiration(doc.get("expiration"), what)
+    if expires is not None:
+        out["expiresAt"] = expires
     if "createdAt" not in doc or "modifiedAt" not in doc:
         raise ConvertError("%s: no createdAt/modifiedAt" % what)
     out["createdAt"] = timestamp(doc["createdAt"], what + " createdAt")

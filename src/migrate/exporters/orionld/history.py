@@ -12,7 +12,7 @@ valueType names (text, number, boolean, datetime, compound, geo*).
 """
 import json
 
-from .common import ConvertError, db_name_to_iri, iso
+from .common import ConvertError, db_name_to_iri, decode_forbidden, iso
 
 ENTITY_OPS = {"Create": "created", "Append": "created", "Replace": "replaced", "Delete": "deleted"}
 INSTANCE_OPS = {"Create": "created", "Append": "created", "Update": "modified",
@@ -56,7 +56,7 @@ def _value_of(row, what):
     if vt == "Relationship":
         return "Relationship", "object", row["text"]
     if vt == "String":
-        return "Property", "value", row["text"]
+        return "Property", "value", decode_forbidden(row["text"])
     if vt == "Number":
         n = row["number"]
         if n is None:
@@ -72,11 +72,11 @@ def _value_of(row, what):
             raise ConvertError("%s: DateTime without datetime" % what)
         return "Property", "value", {"@type": "DateTime", "@value": iso(row["datetime"])}
     if vt == "Compound":
-        return "Property", "value", row["compound"]
+        return "Property", "value", decode_forbidden(row["compound"])
     if vt == "LanguageMap":
         if not isinstance(row["compound"], dict):
             raise ConvertError("%s: LanguageMap without a language map" % what)
-        return "LanguageProperty", "languageMap", row["compound"]
+        return "LanguageProperty", "languageMap", decode_forbidden(row["compound"])
     if vt in GEO_TYPES:
         geo = next((row[c] for c in GEO_COLUMNS if row.get(c)), None)
         if geo is None:

@@ -132,6 +132,24 @@ export class EmbdbStore implements Store {
     await this.env.close();
   }
 
+  /**
+   * The other live processes in LMDB's reader table (a broker, another importer): each keeps a reader slot from its
+   * first read until it closes the store. Slots of dead processes are cleared first (readerCheck).
+   */
+  openElsewhere(): string | undefined {
+    if (this.settings.ram) return undefined;
+    this.env.readerCheck();
+    const pids = new Set<number>();
+    for (const line of this.env.readerList().split('\n')) {
+      const m = /^\s*(\d+)\s/.exec(line);
+      if (m === null) continue;
+      const pid = Number(m[1]);
+      if (pid !== process.pid && alive(pid)) pids.add(pid);
+    }
+    if (pids.size === 0) return undefined;
+    return `${this.settings.path} is open in process ${[...pids].join(', ')}`;
+  }
+
   async flush(): Promise<void> {
     await this.env.flushed;
   }
@@ -250,7 +268,7 @@ export class EmbdbStore implements Store {
     if (this.history === undefined && events === undefined) return outcome.result;
     const after = next === null ? undefined : next;
     const change = outcome.change ?? changeBetween(current, after);
-    this.history?.recordWrite(tenant, id, current, next, change);
+    if (opts?.noHistory !== true) this.history?.recordWrite(tenant, id, current, next, change);
     events?.push({ tenant, id, before: current, after, change, seq: this.env.getWriteTxnId() });
     return outcome.result;
   }
@@ -495,5 +513,15 @@ class EmbdbCollection implements DocCollection {
       if (rec !== undefined) out.push({ id, doc: rec.doc });
     }
     return out;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it lives, under another user.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

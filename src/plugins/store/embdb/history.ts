@@ -8,6 +8,7 @@ import { type MutateOptions } from '../../../store/contract.js';
 import type {
   EntityEvent,
   History,
+  ImportedHistoryRecord,
   HistoryInstance,
   InstancePage,
   InstanceSelection,
@@ -399,6 +400,67 @@ export class EmbdbHistory implements History {
       if (opts?.createTenant) this.registerTenant(tenant);
       return rec === undefined;
     });
+  }
+
+  // ---- the importer's history (seed 001, importer behaviour 4) ---------------------------------------------
+
+  async importBatch(records: readonly ImportedHistoryRecord[]): Promise<{ refused?: string }> {
+    return this.write(() => {
+      const refused = this.importConflict(records);
+      if (refused !== undefined) return { refused };
+      for (const r of records) {
+        const key = [r.tenant, r.id];
+        const rec = this.ents.get(key);
+        if (r.kind === 'entity') {
+          const { kind, at } = r.event;
+          this.putEvent(r.tenant, r.id, kind, at);
+          if (kind === 'created' || rec === undefined)
+            this.putRecord(r.tenant, rec, { id: r.id, type: r.type, createdAt: at, modifiedAt: at });
+          else if (kind === 'replaced') {
+            const { deletedAt: _gone, ...kept } = rec;
+            this.putRecord(r.tenant, rec, { ...kept, type: r.type, modifiedAt: at });
+          } else this.putRecord(r.tenant, rec, { ...rec, modifiedAt: at, deletedAt: at });
+          continue;
+        }
+        if (rec === undefined) {
+          const at = r.instance.createdAt;
+          this.putRecord(r.tenant, undefined, { id: r.id, type: r.type, createdAt: at, modifiedAt: at });
+        }
+        // At its own time and id: not sequenced after the stored instances as a live write is.
+        this.putInstance(r.tenant, r.id, r.attrIri, r.instance, false);
+        this.attrs.putSync([r.tenant, r.id, r.attrIri], null);
+      }
+      this.registerTenantsOf(records);
+      return {};
+    });
+  }
+
+  /** What refuses an imported batch: an instanceId present already (at its createdAt), or an event already there. */
+  private importConflict(records: readonly ImportedHistoryRecord[]): string | undefined {
+    const inBatch = new Set<string>();
+    for (const r of records) {
+      if (r.kind === 'entity') {
+        const ms = Date.parse(r.event.at);
+        for (const { value } of this.events.getRange({ start: [r.tenant, r.id, ms], end: [r.tenant, r.id, ms, LAST] }))
+          if (value.kind === r.event.kind) return `entity ${r.id} has a ${r.event.kind} event at ${r.event.at} already`;
+        continue;
+      }
+      const h = r.instance;
+      const seen = `${r.tenant}\n${r.id}\n${r.attrIri}\n${h.instanceId}`;
+      if (inBatch.has(seen) || this.inst.get([r.tenant, r.id, r.attrIri, Date.parse(h.createdAt), h.instanceId]) !== undefined)
+        return `instanceId ${h.instanceId} of ${r.id} is present already`;
+      inBatch.add(seen);
+    }
+    return undefined;
+  }
+
+  private registerTenantsOf(records: readonly ImportedHistoryRecord[]): void {
+    let last: string | undefined;
+    for (const r of records) {
+      if (r.tenant === last) continue;
+      last = r.tenant;
+      if (r.tenant !== '') this.registerTenant(r.tenant);
+    }
   }
 
   async deleteTemporalEntity(tenant: string, id: string): Promise<boolean> {

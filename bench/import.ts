@@ -1,0 +1,179 @@
+// Issue 21 benchmark: ldbroker-import into embdb on disk. Writes a generated broker-migration stream of --bytes (1 GB
+// by default: entities with a few attributes, a history of instances per entity, spread over tenants) to a file,
+// runs the built importer on it into a fresh --dbDir (with --troe embdb), samples the importer's resident memory
+// (VmRSS) every 200 ms, and reports records per second and the memory at 10 %, 50 % and 100 % of the file (flat
+// memory: the last should be about the first; anonymous memory, not the mapped store file). Not part of `make test`; `--smoke` runs a 5 MB stream.
+// The importer's V8 heap is capped (--heapMb, 64): a stream 15 times larger going through is the proof of flat memory.
+// `node dist/bench/import.js [--bytes 1000000000] [--heapMb 64] [--database embdb|docdb] [--troe embdb|none] [--smoke]
+// [--out file]`; the table replaces
+// the "Import" section of bench/RESULTS.md (or goes to --out). docdb gets its row once that store is on main:
+// `--database docdb --troe none -- <its options>`.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
+
+const IMPORT_MAIN = fileURLToPath(new URL('../src/import-main.js', import.meta.url));
+const { values, positionals } = parseArgs({
+  options: {
+    bytes: { type: 'string', default: String(1e9) },
+    troe: { type: 'string', default: 'embdb' },
+    database: { type: 'string', default: 'embdb' },
+    smoke: { type: 'boolean', default: false },
+    heapMb: { type: 'string', default: '64' },
+    out: { type: 'string' },
+  },
+  allowPositionals: true,
+});
+const targetBytes = values.smoke ? 5e6 : Number(values.bytes);
+if (!(targetBytes > 0)) throw new Error(`--bytes ${values.bytes}: not a positive number`);
+const EX = 'https://example.org/';
+const T0 = Date.parse('2023-01-01T00:00:00Z');
+
+/** Writes the stream: per block of 100 entities their records, then their history (as the exporter orders it). */
+async function writeStream(file: string): Promise<{ records: number; bytes: number }> {
+  const out = createWriteStream(file);
+  let bytes = 0;
+  let records = 0;
+  const put = async (r: object): Promise<void> => {
+    const line = JSON.stringify(r) + '\n';
+    bytes += Buffer.byteLength(line);
+    records++;
+    if (!out.write(line)) await once(out, 'drain');
+  };
+  await put({ kind: 'header', format: 'broker-migration', version: 1, source: 'bench' });
+  for (let block = 0; bytes < targetBytes; block++) {
+    const tenant = `t${block % 4}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const n = block * 100 + i;
+      const at = new Date(T0 + n * 1000).toISOString();
+      const id = `urn:ngsi-ld:Meter:${n}`;
+      ids.push(id);
+      await put({
+        kind: 'entity',
+        tenant,
+        data: {
+          id,
+          type: `${EX}Meter`,
+          createdAt: at,
+          modifiedAt: at,
+          [`${EX}kwh`]: { type: 'Property', value: n, unitCode: 'KWH', observedAt: at, createdAt: at, modifiedAt: at },
+          [`${EX}name`]: { type: 'Property', value: `meter ${n}`, createdAt: at, modifiedAt: at },
+          location: {
+            type: 'GeoProperty',
+            value: { type: 'Point', coordinates: [n % 180, (n % 170) - 85] },
+            createdAt: at,
+            modifiedAt: at,
+          },
+        },
+      });
+    }
+    for (const [i, id] of ids.entries()) {
+      const at0 = T0 + (block * 100 + i) * 1000;
+      await put({ kind: 'temporalEntity', tenant, data: { id, type: `${EX}Meter`, op: 'created', at: new Date(at0).toISOString() } });
+      for (let k = 0; k < 5; k++) {
+        const at = new Date(at0 + k * 60_000).toISOString();
+        await put({
+          kind: 'temporalInstance',
+          tenant,
+          data: {
+            id,
+            type: `${EX}Meter`,
+            attr: `${EX}kwh`,
+            op: k === 0 ? 'created' : 'modified',
+            instance: {
+              instanceId: `urn:ngsi-ld:attribute:instance:${id.slice(18)}-${k}`,
+              createdAt: at,
+              modifiedAt: at,
+              type: 'Property',
+              value: k,
+              observedAt: at,
+            },
+          },
+        });
+      }
+    }
+  }
+  out.end();
+  await once(out, 'finish');
+  return { records, bytes };
+}
+
+/**
+ * The importer's anonymous resident memory (RssAnon: its heap and buffers), in MB. VmRSS would count the pages of
+ * the LMDB file it has mapped and touched, which grow with the store and are the page cache's to drop, not memory
+ * the importer holds.
+ */
+function rssMb(pid: number): number | undefined {
+  try {
+    const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m === null ? undefined : Number(m[1]) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bench-import-'));
+try {
+  const file = join(dir, 'stream.ndjson');
+  const { records, bytes } = await writeStream(file);
+  const size = statSync(file).size;
+  const args = [
+    '--database',
+    'embdb',
+    '--dbDir',
+    join(dir, 'db'),
+    '--troe',
+    values.troe!,
+    '--file',
+    file,
+    '--logLevel',
+    'warn',
+    ...positionals,
+  ];
+  const started = Date.now();
+  // The importer's heap is capped far below the stream's size: an import that held what it read would fail.
+  const child = spawn(process.execPath, [`--max-old-space-size=${Number(values.heapMb)}`, IMPORT_MAIN, ...args], {
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  // Memory against the share of the file read: the child's read offset in /proc/<pid>/fdinfo is not portable, so
+  // the share is the time elapsed over the whole run, mapped afterwards.
+  const samples: Array<{ t: number; rss: number }> = [];
+  const timer = setInterval(() => {
+    const rss = rssMb(child.pid!);
+    if (rss !== undefined) samples.push({ t: Date.now() - started, rss });
+  }, 200);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearInterval(timer);
+  const seconds = (Date.now() - started) / 1000;
+  if (code !== 0) throw new Error(`the importer exited with ${code}:\n${stderr.slice(-2000)}`);
+  const at = (share: number): string => {
+    const upTo = samples.filter((s) => s.t <= share * seconds * 1000);
+    return upTo.length === 0 ? '-' : Math.max(...upTo.map((s) => s.rss)).toFixed(0);
+  };
+  const { begin, end } = sectionMarkers('import');
+  const body = [
+    begin,
+    '## Import (ldbroker-import into embdb on disk, issue 21)',
+    '',
+    `${machineAtStart()}; stream ${(size / 1e6).toFixed(0)} MB, ${records} records (entities, temporalEntity, temporalInstance), --troe ${values.troe}, the importer's heap capped at ${values.heapMb} MB.`,
+    '',
+    '| store | records | seconds | records/s | anonymous RSS MB at 10 % | at 50 % | at 100 % |',
+    '|---|---|---|---|---|---|---|',
+    `| ${values.database === 'embdb' ? 'embdb (disk)' : values.database} | ${records} | ${seconds.toFixed(1)} | ${Math.round(records / seconds)} | ${at(0.1)} | ${at(0.5)} | ${at(1)} |`,
+    '',
+    `(${bytes} bytes written; the report: ${stderr.trim().split('\n').slice(-6).join('; ')})`,
+    end,
+  ].join('\n');
+  if (values.smoke) process.stdout.write(body + '\n');
+  else writeResultsSection('import', body, values.out);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,72 @@
+// The importer for the tests: in this process (the built dist/, as the brokers of startBroker), on an embdb store in
+// a directory, with the stream given as records or text; or the built command as a child process.
+import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import type * as Target from '../../../src/import-target.js';
+import type * as Run from '../../../src/migrate/import/run-import.js';
+import type * as CommandLine from '../../../src/command-line.js';
+
+const DIST = new URL('../../../dist/src/', import.meta.url);
+export const IMPORT_MAIN = fileURLToPath(new URL('import-main.js', DIST));
+
+/** NDJSON text of records (strings are lines as they are). */
+export function ndjson(records: ReadonlyArray<object | string>): string {
+  return records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
+}
+
+export interface Imported {
+  /** Standard error: refusal lines, then the report. */
+  err: string;
+  refusedLines: number[];
+  anyRefused: boolean;
+  /** The report's closing line of a category, e.g. 'entities: 3 imported, 0 refused'. */
+  line(category: string): string | undefined;
+}
+
+/** Imports `stream` into the embdb store at `dir` (--troe embdb unless `troe` says otherwise), in this process. */
+export async function importInto(dir: string, stream: string | ReadonlyArray<object | string>, troe = 'embdb'): Promise<Imported> {
+  const { readArgs } = (await import(new URL('command-line.js', DIST).href)) as typeof CommandLine;
+  const { IMPORTER, openImportTarget } = (await import(new URL('import-target.js', DIST).href)) as typeof Target;
+  const { runImport } = (await import(new URL('migrate/import/run-import.js', DIST).href)) as typeof Run;
+  const args = await readArgs(['--database', 'embdb', '--dbDir', dir, '--troe', troe, '--file', '-'], {}, IMPORTER);
+  const target = await openImportTarget(args, pino({ level: 'silent' }));
+  let err = '';
+  try {
+    const text = typeof stream === 'string' ? stream : ndjson(stream);
+    const report = await runImport(target.deps, { input: Readable.from([Buffer.from(text)]), err: { write: (s: string) => (err += s) } });
+    return {
+      err,
+      anyRefused: report.anyRefused,
+      refusedLines: [...err.matchAll(/^line (\d+): /gm)].map((m) => Number(m[1])),
+      line: (category) => err.split('\n').find((l) => l.startsWith(`${category}: `)),
+    };
+  } finally {
+    await target.close();
+  }
+}
+
+/** Runs the built importer command to its end. */
+export function runImporter(
+  args: string[],
+  stdin?: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const clean: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BROKER_')) clean[k] = v;
+    const proc = spawn(process.execPath, [IMPORT_MAIN, ...args], { env: { ...clean, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => (stdout += String(d)));
+    proc.stderr.on('data', (d) => (stderr += String(d)));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    proc.stdin.on('error', () => {});
+    proc.stdin.end(stdin ?? '');
+  });
+}
