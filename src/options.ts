@@ -1,6 +1,7 @@
 // The command line: one table (name, alias, type, default, help) drives parsing, the environment
 // (`BROKER_<OPTION>`, the command line wins) and `-u`. Plugins append their own tables when loaded.
 import { cpus } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import { OptionError, type BrokerConfig } from './config.js';
 
@@ -56,6 +57,18 @@ export const brokerOptions: OptionSpec[] = [
   },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
+  {
+    name: 'contextSourceAlias',
+    type: 'string',
+    help: "this broker's name in the Via header of the requests it forwards to context sources, and in /info/sourceIdentity (default: ldbroker- and 8 random hex digits)",
+  },
+  {
+    name: 'forwardTimeout',
+    type: 'int',
+    default: 5000,
+    min: 1,
+    help: 'milliseconds a context source has to answer a forwarded request when its registration gives no management.timeout',
+  },
   {
     name: 'brokerUrl',
     type: 'string',
@@ -196,6 +209,14 @@ export function parseBrokerUrl(text: string): string {
   return `${m[1]}://${m[2]}${port === undefined || port === DEFAULT_PORT[m[1]!] ? '' : ':' + port}`;
 }
 
+/** --contextSourceAlias: a Via pseudonym (RFC 9110 §7.6.3, a token), written into headers as it is. */
+function parseAlias(text: string | undefined): string {
+  if (text === undefined) return `ldbroker-${randomUUID().slice(0, 8)}`;
+  if (!/^[A-Za-z0-9._~:+-]{1,200}$/.test(text))
+    throw new OptionError(`--contextSourceAlias: '${text.slice(0, 100)}' is not 1 to 200 letters, digits and . _ ~ : + -`);
+  return text;
+}
+
 /** `storeInMemory`: the store plugin keeps its data in this machine's memory (StorePluginModule.storeInMemory). */
 export function brokerConfig(values: OptionValues, storeInMemory = false): BrokerConfig {
   return {
@@ -222,5 +243,7 @@ export function brokerConfig(values: OptionValues, storeInMemory = false): Broke
     pluginDir: values.pluginDir as string | undefined,
     auth: values.auth as string | undefined,
     coreContext: values.coreContext as BrokerConfig['coreContext'],
+    contextSourceAlias: parseAlias(values.contextSourceAlias as string | undefined),
+    forwardTimeout: values.forwardTimeout as number,
   };
 }
