@@ -1,4 +1,5 @@
-// Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501.
+// Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501. Entity writes
+// go to registered context sources too (forward/write.ts).
 import { LdOp } from '../ngsild/operations.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import {
@@ -21,6 +22,8 @@ import { createSubscription, querySubscriptions, retrieveSubscription, updateSub
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import { distributedWrite } from './forward/write.js';
+import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
 
 import {
@@ -45,16 +48,16 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.TemporalDeleteAttr, temporalDeleteAttr],
   [LdOp.TemporalUpdateInstance, temporalUpdateInstance],
   [LdOp.TemporalDeleteInstance, temporalDeleteInstance],
-  [LdOp.CreateEntity, createEntity],
+  [LdOp.CreateEntity, distributedWrite('createEntity', createEntity, createShape)],
   [LdOp.RetrieveEntity, retrieveEntity],
-  [LdOp.DeleteEntity, deleteEntity],
-  [LdOp.ReplaceEntity, replaceEntityOp],
-  [LdOp.MergeEntity, mergeEntityOp],
-  [LdOp.AppendAttrs, appendAttrs],
-  [LdOp.UpdateAttrs, updateAttrs],
-  [LdOp.PartialAttrUpdate, partialAttrUpdate],
-  [LdOp.DeleteAttr, deleteAttr],
-  [LdOp.ReplaceAttr, replaceAttr],
+  [LdOp.DeleteEntity, distributedWrite('deleteEntity', deleteEntity, entityShape)],
+  [LdOp.ReplaceEntity, distributedWrite('replaceEntity', replaceEntityOp, fragmentShape)],
+  [LdOp.MergeEntity, distributedWrite('mergeEntity', mergeEntityOp, fragmentShape)],
+  [LdOp.AppendAttrs, distributedWrite('appendAttrs', appendAttrs, fragmentShape)],
+  [LdOp.UpdateAttrs, distributedWrite('updateAttrs', updateAttrs, fragmentShape)],
+  [LdOp.PartialAttrUpdate, distributedWrite('updateAttrs', partialAttrUpdate, attributeShape(true))],
+  [LdOp.DeleteAttr, distributedWrite('deleteAttrs', deleteAttr, attributeShape(false))],
+  [LdOp.ReplaceAttr, distributedWrite('replaceAttrs', replaceAttr, attributeShape(true))],
   [LdOp.BatchCreate, batchCreate],
   [LdOp.BatchUpsert, batchUpsert],
   [LdOp.BatchUpdate, batchUpdate],

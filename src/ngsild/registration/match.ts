@@ -81,3 +81,25 @@ export function queryTargets(regs: readonly RegistrationBody[], operation: strin
 export function isLive(body: RegistrationBody, now: number): boolean {
   return body.expiresAt === undefined || Date.parse(body.expiresAt) > now;
 }
+
+/**
+ * The registrations a write on entity `id` goes to (§5.6 distributed behaviour): those offering `operation` whose
+ * information covers the entity and, when the write names attributes, one of them (an entry naming none covers every
+ * attribute). Auxiliary registrations take no writes (§4.3.6.5).
+ */
+export function writeTargets(
+  regs: readonly RegistrationBody[],
+  operation: string,
+  id: string,
+  types: readonly string[] | undefined,
+  attrs: readonly string[] | undefined,
+): SourceTarget[] {
+  const asked = attrs === undefined ? undefined : new Set(attrs);
+  return retrieveTargets(
+    regs.filter((r) => r.mode !== 'auxiliary'),
+    operation,
+    id,
+    types,
+    asked,
+  );
+}

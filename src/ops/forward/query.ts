@@ -14,7 +14,7 @@ import type { LdRequest } from '../../pipeline/ld-request.js';
 import type { WorkerContext } from '../../pipeline/worker-context.js';
 import type { Selection } from '../selection.js';
 import { checkLoop } from './via.js';
-import { fanOut, liveRegistrations, localOnly, queryWithout, sourceUrl, sourceWarning } from './sources.js';
+import { fanOut, liveRegistrations, localOnly, queryEncode, queryWithout, sourceUrl, sourceWarning } from './sources.js';
 import { entityFromSource, parseJson } from './entities-from-source.js';
 import { NOT_FORWARDED, type Distributed } from './retrieve.js';
 
@@ -56,11 +56,11 @@ function registeredSelection(req: LdRequest, t: SourceTarget, attrsAsked: readon
       else anyWithoutId = true;
     }
   const parts: string[] = [];
-  if (types.size > 0) parts.push('type=' + encodeURIComponent([...types].join(',')));
-  if (ids.size > 0 && !anyWithoutId) parts.push('id=' + encodeURIComponent([...ids].join(',')));
+  if (types.size > 0) parts.push('type=' + queryEncode([...types].join(',')));
+  if (ids.size > 0 && !anyWithoutId) parts.push('id=' + queryEncode([...ids].join(',')));
   let attrs = t.attrs === undefined ? undefined : [...t.attrs].map((a) => req.context.compactIri(a));
   if (attrsAsked !== undefined) attrs = attrs === undefined ? [...attrsAsked] : attrs.filter((a) => attrsAsked.includes(a));
-  if (attrs !== undefined && attrs.length > 0) parts.push('attrs=' + encodeURIComponent(attrs.join(',')));
+  if (attrs !== undefined && attrs.length > 0) parts.push('attrs=' + queryEncode(attrs.join(',')));
   const rest = queryWithout(req.task.query, SELECTOR_PARAMS);
   if (rest !== '') parts.push(rest);
   return parts.join('&');
@@ -109,6 +109,7 @@ export async function queryWithSources(
   const now = new Date().toISOString();
   const answered = outcomes.filter((o) => {
     if ('failure' in o) warnings.push(sourceWarning(ctx, o.target, o.failure.reason));
+    else if (o.reply.status === 508) return false;
     else if (o.reply.status !== 200) warnings.push(sourceWarning(ctx, o.target, `answered ${o.reply.status}`));
     else return true;
     return false;

@@ -69,7 +69,8 @@ export async function retrieveWithSources(
       warnings.push(sourceWarning(ctx, o.target, o.failure.reason));
       continue;
     }
-    if (o.reply.status === 404) continue;
+    // 508: the source is where this request came from (its Via names it), not a failure.
+    if (o.reply.status === 404 || o.reply.status === 508) continue;
     if (o.reply.status !== 200) {
       warnings.push(sourceWarning(ctx, o.target, `answered ${o.reply.status}`));
       continue;

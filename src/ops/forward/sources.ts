@@ -108,21 +108,29 @@ export function sourceWarning(ctx: WorkerContext, target: SourceTarget, reason: 
   return `199 ${ctx.config.contextSourceAlias} "context source of registration ${id}: ${reason.replace(/[^\x20-\x7e]|["\\]/g, '')}"`;
 }
 
-/** The query string of the request without the parameters named (their order and encoding kept). */
+/**
+ * The query string of the request without the parameters named, the others in their order, each written anew:
+ * decoded, then encoded leaving ':' and ',' as they are (ids and name lists read as the request wrote them).
+ */
 export function queryWithout(raw: string, drop: ReadonlySet<string>): string {
   if (raw === '') return '';
-  return raw
-    .split('&')
-    .filter((kv) => {
-      if (kv === '') return false;
-      const eq = kv.indexOf('=');
-      const name = decodeURIComponentSafe(eq < 0 ? kv : kv.slice(0, eq));
-      return !drop.has(name);
-    })
-    .join('&');
+  const out: string[] = [];
+  for (const kv of raw.split('&')) {
+    if (kv === '') continue;
+    const eq = kv.indexOf('=');
+    const name = decodeSafe(eq < 0 ? kv : kv.slice(0, eq));
+    if (drop.has(name)) continue;
+    out.push(eq < 0 ? queryEncode(name) : `${queryEncode(name)}=${queryEncode(decodeSafe(kv.slice(eq + 1)))}`);
+  }
+  return out.join('&');
 }
 
-function decodeURIComponentSafe(s: string): string {
+/** A URL query value: percent-encoded except ':' and ',', which a query may hold as they are (RFC 3986 §3.4). */
+export function queryEncode(s: string): string {
+  return encodeURIComponent(s).replace(/%3A/gi, ':').replace(/%2C/gi, ',');
+}
+
+function decodeSafe(s: string): string {
   try {
     return decodeURIComponent(s.replace(/\+/g, ' '));
   } catch {
