@@ -22,6 +22,13 @@ import { createSubscription, querySubscriptions, retrieveSubscription, updateSub
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import {
+  createCsourceSubscription,
+  queryCsourceSubscriptions,
+  retrieveCsourceSubscription,
+  updateCsourceSubscription,
+  deleteCsourceSubscription,
+} from './csource-subscriptions.js';
 import { distributedWrite } from './forward/write.js';
 import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
@@ -84,5 +91,10 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveRegistration, retrieveRegistration],
   [LdOp.UpdateRegistration, updateRegistration],
   [LdOp.DeleteRegistration, deleteRegistration],
+  [LdOp.CreateCsourceSubscription, createCsourceSubscription],
+  [LdOp.QueryCsourceSubscriptions, queryCsourceSubscriptions],
+  [LdOp.RetrieveCsourceSubscription, retrieveCsourceSubscription],
+  [LdOp.UpdateCsourceSubscription, updateCsourceSubscription],
+  [LdOp.DeleteCsourceSubscription, deleteCsourceSubscription],
   [LdOp.Version, brokerVersion],
 ]);
