@@ -22,6 +22,7 @@ import { createSubscription, querySubscriptions, retrieveSubscription, updateSub
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
+import { sourceIdentity } from './source-identity.js';
 import {
   createCsourceSubscription,
   queryCsourceSubscriptions,
@@ -96,5 +97,6 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveCsourceSubscription, retrieveCsourceSubscription],
   [LdOp.UpdateCsourceSubscription, updateCsourceSubscription],
   [LdOp.DeleteCsourceSubscription, deleteCsourceSubscription],
+  [LdOp.SourceIdentity, sourceIdentity],
   [LdOp.Version, brokerVersion],
 ]);

@@ -260,3 +260,15 @@ t.test('an unreachable source: its part is left out with a warning; an entity on
   t.equal((await call(a, 'GET', `${E}/${uid('Dead')}`)).status, 404);
   await unregister(a, reg);
 });
+
+t.test('/info/sourceIdentity names the broker by its --contextSourceAlias; a bad alias stops the start', async (t) => {
+  const r = await call(a, 'GET', `${NGSI}/info/sourceIdentity`);
+  t.equal(r.status, 200, r.text);
+  t.equal(r.json.type, 'ContextSourceIdentity');
+  t.equal(r.json.id, 'urn:ngsi-ld:ContextSource:broker-a');
+  t.equal(r.json.contextSourceAlias, 'broker-a');
+  t.match(r.json.contextSourceUptime, /^PT(\d+H)?(\d+M)?\d+S$/);
+  t.ok(Date.parse(r.json.contextSourceTimeAt) > 0);
+  for (const bad of ['', 'a b', 'a,b', 'x'.repeat(201), 'é'])
+    await t.rejects(startBroker(['--contextSourceAlias', bad]), /contextSourceAlias/, JSON.stringify(bad.slice(0, 20)));
+});
