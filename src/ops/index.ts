@@ -31,6 +31,7 @@ import {
   deleteCsourceSubscription,
 } from './csource-subscriptions.js';
 import { distributedWrite } from './forward/write.js';
+import { distributedBatch } from './forward/batch.js';
 import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
 
@@ -66,11 +67,11 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.PartialAttrUpdate, distributedWrite('updateAttrs', partialAttrUpdate, attributeShape(true))],
   [LdOp.DeleteAttr, distributedWrite('deleteAttrs', deleteAttr, attributeShape(false))],
   [LdOp.ReplaceAttr, distributedWrite('replaceAttrs', replaceAttr, attributeShape(true))],
-  [LdOp.BatchCreate, batchCreate],
-  [LdOp.BatchUpsert, batchUpsert],
-  [LdOp.BatchUpdate, batchUpdate],
-  [LdOp.BatchDelete, batchDelete],
-  [LdOp.BatchMerge, batchMerge],
+  [LdOp.BatchCreate, distributedBatch('createBatch', batchCreate)],
+  [LdOp.BatchUpsert, distributedBatch('upsertBatch', batchUpsert)],
+  [LdOp.BatchUpdate, distributedBatch('updateBatch', batchUpdate)],
+  [LdOp.BatchDelete, distributedBatch('deleteBatch', batchDelete)],
+  [LdOp.BatchMerge, distributedBatch('mergeBatch', batchMerge)],
   [LdOp.QueryEntities, queryEntities],
   [LdOp.PurgeEntities, purgeEntities],
   [LdOp.QueryPost, queryPost],

@@ -150,3 +150,73 @@ t.test('bad input is refused before anything is sent', async (t) => {
   t.equal(mock.received.length, 0);
   await unregister(a, reg);
 });
+
+t.test('batches are split per registration: one request per source, its entries only; the answers merged', async (t) => {
+  const k = ++n;
+  const type = `Batch${k}`;
+  const B = `${NGSI}/entityOperations`;
+  const reg = await register(a, b.url, { information: [{ entities: [{ type, idPattern: `^urn:ngsi-ld:Batch:${k}-` }] }] });
+  const mine = [`urn:ngsi-ld:Batch:${k}-1`, `urn:ngsi-ld:Batch:${k}-2`];
+  const other = `urn:ngsi-ld:Other:${k}`;
+  const c = await call(a, 'POST', `${B}/create`, {
+    body: [...mine.map((id) => ({ id, type, p: prop(1) })), { id: other, type, p: prop(2) }],
+  });
+  t.equal(c.status, 201, c.text);
+  t.same([...c.json].sort(), [...mine, other].sort());
+  for (const id of mine) t.equal((await local(b, id)).status, 200, 'on the source');
+  t.equal((await local(b, other)).status, 404, 'an entry no registration covers stays here');
+  t.equal((await local(a, other)).status, 200);
+  const u = await call(a, 'POST', `${B}/update`, { body: mine.map((id) => ({ id, type, p: prop(7) })) });
+  t.equal(u.status, 204, u.text);
+  t.equal((await local(b, mine[0]!)).json.p.value, 7);
+  t.equal((await call(b, 'DELETE', `${E}/${mine[1]}`)).status, 204);
+  const d = await call(a, 'POST', `${B}/delete`, { body: [...mine, other] });
+  t.equal(d.status, 207, d.text);
+  t.same(
+    d.json.errors.map((e: { entityId: string; registrationId?: string; error: { status: number } }) => [
+      e.entityId,
+      e.registrationId,
+      e.error.status,
+    ]),
+    [[mine[1], reg, 404]],
+    'the source had no second entity: its 207 entry names the registration',
+  );
+  t.same([...d.json.success].sort(), [mine[0], other].sort());
+  await unregister(a, reg);
+});
+
+t.test('a batch whose source is down: each of its entries fails with 503, the rest is written', async (t) => {
+  const mock = await startMockSource(() => ({ status: 201 }));
+  t.teardown(() => mock.stop());
+  const type = `BatchDown${n}`;
+  const ids = [uid('BD'), uid('BD')];
+  const sent = await register(a, mock.url, {
+    mode: 'exclusive',
+    information: [{ entities: ids.map((id) => ({ type, id })), propertyNames: ['speed'] }],
+  });
+  const dead = await register(a, 'http://127.0.0.1:9', { mode: 'inclusive', information: [{ entities: [{ type }] }] });
+  const c = await call(a, 'POST', `${NGSI}/entityOperations/create`, {
+    body: ids.map((id) => ({ id, type, speed: prop(1), brand: prop('x') })),
+  });
+  t.equal(c.status, 207, c.text);
+  t.same(
+    c.json.errors.map((e: { error: { status: number }; registrationId: string }) => [e.error.status, e.registrationId]),
+    [
+      [503, dead],
+      [503, dead],
+    ],
+  );
+  t.same(c.json.success, [], 'an entry with a part that failed is no success');
+  t.equal(mock.received.length, 1, 'one request for both entries');
+  t.same(
+    JSON.parse(mock.received[0]!.body).map((e: Record<string, unknown>) => Object.keys(e).sort()),
+    [
+      ['id', 'speed', 'type'],
+      ['id', 'speed', 'type'],
+    ],
+    'the exclusive source gets its attribute only',
+  );
+  t.same(Object.keys((await local(a, ids[0]!)).json).sort(), ['brand', 'id', 'type']);
+  await unregister(a, sent);
+  await unregister(a, dead);
+});
