@@ -220,3 +220,22 @@ t.test('a batch whose source is down: each of its entries fails with 503, the re
   await unregister(a, sent);
   await unregister(a, dead);
 });
+
+t.test('a source is sent the path as the route writes it, whatever spelling the client used', async (t) => {
+  const mock = await startMockSource(() => ({ status: 204 }));
+  t.teardown(() => mock.stop());
+  const type = `Path${n}`;
+  const reg = await register(a, `${mock.url}/sub/`, { information: [{ entities: [{ type }] }] });
+  const id = 'urn:ngsi-ld:Path:a/b';
+  t.equal((await call(a, 'POST', `${E}/`, { body: { id, type } })).status, 201);
+  t.equal(
+    (await call(a, 'PATCH', `${E}/${encodeURIComponent(id)}/attrs/p/`, { body: { value: 1 } })).status,
+    207,
+    'the local entity has no p: 404 there',
+  );
+  t.same(
+    mock.received.map((r) => `${r.method} ${r.url}`),
+    ['POST /sub/ngsi-ld/v1/entities', 'PATCH /sub/ngsi-ld/v1/entities/urn:ngsi-ld:Path:a%2Fb/attrs/p'],
+  );
+  await unregister(a, reg);
+});

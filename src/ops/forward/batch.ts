@@ -12,7 +12,7 @@ import type { RegistrationBody } from '../../ngsild/subscription/registration.js
 import { LdRequest } from '../../pipeline/ld-request.js';
 import type { OpHandler, OpResult } from '../../pipeline/handler.js';
 import { checkLoop } from './via.js';
-import { fanOut, liveRegistrations, localOnly, queryWithout, sourceUrl } from './sources.js';
+import { canonicalApiPath, fanOut, liveRegistrations, localOnly, queryWithout, sourceUrl } from './sources.js';
 import { parseJson } from './entities-from-source.js';
 
 const LOCAL_PARAM: ReadonlySet<string> = new Set(['local']);
@@ -114,7 +114,7 @@ export function distributedBatch(operation: string, local: OpHandler): OpHandler
       early = await local(localReq, ctx).catch((e: unknown) => e);
       if (early instanceof RefusalError) throw early;
     }
-    const apiPath = req.path.replace(/^\/ngsi-ld\/v1/, '');
+    const apiPath = canonicalApiPath(req);
     const query = queryWithout(req.task.query, LOCAL_PARAM);
     const slots = [...perSource.values()];
     const [localOutcome, outcomes] = await Promise.all([

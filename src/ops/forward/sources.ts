@@ -6,6 +6,8 @@ import { isLive, type SourceTarget } from '../../ngsild/registration/match.js';
 import type { LdRequest } from '../../pipeline/ld-request.js';
 import type { WorkerContext } from '../../pipeline/worker-context.js';
 import { outgoingVia } from './via.js';
+import { API_PREFIX } from '../../ngsild/operations.js';
+import { pathSegment } from '../../ngsild/uri-encode.js';
 import { sendToSource, SourceFailure, type SourceReply } from './http.js';
 
 /** The registrations of the request's tenant that have not expired, as stored (names expanded). */
@@ -58,6 +60,16 @@ export function sourceHeaders(req: LdRequest, ctx: WorkerContext, body: Registra
       h[kv.key] = kv.value;
     }
   return h;
+}
+
+/**
+ * The request's API path as its route writes it (`/entities/{id}/attrs/{attrId}` below /ngsi-ld/v1): each path
+ * parameter encoded as one segment, no trailing slash, whatever spelling of the path the client sent.
+ */
+export function canonicalApiPath(req: LdRequest): string {
+  let i = 0;
+  const path = req.route.replace(/:[A-Za-z]+/g, () => pathSegment(req.params[i++] ?? ''));
+  return (path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path).replace(/\/+$/, '');
 }
 
 /** The source's URL of an API path (`/entities/...`), below its endpoint (which may have a path of its own). */
