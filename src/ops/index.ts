@@ -32,6 +32,7 @@ import {
 } from './csource-subscriptions.js';
 import { distributedWrite } from './forward/write.js';
 import { distributedBatch } from './forward/batch.js';
+import { distributedTemporalQuery, distributedTemporalRetrieve } from './forward/temporal.js';
 import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
 
@@ -48,9 +49,9 @@ import {
 } from './temporal.js';
 
 export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
-  [LdOp.TemporalQuery, temporalQuery],
+  [LdOp.TemporalQuery, distributedTemporalQuery(temporalQuery)],
   [LdOp.TemporalQueryPost, temporalQueryPost],
-  [LdOp.TemporalRetrieve, temporalRetrieve],
+  [LdOp.TemporalRetrieve, distributedTemporalRetrieve(temporalRetrieve)],
   [LdOp.TemporalCreate, temporalCreate],
   [LdOp.TemporalDelete, temporalDelete],
   [LdOp.TemporalAppendAttrs, temporalAppendAttrs],
