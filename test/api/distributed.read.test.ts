@@ -272,3 +272,18 @@ t.test('/info/sourceIdentity names the broker by its --contextSourceAlias; a bad
   for (const bad of ['', 'a b', 'a,b', 'x'.repeat(201), 'é'])
     await t.rejects(startBroker(['--contextSourceAlias', bad]), /contextSourceAlias/, JSON.stringify(bad.slice(0, 20)));
 });
+
+t.test('cooldown: a source that failed is not asked again until its cooldown has passed', async (t) => {
+  const mock = await startMockSource(() => ({ status: 200, hang: true }));
+  t.teardown(() => mock.stop());
+  const type = `Cool${n}`;
+  const id = uid('Cool');
+  await create(a, { id, type, l: prop(1) });
+  const reg = await register(a, mock.url, { management: { timeout: 200, cooldown: 600_000 }, information: [{ entities: [{ type }] }] });
+  t.match((await call(a, 'GET', `${E}/${id}`)).headers.get('ngsild-warning') ?? '', /timeout/);
+  const second = await call(a, 'GET', `${E}/${id}`);
+  t.equal(second.status, 200);
+  t.match(second.headers.get('ngsild-warning') ?? '', /cooling down/);
+  t.equal(mock.received.length, 1, 'the second request was not sent');
+  await unregister(a, reg);
+});

@@ -14,7 +14,7 @@ export interface SourceReply {
 /** Why a source gave no answer: unreachable, too slow, or an answer too large to merge. */
 export class SourceFailure extends Error {
   constructor(
-    readonly reason: 'unreachable' | 'timeout' | 'too large',
+    readonly reason: 'unreachable' | 'timeout' | 'too large' | 'cooling down',
     detail: string,
   ) {
     super(detail);

@@ -84,6 +84,29 @@ export function timeoutOf(body: RegistrationBody, ctx: WorkerContext): number {
   return typeof t === 'number' && t > 0 && t <= 600_000 ? t : ctx.config.forwardTimeout;
 }
 
+/** The registration's management.cooldown (ms, §5.2.9): how long after a failure its source is not asked. */
+function cooldownOf(body: RegistrationBody): number {
+  const c = (body.management as { cooldown?: unknown } | undefined)?.cooldown;
+  return typeof c === 'number' && c > 0 ? Math.min(c, 86_400_000) : 0;
+}
+
+/** Per thread: when each registration's source last failed (registration id → ms), for its cooldown. */
+const lastFailure = new Map<string, number>();
+const MAX_REMEMBERED = 10_000;
+
+function coolingDown(body: RegistrationBody, now: number): boolean {
+  const cooldown = cooldownOf(body);
+  if (cooldown === 0) return false;
+  const at = lastFailure.get(body.id);
+  return at !== undefined && now - at < cooldown;
+}
+
+function failed(body: RegistrationBody, now: number): void {
+  if (cooldownOf(body) === 0) return;
+  if (lastFailure.size >= MAX_REMEMBERED) lastFailure.delete(lastFailure.keys().next().value as string);
+  lastFailure.set(body.id, now);
+}
+
 /** One source's outcome: its answer, or why there is none. */
 export type SourceOutcome = { target: SourceTarget; reply: SourceReply } | { target: SourceTarget; failure: SourceFailure };
 
@@ -97,6 +120,8 @@ export async function fanOut(
   return Promise.all(
     targets.map(async (target): Promise<SourceOutcome> => {
       try {
+        // §5.2.9 cooldown: a source that failed is not asked again until its cooldown has passed.
+        if (coolingDown(target.body, Date.now())) throw new SourceFailure('cooling down', 'the source failed within its cooldown');
         const r = build(target);
         const headers = sourceHeaders(req, ctx, target.body);
         if (r.contentType !== undefined) headers['content-type'] = r.contentType;
@@ -104,6 +129,7 @@ export async function fanOut(
         return { target, reply };
       } catch (e) {
         const failure = e instanceof SourceFailure ? e : new SourceFailure('unreachable', e instanceof Error ? e.message : String(e));
+        if (failure.reason !== 'cooling down') failed(target.body, Date.now());
         ctx.log.warn({ registration: target.body.id, reason: failure.reason, err: failure.message }, 'context source gave no answer');
         return { target, failure };
       }
