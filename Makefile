@@ -52,6 +52,7 @@ bench: build
 	node dist/bench/auth.js
 	node dist/bench/auth-ngsild.js
 	node dist/bench/temporal.js
+	node dist/bench/distributed.js
 	node dist/bench/scenarios/subscriptions.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
