@@ -155,12 +155,21 @@ t.test('operations: a registration offering no retrieve is not asked for one', a
   const type = `Ops${n}`;
   const id = uid('Ops');
   await create(b, { id, type, p: prop(1) });
+  const none = await register(a, b.url, { operations: ['createEntity'], information: [{ entities: [{ type }] }] });
+  t.equal((await call(a, 'GET', `${E}/${id}`)).status, 404, 'no read offered');
+  await unregister(a, none);
   const reg = await register(a, b.url, { operations: ['queryBatch'], information: [{ entities: [{ type }] }] });
-  t.equal((await call(a, 'GET', `${E}/${id}`)).status, 404, 'retrieveEntity not offered');
   t.equal((await call(a, 'GET', `${E}?type=${type}`)).json.length, 0, 'queryEntity not offered');
   const post = await call(a, 'POST', `${NGSI}/entityOperations/query`, { body: { type: 'Query', entities: [{ type }] } });
   t.equal(post.json.length, 1, 'queryBatch is: POST /entityOperations/query is forwarded as such');
+  const r = await call(a, 'GET', `${E}/${id}`);
+  t.equal(r.status, 200, 'a retrieve asks a source offering queryBatch only with a Query by id');
+  t.equal(r.json.p.value, 1);
   await unregister(a, reg);
+  const viaGet = await register(a, b.url, { operations: ['queryEntity'], information: [{ entities: [{ type }] }] });
+  t.equal((await call(a, 'GET', `${E}/${id}?attrs=p`)).json.p.value, 1, 'and one offering queryEntity only with GET /entities?id=');
+  t.equal((await call(a, 'GET', `${E}/urn:ngsi-ld:Ops:none`)).status, 404, 'an empty list is no entity');
+  await unregister(a, viaGet);
 });
 
 t.test('Via: a request naming this broker is a loop (508); brokers registered on each other still answer', async (t) => {

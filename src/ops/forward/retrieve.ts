@@ -8,7 +8,7 @@ import { pathSegment } from '../../ngsild/uri-encode.js';
 import type { LdRequest } from '../../pipeline/ld-request.js';
 import type { WorkerContext } from '../../pipeline/worker-context.js';
 import { checkLoop } from './via.js';
-import { fanOut, liveRegistrations, localOnly, queryWithout, sourceUrl, sourceWarning } from './sources.js';
+import { fanOut, liveRegistrations, localOnly, queryEncode, queryWithout, sourceUrl, sourceWarning } from './sources.js';
 import { entityFromSource, parseJson } from './entities-from-source.js';
 
 /**
@@ -53,14 +53,33 @@ export async function retrieveWithSources(
   if (localOnly(req)) return none;
   const regs = await liveRegistrations(req, ctx);
   if (regs.length === 0) return none;
-  const targets = retrieveTargets(regs, 'retrieveEntity', id, local?.type, attrs);
+  // §5.7.1.4: a source offering no retrieveEntity but queryEntity or queryBatch is asked for the entity by id.
+  const direct = retrieveTargets(regs, 'retrieveEntity', id, local?.type, attrs);
+  const byRetrieve = new Set(direct.map((t) => t.body.id));
+  const viaQuery = retrieveTargets(regs, 'queryEntity', id, local?.type, attrs).filter((t) => !byRetrieve.has(t.body.id));
+  const byQuery = new Set(viaQuery.map((t) => t.body.id));
+  const viaBatch = retrieveTargets(regs, 'queryBatch', id, local?.type, attrs).filter(
+    (t) => !byRetrieve.has(t.body.id) && !byQuery.has(t.body.id),
+  );
+  const targets = [...direct, ...viaQuery, ...viaBatch];
   if (targets.length === 0) return none;
   checkLoop(req, ctx);
   const query = queryWithout(req.task.query, NOT_FORWARDED);
-  const outcomes = await fanOut(req, ctx, targets, (t) => ({
-    method: 'GET',
-    url: sourceUrl(t.body, `/entities/${pathSegment(id)}`, query),
-  }));
+  const outcomes = await fanOut(req, ctx, targets, (t) => {
+    if (byRetrieve.has(t.body.id)) return { method: 'GET', url: sourceUrl(t.body, `/entities/${pathSegment(id)}`, query) };
+    if (byQuery.has(t.body.id))
+      return { method: 'GET', url: sourceUrl(t.body, '/entities', ['id=' + queryEncode(id), query].filter((q) => q !== '').join('&')) };
+    const attrsAsked = req.query.csv('attrs');
+    const type = typeOf(req, t);
+    const body: Record<string, unknown> = { type: 'Query', entities: [type === undefined ? { id } : { id, type }] };
+    if (attrsAsked !== undefined) body.attrs = attrsAsked;
+    return {
+      method: 'POST',
+      url: sourceUrl(t.body, '/entityOperations/query', ''),
+      body: JSON.stringify(body),
+      contentType: 'application/json',
+    };
+  });
   const warnings: string[] = [];
   const parts: Array<{ target: SourceTarget; entity: StoredEntity }> = [];
   const now = new Date().toISOString();
@@ -75,7 +94,13 @@ export async function retrieveWithSources(
       warnings.push(sourceWarning(ctx, o.target, `answered ${o.reply.status}`));
       continue;
     }
-    const e = entityFromSource(req, parseJson(o.reply.body), now);
+    let answer = parseJson(o.reply.body);
+    // A query's answer is a list: the entity asked for, or nothing.
+    if (Array.isArray(answer)) {
+      if (!byRetrieve.has(o.target.body.id) && answer.length === 0) continue;
+      answer = answer.find((x) => typeof x === 'object' && x !== null && (x as { id?: unknown }).id === id);
+    }
+    const e = entityFromSource(req, answer, now);
     if (e === undefined || e.id !== id) {
       warnings.push(sourceWarning(ctx, o.target, 'answered no entity it was asked for'));
       continue;
@@ -89,4 +114,10 @@ export async function retrieveWithSources(
     else mergeEntityInto(merged, p.entity, { weight: p.target.mode, only: p.target.attrs });
   }
   return { value: merged, warnings };
+}
+
+/** The entity type a query by id names: the registration's, compacted; undefined when it registers none. */
+function typeOf(req: LdRequest, t: SourceTarget): string | undefined {
+  const type = t.infos.flatMap((i) => i.entities ?? [])[0]?.type;
+  return type === undefined ? undefined : req.context.compactIri(type);
 }
