@@ -32,6 +32,7 @@ import {
 } from './csource-subscriptions.js';
 import { distributedWrite } from './forward/write.js';
 import { distributedBatch } from './forward/batch.js';
+import { distributedPurge } from './forward/purge.js';
 import { distributedTemporalQuery, distributedTemporalRetrieve } from './forward/temporal.js';
 import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
@@ -74,7 +75,7 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.BatchDelete, distributedBatch('deleteBatch', batchDelete)],
   [LdOp.BatchMerge, distributedBatch('mergeBatch', batchMerge)],
   [LdOp.QueryEntities, queryEntities],
-  [LdOp.PurgeEntities, purgeEntities],
+  [LdOp.PurgeEntities, distributedPurge(purgeEntities)],
   [LdOp.QueryPost, queryPost],
   [LdOp.ListTypes, listTypes],
   [LdOp.RetrieveType, retrieveType],

@@ -239,3 +239,28 @@ t.test('a source is sent the path as the route writes it, whatever spelling the 
   );
   await unregister(a, reg);
 });
+
+t.test('purge: run here and on the sources covering its selection; a source that fails makes a 207', async (t) => {
+  const type = `Purge${n}`;
+  const reg = await register(a, b.url, { information: [{ entities: [{ type }] }] });
+  const here = uid('Purge');
+  const there = uid('Purge');
+  t.equal((await call(a, 'POST', `${E}?local=true`, { body: { id: here, type } })).status, 201);
+  t.equal((await call(b, 'POST', `${E}?local=true`, { body: { id: there, type } })).status, 201);
+  const p = await call(a, 'DELETE', `${E}?type=${type}`);
+  t.equal(p.status, 204, p.text);
+  t.equal((await local(a, here)).status, 404);
+  t.equal((await local(b, there)).status, 404, 'purged on the source too');
+  await unregister(a, reg);
+  const dead = await register(a, 'http://127.0.0.1:9', { information: [{ entities: [{ type }] }] });
+  t.equal((await call(a, 'POST', `${E}?local=true`, { body: { id: here, type } })).status, 201);
+  const f = await call(a, 'DELETE', `${E}?type=${type}`);
+  t.equal(f.status, 207, f.text);
+  t.same(
+    f.json.errors.map((e: { registrationId: string; error: { status: number } }) => [e.registrationId, e.error.status]),
+    [[dead, 503]],
+  );
+  t.equal((await local(a, here)).status, 404, 'the local part is purged');
+  t.equal((await call(a, 'DELETE', `${E}`)).status, 400, 'a purge naming nothing is refused before anything is sent');
+  await unregister(a, dead);
+});
