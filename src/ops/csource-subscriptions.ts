@@ -49,8 +49,18 @@ function intParam(req: LdRequest, name: string, dflt: number): number {
   return Number(text);
 }
 
-const render = (req: LdRequest, doc: CsourceSubscriptionDoc, sysAttrs: boolean): Record<string, unknown> =>
-  renderSubscription(doc, doc.counters, Date.now(), sysAttrs, req.context.compactIri.bind(req.context));
+/** As an entity subscription renders, without the default notificationTrigger: it is about entity changes (§5.2.12). */
+function render(req: LdRequest, doc: CsourceSubscriptionDoc, sysAttrs: boolean): Record<string, unknown> {
+  const out = renderSubscription(doc, doc.counters, Date.now(), sysAttrs, req.context.compactIri.bind(req.context));
+  if (doc.body.notificationTrigger === undefined) delete out.notificationTrigger;
+  return out;
+}
+
+async function registrationsOf(ctx: WorkerContext, tenant: string): Promise<RegistrationBody[]> {
+  const regs: RegistrationBody[] = [];
+  for (const { doc } of await ctx.store.collection(tenant, REGISTRATIONS).list()) regs.push((doc as unknown as RegistrationDoc).body);
+  return regs;
+}
 
 export const createCsourceSubscription: OpHandler = async (req, ctx) => {
   const opts = validateOptions(req);
@@ -61,10 +71,8 @@ export const createCsourceSubscription: OpHandler = async (req, ctx) => {
   if (!(await subs.insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true })))
     throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
   // §5.11.7: the registrations matching it now, notified at once (newlyMatching).
-  const regs: RegistrationBody[] = [];
-  for (const { doc: r } of await ctx.store.collection(req.tenant, REGISTRATIONS).list()) regs.push((r as unknown as RegistrationDoc).body);
   const sels = subscriptionSelections(body);
-  const matching = regs.filter((r) => registrationMatches(sels, r));
+  const matching = (await registrationsOf(ctx, req.tenant)).filter((r) => registrationMatches(sels, r));
   if (matching.length > 0 && subscriptionStatus(body, Date.now()) === 'active')
     void notify(ctx, req.tenant, body.id, doc, matching, 'newlyMatching');
   return { status: 201, headers: ['Location', `${API_PREFIX}/csourceSubscriptions/${pathSegment(body.id)}`] };
@@ -112,6 +120,11 @@ export const updateCsourceSubscription: OpHandler = async (req, ctx) => {
   const doc: CsourceSubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };
   if (current.counters !== undefined) doc.counters = current.counters;
   await subs.put(id, doc as unknown as Record<string, unknown>);
+  // §5.11.7: an update is told the registrations it matches now that it did not before (newlyMatching).
+  const now = subscriptionSelections(body);
+  const before = subscriptionSelections(current.body);
+  const fresh = (await registrationsOf(ctx, req.tenant)).filter((r) => registrationMatches(now, r) && !registrationMatches(before, r));
+  if (fresh.length > 0 && subscriptionStatus(body, Date.now()) === 'active') void notify(ctx, req.tenant, id, doc, fresh, 'newlyMatching');
   return { status: 204 };
 };
 

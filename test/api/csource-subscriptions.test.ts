@@ -146,3 +146,29 @@ t.test('a paused subscription is not notified; an unreachable receiver is counte
   t.same(await notificationsOf(paused.id as string, 0), [], 'the paused one got nothing');
   await call(broker, 'DELETE', `${R}/${r}`);
 });
+
+t.test('an update is told the registrations it matches now and did not before; no notificationTrigger is shown', async (t) => {
+  const k = ++n;
+  const r1 = `urn:ngsi-ld:ContextSourceRegistration:upd-${k}-car`;
+  const r2 = `urn:ngsi-ld:ContextSourceRegistration:upd-${k}-bus`;
+  t.equal((await call(broker, 'POST', R, { body: reg(r1, `Car${k}`) })).status, 201);
+  t.equal((await call(broker, 'POST', R, { body: reg(r2, `Bus${k}`) })).status, 201);
+  const s = sub({ entities: [{ type: `Tram${k}` }] });
+  t.equal((await call(broker, 'POST', S, { body: s })).status, 201);
+  t.equal((await call(broker, 'GET', `${S}/${s.id as string}`)).json.notificationTrigger, undefined);
+  t.equal((await call(broker, 'PATCH', `${S}/${s.id as string}`, { body: { entities: [{ type: `Car${k}` }] } })).status, 204);
+  t.equal(
+    (await call(broker, 'PATCH', `${S}/${s.id as string}`, { body: { entities: [{ type: `Car${k}` }, { type: `Bus${k}` }] } })).status,
+    204,
+  );
+  const got = await notificationsOf(s.id as string, 2);
+  t.same(
+    got.map((x) => [x.triggerReason, x.data.map((d: { id: string }) => d.id)]),
+    [
+      ['newlyMatching', [r1]],
+      ['newlyMatching', [r2]],
+    ],
+  );
+  await call(broker, 'DELETE', `${R}/${r1}`);
+  await call(broker, 'DELETE', `${R}/${r2}`);
+});
