@@ -110,6 +110,8 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   // CIM 009 v1.8.1 §5.7.1.4: the parts registered context sources hold are merged in (ops/forward/retrieve.ts).
   const distributed = await retrieveWithSources(req, ctx, id, local, opts.attrs);
   const stored = distributed.value;
+  // Not found here nor by any source that answered: the warnings say which sources did not (§6.3.17).
+  if (stored === undefined && distributed.warnings.length > 0) return warnedProblem(missing(id), distributed.warnings);
   if (stored === undefined) throw missing(id);
   if (ofType !== undefined && !ofType(stored.type)) throw missingOfType(id, req);
   const entity = await readableEntity(req, ctx, stored);
@@ -118,6 +120,12 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   for (const w of distributed.warnings) (result.headers ??= []).push('NGSILD-Warning', w);
   return result;
 };
+
+function warnedProblem(e: LdError, warnings: readonly string[]): OpResult {
+  const headers: string[] = [];
+  for (const w of warnings) headers.push('NGSILD-Warning', w);
+  return { status: e.status, body: e.toProblem(), headers };
+}
 
 async function renderRetrieved(
   req: LdRequest,

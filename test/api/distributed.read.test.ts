@@ -266,7 +266,10 @@ t.test('an unreachable source: its part is left out with a warning; an entity on
     r.headers.get('ngsild-warning') ?? '',
     /^199 broker-a "context source of registration urn:ngsi-ld:ContextSourceRegistration:[^"]+: unreachable"$/,
   );
-  t.equal((await call(a, 'GET', `${E}/${uid('Dead')}`)).status, 404);
+  const missing = await call(a, 'GET', `${E}/${uid('Dead')}`);
+  t.equal(missing.status, 404);
+  t.equal(missing.json.type, 'https://uri.etsi.org/ngsi-ld/errors/ResourceNotFound');
+  t.match(missing.headers.get('ngsild-warning') ?? '', /unreachable/, 'the 404 says a source could not be asked');
   await unregister(a, reg);
 });
 
