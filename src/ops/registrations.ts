@@ -272,7 +272,7 @@ const REGISTRATION_MEMBERS = new Set([
 ]);
 
 /** A registration seen as an entity, so q reads its registration properties and geoQ its geo members. */
-function registrationAsEntity(body: RegistrationBody, expand: (term: string) => string): StoredEntity {
+export function registrationAsEntity(body: RegistrationBody, expand: (term: string) => string): StoredEntity {
   const e: StoredEntity = { id: body.id, type: ['ContextSourceRegistration'], createdAt: '', modifiedAt: '' };
   for (const g of GEO_MEMBERS) if (body[g] !== undefined) e[expand(g)] = [{ type: 'GeoProperty', value: body[g] }];
   for (const [k, v] of Object.entries(body)) {

@@ -299,3 +299,29 @@ t.test('cooldown: a source that failed is not asked again until its cooldown has
   t.equal(mock.received.length, 1, 'the second request was not sent');
   await unregister(a, reg);
 });
+
+t.test('csf: the sources asked are those whose registration properties meet it; a bad csf is 400', async (t) => {
+  const type = `Csf${n}`;
+  const [inB, inC] = [uid('Csf'), uid('Csf')];
+  await create(b, { id: inB, type });
+  await create(c, { id: inC, type });
+  const r1 = await register(a, b.url, { region: 'north', information: [{ entities: [{ type }] }] });
+  const r2 = await register(a, c.url, { region: 'south', information: [{ entities: [{ type }] }] });
+  const ids = async (query: string): Promise<string[]> =>
+    (await call(a, 'GET', `${E}?type=${type}${query}`)).json.map((e: { id: string }) => e.id).sort();
+  t.same(await ids(''), [inB, inC].sort());
+  t.same(await ids('&csf=region==%22north%22'), [inB]);
+  t.same(await ids('&csf=region==%22east%22'), []);
+  const post = await call(a, 'POST', `${NGSI}/entityOperations/query`, {
+    body: { type: 'Query', entities: [{ type }], csf: 'region=="south"' },
+  });
+  t.same(
+    post.json.map((e: { id: string }) => e.id),
+    [inC],
+  );
+  const bad = await call(a, 'GET', `${E}?type=${type}&csf=region==`);
+  t.equal(bad.status, 400, bad.text);
+  t.equal(bad.json.type, 'https://uri.etsi.org/ngsi-ld/errors/BadRequestData');
+  await unregister(a, r1);
+  await unregister(a, r2);
+});

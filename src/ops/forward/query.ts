@@ -3,6 +3,10 @@
 // entity), sorted when orderBy asks, then paged. Each source is asked for as many entities as the page needs from
 // the start (offset + limit), since which of them fall on the page is known only after merging.
 import type { StoredEntity } from '../../ngsild/entity/model.js';
+import { LdError, badRequest } from '../../ngsild/problem.js';
+import { parseQ } from '../../ngsild/query/q-parser.js';
+import { compileQ } from '../../ngsild/query/q-eval.js';
+import { registrationAsEntity } from '../registrations.js';
 import type { EntityPage, EntityQuery } from '../../store/contract.js';
 import { mergeEntityInto, restrictEntity } from '../../ngsild/registration/merge-entity.js';
 import { queryTargets, type SourceTarget } from '../../ngsild/registration/match.js';
@@ -77,10 +81,12 @@ export async function queryWithSources(
   query: EntityQuery,
 ): Promise<Distributed<EntityPage> | undefined> {
   if (localOnly(req)) return undefined;
+  const post = req.op === LdOp.QueryPost;
+  const csf = csfFilter(req, post);
   const regs = await liveRegistrations(req, ctx);
   if (regs.length === 0) return undefined;
-  const post = req.op === LdOp.QueryPost;
-  const targets = targetsOf(req, sel, regs, post ? 'queryBatch' : 'queryEntity');
+  let targets = targetsOf(req, sel, regs, post ? 'queryBatch' : 'queryEntity');
+  if (csf !== undefined) targets = targets.filter((t) => csf(registrationAsEntity(t.body, req.context.expandTerm.bind(req.context))));
   if (targets.length === 0) return undefined;
   checkLoop(req, ctx);
   const window = query.offset + query.limit;
@@ -147,4 +153,21 @@ export async function queryWithSources(
   const page: EntityPage = { entities: all };
   if (query.count) page.count = (localPage.count ?? 0) + extra;
   return { value: page, warnings };
+}
+
+/**
+ * `csf` (CIM 009 v1.8.1 §4.3.6.2, §6.3.x: a query's context source filter): a q over the registrations' own
+ * properties, which selects the sources asked. The properties are read in the request's terms. A csf that does not
+ * parse is the request's 400, registrations or not.
+ */
+function csfFilter(req: LdRequest, post: boolean): ((e: StoredEntity) => boolean) | undefined {
+  const text = post ? req.jsonObject().csf : req.query.get('csf');
+  if (text === undefined) return undefined;
+  if (typeof text !== 'string' || text === '') throw badRequest('csf: must be a non-empty query over registration properties');
+  try {
+    return compileQ(parseQ(text), req.context.expandTerm.bind(req.context));
+  } catch (e) {
+    if (e instanceof LdError) throw badRequest(`csf: ${e.detail}`);
+    throw e;
+  }
 }
