@@ -264,3 +264,30 @@ t.test('purge: run here and on the sources covering its selection; a source that
   t.equal((await call(a, 'DELETE', `${E}`)).status, 400, 'a purge naming nothing is refused before anything is sent');
   await unregister(a, dead);
 });
+
+t.test('an application/ld+json batch: each entry is matched with its own @context', async (t) => {
+  const mock = await startMockSource(() => ({ status: 201, body: [] }));
+  t.teardown(() => mock.stop());
+  const context = { LdV: 'https://ex.org/types/LdVehicle' };
+  const regId = uid('ContextSourceRegistration');
+  const r = await call(a, 'POST', R, {
+    body: {
+      id: regId,
+      type: 'ContextSourceRegistration',
+      endpoint: mock.url,
+      information: [{ entities: [{ type: 'LdV' }] }],
+      '@context': context,
+    },
+    headers: { 'content-type': 'application/ld+json' },
+  });
+  t.equal(r.status, 201, r.text);
+  const id = uid('LdV');
+  const c = await call(a, 'POST', `${NGSI}/entityOperations/create`, {
+    body: [{ id, type: 'LdV', '@context': context }],
+    headers: { 'content-type': 'application/ld+json' },
+  });
+  t.equal(c.status, 201, c.text);
+  t.equal(mock.received.length, 1, 'the entry reached the source its registration names');
+  t.equal(mock.received[0]?.url, '/ngsi-ld/v1/entityOperations/create');
+  await unregister(a, regId);
+});

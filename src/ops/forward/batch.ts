@@ -10,6 +10,7 @@ import { isUri } from '../../ngsild/entity/syntax.js';
 import { writeTargets, type SourceTarget } from '../../ngsild/registration/match.js';
 import type { RegistrationBody } from '../../ngsild/subscription/registration.js';
 import { LdRequest } from '../../pipeline/ld-request.js';
+import type { WorkerContext } from '../../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from '../../pipeline/handler.js';
 import { checkLoop } from './via.js';
 import { canonicalApiPath, fanOut, liveRegistrations, localOnly, queryWithout, sourceUrl } from './sources.js';
@@ -25,19 +26,29 @@ interface BatchError {
 }
 
 /** An entry's id, expanded types and attributes (compact key, IRI); undefined for an entry the local part refuses. */
-function entryShape(
+async function entryShape(
   req: LdRequest,
+  ctx: WorkerContext,
   entry: unknown,
-): { id: string; types: string[] | undefined; attrs: Array<{ key: string; iri: string }> | undefined } | undefined {
+): Promise<{ id: string; types: string[] | undefined; attrs: Array<{ key: string; iri: string }> | undefined } | undefined> {
   if (typeof entry === 'string') return isUri(entry) ? { id: entry, types: undefined, attrs: undefined } : undefined;
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
   const e = entry as Record<string, unknown>;
   if (typeof e.id !== 'string' || !isUri(e.id)) return undefined;
+  // An entry of an application/ld+json batch carries its own @context (the batch handler resolves it the same way).
+  let names = req.context;
+  if (e['@context'] !== undefined) {
+    try {
+      names = await ctx.contexts.resolve(e['@context'], req.wait);
+    } catch {
+      return undefined;
+    }
+  }
   const raw = Array.isArray(e.type) ? e.type : e.type === undefined ? [] : [e.type];
-  const types = raw.filter((x): x is string => typeof x === 'string').map((x) => req.context.expandTerm(x));
+  const types = raw.filter((x): x is string => typeof x === 'string').map((x) => names.expandTerm(x));
   const attrs = Object.keys(e)
     .filter((k) => !NON_ATTRIBUTE_MEMBERS.has(k))
-    .map((key) => ({ key, iri: req.context.expandTerm(key) }));
+    .map((key) => ({ key, iri: names.expandTerm(key) }));
   return { id: e.id, types: types.length > 0 ? types : undefined, attrs };
 }
 
@@ -70,7 +81,7 @@ export function distributedBatch(operation: string, local: OpHandler): OpHandler
     /** Whether an entry kept here lost attributes to a source (the local batch is then a new body). */
     let split = false;
     for (const entry of entries) {
-      const s = entryShape(req, entry);
+      const s = await entryShape(req, ctx, entry);
       if (s === undefined) {
         localEntries.push(entry);
         continue;
