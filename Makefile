@@ -59,6 +59,7 @@ bench: build
 	node dist/bench/temporal.js
 	node dist/bench/temporal-tsdb.js
 	node dist/bench/websocket.js
+	node dist/bench/distributed.js
 	node dist/bench/scenarios/subscriptions.js
 	node dist/bench/scenarios/owner-notifications.js
 	node dist/bench/scenarios/bridge-mqtt.js

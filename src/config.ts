@@ -50,6 +50,13 @@ export interface BrokerConfig {
   /** `--insecureNotif`: an mqtts:// (or https://) notification endpoint's self-signed certificate is accepted (seed 001 §5). */
   insecureNotif: boolean;
   /**
+   * --contextSourceAlias: this broker's name among context sources (CIM 009 v1.8.1 §5.15.1): the pseudonym of its Via
+   * entries when it forwards (§6.3.18), by which it knows a request it forwarded once coming back.
+   */
+  contextSourceAlias: string;
+  /** --forwardTimeout: milliseconds a context source has to answer a forwarded request, unless its registration says. */
+  forwardTimeout: number;
+  /**
    * Set by createBroker (src/broker.ts): names this broker's BroadcastChannels, so brokers sharing a process (the
    * API tests run several) never hear each other.
    */

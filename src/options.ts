@@ -1,6 +1,7 @@
 // The command line: one table (name, alias, type, default, help) drives parsing, the environment
 // (`BROKER_<OPTION>`, the command line wins) and `-u`. Plugins append their own tables when loaded.
 import { cpus } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import type { OptionSpec, OptionValues } from './plugin/contract.js';
 import { OptionError, type BrokerConfig } from './config.js';
 
@@ -69,6 +70,18 @@ export const brokerOptions: OptionSpec[] = [
   },
   { name: 'defaultUserContext', type: 'string', help: 'URL of the user context (with the core) for requests that carry none' },
   { name: 'contextDir', type: 'string', help: 'directory of @context files with an index.json mapping URLs to files' },
+  {
+    name: 'contextSourceAlias',
+    type: 'string',
+    help: "this broker's name in the Via header of the requests it forwards to context sources, and in /info/sourceIdentity (default: ldbroker- and 8 random hex digits)",
+  },
+  {
+    name: 'forwardTimeout',
+    type: 'int',
+    default: 5000,
+    min: 1,
+    help: 'milliseconds a context source has to answer a forwarded request when its registration gives no management.timeout',
+  },
   {
     name: 'brokerUrl',
     type: 'string',
@@ -245,6 +258,13 @@ export function parseBrokerUrl(text: string): string {
 
 /** Seconds between reloads of the subscriptions on a store other brokers share, unless --subCacheIval says. */
 export const SHARED_SUB_CACHE_IVAL = 5;
+/** --contextSourceAlias: a Via pseudonym (RFC 9110 §7.6.3, a token), written into headers as it is. */
+function parseAlias(text: string | undefined): string {
+  if (text === undefined) return `ldbroker-${randomUUID().slice(0, 8)}`;
+  if (!/^[A-Za-z0-9._~:+-]{1,200}$/.test(text))
+    throw new OptionError(`--contextSourceAlias: '${text.slice(0, 100)}' is not 1 to 200 letters, digits and . _ ~ : + -`);
+  return text;
+}
 
 /** `storeInMemory`: the store plugin keeps its data in this machine's memory (StorePluginModule.storeInMemory). */
 export function brokerConfig(values: OptionValues, storeInMemory = false, storeShared = false): BrokerConfig {
@@ -281,6 +301,8 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     bridges: parseBridgeNames(values.bridges as string | undefined),
     bridgeConfig: values.bridgeConfig as string | undefined,
     insecureNotif: values.insecureNotif as boolean,
+    contextSourceAlias: parseAlias(values.contextSourceAlias as string | undefined),
+    forwardTimeout: values.forwardTimeout as number,
   };
 }
 

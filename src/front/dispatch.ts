@@ -118,6 +118,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
       tenant: ex.header('ngsild-tenant'),
       snapshot: ex.header('ngsild-snapshot'),
       host: ex.header('host'),
+      via: ex.header('via'),
       all: deps.auth !== undefined ? ex.allHeaders() : undefined,
     },
     body,

@@ -500,11 +500,15 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     params: NONE,
     createsTenant: true,
   },
-  [LdOp.QueryCsourceSubscriptions]: { clause: '§5.11.5 / §6.12.3.2', routes: [get('/csourceSubscriptions')], params: NONE },
+  [LdOp.QueryCsourceSubscriptions]: {
+    clause: '§5.11.5 / §6.12.3.2',
+    routes: [get('/csourceSubscriptions')],
+    params: frozenSet(['limit', 'offset', 'count', 'options']),
+  },
   [LdOp.RetrieveCsourceSubscription]: {
     clause: '§5.11.4 / §6.13.3.1',
     routes: [get('/csourceSubscriptions/:subscriptionId')],
-    params: NONE,
+    params: frozenSet(['options']),
   },
   [LdOp.UpdateCsourceSubscription]: {
     clause: '§5.11.3 / §6.13.3.2',

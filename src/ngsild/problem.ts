@@ -19,6 +19,7 @@ export const ErrorType = {
   PayloadTooLarge: 'https://uri.etsi.org/ngsi-ld/errors/PayloadTooLarge',
   MethodNotAllowed: 'https://uri.etsi.org/ngsi-ld/errors/MethodNotAllowed',
   Unavailable: 'https://uri.etsi.org/ngsi-ld/errors/Unavailable',
+  LoopDetected: 'https://uri.etsi.org/ngsi-ld/errors/LoopDetected',
 } as const;
 
 export type ErrorTypeName = keyof typeof ErrorType;
@@ -42,6 +43,7 @@ export const ErrorStatus: Record<ErrorTypeName, number> = {
   PayloadTooLarge: 413,
   MethodNotAllowed: 405,
   Unavailable: 503,
+  LoopDetected: 508,
 };
 
 export interface ProblemDetails {
@@ -84,6 +86,7 @@ const titles: Partial<Record<ErrorTypeName, string>> = {
   UnsupportedMediaType: 'Unsupported media type',
   PayloadTooLarge: 'Payload too large',
   MethodNotAllowed: 'Method not allowed',
+  LoopDetected: 'Loop detected',
 };
 
 export function titleOf(kind: ErrorTypeName): string {

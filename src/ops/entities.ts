@@ -31,6 +31,7 @@ import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize, checkNameSize } from '../ngsild/entity/limits.js';
 import { writeEntity } from './changes.js';
 import { changeOf } from '../ngsild/entity/write-change.js';
+import { retrieveWithSources } from './forward/retrieve.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 
@@ -103,11 +104,36 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   const opts = renderOptions(req);
   const join = joinOptions(req);
   const ofType = typeParamTest(req);
-  const stored = await ctx.store.getEntity(req.tenant, id);
+  const local = await ctx.store.getEntity(req.tenant, id);
+  // seed 000 §5.2: the local entity is decided on before anything is forwarded about it.
+  if (local !== undefined && ctx.auth !== undefined) await readableEntity(req, ctx, local);
+  // CIM 009 v1.8.1 §5.7.1.4: the parts registered context sources hold are merged in (ops/forward/retrieve.ts).
+  const distributed = await retrieveWithSources(req, ctx, id, local, opts.attrs);
+  const stored = distributed.value;
+  // Not found here nor by any source that answered: the warnings say which sources did not (§6.3.17).
+  if (stored === undefined && distributed.warnings.length > 0) return warnedProblem(missing(id), distributed.warnings);
   if (stored === undefined) throw missing(id);
   if (ofType !== undefined && !ofType(stored.type)) throw missingOfType(id, req);
   const entity = await readableEntity(req, ctx, stored);
   noneMatched(entity, req, opts);
+  const result = await renderRetrieved(req, ctx, entity, opts, join);
+  for (const w of distributed.warnings) (result.headers ??= []).push('NGSILD-Warning', w);
+  return result;
+};
+
+function warnedProblem(e: LdError, warnings: readonly string[]): OpResult {
+  const headers: string[] = [];
+  for (const w of warnings) headers.push('NGSILD-Warning', w);
+  return { status: e.status, body: e.toProblem(), headers };
+}
+
+async function renderRetrieved(
+  req: LdRequest,
+  ctx: WorkerContext,
+  entity: StoredEntity,
+  opts: RenderOptions,
+  join: ReturnType<typeof joinOptions>,
+): Promise<OpResult> {
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     if (join === undefined)
@@ -125,7 +151,7 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
     };
   if (join?.mode === 'inline') return { status: 200, body: await renderInline(req, ctx, entity, join, opts), withContext: true };
   return { status: 200, body: renderEntity(entity, req.context, opts), withContext: true };
-};
+}
 
 /**
  * A retrieval that selects nothing of the entity is not found (ResourceNotFound): attrs naming none of its

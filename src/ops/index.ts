@@ -1,4 +1,5 @@
-// Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501.
+// Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501. Entity writes
+// go to registered context sources too (forward/write.ts).
 import { LdOp } from '../ngsild/operations.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import {
@@ -29,6 +30,19 @@ import { createRegistration, queryRegistrations, retrieveRegistration, updateReg
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
 import { brokerVersion } from './version.js';
 import { listChannels } from './channels.js';
+import { sourceIdentity } from './source-identity.js';
+import {
+  createCsourceSubscription,
+  queryCsourceSubscriptions,
+  retrieveCsourceSubscription,
+  updateCsourceSubscription,
+  deleteCsourceSubscription,
+} from './csource-subscriptions.js';
+import { distributedWrite } from './forward/write.js';
+import { distributedBatch } from './forward/batch.js';
+import { distributedPurge } from './forward/purge.js';
+import { distributedTemporalQuery, distributedTemporalRetrieve } from './forward/temporal.js';
+import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
 import { createSnapshot, cloneSnapshot, retrieveSnapshot, updateSnapshot, deleteSnapshot, purgeSnapshots } from './snapshots.js';
 
@@ -45,32 +59,32 @@ import {
 } from './temporal.js';
 
 export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
-  [LdOp.TemporalQuery, temporalQuery],
+  [LdOp.TemporalQuery, distributedTemporalQuery(temporalQuery)],
   [LdOp.TemporalQueryPost, temporalQueryPost],
-  [LdOp.TemporalRetrieve, temporalRetrieve],
+  [LdOp.TemporalRetrieve, distributedTemporalRetrieve(temporalRetrieve)],
   [LdOp.TemporalCreate, temporalCreate],
   [LdOp.TemporalDelete, temporalDelete],
   [LdOp.TemporalAppendAttrs, temporalAppendAttrs],
   [LdOp.TemporalDeleteAttr, temporalDeleteAttr],
   [LdOp.TemporalUpdateInstance, temporalUpdateInstance],
   [LdOp.TemporalDeleteInstance, temporalDeleteInstance],
-  [LdOp.CreateEntity, createEntity],
+  [LdOp.CreateEntity, distributedWrite('createEntity', createEntity, createShape)],
   [LdOp.RetrieveEntity, retrieveEntity],
-  [LdOp.DeleteEntity, deleteEntity],
-  [LdOp.ReplaceEntity, replaceEntityOp],
-  [LdOp.MergeEntity, mergeEntityOp],
-  [LdOp.AppendAttrs, appendAttrs],
-  [LdOp.UpdateAttrs, updateAttrs],
-  [LdOp.PartialAttrUpdate, partialAttrUpdate],
-  [LdOp.DeleteAttr, deleteAttr],
-  [LdOp.ReplaceAttr, replaceAttr],
-  [LdOp.BatchCreate, batchCreate],
-  [LdOp.BatchUpsert, batchUpsert],
-  [LdOp.BatchUpdate, batchUpdate],
-  [LdOp.BatchDelete, batchDelete],
-  [LdOp.BatchMerge, batchMerge],
+  [LdOp.DeleteEntity, distributedWrite('deleteEntity', deleteEntity, entityShape)],
+  [LdOp.ReplaceEntity, distributedWrite('replaceEntity', replaceEntityOp, fragmentShape)],
+  [LdOp.MergeEntity, distributedWrite('mergeEntity', mergeEntityOp, fragmentShape)],
+  [LdOp.AppendAttrs, distributedWrite('appendAttrs', appendAttrs, fragmentShape)],
+  [LdOp.UpdateAttrs, distributedWrite('updateAttrs', updateAttrs, fragmentShape)],
+  [LdOp.PartialAttrUpdate, distributedWrite('updateAttrs', partialAttrUpdate, attributeShape(true))],
+  [LdOp.DeleteAttr, distributedWrite('deleteAttrs', deleteAttr, attributeShape(false))],
+  [LdOp.ReplaceAttr, distributedWrite('replaceAttrs', replaceAttr, attributeShape(true))],
+  [LdOp.BatchCreate, distributedBatch('createBatch', batchCreate)],
+  [LdOp.BatchUpsert, distributedBatch('upsertBatch', batchUpsert)],
+  [LdOp.BatchUpdate, distributedBatch('updateBatch', batchUpdate)],
+  [LdOp.BatchDelete, distributedBatch('deleteBatch', batchDelete)],
+  [LdOp.BatchMerge, distributedBatch('mergeBatch', batchMerge)],
   [LdOp.QueryEntities, queryEntities],
-  [LdOp.PurgeEntities, purgeEntities],
+  [LdOp.PurgeEntities, distributedPurge(purgeEntities)],
   [LdOp.QueryPost, queryPost],
   [LdOp.ListTypes, listTypes],
   [LdOp.RetrieveType, retrieveType],
@@ -91,6 +105,12 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveRegistration, retrieveRegistration],
   [LdOp.UpdateRegistration, updateRegistration],
   [LdOp.DeleteRegistration, deleteRegistration],
+  [LdOp.CreateCsourceSubscription, createCsourceSubscription],
+  [LdOp.QueryCsourceSubscriptions, queryCsourceSubscriptions],
+  [LdOp.RetrieveCsourceSubscription, retrieveCsourceSubscription],
+  [LdOp.UpdateCsourceSubscription, updateCsourceSubscription],
+  [LdOp.DeleteCsourceSubscription, deleteCsourceSubscription],
+  [LdOp.SourceIdentity, sourceIdentity],
   [LdOp.Version, brokerVersion],
   [LdOp.ListChannels, listChannels],
   [LdOp.CreateSnapshot, createSnapshot],

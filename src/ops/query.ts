@@ -3,7 +3,7 @@
 // query, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
 import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import type { EntityProjection, EntitySelectionQuery } from '../store/contract.js';
+import type { EntityProjection, EntityQuery, EntitySelectionQuery } from '../store/contract.js';
 import { renderEntity } from '../ngsild/entity/render.js';
 import { parseProjectionList } from '../ngsild/query/projection.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
@@ -23,6 +23,7 @@ import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
 import { pageLinks } from './page-links.js';
 import { LdOp } from '../ngsild/operations.js';
+import { queryWithSources } from './forward/query.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
@@ -110,13 +111,16 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   const orderText = req.query.get('orderBy');
   const orderBy = orderText === undefined ? undefined : parseOrderBy(orderText, req.context.expandTerm.bind(req.context));
   // One entity past the page tells whether another follows (its rel="next" link), with or without count.
-  const page = await ctx.store.queryEntities(req.tenant, {
+  const storeQuery: EntityQuery = {
     ...selectionQuery(sel, req.context, opts, expandValues),
     orderBy,
     limit: limit === 0 ? 0 : limit + 1,
     offset,
     count,
-  });
+  };
+  // CIM 009 v1.8.1 §5.7.2.4: registered context sources are asked too, unless local=true (ops/forward/query.ts).
+  const distributed = await queryWithSources(req, ctx, sel, storeQuery);
+  const page = distributed?.value ?? (await ctx.store.queryEntities(req.tenant, storeQuery));
   if (page.sortCap !== undefined)
     throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
   const more = page.entities.length > limit;
@@ -124,6 +128,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
   const headers: string[] = [];
+  for (const w of distributed?.warnings ?? []) headers.push('NGSILD-Warning', w);
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
   // A POST query's next page needs its body, which no link can carry: only GET /entities has page links.
   if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more));

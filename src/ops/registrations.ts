@@ -1,7 +1,8 @@
 // Context source registrations, registry only (CIM 009 v1.8 §5.9, §6.8, §6.9): create, query by type/id/idPattern/
 // attrs/q/geoQ and a temporal query, retrieve, update, delete, kept in the tenant's `csourceRegistrations`
 // collection; exclusive and redirect registrations are refused with 409 Conflict where they collide with each other
-// or with local entities (§4.3.6.3). Forwarding to the registered sources is a later issue.
+// or with local entities (§4.3.6.3). Every change is told to the csource subscriptions (csource-subscriptions.ts);
+// requests are forwarded to the sources by ops/forward/.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
@@ -33,6 +34,7 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
+import { registrationChanged } from './csource-subscriptions.js';
 
 function registrationIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -129,6 +131,7 @@ export const createRegistration: OpHandler = async (req, ctx) => {
       .insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true }))
   )
     throw new LdError('AlreadyExists', `registration '${body.id}' already exists`);
+  registrationChanged(ctx, req.tenant, undefined, body);
   return { status: 201, headers: ['Location', `${API_PREFIX}/csourceRegistrations/${pathSegment(body.id)}`] };
 };
 
@@ -168,12 +171,16 @@ export const updateRegistration: OpHandler = async (req, ctx) => {
     createdAt: current.createdAt,
     modifiedAt: new Date().toISOString(),
   } satisfies RegistrationDoc as unknown as Record<string, unknown>);
+  registrationChanged(ctx, req.tenant, current.body, body);
   return { status: 204 };
 };
 
 export const deleteRegistration: OpHandler = async (req, ctx) => {
   const id = registrationIdParam(req);
-  if (!(await ctx.store.collection(req.tenant, REGISTRATIONS).delete(id))) throw notFound(`registration '${id}' does not exist`);
+  const regs = ctx.store.collection(req.tenant, REGISTRATIONS);
+  const current = (await regs.get(id)) as RegistrationDoc | undefined;
+  if (current === undefined || !(await regs.delete(id))) throw notFound(`registration '${id}' does not exist`);
+  registrationChanged(ctx, req.tenant, current.body, undefined);
   return { status: 204 };
 };
 
@@ -284,7 +291,7 @@ const REGISTRATION_MEMBERS = new Set([
 ]);
 
 /** A registration seen as an entity, so q reads its registration properties and geoQ its geo members. */
-function registrationAsEntity(body: RegistrationBody, expand: (term: string) => string): StoredEntity {
+export function registrationAsEntity(body: RegistrationBody, expand: (term: string) => string): StoredEntity {
   const e: StoredEntity = { id: body.id, type: ['ContextSourceRegistration'], createdAt: '', modifiedAt: '' };
   for (const g of GEO_MEMBERS) if (body[g] !== undefined) e[expand(g)] = [{ type: 'GeoProperty', value: body[g] }];
   for (const [k, v] of Object.entries(body)) {

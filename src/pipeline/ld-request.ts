@@ -156,6 +156,8 @@ export class LdRequest {
         return h.tenant;
       case 'host':
         return h.host ?? h.all?.host;
+      case 'via':
+        return h.via ?? h.all?.via;
       default:
         return h.all?.[name.toLowerCase()];
     }

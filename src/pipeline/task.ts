@@ -12,6 +12,8 @@ export interface TaskHeaders {
   snapshot?: string;
   /** Host: URLs of the @contexts the broker serves are built from it (ops/contexts.ts). */
   host?: string;
+  /** Via (RFC 9110 §7.6.3): the brokers a forwarded request went through (CIM 009 v1.8.1 §6.3.18 loop detection). */
+  via?: string;
   /** Every header, only when an auth plugin may ask for any of them. */
   all?: Record<string, string>;
 }
