@@ -23,6 +23,10 @@ t.before(async () => {
         notification: { endpoint: { uri: 'http://127.0.0.1:9/notify' } },
       },
     });
+    if (e.status !== 201 || s.status !== 201) throw new Error(`seed: ${e.text} ${s.text}`);
+  }
+  // The registrations last: an inclusive registration of the type gets later creates of it forwarded (CIM 009 §4.3.6).
+  for (let i = 0; i < 3; i++) {
     const r = await call(broker, 'POST', `${NGSI}/csourceRegistrations`, {
       body: {
         id: `urn:ngsi-ld:ContextSourceRegistration:paged${i}`,
@@ -31,7 +35,7 @@ t.before(async () => {
         endpoint: 'http://127.0.0.1:9/source',
       },
     });
-    if (e.status !== 201 || s.status !== 201 || r.status !== 201) throw new Error(`seed: ${e.text} ${s.text} ${r.text}`);
+    if (r.status !== 201) throw new Error(`seed: ${r.text}`);
   }
 });
 t.teardown(async () => {
