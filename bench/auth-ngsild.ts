@@ -24,6 +24,7 @@ const OTHERS = 80;
 
 const smoke = process.argv.includes('--smoke');
 const durationS = smoke ? 3 : 10;
+const ROUNDS = smoke ? 1 : 3;
 const warmupS = smoke ? 0 : 2;
 
 const odrl = (uid: string, action: string, type: string): Record<string, unknown> => ({
@@ -114,16 +115,14 @@ async function main(): Promise<void> {
       .sign(privateKey);
     const auth = { authorization: `Bearer ${token}` };
 
+    // The three servers run side by side (an idle one costs nothing) and are measured in alternated rounds, the order
+    // reversed every other round, so a machine's drift during the run falls on every row alike.
     const bare = await startServer('bare-uws', BARE_SCRIPT, ['127.0.0.1', '0']);
     servers.push(bare);
-    const rows = [await measure('bare-uws', bare.url, {})];
-    await bare.stop();
     const base = ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'info'];
     const plain = await startServer('no-auth', BROKER_SCRIPT, base);
     servers.push(plain);
     await seed(plain.url, {});
-    rows.push(await measure('query of 20, no auth', plain.url, {}));
-    await plain.stop();
     const dsec = await startServer('dsec-ngsild', BROKER_SCRIPT, [
       ...base,
       '--auth',
@@ -143,14 +142,33 @@ async function main(): Promise<void> {
       if (decided === 0) await new Promise((r) => setTimeout(r, 100));
     }
     await seed(dsec.url, auth);
-    rows.push(await measure('query of 20, dsec --dsecNgsild', dsec.url, auth));
-    await dsec.stop();
 
-    const [bareRow, plainRow, dsecRow] = rows as [Row, Row, Row];
-    const ratio = (r: Row): string => (r.result.requestsPerSecond / bareRow.result.requestsPerSecond).toFixed(2);
-    const vsPlain = (dsecRow.result.requestsPerSecond / plainRow.result.requestsPerSecond).toFixed(2);
-    process.stdout.write(`  dsec --dsecNgsild / no auth: ${vsPlain} (target >= 0.8)\n`);
-    const failed = rows.reduce((n, r) => n + failedRequests(r.result), 0);
+    const sides: [string, string, Record<string, string>][] = [
+      ['bare-uws', bare.url, {}],
+      ['query of 20, no auth', plain.url, {}],
+      ['query of 20, dsec --dsecNgsild', dsec.url, auth],
+    ];
+    const rounds: Row[][] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      process.stdout.write(`round ${round + 1} of ${ROUNDS}\n`);
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      const measured = new Map<string, Row>();
+      for (const [name, url, headers] of order) measured.set(name, await measure(name, url, headers));
+      rounds.push(sides.map(([name]) => measured.get(name)!));
+    }
+    for (const server of [bare, plain, dsec]) await server.stop();
+
+    const median = (xs: number[]): number => {
+      const v = [...xs].sort((p, q) => p - q);
+      return v.length % 2 === 1 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+    };
+    const rps = (round: Row[], i: number): number => round[i]!.result.requestsPerSecond;
+    const toBare = (i: number): number[] => rounds.map((r) => rps(r, i) / rps(r, 0));
+    const vsPlainAll = rounds.map((r) => rps(r, 2) / rps(r, 1));
+    const range = (xs: number[]): string => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
+    const vsPlain = median(vsPlainAll).toFixed(2);
+    process.stdout.write(`  dsec --dsecNgsild / no auth: ${vsPlain} (range ${range(vsPlainAll)}; target >= 0.8)\n`);
+    const failed = rounds.flat().reduce((n, r) => n + failedRequests(r.result), 0);
     if (!smoke) {
       writeResultsSection(
         'auth-ngsild',
@@ -158,16 +176,17 @@ async function main(): Promise<void> {
           '<!-- auth-ngsild:begin -->',
           '## Authorization on the entity: a query of 20 with `--dsecNgsild` (100 policies, the allowing one last)',
           '',
-          `Run: \`node dist/bench/auth-ngsild.js\`, ${durationS} s after ${warmupS} s warm-up, 50 connections; ${machineAtStart()}.`,
+          `Run: \`node dist/bench/auth-ngsild.js\`, ${ROUNDS} alternated rounds of ${durationS} s after ${warmupS} s warm-up, 50 connections; ${machineAtStart()}.`,
           '',
-          '| row | req/s | p99 ms | ratio to bare | failed |',
-          '|---|---:|---:|---:|---:|',
-          ...rows.map(
-            (r) =>
-              `| ${r.name} | ${Math.round(r.result.requestsPerSecond)} | ${r.result.p99Ms} | ${ratio(r)} | ${failedRequests(r.result)} |`,
+          '| row | req/s (median) | p99 ms (median) | ratio to bare (median) | range | failed |',
+          '|---|---:|---:|---:|---:|---:|',
+          ...sides.map(
+            ([name], i) =>
+              `| ${name} | ${Math.round(median(rounds.map((r) => rps(r, i))))} | ${median(rounds.map((r) => r[i]!.result.p99Ms))} | ` +
+              `${median(toBare(i)).toFixed(2)} | ${range(toBare(i))} | ${rounds.reduce((n, r) => n + failedRequests(r[i]!.result), 0)} |`,
           ),
           '',
-          `dsec --dsecNgsild / no auth: **${vsPlain}** (target >= 0.8).`,
+          `dsec --dsecNgsild / no auth, per round: ${vsPlainAll.map((x) => x.toFixed(2)).join(', ')}; median **${vsPlain}** (target >= 0.8).`,
           '<!-- auth-ngsild:end -->',
         ].join('\n'),
       );

@@ -33,7 +33,7 @@ async function measure(name: string, url: string, path: string): Promise<{ name:
 async function main(): Promise<void> {
   const servers: ServerProcess[] = [];
   try {
-    const base = ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'warn'];
+    const base = ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'info'];
     const [front, b, c] = await Promise.all([
       startServer('front', BROKER_SCRIPT, [...base, '--contextSourceAlias', 'bench-front']),
       startServer('source-b', BROKER_SCRIPT, [...base, '--contextSourceAlias', 'bench-b']),

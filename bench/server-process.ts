@@ -18,7 +18,10 @@ export interface ServerProcess {
 }
 
 export async function startServer(name: string, script: string, args: readonly string[]): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`): node flags of the servers under test, to profile
+  // where a row's time goes (node refuses --cpu-prof in NODE_OPTIONS).
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const proc = spawn(process.execPath, [...flags, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (line: string): void => {
     lines.push(line);

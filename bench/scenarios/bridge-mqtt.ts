@@ -51,7 +51,7 @@ function mosquittoUrl(): string {
 }
 
 function broker(args: string[]): Promise<ServerProcess> {
-  return startServer('broker', MAIN, ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'warn', ...args]);
+  return startServer('broker', MAIN, ['--port', '0', '--host', '127.0.0.1', '--logLevel', 'info', ...args]);
 }
 
 async function measurePatches(url: string, ids: readonly string[]): Promise<LoadResult> {

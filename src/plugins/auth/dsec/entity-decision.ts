@@ -132,8 +132,13 @@ export function planOf(set: PolicySet, req: AuthRequest, identity: unknown, x: D
   for (const m of methods) {
     x.method = m;
     const list: CompiledPolicy[] = [];
+    // Policies that differ only in what they need of the entity (a type each, say) share their request rules: those
+    // are evaluated once per method (x.method is a fact they read).
+    const held = new Map<string, boolean>();
     for (const p of set.byMethod.get(m) ?? NO_CANDIDATES) {
-      if (p.holdsKinds(x, REQUEST_RULES)) list.push(p);
+      let ok = held.get(p.requestKey);
+      if (ok === undefined) held.set(p.requestKey, (ok = p.holdsKinds(x, REQUEST_RULES)));
+      if (ok) list.push(p);
       // a policy that allows every entity ends the list: no later one is ever asked (§5.7 rule 2)
       if (list.length > 0 && (list[list.length - 1] as CompiledPolicy).entityFree) break;
     }

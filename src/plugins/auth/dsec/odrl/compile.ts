@@ -73,6 +73,11 @@ export interface CompiledPolicy {
   readonly typeKeys: readonly string[] | null;
   /** No rule reads the entity: when the request rules hold, the policy allows every entity and attribute. */
   readonly entityFree: boolean;
+  /**
+   * Equal for policies whose request rules are the same rules in the same order (their REQUEST_RULES always agree,
+   * throws included): --dsecNgsild evaluates them once per request for all of them (entity-decision.ts planOf).
+   */
+  readonly requestKey: string;
   /** The rules of the kinds `select` names all hold (the others are not evaluated). May throw RoleConflict. */
   holdsKinds(x: DecisionInput, select: KindSelection): boolean;
   /** May throw RoleConflict. */
@@ -156,6 +161,8 @@ class PolicyCompiler {
   private reads = 0;
   /** Per top-level rule, what it reads of the entity. */
   readonly kinds: number[] = [];
+  /** Per top-level rule, its canonical source as JSON. */
+  private readonly sources: string[] = [];
   /** How many `or`/`xone` enclose the constraint being compiled: a type rule under one is no necessary condition. */
   private disjunctive = 0;
   /** The first necessary set of entity types met (CompiledPolicy.typeKeys). */
@@ -187,20 +194,30 @@ class PolicyCompiler {
     if (assignee === undefined) throw new Skip('a permission has no assignee');
     const target = p['odrl:target'] ?? top['odrl:target'];
     if (target === undefined) throw new Skip('a permission has no target');
-    this.push(rules, () => this.action(p['odrl:action']));
-    this.push(rules, () => this.assignee(assignee));
-    this.push(rules, () => this.target(target));
+    this.push(rules, ['action', p['odrl:action']], () => this.action(p['odrl:action']));
+    this.push(rules, ['assignee', assignee], () => this.assignee(assignee));
+    this.push(rules, ['target', target], () => this.target(target));
     for (const [k, v] of Object.entries(p)) {
-      if (k === 'odrl:constraint' || k === 'ovc:constraint') this.push(rules, () => this.constraints(v));
+      if (k === 'odrl:constraint' || k === 'ovc:constraint') this.push(rules, ['constraint', v], () => this.constraints(v));
     }
   }
 
   /** Compiles one top-level rule, noting the role lists read before it. */
-  private push(rules: Rule[], compile: () => Rule): void {
+  private push(rules: Rule[], source: unknown, compile: () => Rule): void {
     this.rolesBefore.push(this.roleLists);
     this.reads = 0;
     rules.push(compile());
     this.kinds.push(this.reads);
+    this.sources.push(JSON.stringify(source));
+  }
+
+  /**
+   * CompiledPolicy.requestKey: the canonical sources of the request rules in order (the entity rules' places kept
+   * empty), with the prefixes the words were read with. A rule is a function of its source and the prefixes only.
+   */
+  requestKey(): string {
+    const parts = this.kinds.map((k, i) => (k === 0 ? (this.sources[i] as string) : ''));
+    return JSON.stringify([[...this.prefixes], parts]);
   }
 
   /** The first top-level rule after the action that is a guard. */
@@ -575,6 +592,7 @@ export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes:
     readsAttribute: kinds.some((k) => (k & RULE_ATTRIBUTE) !== 0),
     typeKeys: compiler.typeKeys,
     entityFree: kinds.every((k) => k === 0),
+    requestKey: compiler.requestKey(),
     holdsKinds(x: DecisionInput, select: KindSelection): boolean {
       for (let i = 0; i < n; i++) if (select[kinds[i] as number] === true && (rules[i] as Rule)(x) !== T) return false;
       return true;
