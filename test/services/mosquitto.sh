@@ -70,6 +70,9 @@ persistence false
 log_dest stderr
 log_type error
 log_type warning
+# Mosquitto holds 1000 QoS 1/2 messages per client past the 20 in flight, then drops the rest: a burst of samples
+# faster than the bridge takes them (bench/scenarios/bridge-mqtt.ts publishes 20,000) would lose the newest.
+max_queued_messages 100000
 
 listener $MQTT_PORT 127.0.0.1
 allow_anonymous true
