@@ -11,7 +11,9 @@ import { pathSegment } from '../ngsild/uri-encode.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import {
   ENTITY_MAPS,
+  ENTITY_MAP_INDEX,
   LOCAL_ORIGIN,
+  MAX_MAPS_PER_TENANT,
   MAX_MAP_ENTITIES,
   isExpiredMap,
   mapExpiry,
@@ -29,6 +31,27 @@ import { boolParam } from './types.js';
 import { queryWithSources } from './forward/query.js';
 
 const mapsOf = (req: LdRequest, ctx: WorkerContext): DocCollection => ctx.store.collection(req.tenant, ENTITY_MAPS);
+const indexOf = (req: LdRequest, ctx: WorkerContext): DocCollection => ctx.store.collection(req.tenant, ENTITY_MAP_INDEX);
+
+async function removeMap(req: LdRequest, ctx: WorkerContext, id: string): Promise<boolean> {
+  await indexOf(req, ctx).delete(id);
+  return mapsOf(req, ctx).delete(id);
+}
+
+/**
+ * Before a map is made: the expired ones go, and while MAX_MAPS_PER_TENANT are live those expiring first go too (a
+ * client naming one later gets a new map, as for an expired one: §5.5.14). Bounds what clients can make the store keep.
+ */
+async function makeRoom(req: LdRequest, ctx: WorkerContext, now: number): Promise<void> {
+  const live: Array<{ id: string; at: number }> = [];
+  for (const { id, doc } of await indexOf(req, ctx).list()) {
+    const at = Date.parse(String(doc.expiresAt));
+    if (!(at > now)) await removeMap(req, ctx, id);
+    else live.push({ id, at });
+  }
+  live.sort((x, y) => x.at - y.at);
+  for (let i = 0; live.length - i >= MAX_MAPS_PER_TENANT; i++) await removeMap(req, ctx, live[i]!.id);
+}
 
 /** The resource URI of a map: what NGSILD-EntityMap answers (§6.4.3.2) and a later request names. */
 export const mapLocation = (id: string): string => `${API_PREFIX}/entityMaps/${pathSegment(id)}`;
@@ -39,7 +62,7 @@ async function liveMap(req: LdRequest, ctx: WorkerContext, id: string): Promise<
   const doc = (await maps.get(id)) as EntityMapDoc | undefined;
   if (doc === undefined) return undefined;
   if (!isExpiredMap(doc, Date.now())) return doc;
-  await maps.delete(id);
+  await removeMap(req, ctx, id);
   return undefined;
 }
 
@@ -74,6 +97,7 @@ export const updateEntityMap: OpHandler = async (req, ctx) => {
     // Deleted meanwhile: not made again.
     if ((await maps.get(doc.id)) === undefined) throw notFound(`entity map '${doc.id}' does not exist`);
     await maps.put(doc.id, doc as unknown as Record<string, unknown>);
+    await indexOf(req, ctx).put(doc.id, { expiresAt });
   }
   return { status: 204 };
 };
@@ -81,7 +105,7 @@ export const updateEntityMap: OpHandler = async (req, ctx) => {
 /** §5.14.3 Delete EntityMap. */
 export const deleteEntityMap: OpHandler = async (req, ctx) => {
   const doc = await mapOrNotFound(req, ctx);
-  if (!(await mapsOf(req, ctx).delete(doc.id))) throw notFound(`entity map '${doc.id}' does not exist`);
+  if (!(await removeMap(req, ctx, doc.id))) throw notFound(`entity map '${doc.id}' does not exist`);
   return { status: 204 };
 };
 
@@ -146,6 +170,8 @@ export async function makeMap(req: LdRequest, ctx: WorkerContext, sel: Selection
     createdAt: at,
     modifiedAt: at,
   };
+  await makeRoom(req, ctx, now);
+  await indexOf(req, ctx).put(doc.id, { expiresAt: doc.expiresAt });
   await mapsOf(req, ctx).insert(doc.id, doc as unknown as Record<string, unknown>);
   return { doc, entities: found.entities, warnings: distributed?.warnings ?? [] };
 }

@@ -262,3 +262,19 @@ t.test('Create EntityMap (v1.9.1 §5.14.4): GET and POST /entityMaps answer the 
     t.match(r.json.type, /BadRequestData|InvalidRequest/, why);
   }
 });
+
+t.test('a tenant keeps at most 1000 live maps: making one more removes the one expiring first', async (t) => {
+  const tenant = { 'ngsild-tenant': `maps${process.pid}` };
+  const type = `Bound${n}`;
+  const made = await call(a, 'POST', `${E}?local=true`, { body: { id: uid(type), type }, headers: tenant });
+  t.equal(made.status, 201, made.text);
+  const locations: string[] = [];
+  for (let i = 0; i < 1001; i++) {
+    const r = await call(a, 'GET', `${M}?type=${type}`, { headers: tenant });
+    if (r.status !== 201) throw new Error(`map ${i}: ${r.status} ${r.text}`);
+    locations.push(mapPath(r.headers.get('ngsild-entitymap')));
+  }
+  t.equal((await call(a, 'GET', locations[0]!, { headers: tenant })).status, 404, 'the oldest map made room');
+  t.equal((await call(a, 'GET', locations[1]!, { headers: tenant })).status, 200);
+  t.equal((await call(a, 'GET', locations[1000]!, { headers: tenant })).status, 200);
+});

@@ -6,6 +6,10 @@ import { addDuration, parseDuration } from '../temporal/duration.js';
 
 /** The store collection of a tenant's EntityMaps. */
 export const ENTITY_MAPS = 'entityMaps';
+/** One small document per map ({expiresAt}): the maps are counted and swept without reading them. */
+export const ENTITY_MAP_INDEX = 'entityMapIndex';
+/** Live maps a tenant keeps at most: past it, making one removes those expiring first (README "EntityMaps"). */
+export const MAX_MAPS_PER_TENANT = 1000;
 
 /** §5.2.39: the key of a locally held entity among the registration ids of an entry. */
 export const LOCAL_ORIGIN = '@none';
