@@ -135,6 +135,9 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   // CIM 009 v1.9.1 §5.5.14, §5.5.9.3: GET /entities with entityMap=true makes an EntityMap of every match and a
   // request naming one in NGSILD-EntityMap is served from it (ops/entity-maps.ts).
   const use = req.op === LdOp.QueryEntities ? await mapUseOf(req, ctx) : undefined;
+  // A later page of a POST query would need its body's filters sent to each source by id: not done, and said so.
+  if (req.op === LdOp.QueryPost && (boolParam(req, 'entityMap') || req.header('ngsild-entitymap') !== undefined))
+    throw new LdError('OperationNotSupported', 'EntityMaps are served on GET /entities and GET/POST /entityMaps, not on a POST query');
   let page: EntityPage;
   let more: boolean;
   let warnings: readonly string[];

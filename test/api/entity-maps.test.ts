@@ -278,3 +278,14 @@ t.test('a tenant keeps at most 1000 live maps: making one more removes the one e
   t.equal((await call(a, 'GET', locations[1]!, { headers: tenant })).status, 200);
   t.equal((await call(a, 'GET', locations[1000]!, { headers: tenant })).status, 200);
 });
+
+t.test('a POST query naming an EntityMap is 501, not a silent answer without one', async (t) => {
+  const body = { type: 'Query', entities: [{ type: 'T' }] };
+  const flag = await call(a, 'POST', `${NGSI}/entityOperations/query?entityMap=true`, { body });
+  t.equal(flag.status, 501, flag.text);
+  t.equal(flag.json.type, 'https://uri.etsi.org/ngsi-ld/errors/OperationNotSupported');
+  const header = await call(a, 'POST', `${NGSI}/entityOperations/query`, { body, headers: { 'ngsild-entitymap': 'urn:x:y' } });
+  t.equal(header.status, 501);
+  t.equal((await call(a, 'POST', `${NGSI}/entityOperations/query?entityMap=false`, { body })).status, 200);
+  t.equal((await call(a, 'POST', `${NGSI}/entityOperations/query?entityMap=maybe`, { body })).status, 400);
+});
