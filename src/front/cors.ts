@@ -10,11 +10,12 @@ import { OptionError } from '../config.js';
  * Request headers a client of the NGSI-LD API sends beyond the CORS-safelisted ones (CIM 009 v1.8 §6.3): the body
  * and answer types, the @context Link, the tenant, a path (accepted, not read) and a bearer token.
  */
-export const CORS_ALLOW_HEADERS = 'Content-Type, Accept, Link, NGSILD-Tenant, NGSILD-Snapshot, NGSILD-Path, Authorization';
+export const CORS_ALLOW_HEADERS =
+  'Content-Type, Accept, Link, NGSILD-Tenant, NGSILD-Snapshot, NGSILD-EntityMap, NGSILD-Path, Authorization';
 
 /** Response headers a script needs to read, beyond the safelisted ones (Content-Type, Content-Length, ...). */
 export const CORS_EXPOSE_HEADERS =
-  'Location, Link, NGSILD-Results-Count, NGSILD-Tenant, NGSILD-Snapshot, Content-Range, Allow, Retry-After, WWW-Authenticate';
+  'Location, Link, NGSILD-Results-Count, NGSILD-Tenant, NGSILD-Snapshot, NGSILD-EntityMap, Content-Range, Allow, Retry-After, WWW-Authenticate';
 
 /** Orion's -corsOrigin value for any origin. */
 const ANY = '__ALL';

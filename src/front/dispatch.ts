@@ -117,6 +117,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
       link: ex.header('link'),
       tenant: ex.header('ngsild-tenant'),
       snapshot: ex.header('ngsild-snapshot'),
+      entityMap: ex.header('ngsild-entitymap'),
       host: ex.header('host'),
       via: ex.header('via'),
       all: deps.auth !== undefined ? ex.allHeaders() : undefined,

@@ -77,6 +77,8 @@ export enum LdOp {
   UpdateSnapshot = 63,
   DeleteSnapshot = 64,
   PurgeSnapshots = 65,
+  /** CIM 009 v1.9.1 §5.14.4: GET or POST /entityMaps (an EntityMap of a query's matches; README "EntityMaps"). */
+  CreateEntityMap = 66,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -161,6 +163,42 @@ const TEMPORAL = [
   'local',
 ];
 
+/** Table 6.4.3.2-1: the URL parameters of Query Entities, which Create EntityMap for Query Entities takes too. */
+const QUERY_ENTITIES = frozenSet([
+  'id',
+  'type',
+  'idPattern',
+  'attrs',
+  'pick',
+  'omit',
+  'q',
+  'csf',
+  'georel',
+  'geometry',
+  'coordinates',
+  'geoproperty',
+  'geometryProperty',
+  'lang',
+  'scopeQ',
+  'options',
+  'format',
+  'limit',
+  'offset',
+  'count',
+  'local',
+  'datasetId',
+  'join',
+  'joinLevel',
+  'containedBy',
+  'entityMap',
+  'entityMapLifetime',
+  'expandValues',
+  'via',
+  'orderBy',
+]);
+/** v1.9.1 §6.34.3.1: a map's query takes the parameters of Query Entities. */
+const ENTITY_MAP_QUERY = QUERY_ENTITIES;
+
 interface Entry {
   clause: string;
   routes: readonly OperationRoute[];
@@ -200,37 +238,7 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
   [LdOp.QueryEntities]: {
     clause: '§5.7.2 / §6.4.3.2',
     routes: [get('/entities')],
-    params: frozenSet([
-      'id',
-      'type',
-      'idPattern',
-      'attrs',
-      'pick',
-      'omit',
-      'q',
-      'csf',
-      'georel',
-      'geometry',
-      'coordinates',
-      'geoproperty',
-      'geometryProperty',
-      'lang',
-      'scopeQ',
-      'options',
-      'format',
-      'limit',
-      'offset',
-      'count',
-      'local',
-      'datasetId',
-      'join',
-      'joinLevel',
-      'containedBy',
-      'entityMap',
-      'expandValues',
-      'via',
-      'orderBy',
-    ]),
+    params: QUERY_ENTITIES,
     entityHook: true,
     geoJson: true,
     forwardable: true,
@@ -717,6 +725,12 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
   [LdOp.UpdateSnapshot]: { clause: 'v1.9.1 §5.16.4 / §6.37.3.2', routes: [patch(SNAPSHOT)], body: 'object', params: LOCAL },
   [LdOp.DeleteSnapshot]: { clause: 'v1.9.1 §5.16.5 / §6.37.3.3', routes: [del(SNAPSHOT)], params: LOCAL },
   [LdOp.PurgeSnapshots]: { clause: 'v1.9.1 §5.16.7 / §6.36.3.2', routes: [del('/snapshots')], params: frozenSet(['q', 'local']) },
+  [LdOp.CreateEntityMap]: {
+    clause: 'v1.9.1 §5.14.4 / §6.34.3.1, §6.34.3.2',
+    routes: [get('/entityMaps'), post('/entityMaps')],
+    body: 'object',
+    params: ENTITY_MAP_QUERY,
+  },
 };
 
 /** Served on a Snapshot's entities besides every operation with the entity hook: the discovery of what it holds. */

@@ -44,6 +44,8 @@ import { distributedPurge } from './forward/purge.js';
 import { distributedTemporalQuery, distributedTemporalRetrieve } from './forward/temporal.js';
 import { attributeShape, createShape, entityShape, fragmentShape } from './forward/write-shapes.js';
 import { purgeEntities } from './purge.js';
+import { deleteEntityMap, retrieveEntityMap, updateEntityMap } from './entity-maps.js';
+import { createEntityMap } from './entity-map-create.js';
 import { createSnapshot, cloneSnapshot, retrieveSnapshot, updateSnapshot, deleteSnapshot, purgeSnapshots } from './snapshots.js';
 
 import {
@@ -110,6 +112,9 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.RetrieveCsourceSubscription, retrieveCsourceSubscription],
   [LdOp.UpdateCsourceSubscription, updateCsourceSubscription],
   [LdOp.DeleteCsourceSubscription, deleteCsourceSubscription],
+  [LdOp.RetrieveEntityMap, retrieveEntityMap],
+  [LdOp.UpdateEntityMap, updateEntityMap],
+  [LdOp.DeleteEntityMap, deleteEntityMap],
   [LdOp.SourceIdentity, sourceIdentity],
   [LdOp.Version, brokerVersion],
   [LdOp.ListChannels, listChannels],
@@ -119,4 +124,5 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.UpdateSnapshot, updateSnapshot],
   [LdOp.DeleteSnapshot, deleteSnapshot],
   [LdOp.PurgeSnapshots, purgeSnapshots],
+  [LdOp.CreateEntityMap, createEntityMap],
 ]);

@@ -3,7 +3,7 @@
 // query, sort with orderBy (v1.9.1 §4.23), page with limit/offset, count on request, and render every entity.
 import { LdError, RefusalError, badRequest } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
-import type { EntityProjection, EntityQuery, EntitySelectionQuery } from '../store/contract.js';
+import type { EntityPage, EntityProjection, EntityQuery, EntitySelectionQuery } from '../store/contract.js';
 import { renderEntity } from '../ngsild/entity/render.js';
 import { parseProjectionList } from '../ngsild/query/projection.js';
 import { parseOrderBy } from '../ngsild/query/order-by.js';
@@ -24,6 +24,7 @@ import { GEO_JSON } from '../pipeline/media.js';
 import { pageLinks } from './page-links.js';
 import { LdOp } from '../ngsild/operations.js';
 import { queryWithSources } from './forward/query.js';
+import { mapLocation, mapUseOf, pageFromMap, pageWithNewMap } from './entity-maps.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
@@ -99,7 +100,15 @@ function namesAnAttribute(attrs: readonly string[] | undefined): boolean {
   return attrs !== undefined && attrs.some((a) => !NOT_ATTRIBUTES.has(a));
 }
 
-async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
+/** A query's store query (one past its page) and its paging, every bad part of it the request's 400. */
+export interface CompiledQuery {
+  storeQuery: EntityQuery;
+  limit: number;
+  offset: number;
+  count: boolean;
+}
+
+export function compileQuery(req: LdRequest, sel: Selection, opts: RenderOptions | undefined): CompiledQuery {
   // CIM 009 §5.7.2.4, §6.4.3.2: type, attrs, q, a geo-query or local=true (no distributed operation) select; id and
   // idPattern alone do too, as Orion-LD has them (README "Tolerances for real clients").
   const local = boolParam(req, 'local');
@@ -118,17 +127,44 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
     offset,
     count,
   };
-  // CIM 009 v1.8.1 §5.7.2.4: registered context sources are asked too, unless local=true (ops/forward/query.ts).
-  const distributed = await queryWithSources(req, ctx, sel, storeQuery);
-  const page = distributed?.value ?? (await ctx.store.queryEntities(req.tenant, storeQuery));
-  if (page.sortCap !== undefined)
-    throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
-  const more = page.entities.length > limit;
-  if (more) page.entities.length = limit;
+  return { storeQuery, limit, offset, count };
+}
+
+async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
+  const { storeQuery, limit, offset, count } = compileQuery(req, sel, opts);
+  // CIM 009 v1.9.1 §5.5.14, §5.5.9.3: GET /entities with entityMap=true makes an EntityMap of every match and a
+  // request naming one in NGSILD-EntityMap is served from it (ops/entity-maps.ts).
+  const use = req.op === LdOp.QueryEntities ? await mapUseOf(req, ctx) : undefined;
+  // A later page of a POST query would need its body's filters sent to each source by id: not done, and said so.
+  if (req.op === LdOp.QueryPost && (boolParam(req, 'entityMap') || req.header('ngsild-entitymap') !== undefined))
+    throw new LdError('OperationNotSupported', 'EntityMaps are served on GET /entities and GET/POST /entityMaps, not on a POST query');
+  let page: EntityPage;
+  let more: boolean;
+  let warnings: readonly string[];
+  let status = 200;
+  const headers: string[] = [];
+  if (use?.wanted === true) {
+    const mapped =
+      use.doc !== undefined
+        ? await pageFromMap(req, ctx, sel, storeQuery, use.doc, limit, offset)
+        : await pageWithNewMap(req, ctx, sel, storeQuery, limit, offset);
+    // §6.4.3.2: 201 Created when the request made the map.
+    if (use.doc === undefined) status = 201;
+    ({ page, more, warnings } = mapped);
+    headers.push('NGSILD-EntityMap', mapLocation(mapped.mapId));
+  } else {
+    // CIM 009 v1.8.1 §5.7.2.4: registered context sources are asked too, unless local=true (ops/forward/query.ts).
+    const distributed = await queryWithSources(req, ctx, sel, storeQuery);
+    page = distributed?.value ?? (await ctx.store.queryEntities(req.tenant, storeQuery));
+    if (page.sortCap !== undefined)
+      throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
+    more = page.entities.length > limit;
+    if (more) page.entities.length = limit;
+    warnings = distributed?.warnings ?? [];
+  }
   // seed 000 §5.1, §5.2: each entity found is asked about; a denied one is left out (the page may be shorter).
   if (ctx.auth !== undefined) page.entities = await readableOnly(req, ctx, page.entities);
-  const headers: string[] = [];
-  for (const w of distributed?.warnings ?? []) headers.push('NGSILD-Warning', w);
+  for (const w of warnings) headers.push('NGSILD-Warning', w);
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
   // A POST query's next page needs its body, which no link can carry: only GET /entities has page links.
   if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more));
@@ -138,16 +174,16 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
       join === undefined
         ? page.entities.map((e) => renderGeoJson(e, req.context, { ...opts, geometryProperty }))
         : await joinedFeatures(req, ctx, page.entities, join, { ...opts, geometryProperty });
-    return { status: 200, body: featureCollection(features), headers, withContext: true, geoJson: true };
+    return { status, body: featureCollection(features), headers, withContext: true, geoJson: true };
   }
   if (join?.mode === 'inline') {
     const body: Record<string, unknown>[] = [];
     for (const e of page.entities) body.push(await renderInline(req, ctx, e, join, opts));
-    return { status: 200, body, headers, withContext: true };
+    return { status, body, headers, withContext: true };
   }
   const body = page.entities.map((e) => renderEntity(e, req.context, opts));
   if (join?.mode === 'flat') body.push(...(await flatLinked(req, ctx, page.entities, join, opts)));
-  return { status: 200, body, headers, withContext: true };
+  return { status, body, headers, withContext: true };
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
@@ -156,7 +192,7 @@ export const queryEntities: OpHandler = async (req, ctx) => {
   return runQuery(req, ctx, sel, opts, joinOptions(req));
 };
 
-const QUERY_MEMBERS = new Set([
+export const QUERY_MEMBERS: ReadonlySet<string> = new Set([
   'type',
   '@context',
   'entities',

@@ -154,6 +154,8 @@ export class LdRequest {
         return h.link;
       case 'ngsild-tenant':
         return h.tenant;
+      case 'ngsild-entitymap':
+        return h.entityMap;
       case 'host':
         return h.host ?? h.all?.host;
       case 'via':

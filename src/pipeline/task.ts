@@ -10,6 +10,8 @@ export interface TaskHeaders {
   tenant?: string;
   /** NGSILD-Snapshot (CIM 009 v1.9.1 §6.3.22): the Snapshot whose entities an entity or temporal operation serves. */
   snapshot?: string;
+  /** NGSILD-EntityMap (CIM 009 v1.9.1 §6.4.3.2): the EntityMap a query's later page is served from. */
+  entityMap?: string;
   /** Host: URLs of the @contexts the broker serves are built from it (ops/contexts.ts). */
   host?: string;
   /** Via (RFC 9110 §7.6.3): the brokers a forwarded request went through (CIM 009 v1.8.1 §6.3.18 loop detection). */

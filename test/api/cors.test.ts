@@ -17,12 +17,22 @@ const EXPOSED = [
   'NGSILD-Results-Count',
   'NGSILD-Tenant',
   'NGSILD-Snapshot',
+  'NGSILD-EntityMap',
   'Content-Range',
   'Allow',
   'Retry-After',
   'WWW-Authenticate',
 ];
-const ALLOWED_HEADERS = ['Content-Type', 'Accept', 'Link', 'NGSILD-Tenant', 'NGSILD-Snapshot', 'NGSILD-Path', 'Authorization'];
+const ALLOWED_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'Link',
+  'NGSILD-Tenant',
+  'NGSILD-Snapshot',
+  'NGSILD-EntityMap',
+  'NGSILD-Path',
+  'Authorization',
+];
 
 const list = (value: string | null): string[] =>
   (value ?? '')

@@ -27,7 +27,7 @@ t.test('a wrong method answers 405 with Allow', async (t) => {
 });
 
 t.test('a route a later issue implements answers 501 OperationNotSupported', async (t) => {
-  const r = await call(broker, 'GET', `${NGSI}/entityMaps/urn:ngsi-ld:EntityMap:1`);
+  const r = await call(broker, 'GET', `${NGSI}/info/conformance`);
   t.equal(r.status, 501);
   t.equal(r.json.type, 'https://uri.etsi.org/ngsi-ld/errors/OperationNotSupported');
 });

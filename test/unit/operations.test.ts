@@ -70,6 +70,7 @@ const PINNED: Record<string, number> = {
   UpdateSnapshot: 63,
   DeleteSnapshot: 64,
   PurgeSnapshots: 65,
+  CreateEntityMap: 66,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {

@@ -13,7 +13,6 @@ import { queryTargets, type SourceTarget } from '../../ngsild/registration/match
 import type { DiscoverySelection } from '../../ngsild/query/registration-match.js';
 import { compileTypeExpression, parseTypeExpression } from '../../ngsild/query/type-expression.js';
 import { compileIdPattern } from '../../ngsild/query/id-pattern.js';
-import { LdOp } from '../../ngsild/operations.js';
 import type { LdRequest } from '../../pipeline/ld-request.js';
 import type { WorkerContext } from '../../pipeline/worker-context.js';
 import type { Selection } from '../selection.js';
@@ -21,6 +20,7 @@ import { checkLoop } from './via.js';
 import { fanOut, liveRegistrations, localOnly, queryEncode, queryWithout, sourceUrl, sourceWarning } from './sources.js';
 import { entityFromSource, parseJson } from './entities-from-source.js';
 import { NOT_FORWARDED, type Distributed } from './retrieve.js';
+import { LOCAL_ORIGIN } from '../../ngsild/entity-map/entity-map.js';
 
 const SELECTOR_PARAMS: ReadonlySet<string> = new Set([...NOT_FORWARDED, 'id', 'type', 'idPattern', 'attrs']);
 const RANK = { redirect: 0, exclusive: 0, inclusive: 1, auxiliary: 2 } as const;
@@ -70,6 +70,21 @@ function registeredSelection(req: LdRequest, t: SourceTarget, attrsAsked: readon
   return parts.join('&');
 }
 
+/** What an EntityMap asks of a query that spans sources (CIM 009 v1.9.1 §5.5.14; ops/entity-maps.ts). */
+export interface MapOptions {
+  /** Filled with each entity's origins (registration ids, LOCAL_ORIGIN): the query makes a map. */
+  origins?: Map<string, string[]>;
+  /** Served from a map: only these entities, each asked of its origins alone (id → origins). */
+  pinned?: ReadonlyMap<string, readonly string[]>;
+  /** With pinned: the store holds none of them, it is not asked. */
+  skipLocal?: boolean;
+  /** Filled with the registrations whose sources gave no usable answer. */
+  failed?: Set<string>;
+}
+
+/** Parameters a source is not asked with when a map names the entities: they are asked by id. */
+const PINNED_DROPPED: ReadonlySet<string> = new Set([...NOT_FORWARDED, 'id', 'idPattern']);
+
 /**
  * The page of a query that reaches context sources, or undefined when none is reached (local=true, no registration
  * covering it): the caller then asks the store alone. `query` is the store query of the page as the caller built it.
@@ -79,21 +94,32 @@ export async function queryWithSources(
   ctx: WorkerContext,
   sel: Selection,
   query: EntityQuery,
+  map: MapOptions = {},
 ): Promise<Distributed<EntityPage> | undefined> {
   if (localOnly(req)) return undefined;
-  const post = req.op === LdOp.QueryPost;
+  // A Query body (POST /entityOperations/query, POST /entityMaps) goes to the sources' POST query.
+  const post = req.method === 'POST';
   const csf = csfFilter(req, post);
   const regs = await liveRegistrations(req, ctx);
   if (regs.length === 0) return undefined;
   let targets = targetsOf(req, sel, regs, post ? 'queryBatch' : 'queryEntity');
   if (csf !== undefined) targets = targets.filter((t) => csf(registrationAsEntity(t.body, req.context.expandTerm.bind(req.context))));
+  // §5.5.14: with a map, only the registrations it names for the entities asked are matched.
+  const pinned = map.pinned;
+  const idsOf = (regId: string): string[] => {
+    const ids: string[] = [];
+    for (const [id, origins] of pinned ?? []) if (origins.includes(regId)) ids.push(id);
+    return ids;
+  };
+  if (pinned !== undefined) targets = targets.filter((t) => idsOf(t.body.id).length > 0);
   if (targets.length === 0) return undefined;
   checkLoop(req, ctx);
   const window = query.offset + query.limit;
   const paged = req.query.get('limit') !== undefined || req.query.get('offset') !== undefined;
-  const sourceLimit = paged ? `limit=${Math.min(Math.max(window, 1), 1000)}` : '';
+  // A map is made of every match: each source is asked for as many as it gives in one page.
+  const sourceLimit = map.origins !== undefined ? 'limit=1000' : paged ? `limit=${Math.min(Math.max(window, 1), 1000)}` : '';
   const [localPage, outcomes] = await Promise.all([
-    ctx.store.queryEntities(req.tenant, { ...query, offset: 0, limit: window }),
+    map.skipLocal === true ? { entities: [], count: 0 } : ctx.store.queryEntities(req.tenant, { ...query, offset: 0, limit: window }),
     fanOut(req, ctx, targets, (t) => {
       if (post)
         return {
@@ -102,12 +128,19 @@ export async function queryWithSources(
           body: req.bodyBytes() ?? '',
           contentType: req.header('content-type'),
         };
+      if (pinned !== undefined) {
+        const ids = idsOf(t.body.id);
+        const q = [queryWithout(req.task.query, PINNED_DROPPED), 'id=' + queryEncode(ids.join(',')), `limit=${ids.length}`];
+        return { method: 'GET', url: sourceUrl(t.body, '/entities', q.filter((s) => s !== '').join('&')) };
+      }
       const inclusive = t.mode === 'inclusive' || t.mode === 'auxiliary';
       const q = inclusive ? queryWithout(req.task.query, NOT_FORWARDED) : registeredSelection(req, t, sel.attrs);
       return { method: 'GET', url: sourceUrl(t.body, '/entities', [q, sourceLimit].filter((s) => s !== '').join('&')) };
     }),
   ]);
   const warnings: string[] = [];
+  const origins = map.origins;
+  if (origins !== undefined) for (const e of localPage.entities) origins.set(e.id, [LOCAL_ORIGIN]);
   const merged = new Map<string, StoredEntity>();
   // Shallow copies: a source's part is merged into them, and the store's objects may be shared.
   for (const e of localPage.entities) merged.set(e.id, { ...e, type: [...e.type] });
@@ -116,8 +149,9 @@ export async function queryWithSources(
   const answered = outcomes.filter((o) => {
     if ('failure' in o) warnings.push(sourceWarning(ctx, o.target, o.failure.reason));
     else if (o.reply.status === 508) return false;
-    else if (o.reply.status !== 200) warnings.push(sourceWarning(ctx, o.target, `answered ${o.reply.status}`));
+    else if (o.reply.status !== 200 && o.reply.status !== 201) warnings.push(sourceWarning(ctx, o.target, `answered ${o.reply.status}`));
     else return true;
+    map.failed?.add(o.target.body.id);
     return false;
   }) as Array<{ target: SourceTarget; reply: { body: string; headers: Record<string, string | string[] | undefined> } }>;
   answered.sort((a, b) => RANK[a.target.mode] - RANK[b.target.mode]);
@@ -125,6 +159,7 @@ export async function queryWithSources(
     const list = parseJson(o.reply.body);
     if (!Array.isArray(list)) {
       warnings.push(sourceWarning(ctx, o.target, 'answered no entity list'));
+      map.failed?.add(o.target.body.id);
       continue;
     }
     let bad = 0;
@@ -135,6 +170,8 @@ export async function queryWithSources(
         continue;
       }
       const e = o.target.attrs === undefined ? got : restrictEntity(got, o.target.attrs);
+      if (pinned !== undefined && !pinned.has(e.id)) continue;
+      if (origins !== undefined) origins.set(e.id, [...(origins.get(e.id) ?? []), o.target.body.id]);
       const have = merged.get(e.id);
       if (have === undefined) {
         merged.set(e.id, e);

@@ -30,6 +30,7 @@ export const NOT_FORWARDED: ReadonlySet<string> = new Set([
   'count',
   'csf',
   'entityMap',
+  'entityMapLifetime',
   'orderBy',
 ]);
 

@@ -36,7 +36,7 @@ const DELETE_OPS = new Set([
 const WHOLE_ENTITY_OPS = new Set(['DeleteEntity', 'ReplaceEntity', 'BatchDelete', 'PurgeEntities', 'TemporalDelete']);
 
 /** seed 000 §5.2: not decided entity by entity, so refused with --dsecNgsild (README: 403, and why). */
-const UNDECIDABLE_OPS = new Set(['RetrieveEntityMap', 'UpdateEntityMap', 'DeleteEntityMap']);
+const UNDECIDABLE_OPS = new Set(['CreateEntityMap', 'RetrieveEntityMap', 'UpdateEntityMap', 'DeleteEntityMap']);
 
 const GET = ['GET'] as const;
 const POST = ['POST'] as const;
