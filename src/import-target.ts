@@ -2,6 +2,7 @@
 // --database and --troe name, with their own options by the broker's names, and the code of a live write's create
 // routines that lives above the migration layer (the @context service, the notification schemes, the registration
 // conflict check), handed to runImport as ImportDeps.
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { brokerOptions } from './options.js';
 import type { BrokerArgs, ArgsProgram } from './command-line.js';
@@ -70,6 +71,8 @@ export async function openImportTarget(args: BrokerArgs, log: Logger): Promise<I
       log,
       module: args.historyModule,
       pluginDir: args.values.pluginDir as string | undefined,
+      // Names what the history's threads share (tsdb's writer channel): this process's own.
+      instance: `import-${process.pid}-${randomUUID()}`,
     });
   } catch (e) {
     await store.close();

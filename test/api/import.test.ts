@@ -2,11 +2,8 @@
 // Orion-LD exporter writes it → the importer on an embdb store on disk → a broker started on the same store →
 // counts per type, every entity, subscription and registration equal to the stream, temporal evolutions equal.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
-import { importInto } from './helpers/import.js';
+import { importTarget, importWith } from './helpers/import.js';
 
 const EX = 'https://example.org/';
 const T0 = '2023-11-14T22:13:20.123Z';
@@ -211,9 +208,8 @@ export const source = [
 ];
 
 t.test('a stream imported, then served by a broker on the same store, equals the source', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-import-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const imported = await importInto(dir, source);
+  const target = importTarget(t);
+  const imported = await importWith(target.args, source);
   t.equal(imported.anyRefused, false, imported.err);
   t.equal(imported.line('entities'), 'entities: 3 imported, 0 refused');
   t.equal(imported.line('subscriptions'), 'subscriptions: 3 imported, 0 refused');
@@ -223,7 +219,7 @@ t.test('a stream imported, then served by a broker on the same store, equals the
   // The two rooms have no history in the stream: their create's history (an event and one row per instance each).
   t.equal(imported.line('created rows (history)'), 'created rows (history): 6 written, 0 failed');
 
-  const broker: Broker = await startBroker(['--dbDir', dir, '--troe', 'embdb']);
+  const broker: Broker = await startBroker(target.args);
   t.teardown(() => broker.stop());
 
   // seed 001 behaviour 9: counts per type.
@@ -287,10 +283,9 @@ t.test('a stream imported, then served by a broker on the same store, equals the
 });
 
 t.test('importing the same stream again refuses every record that went in, and writes nothing', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-import-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  t.equal((await importInto(dir, source)).anyRefused, false);
-  const again = await importInto(dir, source);
+  const target = importTarget(t);
+  t.equal((await importWith(target.args, source)).anyRefused, false);
+  const again = await importWith(target.args, source);
   t.equal(again.line('entities'), 'entities: 0 imported, 3 refused');
   t.equal(again.line('subscriptions'), 'subscriptions: 0 imported, 3 refused');
   t.equal(again.line('registrations'), 'registrations: 0 imported, 2 refused');
@@ -303,7 +298,7 @@ t.test('importing the same stream again refuses every record that went in, and w
   t.match(again.err, /registration urn:ngsi-ld:ContextSourceRegistration:REG1 refused: AlreadyExists/);
   t.match(again.err, /refused with its batch \(lines 10 to 15\)/);
 
-  const broker = await startBroker(['--dbDir', dir, '--troe', 'embdb']);
+  const broker = await startBroker(target.args);
   t.teardown(() => broker.stop());
   const te = await call(broker, 'GET', `${NGSI}/temporal/entities/${building.id}`);
   t.equal(te.json[`${EX}temperature`].length, 2, 'no instance twice');
