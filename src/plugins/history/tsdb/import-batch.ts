@@ -14,6 +14,9 @@ import { newSender, waitApplied, writeEnt, writeInst } from './writer.js';
 /** How long the client retries one request of a batch before the batch fails. */
 const RETRY_MS = 5_000;
 
+/** Tables this process made sure of (their DDL is idempotent, but one request fewer per batch). */
+const ensured = new Set<string>();
+
 interface TenantPart {
   inst: InstRow[];
   ent: EntRow[];
@@ -131,7 +134,11 @@ export async function importBatch(s: TsdbSettings, batch: readonly ImportedHisto
   const entParts: Part[] = [];
   for (const [tenant, recs] of byTenant) {
     const t = tablesOf(s.name, tenant);
-    for (const ddl of tableDdl(t.inst, t.ent)) await exec(s, ddl);
+    const key = `${s.host}:${s.port}/${t.inst}`;
+    if (!ensured.has(key)) {
+      for (const ddl of tableDdl(t.inst, t.ent)) await exec(s, ddl);
+      ensured.add(key);
+    }
     const why = await conflict(s, tenant, recs);
     if (why !== undefined) return { refused: why };
     const part = rowsOfRecords(recs, await records(s, tenant, [...new Set(recs.map((r) => r.id))]));
