@@ -4,12 +4,14 @@
 // (VmRSS) every 200 ms, and reports records per second and the memory at 10 %, 50 % and 100 % of the file (flat
 // memory: the last should be about the first; anonymous memory, not the mapped store file). Not part of `make test`; `--smoke` runs a 5 MB stream.
 // The importer's V8 heap is capped (--heapMb, 64): a stream 15 times larger going through is the proof of flat memory.
-// `node dist/bench/import.js [--bytes 1000000000] [--heapMb 64] [--database embdb|docdb] [--troe embdb|none] [--smoke]
-// [--out file]`; the table replaces
-// the "Import" section of bench/RESULTS.md (or goes to --out). docdb gets its row once that store is on main:
-// `--database docdb --troe none -- <its options>`.
+// `node dist/bench/import.js [--bytes 1000000000] [--heapMb 64] [--database embdb,docdb] [--troe embdb|none|tsdb]
+// [--dbURI mongodb://…] [--smoke] [--out file] [-- <history options>]`; one row per store, the table replaces the
+// "Import" section of bench/RESULTS.md (or goes to --out). docdb: a database of its own (b<hex>) on --dbURI
+// (MONGO_URL, else 127.0.0.1:27017), dropped after; beside docdb the history is --troe none (the stream then holds
+// no history records: they would be refused) unless --troe tsdb.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +24,8 @@ const { values, positionals } = parseArgs({
   options: {
     bytes: { type: 'string', default: String(1e9) },
     troe: { type: 'string', default: 'embdb' },
-    database: { type: 'string', default: 'embdb' },
+    database: { type: 'string', default: 'embdb,docdb' },
+    dbURI: { type: 'string', default: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27017/' },
     smoke: { type: 'boolean', default: false },
     heapMb: { type: 'string', default: '64' },
     out: { type: 'string' },
@@ -35,7 +38,7 @@ const EX = 'https://example.org/';
 const T0 = Date.parse('2023-01-01T00:00:00Z');
 
 /** Writes the stream: per block of 100 entities their records, then their history (as the exporter orders it). */
-async function writeStream(file: string): Promise<{ records: number; bytes: number }> {
+async function writeStream(file: string, history: boolean): Promise<{ records: number; bytes: number }> {
   const out = createWriteStream(file);
   let bytes = 0;
   let records = 0;
@@ -73,6 +76,7 @@ async function writeStream(file: string): Promise<{ records: number; bytes: numb
         },
       });
     }
+    if (!history) continue;
     for (const [i, id] of ids.entries()) {
       const at0 = T0 + (block * 100 + i) * 1000;
       await put({ kind: 'temporalEntity', tenant, data: { id, type: `${EX}Meter`, op: 'created', at: new Date(at0).toISOString() } });
@@ -118,24 +122,19 @@ function rssMb(pid: number): number | undefined {
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bench-import-'));
-try {
-  const file = join(dir, 'stream.ndjson');
-  const { records, bytes } = await writeStream(file);
-  const size = statSync(file).size;
-  const args = [
-    '--database',
-    'embdb',
-    '--dbDir',
-    join(dir, 'db'),
-    '--troe',
-    values.troe!,
-    '--file',
-    file,
-    '--logLevel',
-    'warn',
-    ...positionals,
-  ];
+interface Run {
+  store: string;
+  troe: string;
+  records: number;
+  bytes: number;
+  seconds: number;
+  at: (share: number) => string;
+  report: string;
+}
+
+/** Runs the importer on `file` into `target` (its store and history arguments). */
+async function runImporter(store: string, troe: string, target: string[], file: string, records: number, bytes: number): Promise<Run> {
+  const args = [...target, '--troe', troe, '--file', file, '--logLevel', 'warn', ...positionals];
   const started = Date.now();
   // The importer's heap is capped far below the stream's size: an import that held what it read would fail.
   const child = spawn(process.execPath, [`--max-old-space-size=${Number(values.heapMb)}`, IMPORT_MAIN, ...args], {
@@ -153,23 +152,79 @@ try {
   const [code] = (await once(child, 'exit')) as [number | null];
   clearInterval(timer);
   const seconds = (Date.now() - started) / 1000;
-  if (code !== 0) throw new Error(`the importer exited with ${code}:\n${stderr.slice(-2000)}`);
+  if (code !== 0) throw new Error(`the importer (${store}) exited with ${code}:\n${stderr.slice(-2000)}`);
   const at = (share: number): string => {
     const upTo = samples.filter((s) => s.t <= share * seconds * 1000);
     return upTo.length === 0 ? '-' : Math.max(...upTo.map((s) => s.rss)).toFixed(0);
   };
+  return { store, troe, records, bytes, seconds, at, report: stderr.trim().split('\n').slice(-6).join('; ') };
+}
+
+async function dropDocdb(uri: string, dbName: string): Promise<void> {
+  const { MongoClient } = await import('mongodb');
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 });
+  try {
+    const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
+    for (const { name } of databases) if (name === dbName || name.startsWith(dbName + '-')) await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bench-import-'));
+try {
+  const streams = new Map<boolean, { file: string; records: number; bytes: number }>();
+  const streamOf = async (history: boolean): Promise<{ file: string; records: number; bytes: number }> => {
+    let s = streams.get(history);
+    if (s === undefined) {
+      const file = join(dir, history ? 'stream.ndjson' : 'current.ndjson');
+      s = { file, ...(await writeStream(file, history)) };
+      streams.set(history, s);
+    }
+    return s;
+  };
+  const runs: Run[] = [];
+  for (const store of values.database!.split(',')) {
+    if (store === 'embdb') {
+      const s = await streamOf(values.troe !== 'none');
+      runs.push(
+        await runImporter('embdb (disk)', values.troe!, ['--database', 'embdb', '--dbDir', join(dir, 'db')], s.file, s.records, s.bytes),
+      );
+    } else if (store === 'docdb') {
+      const troe = values.troe === 'tsdb' ? 'tsdb' : 'none';
+      const s = await streamOf(troe !== 'none');
+      const dbName = `b${randomBytes(4).toString('hex')}`;
+      try {
+        runs.push(
+          await runImporter(
+            'docdb',
+            troe,
+            ['--database', 'docdb', '--dbURI', values.dbURI!, '--dbName', dbName],
+            s.file,
+            s.records,
+            s.bytes,
+          ),
+        );
+      } finally {
+        await dropDocdb(values.dbURI!, dbName);
+      }
+    } else throw new Error(`--database ${store}: embdb or docdb`);
+  }
   const { begin, end } = sectionMarkers('import');
   const body = [
     begin,
-    '## Import (ldbroker-import into embdb on disk, issue 21)',
+    '## Import (ldbroker-import, issue 21)',
     '',
-    `${machineAtStart()}; stream ${(size / 1e6).toFixed(0)} MB, ${records} records (entities, temporalEntity, temporalInstance), --troe ${values.troe}, the importer's heap capped at ${values.heapMb} MB.`,
+    `${machineAtStart()}; streams of about ${(targetBytes / 1e6).toFixed(0)} MB (entities, and with a history: temporalEntity, temporalInstance), the importer's heap capped at ${values.heapMb} MB.`,
     '',
-    '| store | records | seconds | records/s | anonymous RSS MB at 10 % | at 50 % | at 100 % |',
-    '|---|---|---|---|---|---|---|',
-    `| ${values.database === 'embdb' ? 'embdb (disk)' : values.database} | ${records} | ${seconds.toFixed(1)} | ${Math.round(records / seconds)} | ${at(0.1)} | ${at(0.5)} | ${at(1)} |`,
+    '| store | history | records | seconds | records/s | anonymous RSS MB at 10 % | at 50 % | at 100 % |',
+    '|---|---|---|---|---|---|---|---|',
+    ...runs.map(
+      (r) =>
+        `| ${r.store} | ${r.troe} | ${r.records} | ${r.seconds.toFixed(1)} | ${Math.round(r.records / r.seconds)} | ${r.at(0.1)} | ${r.at(0.5)} | ${r.at(1)} |`,
+    ),
     '',
-    `(${bytes} bytes written; the report: ${stderr.trim().split('\n').slice(-6).join('; ')})`,
+    ...runs.map((r) => `(${r.store}: ${r.bytes} bytes; the report: ${r.report})`),
     end,
   ].join('\n');
   if (values.smoke) process.stdout.write(body + '\n');

@@ -2,11 +2,13 @@
 // --database and --troe name, with their own options by the broker's names, and the code of a live write's create
 // routines that lives above the migration layer (the @context service, the notification schemes, the registration
 // conflict check), handed to runImport as ImportDeps.
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { brokerOptions } from './options.js';
 import type { BrokerArgs, ArgsProgram } from './command-line.js';
 import type { OptionSpec } from './plugin/contract.js';
 import type { History } from './history/contract.js';
+import type { Store } from './store/contract.js';
 import { openHistory } from './history/loader.js';
 import { ContextService } from './pipeline/contexts/context-service.js';
 import { embeddedDocument } from './pipeline/contexts/embedded.js';
@@ -54,14 +56,22 @@ export async function openImportTarget(args: BrokerArgs, log: Logger): Promise<I
     );
   const params = { options: args.storeOptions, primary: true, log, keepHistory: args.troePlace.kind === 'store' };
   params.options = { ...params.options, ...((await plugin.storePrepare?.(params)) ?? {}) };
-  const store = await plugin.storeOpen(params);
   // seed 001, importer behaviour 1: into stores nothing else uses (a broker writing beside the import would see
-  // entities appear under it, and its own writes would be refused or overwritten by none of ours).
-  const elsewhere = store.openElsewhere?.();
-  if (elsewhere !== undefined) {
-    await store.close();
+  // entities appear under it, and its own writes would be refused or overwritten by none of ours). Asked first of a
+  // store opened as a broker's worker thread opens it: the primary's open may write (embdb rebuilds an older store's
+  // indexes), which must not happen under a running broker. Asked again after the primary's open, for a broker that
+  // started in between.
+  const inUse = async (s: Store): Promise<void> => {
+    const elsewhere = s.openElsewhere?.();
+    if (elsewhere === undefined) return;
+    await s.close();
     throw new ImportTargetError(`the store is in use by another process (${elsewhere}): stop the broker before importing`);
-  }
+  };
+  const probe = await plugin.storeOpen({ ...params, primary: false });
+  await inUse(probe);
+  await probe.close();
+  const store = await plugin.storeOpen(params);
+  await inUse(store);
   let history: History | undefined;
   try {
     history = await openHistory(args.troePlace, store, {
@@ -70,6 +80,8 @@ export async function openImportTarget(args: BrokerArgs, log: Logger): Promise<I
       log,
       module: args.historyModule,
       pluginDir: args.values.pluginDir as string | undefined,
+      // Names what the history's threads share (tsdb's writer channel): this process's own.
+      instance: `import-${process.pid}-${randomUUID()}`,
     });
   } catch (e) {
     await store.close();

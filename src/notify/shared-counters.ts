@@ -33,7 +33,11 @@ export function addCounters(parts: ReadonlyArray<SubscriptionCounters | undefine
   return out;
 }
 
-/** The stored counters of other brokers than `brokerId`, of each subscription of `ids`, in order. */
+/**
+ * The stored counters of other brokers than `brokerId`, of each subscription of `ids`, in order. A document under the
+ * subscription's id alone (no broker's) counts too: the counters the importer kept from the source broker (seed 001,
+ * importer behaviour 6), or a lone broker's before the store was shared.
+ */
 export async function othersCounters(
   store: Store,
   tenant: string,
@@ -44,8 +48,8 @@ export async function othersCounters(
   const out: SubscriptionCounters[][] = ids.map(() => []);
   for (const { id, doc } of await store.collection(tenant, SUBSCRIPTION_COUNTERS).list()) {
     const nl = id.lastIndexOf('\n');
-    if (nl < 0 || id.slice(nl + 1) === brokerId) continue;
-    const at = wanted.get(id.slice(0, nl));
+    if (nl >= 0 && id.slice(nl + 1) === brokerId) continue;
+    const at = wanted.get(nl < 0 ? id : id.slice(0, nl));
     if (at !== undefined) out[at]!.push(doc as unknown as SubscriptionCounters);
   }
   return out;

@@ -106,6 +106,31 @@ t.test('a store a broker holds open is refused with a clear line; once it stoppe
   t.equal(after.code, 0, after.stderr);
 });
 
+t.test('a store a broker holds open is refused before anything is written to it (no index rebuild of an older store)', async (t) => {
+  const dir = tmp(t);
+  const db = join(dir, 'db');
+  const broker = await spawnBroker(['--dbDir', db]);
+  t.teardown(() => broker.stop());
+  const made = await call(broker, 'POST', `${NGSI}/entities`, { body: { id: 'urn:ngsi-ld:Thing:old', type: 'Thing' } });
+  t.equal(made.status, 201);
+  // The store marked as of an older index format, as one a previous version wrote: a primary open rebuilds it.
+  const { open } = await import('lmdb');
+  const { KEY_CODEC } = (await import(new URL('../../dist/src/plugins/store/embdb/keys.js', import.meta.url).href)) as {
+    KEY_CODEC: Record<string, unknown>;
+  };
+  const env = open({ path: join(db, 'embdb'), maxDbs: 32 });
+  const meta = env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
+  await meta.put('indexFormat', 4);
+  await env.close();
+  const held = await runImporter(['--dbDir', db, '--file', '-'], ndjson([entity(1)]));
+  t.equal(held.code, 2);
+  t.match(held.stderr, /the store is in use by another process/);
+  t.notMatch(held.stdout, /rebuilding/, 'no rebuild under the running broker');
+  const env2 = open({ path: join(db, 'embdb'), maxDbs: 32 });
+  t.equal(env2.openDB<number, string>({ ...KEY_CODEC, name: 'meta' }).get('indexFormat'), 4, 'the store as it was');
+  await env2.close();
+});
+
 t.test('FEATURES=noimporter leaves the importer out of the build', async (t) => {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const dir = tmp(t);

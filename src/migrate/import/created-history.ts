@@ -16,6 +16,8 @@ import { HISTORY_BATCH } from './history-records.js';
 import { streamLines } from './line-reader.js';
 
 const INSTANCE_ID = 'urn:ngsi-ld:attribute:instance:';
+/** Candidates looked up in the history per query. */
+const LOOKUP = 200;
 
 /** The history records of a create of `entity` at its own times. */
 export function createdHistoryOf(tenant: string, entity: StoredEntity): ImportedHistoryRecord[] {
@@ -84,18 +86,35 @@ export class CreatedHistory {
       if (refused === undefined) count(rows.length, 0);
       else count(0, rows.length);
     };
-    try {
-      for await (const line of streamLines(createReadStream(this.file), Number.MAX_SAFE_INTEGER)) {
-        if (line.text === undefined || line.text === '') continue;
-        const [tenant, id] = JSON.parse(line.text) as [string, string];
-        if (this.named.has(`${tenant}\n${id}`)) continue;
-        if ((await this.history.getTemporalEntity(tenant, id)) !== undefined) continue;
+    // The candidates of one tenant, looked up in the history LOOKUP at a time (one query, not one per entity: a
+    // history beside the store answers each over the network).
+    let tenant = '';
+    let ids: string[] = [];
+    const lookUp = async (): Promise<void> => {
+      if (ids.length === 0) return;
+      const asked = ids;
+      ids = [];
+      const { entities } = await this.history.queryTemporalEntities(tenant, { ids: asked, limit: asked.length, offset: 0, count: false });
+      const present = new Set(entities.map((e) => e.id));
+      for (const id of asked) {
+        if (present.has(id)) continue;
         const entity = await this.store.getEntity(tenant, id);
         if (entity === undefined) continue;
         const rows = createdHistoryOf(tenant, entity);
         if (batch.length + rows.length > HISTORY_BATCH) await flush();
         batch.push(...rows);
       }
+    };
+    try {
+      for await (const line of streamLines(createReadStream(this.file), Number.MAX_SAFE_INTEGER)) {
+        if (line.text === undefined || line.text === '') continue;
+        const [t, id] = JSON.parse(line.text) as [string, string];
+        if (this.named.has(`${t}\n${id}`)) continue;
+        if (t !== tenant || ids.length >= LOOKUP) await lookUp();
+        tenant = t;
+        ids.push(id);
+      }
+      await lookUp();
       await flush();
     } finally {
       this.discard();

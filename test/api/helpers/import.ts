@@ -1,12 +1,17 @@
 // The importer for the tests: in this process (the built dist/, as the brokers of startBroker), on an embdb store in
 // a directory, with the stream given as records or text; or the built command as a child process.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type * as Target from '../../../src/import-target.js';
 import type * as Run from '../../../src/migrate/import/run-import.js';
 import type * as CommandLine from '../../../src/command-line.js';
+import { docdbArgs, dropDatabases, freshDbName } from './docdb.js';
+import { tsdbArgs } from './troe.js';
 
 const DIST = new URL('../../../dist/src/', import.meta.url);
 export const IMPORT_MAIN = fileURLToPath(new URL('import-main.js', DIST));
@@ -27,10 +32,15 @@ export interface Imported {
 
 /** Imports `stream` into the embdb store at `dir` (--troe embdb unless `troe` says otherwise), in this process. */
 export async function importInto(dir: string, stream: string | ReadonlyArray<object | string>, troe = 'embdb'): Promise<Imported> {
+  return importWith(['--database', 'embdb', '--dbDir', dir, '--troe', troe], stream);
+}
+
+/** Imports `stream` into the store and history `target` names (the importer's arguments but --file), in this process. */
+export async function importWith(targetArgs: readonly string[], stream: string | ReadonlyArray<object | string>): Promise<Imported> {
   const { readArgs } = (await import(new URL('command-line.js', DIST).href)) as typeof CommandLine;
   const { IMPORTER, openImportTarget } = (await import(new URL('import-target.js', DIST).href)) as typeof Target;
   const { runImport } = (await import(new URL('migrate/import/run-import.js', DIST).href)) as typeof Run;
-  const args = await readArgs(['--database', 'embdb', '--dbDir', dir, '--troe', troe, '--file', '-'], {}, IMPORTER);
+  const args = await readArgs([...targetArgs, '--file', '-'], {}, IMPORTER);
   const target = await openImportTarget(args, pino({ level: 'silent' }));
   let err = '';
   try {
@@ -69,4 +79,27 @@ export function runImporter(
     proc.stdin.on('error', () => {});
     proc.stdin.end(stdin ?? '');
   });
+}
+
+/**
+ * The store and history an import test writes into and then starts its broker on: embdb on disk by default,
+ * docdb (a fresh database of the test server) with TEST_STORE=docdb, tsdb (fresh tables) with LDB_TEST_TROE=tsdb;
+ * `--troe embdb` beside embdb, `--troe none` beside docdb unless tsdb. `args` are both the importer's (but --file)
+ * and the broker's.
+ */
+export function importTarget(tap: { teardown(fn: () => unknown): void }): { args: string[]; store: 'embdb' | 'docdb'; troe: string } {
+  const store = process.env.TEST_STORE === 'docdb' ? 'docdb' : 'embdb';
+  const tsdb = process.env.LDB_TEST_TROE === 'tsdb';
+  let args: string[];
+  if (store === 'docdb') {
+    const dbName = freshDbName();
+    tap.teardown(() => dropDatabases(dbName).catch(() => undefined));
+    args = docdbArgs(dbName);
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'ldbroker-import-'));
+    tap.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    args = ['--database', 'embdb', '--dbDir', dir];
+  }
+  const troe = tsdb ? tsdbArgs() : store === 'docdb' ? ['--troe', 'none'] : ['--troe', 'embdb'];
+  return { args: [...args, ...troe], store, troe: troe[1]! };
 }

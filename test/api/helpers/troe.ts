@@ -9,11 +9,23 @@ let started = false;
 
 /** Starts QuestDB for the tests unless it runs (idempotent); its HTTP port. */
 export function questDbPort(): number {
+  const port = Number(process.env.QDB_HTTP_PORT ?? 59000);
   if (!started) {
-    execFileSync('bash', [SCRIPT], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // A QuestDB already answering (started by another checkout's script, whose pid file this one's script does not
+    // see) is used as it is; otherwise the script starts one.
+    if (!answers(port)) execFileSync('bash', [SCRIPT], { stdio: ['ignore', 'ignore', 'inherit'] });
     started = true;
   }
-  return Number(process.env.QDB_HTTP_PORT ?? 59000);
+  return port;
+}
+
+function answers(port: number): boolean {
+  try {
+    execFileSync('curl', ['-fsS', '--max-time', '2', `http://127.0.0.1:${port}/exec?query=select%201`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const prefixes: string[] = [];

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityEvent, HistoryInstance, TemporalEntityRecord } from '../../../history/contract.js';
 import { VALUE_MEMBER } from '../../../ngsild/entity/model.js';
+import { isoOf } from './sql.js';
 
 /** One instance version. Times are ms since the epoch. */
 export interface InstRow {
@@ -35,7 +36,8 @@ export interface InstRow {
   gone: boolean;
 }
 
-export type EntKind = EntityEvent['kind'] | 'record' | 'purged' | 'dropped';
+/** `void`: an imported row undone (import-batch.ts): no read selects it. */
+export type EntKind = EntityEvent['kind'] | 'record' | 'purged' | 'dropped' | 'void';
 
 export interface EntRow {
   ts: number;
@@ -122,4 +124,25 @@ export function tableDdl(inst: string, ent: string): string[] {
       `scope VARCHAR, created_at TIMESTAMP, modified_at TIMESTAMP, deleted_at TIMESTAMP, attr SYMBOL, ds VARCHAR) ` +
       `TIMESTAMP(ts) PARTITION BY MONTH WAL DEDUP UPSERT KEYS(ts, rid)`,
   ];
+}
+
+function parseList(v: unknown): string[] | undefined {
+  if (typeof v !== 'string') return undefined;
+  return JSON.parse(v) as string[];
+}
+
+/** The temporal entity of its latest record row (read back by SQL); undefined when that row is a purge. */
+export function recordOf(r: Record<string, unknown>): TemporalEntityRecord | undefined {
+  if (r.kind === 'purged') return undefined;
+  const rec: TemporalEntityRecord = {
+    id: r.entity as string,
+    type: parseList(r.types) ?? [],
+    createdAt: isoOf(r.created_at)!,
+    modifiedAt: isoOf(r.modified_at)!,
+  };
+  const scope = parseList(r.scope);
+  if (scope !== undefined) rec.scope = scope;
+  const deletedAt = isoOf(r.deleted_at);
+  if (deletedAt !== undefined) rec.deletedAt = deletedAt;
+  return rec;
 }

@@ -13,6 +13,7 @@ import type {
   EntityEvent,
   History,
   HistoryInstance,
+  ImportedHistoryRecord,
   InstancePage,
   InstanceSelection,
   InstanceUpdateOutcome,
@@ -25,7 +26,8 @@ import { addDuration } from '../../../ngsild/temporal/duration.js';
 import { LdError } from '../../../ngsild/problem.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { WriterLink } from './link.js';
-import { entRow, instRow, newInstanceId, type EntRow, type InstRow, type RowBatch } from './rows.js';
+import { entRow, instRow, newInstanceId, recordOf, type EntRow, type InstRow, type RowBatch } from './rows.js';
+import { importBatch } from './import-batch.js';
 import { QueryTooLong, QuestDbRefused, exec, isoOf, lit, literalGroups, rowsOf, tsLit, type SqlResult } from './sql.js';
 import { endpointOf, tablesOf, type TsdbSettings } from './settings.js';
 
@@ -502,6 +504,15 @@ export class TsdbHistory implements History {
     return true;
   }
 
+  /** The importer's batch (import-batch.ts): one QuestDB commit per table, undone when a later one fails. */
+  async importBatch(records: readonly ImportedHistoryRecord[]): Promise<{ refused?: string }> {
+    try {
+      return await importBatch(this.s, records);
+    } catch (e) {
+      return { refused: `QuestDB: ${(e as Error).message}` };
+    }
+  }
+
   async close(): Promise<void> {
     this.link.close();
   }
@@ -529,25 +540,4 @@ function methodResult(m: AggrMethod, r: Record<string, unknown>): unknown {
     case 'sumsq':
       return numbers > 0 ? r.sq : undefined;
   }
-}
-
-function parseList(v: unknown): string[] | undefined {
-  if (typeof v !== 'string') return undefined;
-  return JSON.parse(v) as string[];
-}
-
-/** The temporal entity of its latest record row; undefined when that row is a purge. */
-function recordOf(r: Record<string, unknown>): TemporalEntityRecord | undefined {
-  if (r.kind === 'purged') return undefined;
-  const rec: TemporalEntityRecord = {
-    id: r.entity as string,
-    type: parseList(r.types) ?? [],
-    createdAt: isoOf(r.created_at)!,
-    modifiedAt: isoOf(r.modified_at)!,
-  };
-  const scope = parseList(r.scope);
-  if (scope !== undefined) rec.scope = scope;
-  const deletedAt = isoOf(r.deleted_at);
-  if (deletedAt !== undefined) rec.deletedAt = deletedAt;
-  return rec;
 }

@@ -173,17 +173,7 @@ export class Writer {
   }
 
   private async senderOf(): Promise<Sender> {
-    if (this.sender !== undefined) return this.sender;
-    // stdlib_http: the client's undici transport kept retrying a refused connection for more than 30 s whatever
-    // retry_timeout said (4.2.0), which held the buffer; node:http fails at once and the writer retries on its own.
-    const conf = `http::addr=${this.s.host}:${this.s.port};protocol_version=1;auto_flush=off;request_timeout=10000;retry_timeout=1000;stdlib_http=on`;
-    const opts = await SenderOptions.fromConfig(conf, { log: () => {} });
-    // The credentials are set on the options, never written into a configuration text an error could quote.
-    if (this.s.user !== undefined) {
-      opts.username = this.s.user;
-      opts.password = this.s.pwd ?? '';
-    }
-    this.sender = new Sender(opts);
+    this.sender ??= await newSender(this.s, 1_000);
     return this.sender;
   }
 
@@ -197,18 +187,7 @@ export class Writer {
   private async waitApplied(): Promise<void> {
     if (this.unapplied.size === 0) return;
     const names = [...this.unapplied];
-    const deadline = Date.now() + APPLY_WAIT_MS;
-    for (;;) {
-      const r = rowsOf(
-        await exec(this.s, `SELECT name, writerTxn, sequencerTxn, suspended FROM wal_tables() WHERE name IN (${names.map(lit).join(',')})`),
-      );
-      const behind = r.filter((t) => Number(t.writerTxn) < Number(t.sequencerTxn));
-      const suspended = r.filter((t) => t.suspended === true);
-      if (suspended.length > 0) throw new Error(`QuestDB suspended the table ${String(suspended[0]!.name)}`);
-      if (behind.length === 0) break;
-      if (Date.now() > deadline) throw new Error('QuestDB did not apply the history rows in time');
-      await new Promise((res) => setTimeout(res, 5));
-    }
+    await waitApplied(this.s, names);
     for (const n of names) this.unapplied.delete(n);
   }
 
@@ -243,7 +222,41 @@ export class Writer {
   }
 }
 
-async function writeInst(sender: Sender, table: string, r: InstRow): Promise<void> {
+/**
+ * An ILP-over-HTTP sender that sends only on flush: each flush is one HTTP request, which QuestDB commits as one
+ * transaction per table it names (import-batch.ts relies on that).
+ */
+export async function newSender(s: TsdbSettings, retryMs: number): Promise<Sender> {
+  // stdlib_http: the client's undici transport kept retrying a refused connection for more than 30 s whatever
+  // retry_timeout said (4.2.0), which held the buffer; node:http fails at once and the writer retries on its own.
+  const conf = `http::addr=${s.host}:${s.port};protocol_version=1;auto_flush=off;request_timeout=10000;retry_timeout=${retryMs};stdlib_http=on`;
+  const opts = await SenderOptions.fromConfig(conf, { log: () => {} });
+  // The credentials are set on the options, never written into a configuration text an error could quote.
+  if (s.user !== undefined) {
+    opts.username = s.user;
+    opts.password = s.pwd ?? '';
+  }
+  return new Sender(opts);
+}
+
+/** Waits until QuestDB applied what was committed to these tables (WAL): a read after it sees the rows. */
+export async function waitApplied(s: TsdbSettings, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  const deadline = Date.now() + APPLY_WAIT_MS;
+  for (;;) {
+    const r = rowsOf(
+      await exec(s, `SELECT name, writerTxn, sequencerTxn, suspended FROM wal_tables() WHERE name IN (${names.map(lit).join(',')})`),
+    );
+    const behind = r.filter((t) => Number(t.writerTxn) < Number(t.sequencerTxn));
+    const suspended = r.filter((t) => t.suspended === true);
+    if (suspended.length > 0) throw new Error(`QuestDB suspended the table ${String(suspended[0]!.name)}`);
+    if (behind.length === 0) return;
+    if (Date.now() > deadline) throw new Error('QuestDB did not apply the history rows in time');
+    await new Promise((res) => setTimeout(res, 5));
+  }
+}
+
+export async function writeInst(sender: Sender, table: string, r: InstRow): Promise<void> {
   sender.table(table).symbol('entity', r.entity).symbol('attr', r.attr).symbol('ds', r.ds).symbol('vtype', r.vtype);
   sender.stringColumn('iid', r.iid).stringColumn('body', r.body).stringColumn('val', r.val).booleanColumn('gone', r.gone);
   if (r.num !== undefined) sender.floatColumn('num', r.num);
@@ -254,7 +267,7 @@ async function writeInst(sender: Sender, table: string, r: InstRow): Promise<voi
   await sender.at(r.ts, 'ms');
 }
 
-async function writeEnt(sender: Sender, table: string, r: EntRow): Promise<void> {
+export async function writeEnt(sender: Sender, table: string, r: EntRow): Promise<void> {
   sender.table(table).symbol('entity', r.entity).symbol('kind', r.kind);
   if (r.attr !== undefined) sender.symbol('attr', r.attr);
   sender.stringColumn('rid', r.rid).booleanColumn('has_rec', r.rec !== undefined);

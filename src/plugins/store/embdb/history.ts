@@ -435,9 +435,13 @@ export class EmbdbHistory implements History {
     });
   }
 
-  /** What refuses an imported batch: an instanceId present already (at its createdAt), or an event already there. */
+  /**
+   * What refuses an imported batch: an instanceId present already for the attribute (at whatever createdAt: an
+   * instance is keyed by its time, so each attribute of the batch is scanned once, keys only), or an event already
+   * there.
+   */
   private importConflict(records: readonly ImportedHistoryRecord[]): string | undefined {
-    const inBatch = new Set<string>();
+    const byAttr = new Map<string, { tenant: string; id: string; attrIri: string; ids: Set<string> }>();
     for (const r of records) {
       if (r.kind === 'entity') {
         const ms = Date.parse(r.event.at);
@@ -445,12 +449,15 @@ export class EmbdbHistory implements History {
           if (value.kind === r.event.kind) return `entity ${r.id} has a ${r.event.kind} event at ${r.event.at} already`;
         continue;
       }
-      const h = r.instance;
-      const seen = `${r.tenant}\n${r.id}\n${r.attrIri}\n${h.instanceId}`;
-      if (inBatch.has(seen) || this.inst.get([r.tenant, r.id, r.attrIri, Date.parse(h.createdAt), h.instanceId]) !== undefined)
-        return `instanceId ${h.instanceId} of ${r.id} is present already`;
-      inBatch.add(seen);
+      const key = `${r.tenant}\n${r.id}\n${r.attrIri}`;
+      let attr = byAttr.get(key);
+      if (attr === undefined) byAttr.set(key, (attr = { tenant: r.tenant, id: r.id, attrIri: r.attrIri, ids: new Set() }));
+      if (attr.ids.has(r.instance.instanceId)) return `instanceId ${r.instance.instanceId} of ${r.id} is present already`;
+      attr.ids.add(r.instance.instanceId);
     }
+    for (const { tenant, id, attrIri, ids } of byAttr.values())
+      for (const k of this.inst.getKeys({ start: [tenant, id, attrIri, MIN_T], end: [tenant, id, attrIri, MAX_T] }))
+        if (ids.has(k[4] as string)) return `instanceId ${String(k[4])} of ${id} is present already`;
     return undefined;
   }
 
