@@ -198,6 +198,13 @@ export class DocdbStore implements Store {
     await done;
   }
 
+  /** The server indexes geometries (MongoDB: geo-index.ts); FerretDB 1.x does not. */
+  private async geoIndex(): Promise<boolean> {
+    const kind = (this.server ??= serverKind(this.client.db('admin')));
+    kind.catch(() => this.server === kind && (this.server = undefined));
+    return (await kind) === 'mongodb';
+  }
+
   /**
    * The entities of a tenant. Reads need no layout (a database that does not exist reads empty, and is not created by
    * a read); a write lays the tenant out first (`layout`), once it has something to write: a refused request, or a
@@ -308,8 +315,8 @@ export class DocdbStore implements Store {
       const next = outcome.next;
       if (next === undefined || (next === null && current === undefined)) return outcome.result;
       const version = Math.max((found?.v ?? 0) + 1, clockMicros());
-      const doc = next === null ? null : entityDoc(next, version);
       await this.io(() => this.layout(tenant));
+      const doc = next === null ? null : entityDoc(next, version, await this.geoIndex());
       const written = await this.io(() =>
         this.guarded(tenant, found === null ? [] : [[id, found.v]], (ok) =>
           ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc),
@@ -375,19 +382,17 @@ export class DocdbStore implements Store {
         events[i] = [eventOf(tenant, item.id, current, next, outcome, version)];
       }
       // One write per id: its last state, conditional on the version read.
-      const ops: AnyBulkWriteOperation<EntityDoc>[] = [];
-      const opIds: string[] = [];
-      for (const [id, version] of lastVersion) {
+      const opIds = [...lastVersion.keys()].filter((id) => state.get(id) !== undefined || base.has(id));
+      // The layout first (a write only: a refused batch leaves no database behind), it tells what docs hold.
+      if (opIds.length > 0) await this.io(() => this.layout(tenant));
+      const geoIndex = opIds.length > 0 && (await this.geoIndex());
+      const ops: AnyBulkWriteOperation<EntityDoc>[] = opIds.map((id) => {
         const next = state.get(id);
         const v0 = base.get(id)?.v;
-        if (next === undefined) {
-          if (v0 === undefined) continue;
-          ops.push({ deleteOne: { filter: { _id: id, v: v0 } } });
-        } else if (v0 === undefined) ops.push({ insertOne: { document: entityDoc(next, version) } });
-        else ops.push({ replaceOne: { filter: { _id: id, v: v0 }, replacement: entityDoc(next, version) } });
-        opIds.push(id);
-      }
-      if (ops.length > 0) await this.io(() => this.layout(tenant));
+        if (next === undefined) return { deleteOne: { filter: { _id: id, v: v0! } } };
+        const doc = entityDoc(next, lastVersion.get(id)!, geoIndex);
+        return v0 === undefined ? { insertOne: { document: doc } } : { replaceOne: { filter: { _id: id, v: v0 }, replacement: doc } };
+      });
       const reads = opIds.flatMap((id): Array<[string, number]> => {
         const v0 = base.get(id)?.v;
         return v0 === undefined ? [] : [[id, v0]];
@@ -417,7 +422,7 @@ export class DocdbStore implements Store {
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
-    const { filter, exact } = translateQuery(query);
+    const { filter, exact } = translateQuery(query, query.geo !== undefined && (await this.io(() => this.geoIndex())));
     const coll = await this.io(() => this.entities(tenant));
     if (exact && query.orderBy === undefined && query.ids === undefined) {
       // The server selects, orders (by id), pages and counts: one round trip, plus one for the count.
