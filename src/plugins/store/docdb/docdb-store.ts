@@ -391,7 +391,11 @@ export class DocdbStore implements Store {
         const v0 = base.get(id)?.v;
         if (next === undefined) return { deleteOne: { filter: { _id: id, v: v0! } } };
         const doc = entityDoc(next, lastVersion.get(id)!, geoIndex);
-        return v0 === undefined ? { insertOne: { document: doc } } : { replaceOne: { filter: { _id: id, v: v0 }, replacement: doc } };
+        // A create is an upsert on the absence of the entity (another writer's create meanwhile is a duplicate key,
+        // lost as an insert's would be): creates and replaces then go in one update command, one round trip.
+        return {
+          replaceOne: { filter: { _id: id, v: v0 === undefined ? { $exists: false } : v0 }, replacement: doc, upsert: v0 === undefined },
+        };
       });
       const reads = opIds.flatMap((id): Array<[string, number]> => {
         const v0 = base.get(id)?.v;
@@ -459,8 +463,16 @@ export class DocdbStore implements Store {
     const matches: StoredEntity[] = [];
     let counted = 0;
     // The entities of an id list (a join=flat level, a batch's read) come in one round trip.
-    const batchSize = query.ids !== undefined ? Math.max(1, Math.min(query.ids.length, MAX_ID_BATCH)) : BATCH;
-    const cursor = coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, batchSize });
+    // The limit (at most one document per distinct id) lets the server close the cursor with its first batch: no
+    // getMore that answers nothing.
+    const idCount = query.ids === undefined ? 0 : new Set(query.ids).size;
+    const batchSize = query.ids !== undefined ? Math.max(1, Math.min(idCount, MAX_ID_BATCH)) : BATCH;
+    const cursor = coll.find(filter, {
+      projection: { b: 1 },
+      sort: { _id: 1 },
+      batchSize,
+      ...(query.ids !== undefined && idCount <= MAX_ID_BATCH ? { limit: Math.max(1, idCount) } : {}),
+    });
     try {
       for await (const doc of cursor) {
         const entity = entityOfDoc(doc);
@@ -588,14 +600,14 @@ async function bulkConditional(
   const lost = new Set<string>();
   try {
     const r = await coll.bulkWrite(ops, { ordered: false });
-    applied = r.insertedCount + r.matchedCount + r.deletedCount;
+    applied = r.upsertedCount + r.matchedCount + r.deletedCount;
   } catch (e) {
     const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
     const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
     if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
     for (const w of list) lost.add(ids[w.index]!);
-    const r = (e as { result?: { insertedCount: number; matchedCount: number; deletedCount: number } }).result;
-    applied = r === undefined ? -1 : r.insertedCount + r.matchedCount + r.deletedCount;
+    const r = (e as { result?: { upsertedCount: number; matchedCount: number; deletedCount: number } }).result;
+    applied = r === undefined ? -1 : r.upsertedCount + r.matchedCount + r.deletedCount;
   }
   if (applied === ops.length - lost.size) return [...lost];
   // Some conditional write matched nothing: the ids not at the version this batch wrote lost their race.
