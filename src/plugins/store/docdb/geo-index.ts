@@ -109,7 +109,8 @@ function inner(from: number, to: number, step: number): number[] {
 export interface GeoPushdown {
   /** `$geoWithin` for within and equals when the region is one polygon, else `$geoIntersects`. */
   operator: '$geoWithin' | '$geoIntersects';
-  region: Polygon | { type: 'MultiPolygon'; coordinates: Position[][][] };
+  /** The region's pieces (asked as an `$or`: they share sides, which the polygons of a MultiPolygon may not). */
+  pieces: Polygon[];
 }
 
 /**
@@ -120,7 +121,6 @@ export interface GeoPushdown {
 export function geoPushdown(geo: GeoQuery, searchBox: BBox | undefined): GeoPushdown | undefined {
   if (searchBox === undefined) return undefined;
   const pieces = boxPolygons(searchBox, QUERY_PAD);
-  const region = pieces.length === 1 ? pieces[0]! : { type: 'MultiPolygon' as const, coordinates: pieces.map((p) => p.coordinates) };
   const inside = (geo.georel === 'within' || geo.georel === 'equals') && pieces.length === 1;
-  return { operator: inside ? '$geoWithin' : '$geoIntersects', region };
+  return { operator: inside ? '$geoWithin' : '$geoIntersects', pieces };
 }

@@ -71,7 +71,10 @@ export function translateQuery(query: EntityQuery, geoIndex = false): Translated
     const box = query.geo.georel === 'disjoint' ? undefined : searchBox(query);
     const pushed = geoIndex ? geoPushdown(query.geo, box) : undefined;
     if (pushed !== undefined) {
-      parts.push({ 'gi.k': key, 'gi.g': { [pushed.operator]: { $geometry: pushed.region } } } as Filter<EntityDoc>);
+      const ask = pushed.pieces.map((region) => ({ [pushed.operator]: { $geometry: region } }));
+      parts.push(
+        (ask.length === 1 ? { 'gi.k': key, 'gi.g': ask[0] } : { 'gi.k': key, $or: ask.map((a) => ({ 'gi.g': a })) }) as Filter<EntityDoc>,
+      );
     } else if (box !== undefined) {
       const [w, s, e, n] = box;
       const g = 'gb.' + key;
