@@ -68,10 +68,10 @@ function requestSource(req: LdRequest, ctx: WorkerContext): core.JoinSource {
   return new core.JoinSource(
     req.tenant,
     async (tenant, ids) => {
+      // One store read for the level's ids (a docdb round trip, not one per id: issue 17, no N+1).
+      const page = await ctx.store.queryEntities(tenant, { ids, limit: ids.length, offset: 0, count: false });
       const found = await Promise.all(
-        ids.map(async (id) => {
-          const entity = await ctx.store.getEntity(tenant, id);
-          if (entity === undefined) return undefined;
+        page.entities.map(async (entity) => {
           try {
             return await readableEntity(req, ctx, entity);
           } catch (e) {

@@ -198,6 +198,13 @@ export class DocdbStore implements Store {
     await done;
   }
 
+  /** The server indexes geometries (MongoDB: geo-index.ts); FerretDB 1.x does not. */
+  private async geoIndex(): Promise<boolean> {
+    const kind = (this.server ??= serverKind(this.client.db('admin')));
+    kind.catch(() => this.server === kind && (this.server = undefined));
+    return (await kind) === 'mongodb';
+  }
+
   /**
    * The entities of a tenant. Reads need no layout (a database that does not exist reads empty, and is not created by
    * a read); a write lays the tenant out first (`layout`), once it has something to write: a refused request, or a
@@ -308,8 +315,8 @@ export class DocdbStore implements Store {
       const next = outcome.next;
       if (next === undefined || (next === null && current === undefined)) return outcome.result;
       const version = Math.max((found?.v ?? 0) + 1, clockMicros());
-      const doc = next === null ? null : entityDoc(next, version);
       await this.io(() => this.layout(tenant));
+      const doc = next === null ? null : entityDoc(next, version, await this.geoIndex());
       const written = await this.io(() =>
         this.guarded(tenant, found === null ? [] : [[id, found.v]], (ok) =>
           ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc),
@@ -375,19 +382,21 @@ export class DocdbStore implements Store {
         events[i] = [eventOf(tenant, item.id, current, next, outcome, version)];
       }
       // One write per id: its last state, conditional on the version read.
-      const ops: AnyBulkWriteOperation<EntityDoc>[] = [];
-      const opIds: string[] = [];
-      for (const [id, version] of lastVersion) {
+      const opIds = [...lastVersion.keys()].filter((id) => state.get(id) !== undefined || base.has(id));
+      // The layout first (a write only: a refused batch leaves no database behind), it tells what docs hold.
+      if (opIds.length > 0) await this.io(() => this.layout(tenant));
+      const geoIndex = opIds.length > 0 && (await this.geoIndex());
+      const ops: AnyBulkWriteOperation<EntityDoc>[] = opIds.map((id) => {
         const next = state.get(id);
         const v0 = base.get(id)?.v;
-        if (next === undefined) {
-          if (v0 === undefined) continue;
-          ops.push({ deleteOne: { filter: { _id: id, v: v0 } } });
-        } else if (v0 === undefined) ops.push({ insertOne: { document: entityDoc(next, version) } });
-        else ops.push({ replaceOne: { filter: { _id: id, v: v0 }, replacement: entityDoc(next, version) } });
-        opIds.push(id);
-      }
-      if (ops.length > 0) await this.io(() => this.layout(tenant));
+        if (next === undefined) return { deleteOne: { filter: { _id: id, v: v0! } } };
+        const doc = entityDoc(next, lastVersion.get(id)!, geoIndex);
+        // A create is an upsert on the absence of the entity (another writer's create meanwhile is a duplicate key,
+        // lost as an insert's would be): creates and replaces then go in one update command, one round trip.
+        return {
+          replaceOne: { filter: { _id: id, v: v0 === undefined ? { $exists: false } : v0 }, replacement: doc, upsert: v0 === undefined },
+        };
+      });
       const reads = opIds.flatMap((id): Array<[string, number]> => {
         const v0 = base.get(id)?.v;
         return v0 === undefined ? [] : [[id, v0]];
@@ -417,7 +426,7 @@ export class DocdbStore implements Store {
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
-    const { filter, exact } = translateQuery(query);
+    const { filter, exact } = translateQuery(query, query.geo !== undefined && (await this.io(() => this.geoIndex())));
     const coll = await this.io(() => this.entities(tenant));
     if (exact && query.orderBy === undefined && query.ids === undefined) {
       // The server selects, orders (by id), pages and counts: one round trip, plus one for the count.
@@ -454,8 +463,16 @@ export class DocdbStore implements Store {
     const matches: StoredEntity[] = [];
     let counted = 0;
     // The entities of an id list (a join=flat level, a batch's read) come in one round trip.
-    const batchSize = query.ids !== undefined ? Math.max(1, Math.min(query.ids.length, MAX_ID_BATCH)) : BATCH;
-    const cursor = coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, batchSize });
+    // The limit (at most one document per distinct id) lets the server close the cursor with its first batch: no
+    // getMore that answers nothing.
+    const idCount = query.ids === undefined ? 0 : new Set(query.ids).size;
+    const batchSize = query.ids !== undefined ? Math.max(1, Math.min(idCount, MAX_ID_BATCH)) : BATCH;
+    const cursor = coll.find(filter, {
+      projection: { b: 1 },
+      sort: { _id: 1 },
+      batchSize,
+      ...(query.ids !== undefined && idCount <= MAX_ID_BATCH ? { limit: Math.max(1, idCount) } : {}),
+    });
     try {
       for await (const doc of cursor) {
         const entity = entityOfDoc(doc);
@@ -583,14 +600,14 @@ async function bulkConditional(
   const lost = new Set<string>();
   try {
     const r = await coll.bulkWrite(ops, { ordered: false });
-    applied = r.insertedCount + r.matchedCount + r.deletedCount;
+    applied = r.upsertedCount + r.matchedCount + r.deletedCount;
   } catch (e) {
     const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
     const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
     if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
     for (const w of list) lost.add(ids[w.index]!);
-    const r = (e as { result?: { insertedCount: number; matchedCount: number; deletedCount: number } }).result;
-    applied = r === undefined ? -1 : r.insertedCount + r.matchedCount + r.deletedCount;
+    const r = (e as { result?: { upsertedCount: number; matchedCount: number; deletedCount: number } }).result;
+    applied = r === undefined ? -1 : r.upsertedCount + r.matchedCount + r.deletedCount;
   }
   if (applied === ops.length - lost.size) return [...lost];
   // Some conditional write matched nothing: the ids not at the version this batch wrote lost their race.

@@ -10,6 +10,7 @@ import type { StoredEntity, AttrInstance } from '../../../ngsild/entity/model.js
 import { ENTITY_CORE_MEMBERS } from '../../../ngsild/entity/model.js';
 import { bboxOf, geometryOf } from '../../../ngsild/query/geoq.js';
 import { entitySignature, type EntitySignature } from '../../../store/kit/discovery-counts.js';
+import { indexedShapes, type IndexedShape } from './geo-index.js';
 
 /** A stored entity document. */
 export interface EntityDoc {
@@ -41,6 +42,11 @@ export interface EntityDoc {
   qx: string[];
   /** The bounding box of the geometries of each attribute holding one, under its field key: the spatial prefilter. */
   gb: Record<string, { w: number; s: number; e: number; n: number }>;
+  /**
+   * The shapes of the geometries for MongoDB's 2dsphere index (geo-index.ts), only where the server is MongoDB:
+   * GeoJSON polygons are nested arrays, which FerretDB 1.x refuses.
+   */
+  gi?: IndexedShape[];
 }
 
 const keys = new Map<string, string>();
@@ -64,7 +70,8 @@ export const QV_STRING_MAX = 256;
 
 const SIG_SEP = '\u0000';
 
-export function entityDoc(entity: StoredEntity, version: number): EntityDoc {
+/** `geoIndex`: the server is MongoDB, which indexes the shapes of `gi` (layout.ts). */
+export function entityDoc(entity: StoredEntity, version: number, geoIndex = false): EntityDoc {
   const sig = entitySignature(entity);
   const ak: string[] = [];
   for (const [attrIri, kinds] of sig.attrs) for (const k of kinds) ak.push(attrIri + SIG_SEP + k);
@@ -72,6 +79,7 @@ export function entityDoc(entity: StoredEntity, version: number): EntityDoc {
   const qv: EntityDoc['qv'] = {};
   const qx: string[] = [];
   const gb: EntityDoc['gb'] = {};
+  const gi: IndexedShape[] = [];
   for (const attrIri in entity) {
     if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
     const instances = entity[attrIri];
@@ -87,6 +95,7 @@ export function entityDoc(entity: StoredEntity, version: number): EntityDoc {
       if (g !== undefined) {
         const [w, s, e, n] = bboxOf(g);
         if (![w, s, e, n].every(Number.isFinite)) continue;
+        if (geoIndex) gi.push(...indexedShapes(key, g));
         const box = gb[key];
         gb[key] =
           box === undefined
@@ -99,6 +108,7 @@ export function entityDoc(entity: StoredEntity, version: number): EntityDoc {
   }
   const doc: EntityDoc = { _id: entity.id, v: version, b: JSON.stringify(entity), t: [...entity.type], a, ak, qv, qx, gb };
   if (entity.scope !== undefined && entity.scope.length > 0) doc.s = [...entity.scope];
+  if (gi.length > 0) doc.gi = gi;
   return doc;
 }
 

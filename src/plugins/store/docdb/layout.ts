@@ -70,8 +70,11 @@ export async function ensureLayout(db: Db, isDefault: boolean, server: ServerKin
   await entities.createIndex({ qx: 1 }, { name: 'qother' });
   // MongoDB (4.2+) indexes the per-attribute fields of q values and geometry boxes with one wildcard index each.
   // FerretDB 1.x accepts such an index and then fails every insert: there those filters are evaluated by its scan.
-  if (server === 'mongodb')
+  if (server === 'mongodb') {
     for (const field of ['qv', 'gb']) await entities.createIndex({ [field + '.$**']: 1 }, { name: field + 'Wildcard' });
+    // The shapes of the geometries (geo-index.ts), which geo-queries ask with $geoWithin / $geoIntersects.
+    await entities.createIndex({ 'gi.g': '2dsphere' }, { name: 'geo' });
+  }
   for (const name of DOC_COLLECTIONS) await db.collection(name).createIndex({ o: 1 }, { name: 'order' });
   if (isDefault) await db.collection(TENANTS).createIndex({ createdAt: 1 }, { name: 'created' });
 }

@@ -9,6 +9,7 @@ import type { QCompare, QLiteral, QNode, QUri } from '../../../ngsild/query/q-as
 import type { ScopeQuery, ScopePattern } from '../../../ngsild/query/scopeq.js';
 import type { TypeExpression, TypeName } from '../../../ngsild/query/type-expression.js';
 import { compileIdPattern } from '../../../ngsild/query/id-pattern.js';
+import { geoPushdown } from './geo-index.js';
 
 export interface Translated {
   filter: Filter<EntityDoc>;
@@ -35,7 +36,8 @@ function or(parts: Filter<EntityDoc>[]): Filter<EntityDoc> {
   return parts.length === 1 ? parts[0]! : { $or: parts };
 }
 
-export function translateQuery(query: EntityQuery): Translated {
+/** `geoIndex`: the server is MongoDB, with the 2dsphere index of the shapes in `gi` (geo-index.ts). */
+export function translateQuery(query: EntityQuery, geoIndex = false): Translated {
   let exact = true;
   const parts: Filter<EntityDoc>[] = [];
   const selector = (s: EntitySelector): Filter<EntityDoc> => {
@@ -62,18 +64,27 @@ export function translateQuery(query: EntityQuery): Translated {
     exact = false;
   }
   if (query.geo !== undefined) {
+    // Never exact: the worker evaluates with turf on the plane of longitude and latitude (geoq.ts), the server on
+    // the sphere; what goes to the server is a region every match meets (README "docdb", geo-queries).
     exact = false;
+    const key = fieldKey(query.geo.geopropertyIri);
     const box = query.geo.georel === 'disjoint' ? undefined : searchBox(query);
-    if (box !== undefined) {
+    const pushed = geoIndex ? geoPushdown(query.geo, box) : undefined;
+    if (pushed !== undefined) {
+      const ask = pushed.pieces.map((region) => ({ [pushed.operator]: { $geometry: region } }));
+      parts.push(
+        (ask.length === 1 ? { 'gi.k': key, 'gi.g': ask[0] } : { 'gi.k': key, $or: ask.map((a) => ({ 'gi.g': a })) }) as Filter<EntityDoc>,
+      );
+    } else if (box !== undefined) {
       const [w, s, e, n] = box;
-      const g = 'gb.' + fieldKey(query.geo.geopropertyIri);
+      const g = 'gb.' + key;
       parts.push({
         [g + '.w']: { $lte: e },
         [g + '.e']: { $gte: w },
         [g + '.s']: { $lte: n },
         [g + '.n']: { $gte: s },
       } as Filter<EntityDoc>);
-    }
+    } else parts.push({ a: query.geo.geopropertyIri });
   }
   if (query.projection !== undefined && !keepsIdOrType(query.projection)) exact = false;
   return { filter: and(parts), exact };
