@@ -80,8 +80,11 @@ export interface EntityPlan {
   readonly methods: readonly string[];
   /** Per method (same index), the candidates in the PAP's order. */
   readonly candidates: readonly (readonly CompiledPolicy[])[];
-  /** Per method, for many candidates: them as a set, to be met through the policy set's type index. */
-  readonly members: readonly (ReadonlySet<CompiledPolicy> | null)[];
+  /**
+   * Per method, for many candidates: whose request slots held (1), to meet them through the policy set's type index.
+   * A list cut at a policy that allows every entity never gets there (decideEntity allows at once).
+   */
+  readonly members: readonly (Uint8Array | null)[];
 }
 
 const NO_CANDIDATES: readonly CompiledPolicy[] = [];
@@ -128,22 +131,25 @@ function typeIndexOf(set: PolicySet, method: string): TypeIndex {
 export function planOf(set: PolicySet, req: AuthRequest, identity: unknown, x: DecisionInput): EntityPlan {
   const methods = methodsOf(req.ldOpName);
   const candidates: (readonly CompiledPolicy[])[] = [];
-  const members: (ReadonlySet<CompiledPolicy> | null)[] = [];
+  const members: (Uint8Array | null)[] = [];
   for (const m of methods) {
     x.method = m;
     const list: CompiledPolicy[] = [];
-    // Policies that differ only in what they need of the entity (a type each, say) share their request rules: those
-    // are evaluated once per method (x.method is a fact they read).
-    const held = new Map<string, boolean>();
-    for (const p of set.byMethod.get(m) ?? NO_CANDIDATES) {
-      let ok = held.get(p.requestKey);
-      if (ok === undefined) held.set(p.requestKey, (ok = p.holdsKinds(x, REQUEST_RULES)));
-      if (ok) list.push(p);
+    // Policies that differ only in what they need of the entity (a type each, say) share their request rules (one
+    // request slot): those are evaluated once per method (x.method is a fact they read). held: 0 not yet, 1 true, 2 false.
+    const policies = set.byMethod.get(m) ?? NO_CANDIDATES;
+    const slots = set.requestSlots.get(m) as Int32Array;
+    const held = new Uint8Array(set.requestSlotCount);
+    for (let i = 0; i < policies.length; i++) {
+      const p = policies[i] as CompiledPolicy;
+      const slot = slots[i] as number;
+      if (held[slot] === 0) held[slot] = p.holdsKinds(x, REQUEST_RULES) ? 1 : 2;
+      if (held[slot] === 1) list.push(p);
       // a policy that allows every entity ends the list: no later one is ever asked (§5.7 rule 2)
       if (list.length > 0 && (list[list.length - 1] as CompiledPolicy).entityFree) break;
     }
     candidates.push(list);
-    members.push(list.length >= INDEXED_FROM ? new Set(list) : null);
+    members.push(list.length >= INDEXED_FROM ? held : null);
   }
   return { set, identity, methods, candidates, members };
 }
@@ -171,10 +177,16 @@ function someHolds(plan: EntityPlan, index: number, x: DecisionInput): boolean {
   for (let t = 0; t < types.length; t++) {
     const list = typeIndex.byType.get(types[t] as string);
     if (list === undefined) continue;
-    for (let i = 0; i < list.length; i++) if (members.has(list[i] as CompiledPolicy) && holds(list[i] as CompiledPolicy, x)) return true;
+    for (let i = 0; i < list.length; i++) {
+      const p = list[i] as CompiledPolicy;
+      if (members[p.requestSlot] === 1 && holds(p, x)) return true;
+    }
   }
   const rest = typeIndex.rest;
-  for (let i = 0; i < rest.length; i++) if (members.has(rest[i] as CompiledPolicy) && holds(rest[i] as CompiledPolicy, x)) return true;
+  for (let i = 0; i < rest.length; i++) {
+    const p = rest[i] as CompiledPolicy;
+    if (members[p.requestSlot] === 1 && holds(p, x)) return true;
+  }
   return false;
 }
 

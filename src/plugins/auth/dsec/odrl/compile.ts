@@ -78,6 +78,8 @@ export interface CompiledPolicy {
    * throws included): --dsecNgsild evaluates them once per request for all of them (entity-decision.ts planOf).
    */
   readonly requestKey: string;
+  /** Its request slot in the policy set that holds it (PolicySet.requestSlots; set by compilePolicySet, -1 before). */
+  requestSlot: number;
   /** The rules of the kinds `select` names all hold (the others are not evaluated). May throw RoleConflict. */
   holdsKinds(x: DecisionInput, select: KindSelection): boolean;
   /** May throw RoleConflict. */
@@ -593,6 +595,7 @@ export function compilePolicy(raw: unknown, opts: CompileOptions, outerPrefixes:
     typeKeys: compiler.typeKeys,
     entityFree: kinds.every((k) => k === 0),
     requestKey: compiler.requestKey(),
+    requestSlot: -1,
     holdsKinds(x: DecisionInput, select: KindSelection): boolean {
       for (let i = 0; i < n; i++) if (select[kinds[i] as number] === true && (rules[i] as Rule)(x) !== T) return false;
       return true;

@@ -15,6 +15,12 @@ export interface PolicySet {
    * policy is false at its first rule for that method, before any rule that could read a role list.
    */
   readonly byMethod: ReadonlyMap<string, readonly CompiledPolicy[]>;
+  /**
+   * Per method, aligned with byMethod: each policy's request slot, one per distinct CompiledPolicy.requestKey
+   * (0 .. requestSlotCount - 1). --dsecNgsild evaluates the request rules of a slot once per request and method.
+   */
+  readonly requestSlots: ReadonlyMap<string, Int32Array>;
+  readonly requestSlotCount: number;
   /** How the role lists are read (slot 0: vc:role, 1: dome-op:role), to learn whether they conflict. */
   readonly roleLists: readonly [(credential: unknown) => unknown, (credential: unknown) => unknown];
 }
@@ -92,7 +98,23 @@ export function compilePolicySet(documents: readonly unknown[], opts: CompileOpt
       list.push(p);
     }
   }
-  return { policies, skipped, byMethod, roleLists: [roleListOf(0, opts.organization), roleListOf(1, opts.organization)] };
+  const slotOfKey = new Map<string, number>();
+  const slotOf = (p: CompiledPolicy): number => {
+    let slot = slotOfKey.get(p.requestKey);
+    if (slot === undefined) slotOfKey.set(p.requestKey, (slot = slotOfKey.size));
+    p.requestSlot = slot;
+    return slot;
+  };
+  const requestSlots = new Map<string, Int32Array>();
+  for (const [m, list] of byMethod) requestSlots.set(m, Int32Array.from(list, slotOf));
+  return {
+    policies,
+    skipped,
+    byMethod,
+    requestSlots,
+    requestSlotCount: slotOfKey.size,
+    roleLists: [roleListOf(0, opts.organization), roleListOf(1, opts.organization)],
+  };
 }
 
 const NO_POLICIES: readonly CompiledPolicy[] = [];
