@@ -39,14 +39,23 @@ export function gaugeOf(buffer?: SharedArrayBuffer): Float64Array {
   return buffer === undefined ? new Float64Array(SLOTS) : new Float64Array(buffer);
 }
 
+/**
+ * The slots are read while the notifier thread writes them. A notification only moves from waiting (items) to in
+ * flight or to dropped, never back: reading where it goes before where it comes from (dropped, then inFlight, then
+ * items) never counts one twice, so items + inFlight + dropped is never above the true total (it was, by one, when
+ * a notification moved between two of the reads).
+ */
 export function readGauge(g: Float64Array): NotificationQueueStats {
+  const dropped = g[GAUGE.dropped]!;
+  const inFlight = g[GAUGE.inFlight]!;
+  const items = g[GAUGE.items]!;
   return {
     bytes: g[GAUGE.bytes]!,
-    items: g[GAUGE.items]!,
+    items,
     budgetBytes: g[GAUGE.budgetBytes]!,
-    inFlight: g[GAUGE.inFlight]!,
+    inFlight,
     endpointsQueued: g[GAUGE.endpointsQueued]!,
     endpoints: g[GAUGE.endpoints]!,
-    dropped: g[GAUGE.dropped]!,
+    dropped,
   };
 }
