@@ -34,6 +34,15 @@ if running_pid >/dev/null && svc_port_open "$FERRETDB_PORT"; then
   svc_log "FerretDB already running on 127.0.0.1:$FERRETDB_PORT (connection info: $ENV_FILE)"
   exit 0
 fi
+# One start (and build) at a time: run-all.sh and the exporter's tests, run beside it, both start FerretDB, and two
+# builds in one directory remove each other's files ("getwd: no such file or directory").
+exec 9>"$FDB_ROOT/.lock"
+flock -w 900 9 || svc_die "another start of FerretDB holds $FDB_ROOT/.lock for over 15 minutes"
+if running_pid >/dev/null && svc_port_open "$FERRETDB_PORT"; then
+  write_env
+  svc_log "FerretDB already running on 127.0.0.1:$FERRETDB_PORT (connection info: $ENV_FILE)"
+  exit 0
+fi
 svc_port_open "$FERRETDB_PORT" && svc_die "port $FERRETDB_PORT is taken by another program"
 
 find_binary() {
@@ -74,7 +83,7 @@ BIN="$(find_binary || build_binary)"
 LOG="$FDB_ROOT/ferretdb.log"
 nohup "$BIN" --handler=sqlite --sqlite-url="file:$FDB_ROOT/data/" --state-dir="$FDB_ROOT/state" \
   --listen-addr="127.0.0.1:$FERRETDB_PORT" --debug-addr=- --telemetry=disable --log-level=warn \
-  >"$LOG" 2>&1 </dev/null &
+  >"$LOG" 2>&1 </dev/null 9>&- &
 echo $! >"$PIDFILE"
 if ! svc_wait_port "$FERRETDB_PORT" 30; then
   tail -20 "$LOG" >&2 || true
