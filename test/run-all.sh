@@ -5,18 +5,18 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 passed=0 failed=0 status=0
 
-# The Orion-LD exporter (Python) against PostgreSQL and FerretDB, started first: it mostly waits on its servers, so
-# it runs beside tap; its output is shown after tap's.
+# QuestDB for the temporal API tests on --troe tsdb (*.tsdb.test.ts), started once before tap runs files in parallel.
+bash test/services/questdb.sh || status=1
+# docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
+bash test/services/ferretdb.sh || status=1
+# The Orion-LD exporter (Python) against PostgreSQL and FerretDB: it mostly waits on its servers, so it runs beside
+# tap; its output is shown after tap's. Started after FerretDB is up: the exporter's run stops a server it found not
+# running when it ends, and so stopped FerretDB under the docdb tests when it got there first.
 exporter=""
 if [ -x test/integration/exporter/run.sh ]; then
   bash test/integration/exporter/run.sh >"$out/pytest.txt" 2>&1 &
   exporter=$!
 fi
-
-# QuestDB for the temporal API tests on --troe tsdb (*.tsdb.test.ts), started once before tap runs files in parallel.
-bash test/services/questdb.sh || status=1
-# docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
-bash test/services/ferretdb.sh || status=1
 # Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only).
 bash test/services/mosquitto.sh || status=1
 # The pymodbus device for the Modbus bridge tests (test/services/pymodbus.sh: idempotent, loopback only).
