@@ -12,6 +12,8 @@ import { runLoad, failedRequests, type LoadRequest, type LoadResult } from './lo
 import { benchEntity, benchId } from './bench-entity.js';
 import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
 import { machineAtStart, writeResultsSection } from './results-section.js';
+import { median, range } from './stats.js';
+import { typePolicy as odrl } from './odrl-policy.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -26,27 +28,6 @@ const smoke = process.argv.includes('--smoke');
 const durationS = smoke ? 3 : 10;
 const ROUNDS = smoke ? 1 : 3;
 const warmupS = smoke ? 0 : 2;
-
-const odrl = (uid: string, action: string, type: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'ngsi-ld:entityType',
-        'odrl:operator': { '@id': 'odrl:eq' },
-        'odrl:rightOperand': type,
-      },
-    },
-  },
-});
 
 /** ngsild:create of any entity under the NGSI-LD path (a rule on the request alone). */
 const createAnything: Record<string, unknown> = {
@@ -158,16 +139,11 @@ async function main(): Promise<void> {
     }
     for (const server of [bare, plain, dsec]) await server.stop();
 
-    const median = (xs: number[]): number => {
-      const v = [...xs].sort((p, q) => p - q);
-      return v.length % 2 === 1 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
-    };
     const rps = (round: Row[], i: number): number => round[i]!.result.requestsPerSecond;
     const toBare = (i: number): number[] => rounds.map((r) => rps(r, i) / rps(r, 0));
     const vsPlainAll = rounds.map((r) => rps(r, 2) / rps(r, 1));
-    const range = (xs: number[]): string => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
     const vsPlain = median(vsPlainAll).toFixed(2);
-    process.stdout.write(`  dsec --dsecNgsild / no auth: ${vsPlain} (range ${range(vsPlainAll)}; target >= 0.8)\n`);
+    process.stdout.write(`  dsec --dsecNgsild / no auth: ${vsPlain} (range ${range(vsPlainAll, 2)}; target >= 0.8)\n`);
     const failed = rounds.flat().reduce((n, r) => n + failedRequests(r.result), 0);
     if (!smoke) {
       writeResultsSection(
@@ -183,7 +159,7 @@ async function main(): Promise<void> {
           ...sides.map(
             ([name], i) =>
               `| ${name} | ${Math.round(median(rounds.map((r) => rps(r, i))))} | ${median(rounds.map((r) => r[i]!.result.p99Ms))} | ` +
-              `${median(toBare(i)).toFixed(2)} | ${range(toBare(i))} | ${rounds.reduce((n, r) => n + failedRequests(r[i]!.result), 0)} |`,
+              `${median(toBare(i)).toFixed(2)} | ${range(toBare(i), 2)} | ${rounds.reduce((n, r) => n + failedRequests(r[i]!.result), 0)} |`,
           ),
           '',
           `dsec --dsecNgsild / no auth, per round: ${vsPlainAll.map((x) => x.toFixed(2)).join(', ')}; median **${vsPlain}** (target >= 0.8).`,

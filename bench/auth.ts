@@ -10,6 +10,7 @@ import { startServer, type ServerProcess } from './server-process.js';
 import { runLoad, failedRequests, type LoadRequest, type LoadResult } from './load.js';
 import { benchEntity, benchId } from './bench-entity.js';
 import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
+import { typePolicy as odrl } from './odrl-policy.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -21,27 +22,6 @@ const SEEDED = 200;
 const smoke = process.argv.includes('--smoke');
 const durationS = smoke ? 3 : 10;
 const warmupS = smoke ? 0 : 2;
-
-const odrl = (uid: string, action: string, type: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'ngsi-ld:entityType',
-        'odrl:operator': { '@id': 'odrl:eq' },
-        'odrl:rightOperand': type,
-      },
-    },
-  },
-});
 
 interface Row {
   name: string;
