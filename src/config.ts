@@ -18,6 +18,8 @@ export interface BrokerConfig {
   /** `--snapshotMaxEntities`: entities one Snapshot holds (CIM 009 v1.9.1 §4.3.7; README "Snapshots"). */
   snapshotMaxEntities: number;
   connectionPoolSize: number;
+  /** --frontOps, auto resolved: 'cheap' runs the one-entity operations on the front thread (split-runner.ts). */
+  frontOps: 'none' | 'cheap';
   httpServer: 'uws' | 'node';
   healthPort?: number;
   /** --subCacheIval: seconds between reloads of the subscriptions from the store (0: never). */

@@ -7,6 +7,13 @@ import { OptionError, type BrokerConfig } from './config.js';
 
 export { OptionError, type BrokerConfig } from './config.js';
 
+/**
+ * --frontOps auto: cheap up to this many cores. There the front thread shares the cores with the pool, and the hand-off
+ * (copy out, wake a thread, copy back) cost about half of a PATCH (issue 24, bench/RESULTS.md); with more cores the one
+ * front thread is the ceiling and gives every operation away.
+ */
+export const FRONT_OPS_AUTO_CORES = 2;
+
 export const brokerOptions: OptionSpec[] = [
   { name: 'port', type: 'int', default: 1026, min: 0, help: 'port of the NGSI-LD API' },
   { name: 'host', type: 'string', default: '0.0.0.0', help: 'address the NGSI-LD API listens on' },
@@ -45,6 +52,13 @@ export const brokerOptions: OptionSpec[] = [
     type: 'int',
     min: 0,
     help: 'pipeline threads, at most one per core, each serving many requests at once (default: cores with the RAM store, else 32); 0 runs the pipeline on the front thread',
+  },
+  {
+    name: 'frontOps',
+    type: 'enum',
+    values: ['auto', 'none', 'cheap'],
+    default: 'auto',
+    help: `operations the front thread runs itself: cheap = those on one entity by id (no join, body up to 16 KiB), the rest in the pool; none = all in the pool; auto = cheap on a machine of up to ${FRONT_OPS_AUTO_CORES} cores, else none (ignored with --connectionPoolSize 0)`,
   },
   { name: 'httpServer', type: 'enum', values: ['uws', 'node'], default: 'uws', help: 'HTTP server: uWebSockets.js or node:http' },
   {
@@ -258,6 +272,10 @@ export function parseBrokerUrl(text: string): string {
 
 /** Seconds between reloads of the subscriptions on a store other brokers share, unless --subCacheIval says. */
 export const SHARED_SUB_CACHE_IVAL = 5;
+function frontOps(value: string, cores: number): BrokerConfig['frontOps'] {
+  if (value === 'auto') return cores <= FRONT_OPS_AUTO_CORES ? 'cheap' : 'none';
+  return value as BrokerConfig['frontOps'];
+}
 /** --contextSourceAlias: a Via pseudonym (RFC 9110 §7.6.3, a token), written into headers as it is. */
 function parseAlias(text: string | undefined): string {
   if (text === undefined) return `ldbroker-${randomUUID().slice(0, 8)}`;
@@ -277,6 +295,7 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     snapshotMaxEntities: values.snapshotMaxEntities as number,
     // seed 001 §4.4: the number of cores with the embedded store in RAM, else 32.
     connectionPoolSize: (values.connectionPoolSize as number | undefined) ?? (storeInMemory ? cpus().length : 32),
+    frontOps: frontOps(values.frontOps as string, cpus().length),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
     storeShared,

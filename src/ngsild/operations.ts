@@ -126,6 +126,11 @@ export interface Operation {
    * the Core and Temporal operations run on the Snapshot's copy; README "Snapshots").
    */
   readonly inSnapshot: boolean;
+  /**
+   * It reads or writes one entity named by its id: work bounded by one entity's size, which `--frontOps cheap` runs on
+   * the front thread rather than paying the hand-off to a pipeline thread (src/pipeline/split-runner.ts).
+   */
+  readonly oneEntity: boolean;
 }
 
 /** A set that cannot change: one instance per parameter list, shared by the operations that take it. */
@@ -736,6 +741,20 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
 /** Served on a Snapshot's entities besides every operation with the entity hook: the discovery of what it holds. */
 const SNAPSHOT_SERVED: ReadonlySet<LdOp> = new Set([LdOp.ListTypes, LdOp.RetrieveType, LdOp.ListAttributes, LdOp.RetrieveAttribute]);
 
+/** The operations of one entity by id (Operation.oneEntity). */
+const ONE_ENTITY: ReadonlySet<LdOp> = new Set([
+  LdOp.CreateEntity,
+  LdOp.RetrieveEntity,
+  LdOp.DeleteEntity,
+  LdOp.MergeEntity,
+  LdOp.ReplaceEntity,
+  LdOp.AppendAttrs,
+  LdOp.UpdateAttrs,
+  LdOp.PartialAttrUpdate,
+  LdOp.DeleteAttr,
+  LdOp.ReplaceAttr,
+]);
+
 /** Every operation, index LdOp - 1 (in LdOp order). */
 export const OPERATIONS: readonly Operation[] = Object.freeze(
   Object.entries(ENTRIES).map(([number, e]): Operation => {
@@ -754,6 +773,7 @@ export const OPERATIONS: readonly Operation[] = Object.freeze(
       brokerOwn: e.brokerOwn ?? false,
       internal: e.internal ?? false,
       inSnapshot: e.inSnapshot ?? (SNAPSHOT_SERVED.has(op) || e.entityHook === true),
+      oneEntity: ONE_ENTITY.has(op),
     });
   }),
 );
@@ -777,6 +797,7 @@ export const NO_OPERATION: Operation = Object.freeze({
   brokerOwn: false,
   internal: false,
   inSnapshot: false,
+  oneEntity: false,
 });
 
 /** The catalog entry of an operation (LdOp.None has none). */

@@ -9,9 +9,17 @@ import { runPipeline } from './run.js';
 import { ContextWait, ParkingLot } from './context-wait.js';
 import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
 
-/** Opens the front thread's store and resolver, then runs every task here with `handlers`. */
-export async function createInlineRunner(init: WorkerInit, log: Logger, handlers: OpHandlers): Promise<PipelineRunner> {
-  return new InlineRunner(await createWorkerContext(init, 'front', log), handlers, new Admission(init.config.maxPendingRequests));
+/**
+ * Opens the front thread's store and resolver, then runs every task here with `handlers`. `admission`: the bound of
+ * --maxPendingRequests (a split runner holds it over both of its runners and gives this one none).
+ */
+export async function createInlineRunner(
+  init: WorkerInit,
+  log: Logger,
+  handlers: OpHandlers,
+  admission = new Admission(init.config.maxPendingRequests),
+): Promise<PipelineRunner> {
+  return new InlineRunner(await createWorkerContext(init, 'front', log), handlers, admission);
 }
 
 class InlineRunner implements PipelineRunner {
@@ -36,6 +44,10 @@ class InlineRunner implements PipelineRunner {
       this.inFlight--;
       this.completed++;
     }
+  }
+
+  held(): number {
+    return this.inFlight;
   }
 
   stats(): PoolStats {

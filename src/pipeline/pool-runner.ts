@@ -20,10 +20,15 @@ export const MAX_BATCH = 64;
 
 /**
  * Starts the pool of --connectionPoolSize threads (at most one per core) and waits until each is up. `execArgv`: the
- * Node options of the pool's threads (default: this thread's, as node:worker_threads has it).
+ * Node options of the pool's threads (default: this thread's, as node:worker_threads has it). `admission`: the bound
+ * of --maxPendingRequests (a split runner holds it over both of its runners and gives this one none).
  */
-export async function createPoolRunner(init: WorkerInit, log: Logger, execArgv?: string[]): Promise<PipelineRunner> {
-  const admission = new Admission(init.config.maxPendingRequests);
+export async function createPoolRunner(
+  init: WorkerInit,
+  log: Logger,
+  execArgv?: string[],
+  admission = new Admission(init.config.maxPendingRequests),
+): Promise<PipelineRunner> {
   const threads = Math.max(1, Math.min(init.config.connectionPoolSize, availableParallelism()));
   const pool = new Piscina({
     filename: new URL('../../workers/pipeline.js', import.meta.url).href,
@@ -151,6 +156,10 @@ class PoolRunner implements PipelineRunner {
     if (waiter === undefined) return;
     this.waiting.delete(id);
     waiter.reject(error);
+  }
+
+  held(): number {
+    return this.waiting.size;
   }
 
   stats(): PoolStats {

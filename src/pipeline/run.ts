@@ -27,6 +27,7 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   // seed 001 §1: a bridge sample is the broker's own write, not asked to the auth plugin (no hook, no entity hook).
   const ctx = task.internal === true && threadCtx.auth !== undefined ? { ...threadCtx, auth: undefined } : threadCtx;
+  ctx.store.freshen?.();
   const req = new LdRequest(task, wait);
   const result = await runSteps(ctx, req, task, handlers);
   if (task.headers.snapshot !== undefined) echoSnapshot(req, result);

@@ -1,19 +1,25 @@
 // What the front hands tasks to, whichever runs them: a pool of pipeline threads (pool-runner.ts) or the pipeline
-// inline on the front thread (inline-runner.ts, --connectionPoolSize 0); the top of the broker picks one.
+// inline on the front thread (inline-runner.ts, --connectionPoolSize 0), or both (split-runner.ts, --frontOps cheap);
+// the top of the broker picks one.
 import type { PipelineResult, PipelineTask } from './task.js';
 import { LdError } from '../ngsild/problem.js';
 
 export interface PoolStats {
-  mode: 'pool' | 'inline';
+  /** split: --frontOps cheap, one-entity operations inline, the rest in the pool (split-runner.ts). */
+  mode: 'pool' | 'inline' | 'split';
   threads: number;
   inFlight: number;
   queued: number;
   utilization: number;
   completed: number;
+  /** split: how many of `completed` ran on the front thread. */
+  onFront?: number;
 }
 
 export interface PipelineRunner {
   run(task: PipelineTask): Promise<PipelineResult>;
+  /** Requests taken and not yet answered (what --maxPendingRequests bounds). */
+  held(): number;
   stats(): PoolStats;
   /** Waits for in-flight tasks, then stops the threads. */
   close(): Promise<void>;

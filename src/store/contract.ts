@@ -164,6 +164,12 @@ export interface Store {
   close(): Promise<void>;
   /** Resolves once every write acknowledged so far is durable. */
   flush(): Promise<void>;
+  /**
+   * Called as each request starts: the reads that follow see every write committed before it, whichever thread or
+   * broker made it (read-your-writes for a client whose next request runs elsewhere). A store whose reads are always
+   * current leaves it out.
+   */
+  freshen?(): void;
   status(): StoreStatus;
 
   hasTenant(tenant: string): Promise<boolean>;

@@ -5,7 +5,8 @@ import { createServer } from 'node:http';
 import { startBroker, call, NGSI } from './helpers/broker.js';
 
 t.test('two pipeline workers serve requests concurrently on one LMDB store', async (t) => {
-  const broker = await startBroker(['--connectionPoolSize', '8', '--logLevel', 'debug']);
+  // --frontOps none: the one-entity operations below would run on the front thread of a small machine otherwise.
+  const broker = await startBroker(['--connectionPoolSize', '8', '--frontOps', 'none', '--logLevel', 'debug']);
   try {
     const ids = Array.from({ length: 200 }, (_, i) => `urn:ngsi-ld:Sensor:${i}`);
     const created = await Promise.all(
@@ -140,7 +141,8 @@ t.test('requests handed to a thread together: a slow one (remote @context) delay
 });
 
 for (const [mode, args] of [
-  ['pool', []],
+  ['pool', ['--frontOps', 'none']],
+  ['split', ['--frontOps', 'cheap']],
   ['inline', ['--connectionPoolSize', '0']],
 ] as const) {
   t.test(`--maxPendingRequests (${mode}): past the limit a request is answered 503 at once, and the broker recovers`, async (t) => {

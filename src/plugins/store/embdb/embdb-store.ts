@@ -155,6 +155,15 @@ export class EmbdbStore implements Store {
   }
 
   /**
+   * lmdb keeps a thread's read snapshot until a timer of that thread turns, so a request could read what was there
+   * before a write another thread acknowledged a moment ago (a PATCH on the front thread, then a query in the pool).
+   * Dropping the snapshot costs one renewal at the next read; an iterator still open keeps its own (lmdb refcounts it).
+   */
+  freshen(): void {
+    this.env.resetReadTxn();
+  }
+
+  /**
    * Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request).
    * Whatever fn throws undoes all it wrote. transactionSync aborts on a throw; lmdb's batched async writer runs the
    * callbacks of one batch in one LMDB transaction and commits what a callback wrote before it threw, so fn runs there
