@@ -90,3 +90,55 @@ t.test('an older history without a type index gets one at open; a history that h
   );
   t.same(await byType(store, '', 'Car'), ['urn:ngsi-ld:Car:0', 'urn:ngsi-ld:Car:1']);
 });
+
+t.test('an older history without the index of instances without observedAt gets it at open; the default order finds them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-hist-unobserved-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'embdb');
+  let store = await openStore(path);
+  const id = 'urn:ngsi-ld:Meter:1';
+  // Three writes: the attribute without observedAt twice, then with one long before (imported data).
+  for (const [i, observedAt] of [
+    [1, undefined],
+    [2, undefined],
+    [3, '2020-01-01T00:00:00.000Z'],
+  ] as const) {
+    const at = new Date(Date.parse(AT) + i * 1000).toISOString();
+    const attr = { type: 'Property', value: i, ...(observedAt === undefined ? {} : { observedAt }) };
+    await store.mutateEntity('', id, () => ({
+      next: { id, type: [NS + 'Meter'], createdAt: AT, modifiedAt: at, [NS + 'p']: [attr] } as StoredEntity,
+      result: undefined,
+    }));
+  }
+  const values = async (lastN?: number): Promise<unknown[]> =>
+    (
+      (await store.history!.instances('', id, { attrs: [NS + 'p'], order: 'observedAt', limit: 100, ...(lastN ? { lastN } : {}) })).attrs[
+        NS + 'p'
+      ] ?? []
+    ).map((h) => (h as { value: unknown }).value);
+  t.same(await values(), [3, 1, 2], 'the observed one (2020) first, then the others at their createdAt');
+  t.same(await values(2), [1, 2], 'lastN: the newest two in that order');
+  await store.close();
+
+  // What an older broker left behind: no index of the instances without observedAt, no marker.
+  const raw = open({ path });
+  await raw.openDB({ name: 'histUnobserved' }).clearAsync();
+  await raw.openDB({ name: 'histMeta' }).clearAsync();
+  await raw.close();
+
+  const rec = recorder();
+  store = await openStore(path, rec.log);
+  t.teardown(() => store.close());
+  t.ok(rec.msgs.includes('embdb history: index of instances without observedAt built'), 'the build is logged');
+  t.same(await values(), [3, 1, 2], 'the same order after the build');
+  t.same(await values(1), [2]);
+  await store.close();
+
+  const again = recorder();
+  store = await openStore(path, again.log);
+  t.notOk(
+    again.msgs.some((m) => m.includes('without observedAt')),
+    'nothing to build the next time',
+  );
+  t.same(await values(2), [1, 2]);
+});
