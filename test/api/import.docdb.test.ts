@@ -1,10 +1,12 @@
 // ldbroker-import into --database docdb (FerretDB, test/services/ferretdb.sh) with --troe none: the current state of
 // the stream (entities of every attribute type, two tenants, subscriptions with their counters, registrations), then
 // a broker on the same database answers as the source; the history records are refused (no history store) and named.
+// Entities go in batches (one read and one insert command per batch, counted on the importer's client).
 import t from 'tap';
+import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { startBroker, call, NGSI } from './helpers/broker.js';
 import { importWith } from './helpers/import.js';
-import { docdbArgs, dropDatabases, freshDbName } from './helpers/docdb.js';
+import { docdbArgs, dropDatabases, freshDbName, mongoUrl } from './helpers/docdb.js';
 import { EX, building, registrations, room, source, subscriptions, tenantRoom } from './helpers/import-source.js';
 
 const currentState = source.filter((r) => r.kind !== 'temporalEntity' && r.kind !== 'temporalInstance');
@@ -45,4 +47,58 @@ t.test('the current state imported into docdb equals the source; an import again
   t.equal(again.line('registrations'), 'registrations: 0 imported, 2 refused');
   t.match(again.err, /temporalEntity urn:ngsi-ld:Building:B1 refused: BadRequestData: no history store/);
   t.equal(again.line('temporal instances'), 'temporal instances: 0 imported, 5 refused');
+});
+
+t.test('entities go into docdb in batches: one read and one insert per batch of records, no round trip per record', async (t) => {
+  const dbName = freshDbName();
+  t.teardown(() => dropDatabases(dbName));
+  const n = 1000;
+  const at = '2024-01-01T00:00:00.000Z';
+  const records = Array.from({ length: n }, (_, i) => ({
+    kind: 'entity',
+    data: {
+      id: `urn:ngsi-ld:Meter:${i}`,
+      type: `${EX}Meter`,
+      createdAt: at,
+      modifiedAt: at,
+      [`${EX}n`]: { type: 'Property', value: i, createdAt: at, modifiedAt: at },
+    },
+  }));
+  // The importer's own client, in this process: its commands counted as the docdb round-trip tests count them.
+  const seen = new Map<string, number>();
+  const connect = MongoClient.prototype.connect;
+  MongoClient.prototype.connect = function (this: MongoClient) {
+    this.on('commandStarted', (e: CommandStartedEvent) => {
+      const k = `${e.commandName} ${String(e.command[e.commandName])}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    });
+    return connect.call(this);
+  } as typeof connect;
+  t.teardown(() => {
+    MongoClient.prototype.connect = connect;
+  });
+  const url = new URL(mongoUrl());
+  url.searchParams.set('monitorCommands', 'true');
+  const imported = await importWith([...docdbArgs(dbName, url.toString()), '--troe', 'none'], records);
+  MongoClient.prototype.connect = connect;
+  t.equal(imported.line('entities'), `entities: ${n} imported, 0 refused`, imported.err);
+  const batches = Math.ceil(n / 200);
+  t.equal(seen.get('insert entities'), batches, 'one insert per batch of 200');
+  t.equal(seen.get('find entities'), batches, 'one read per batch (the ids present are refused)');
+  t.notOk(seen.has('update entities'), 'no upsert per entity');
+
+  seen.clear();
+  MongoClient.prototype.connect = function (this: MongoClient) {
+    this.on('commandStarted', (e: CommandStartedEvent) => {
+      const k = `${e.commandName} ${String(e.command[e.commandName])}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    });
+    return connect.call(this);
+  } as typeof connect;
+  const again = await importWith([...docdbArgs(dbName, url.toString()), '--troe', 'none'], records.slice(0, 300));
+  MongoClient.prototype.connect = connect;
+  t.equal(again.line('entities'), 'entities: 0 imported, 300 refused', 'run again: every id refused, never overwritten');
+  t.match(again.err, /line 1: entity urn:ngsi-ld:Meter:0 refused: AlreadyExists/);
+  t.equal(seen.get('find entities'), 2, 'the read of each batch finds them');
+  t.notOk(seen.has('insert entities'), 'nothing written');
 });
