@@ -1,14 +1,16 @@
 // ldbroker-import into --database docdb (FerretDB, test/services/ferretdb.sh) with --troe none: the current state of
 // the stream (entities of every attribute type, two tenants, subscriptions with their counters, registrations), then
 // a broker on the same database answers as the source; the history records are refused (no history store) and named.
-// Entities go in batches (one read and one insert command per batch, counted on the importer's client).
+// Entities go in batches (one read and one insert command per batch, counted on the importer's client). A database
+// a running broker uses is refused (its presence lease, plugins/store/docdb/presence.ts).
 import t from 'tap';
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
-import { startBroker, call, NGSI } from './helpers/broker.js';
-import { importWith } from './helpers/import.js';
+import { startBroker, spawnBroker, call, NGSI } from './helpers/broker.js';
+import { importWith, ndjson, runImporter } from './helpers/import.js';
 import { docdbArgs, dropDatabases, freshDbName, mongoUrl } from './helpers/docdb.js';
 import { EX, building, registrations, room, source, subscriptions, tenantRoom } from './helpers/import-source.js';
 
+const T = '2024-01-01T00:00:00.000Z';
 const currentState = source.filter((r) => r.kind !== 'temporalEntity' && r.kind !== 'temporalInstance');
 
 t.test('the current state imported into docdb equals the source; an import again refuses all of it', async (t) => {
@@ -101,4 +103,46 @@ t.test('entities go into docdb in batches: one read and one insert per batch of 
   t.match(again.err, /line 1: entity urn:ngsi-ld:Meter:0 refused: AlreadyExists/);
   t.equal(seen.get('find entities'), 2, 'the read of each batch finds them');
   t.notOk(seen.has('insert entities'), 'nothing written');
+});
+
+t.test('a database a running broker uses is refused with a clear line, nothing written; once it stopped, the import goes in', async (t) => {
+  const dbName = freshDbName();
+  t.teardown(() => dropDatabases(dbName));
+  const args = [...docdbArgs(dbName), '--troe', 'none'];
+  const one = ndjson([{ kind: 'entity', data: { id: 'urn:ngsi-ld:Meter:held', type: `${EX}Meter`, createdAt: T, modifiedAt: T } }]);
+  const broker = await spawnBroker(['--database', 'docdb', '--dbURI', mongoUrl(), '--dbName', dbName]);
+  t.teardown(() => broker.stop());
+  const held = await runImporter([...args, '--file', '-'], one);
+  t.equal(held.code, 2, held.stderr);
+  t.match(
+    held.stderr,
+    new RegExp(
+      `the store is in use by another process \\(database '${dbName}' is used by \\S+ pid ${broker.proc!.pid}, seen \\d+ s ago\\): stop the broker before importing`,
+    ),
+  );
+  t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Meter:held`)).status, 404, 'nothing written');
+  await broker.stop();
+  const after = await runImporter([...args, '--file', '-'], one);
+  t.equal(after.code, 0, `a broker stopped removes its lease: ${after.stderr}`);
+});
+
+t.test('the lease of a broker that died (not refreshed for 20 s) does not hold the database', async (t) => {
+  const dbName = freshDbName();
+  t.teardown(() => dropDatabases(dbName));
+  const client = new MongoClient(mongoUrl(), { serverSelectionTimeoutMS: 5000 });
+  t.teardown(() => client.close());
+  const leases = client
+    .db(dbName)
+    .collection<{ _id: string; host: string; pid: number; startedAt: string; seenAt: number }>('brokerPresence');
+  await leases.insertOne({ _id: 'gone:1:x', host: 'gone', pid: 1, startedAt: '2026-01-01T00:00:00.000Z', seenAt: Date.now() - 25_000 });
+  const args = [...docdbArgs(dbName), '--troe', 'none'];
+  const one = ndjson([{ kind: 'entity', data: { id: 'urn:ngsi-ld:Meter:stale', type: `${EX}Meter`, createdAt: T, modifiedAt: T } }]);
+  const r = await runImporter([...args, '--file', '-'], one);
+  t.equal(r.code, 0, r.stderr);
+  // A fresh one (another host's broker, as its lease says) does.
+  await leases.updateOne({ _id: 'gone:1:x' }, { $set: { seenAt: Date.now() } });
+  const again = await runImporter([...args, '--file', '-'], one);
+  t.equal(again.code, 2);
+  t.match(again.stderr, /is used by gone pid 1, seen \d+ s ago\): stop the broker before importing/);
+  t.same(await leases.find({}, { projection: { _id: 1 } }).toArray(), [{ _id: 'gone:1:x' }], "the importer's own lease removed at its end");
 });

@@ -38,6 +38,7 @@ import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
 import { asStoreError, isUnreachable } from './errors.js';
 import { CLAIMS, claim, release, type ClaimDoc } from './claims.js';
+import { PRESENCE, Presence, type PresenceDoc } from './presence.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
 export const ORDERED_QUERY_CAP = 20_000;
@@ -89,9 +90,12 @@ export class DocdbStore implements Store {
   private down = false;
   private reconnecting: Promise<void> | undefined;
   private server: Promise<ServerKind> | undefined;
+  /** This process's lease on the database (presence.ts): kept by a primary, read by the importer. */
+  private readonly presence: Presence;
 
   constructor(private readonly settings: DocdbSettings) {
     this.client = this.newClient();
+    this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log);
   }
 
   private newClient(): MongoClient {
@@ -116,6 +120,16 @@ export class DocdbStore implements Store {
     this.connected = true;
     await this.layout('');
     if (primary) for (const tenant of await this.listTenants()) await this.layout(tenant);
+    if (primary) await this.presence.start();
+  }
+
+  /**
+   * Another live broker or importer using this database (its presence lease, presence.ts); undefined when none. The
+   * importer refuses such a database (seed 001, importer behaviour 1).
+   */
+  async openElsewhere(): Promise<string | undefined> {
+    const others = await this.io(() => this.presence.others());
+    return others === undefined ? undefined : `database '${this.settings.dbName}' is used by ${others}`;
   }
 
   /**
@@ -173,6 +187,7 @@ export class DocdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.presence.stop(this.connected && !this.down);
     await this.client.close();
   }
 
