@@ -62,6 +62,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
   if (params.primary) {
     await rebuildIndexesIfOld(store.indexedDbs(), params.log);
     await store.history?.backfillTypeIndex(params.log);
+    await store.history?.backfillInstanceIdIndex(params.log);
   }
   return store;
 }
