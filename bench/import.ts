@@ -4,7 +4,10 @@
 // (VmRSS) every 200 ms, and reports records per second and the memory at 10 %, 50 % and 100 % of the file (flat
 // memory: the last should be about the first; anonymous memory, not the mapped store file). Not part of `make test`; `--smoke` runs a 5 MB stream.
 // The importer's V8 heap is capped (--heapMb, 64): a stream 15 times larger going through is the proof of flat memory.
-// `node dist/bench/import.js [--bytes 1000000000] [--heapMb 64] [--database embdb,docdb] [--troe embdb|none|tsdb]
+// `--pipe` generates the stream while the importer reads it on standard input (no file on disk, so any --bytes) and
+// prints a line every --every records (100,000) with the peak anonymous RSS so far; the shares are then of the bytes
+// piped. `node dist/bench/import.js [--bytes 1000000000] [--pipe [--every 100000]] [--heapMb 64]
+// [--database embdb,docdb] [--troe embdb|none|tsdb]
 // [--dbURI mongodb://…] [--smoke] [--out file] [-- <history options>]`; one row per store, the table replaces the
 // "Import" section of bench/RESULTS.md (or goes to --out). docdb: a database of its own (b<hex>) on --dbURI
 // (MONGO_URL, else 127.0.0.1:27017), dropped after; beside docdb the history is --troe none (the stream then holds
@@ -17,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Writable } from 'node:stream';
 import { machineAtStart, sectionMarkers, writeResultsSection } from './results-section.js';
 
 const IMPORT_MAIN = fileURLToPath(new URL('../src/import-main.js', import.meta.url));
@@ -28,6 +32,8 @@ const { values, positionals } = parseArgs({
     dbURI: { type: 'string', default: process.env.MONGO_URL ?? 'mongodb://127.0.0.1:27017/' },
     smoke: { type: 'boolean', default: false },
     heapMb: { type: 'string', default: '64' },
+    pipe: { type: 'boolean', default: false },
+    every: { type: 'string', default: '100000' },
     out: { type: 'string' },
   },
   allowPositionals: true,
@@ -37,9 +43,25 @@ if (!(targetBytes > 0)) throw new Error(`--bytes ${values.bytes}: not a positive
 const EX = 'https://example.org/';
 const T0 = Date.parse('2023-01-01T00:00:00Z');
 
-/** Writes the stream: per block of 100 entities their records, then their history (as the exporter orders it). */
+/** Writes the stream to a file. */
 async function writeStream(file: string, history: boolean): Promise<{ records: number; bytes: number }> {
   const out = createWriteStream(file);
+  const written = await generate(out, history);
+  out.end();
+  await once(out, 'finish');
+  return written;
+}
+
+/**
+ * Generates the stream into `out` (a file, or the importer's standard input with --pipe), waiting for it to drain:
+ * per block of 100 entities their records, then their history (as the exporter orders it). `progress` is called
+ * after each block with the records and bytes written so far.
+ */
+async function generate(
+  out: Writable,
+  history: boolean,
+  progress?: (records: number, bytes: number) => void,
+): Promise<{ records: number; bytes: number }> {
   let bytes = 0;
   let records = 0;
   const put = async (r: object): Promise<void> => {
@@ -76,6 +98,7 @@ async function writeStream(file: string, history: boolean): Promise<{ records: n
         },
       });
     }
+    progress?.(records, bytes);
     if (!history) continue;
     for (const [i, id] of ids.entries()) {
       const at0 = T0 + (block * 100 + i) * 1000;
@@ -102,9 +125,8 @@ async function writeStream(file: string, history: boolean): Promise<{ records: n
         });
       }
     }
+    progress?.(records, bytes);
   }
-  out.end();
-  await once(out, 'finish');
   return { records, bytes };
 }
 
@@ -132,29 +154,57 @@ interface Run {
   report: string;
 }
 
-/** Runs the importer on `file` into `target` (its store and history arguments). */
-async function runImporter(store: string, troe: string, target: string[], file: string, records: number, bytes: number): Promise<Run> {
-  const args = [...target, '--troe', troe, '--file', file, '--logLevel', 'warn', ...positionals];
+/**
+ * Runs the importer into `target` (its store and history arguments) on `input`: a file written before, or with
+ * --pipe the stream generated while the importer reads it on standard input (no file: any --bytes on any disk).
+ */
+async function runImporter(
+  store: string,
+  troe: string,
+  target: string[],
+  input: { file: string; records: number; bytes: number } | { pipe: boolean },
+): Promise<Run> {
+  const piped = 'pipe' in input;
+  const args = [...target, '--troe', troe, '--file', piped ? '-' : input.file, '--logLevel', 'warn', ...positionals];
   const started = Date.now();
   // The importer's heap is capped far below the stream's size: an import that held what it read would fail.
   const child = spawn(process.execPath, [`--max-old-space-size=${Number(values.heapMb)}`, IMPORT_MAIN, ...args], {
-    stdio: ['ignore', 'inherit', 'pipe'],
+    stdio: [piped ? 'pipe' : 'ignore', 'inherit', 'pipe'],
   });
   let stderr = '';
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  // Memory against the share of the file read: the child's read offset in /proc/<pid>/fdinfo is not portable, so
-  // the share is the time elapsed over the whole run, mapped afterwards.
-  const samples: Array<{ t: number; rss: number }> = [];
+  child.stderr!.on('data', (d) => (stderr += String(d)));
+  // Memory against the share of the stream read. From a file the child's read offset (/proc/<pid>/fdinfo) is not
+  // portable, so the share is the time elapsed over the whole run, mapped afterwards; piped, it is the bytes
+  // written so far (the importer reads them as fast as it imports: the pipe holds little).
+  const samples: Array<{ t: number; bytes: number; rss: number }> = [];
+  let fed = 0;
   const timer = setInterval(() => {
     const rss = rssMb(child.pid!);
-    if (rss !== undefined) samples.push({ t: Date.now() - started, rss });
+    if (rss !== undefined) samples.push({ t: Date.now() - started, bytes: fed, rss });
   }, 200);
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const exited = once(child, 'exit');
+  let records = 'pipe' in input ? 0 : input.records;
+  let bytes = 'pipe' in input ? 0 : input.bytes;
+  if (piped) {
+    const every = Number(values.every);
+    let next = every;
+    child.stdin!.on('error', () => {});
+    const written = await generate(child.stdin!, troe !== 'none', (r, b) => {
+      fed = b;
+      if (r < next) return;
+      next += every;
+      const peak = Math.max(0, ...samples.map((s) => s.rss));
+      process.stdout.write(`${store}: ${r} records, ${(b / 1e6).toFixed(0)} MB piped, peak anonymous RSS ${peak.toFixed(0)} MB\n`);
+    });
+    child.stdin!.end();
+    ({ records, bytes } = written);
+  }
+  const [code] = (await exited) as [number | null];
   clearInterval(timer);
   const seconds = (Date.now() - started) / 1000;
   if (code !== 0) throw new Error(`the importer (${store}) exited with ${code}:\n${stderr.slice(-2000)}`);
   const at = (share: number): string => {
-    const upTo = samples.filter((s) => s.t <= share * seconds * 1000);
+    const upTo = samples.filter((s) => (piped ? s.bytes <= share * bytes : s.t <= share * seconds * 1000));
     return upTo.length === 0 ? '-' : Math.max(...upTo.map((s) => s.rss)).toFixed(0);
   };
   return { store, troe, records, bytes, seconds, at, report: stderr.trim().split('\n').slice(-6).join('; ') };
@@ -186,25 +236,14 @@ try {
   const runs: Run[] = [];
   for (const store of values.database!.split(',')) {
     if (store === 'embdb') {
-      const s = await streamOf(values.troe !== 'none');
-      runs.push(
-        await runImporter('embdb (disk)', values.troe!, ['--database', 'embdb', '--dbDir', join(dir, 'db')], s.file, s.records, s.bytes),
-      );
+      const input = values.pipe ? { pipe: true } : await streamOf(values.troe !== 'none');
+      runs.push(await runImporter('embdb (disk)', values.troe!, ['--database', 'embdb', '--dbDir', join(dir, 'db')], input));
     } else if (store === 'docdb') {
       const troe = values.troe === 'tsdb' ? 'tsdb' : 'none';
-      const s = await streamOf(troe !== 'none');
+      const input = values.pipe ? { pipe: true } : await streamOf(troe !== 'none');
       const dbName = `b${randomBytes(4).toString('hex')}`;
       try {
-        runs.push(
-          await runImporter(
-            'docdb',
-            troe,
-            ['--database', 'docdb', '--dbURI', values.dbURI!, '--dbName', dbName],
-            s.file,
-            s.records,
-            s.bytes,
-          ),
-        );
+        runs.push(await runImporter('docdb', troe, ['--database', 'docdb', '--dbURI', values.dbURI!, '--dbName', dbName], input));
       } finally {
         await dropDocdb(values.dbURI!, dbName);
       }

@@ -62,7 +62,7 @@ export async function openImportTarget(args: BrokerArgs, log: Logger): Promise<I
   // indexes), which must not happen under a running broker. Asked again after the primary's open, for a broker that
   // started in between.
   const inUse = async (s: Store): Promise<void> => {
-    const elsewhere = s.openElsewhere?.();
+    const elsewhere = await s.openElsewhere?.();
     if (elsewhere === undefined) return;
     await s.close();
     throw new ImportTargetError(`the store is in use by another process (${elsewhere}): stop the broker before importing`);

@@ -1,6 +1,8 @@
 // Outbound (seed 001 §1, §4.2): in each pipeline thread, the committed writes of an attribute a Channel binds go to
 // the bridge host, which publishes them; whatever route wrote it (PATCH, PUT, batch, merge, upsert). Beside the
-// subscriptions' sink (WorkerContext.bridges). A temporal append writes history only and is not seen here.
+// subscriptions' sink (WorkerContext.bridges). A temporal append writes history only and is not seen here. Each write
+// carries the store's sequence: this thread posts after its own commit, so another thread's later write can reach
+// the host first, and the host orders them by it (write-order.ts).
 import { BroadcastChannel } from 'node:worker_threads';
 import type { ChangeSink } from '../pipeline/change-sink.js';
 import type { WriteEvent } from '../store/contract.js';
@@ -40,7 +42,7 @@ export class BridgeSink implements ChangeSink {
         if (e.change.written[b.attrIri]?.includes('@none') !== true) continue;
         const inst = (e.after[b.attrIri] as AttrInstance[] | undefined)?.find((i) => i.datasetId === undefined);
         if (inst === undefined) continue;
-        (writes ??= []).push({ bridge: b.bridge, endpoint: b.endpoint, value: valueOf(inst) });
+        (writes ??= []).push({ bridge: b.bridge, endpoint: b.endpoint, value: valueOf(inst), seq: e.seq });
       }
     }
     if (writes !== undefined) this.channel.postMessage({ writes });

@@ -1,12 +1,14 @@
 // The bridge-host thread (seed 001 §1: all bridge I/O runs here, never on the front or a pipeline thread): it opens
 // every bridge of --bridges with its member of --bridgeConfig, adds the configured Channels (channelAdd, then from
 // bridge ABI 9 channelAddInfo with the channelInfo unchanged), starts the bridges, posts inbound samples to the main
-// thread (which runs them as writes), publishes the writes pipeline threads report, and answers GET /channels.
+// thread (which runs them as writes), publishes the writes pipeline threads report (per Channel in the store's commit
+// order, write-order.ts), and answers GET /channels.
 import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
 import { threadLogger } from '../logger.js';
 import type { BrokerConfig } from '../config.js';
 import type { Bridge, BridgeHost, ChannelVerdict, ConfiguredChannel } from './contract.js';
 import { loadBridgeModule } from './loader.js';
+import { admitWrite, newWriteOrder, type WriteOrder } from './write-order.js';
 import {
   BRIDGE_OUT_CHANNEL,
   CHANNELS_CHANNEL,
@@ -31,6 +33,8 @@ interface HostedChannel {
   pending: string[];
   /** Samples dropped for their size. */
   oversized: number;
+  /** The store sequence of the last write seen: writes reach the device in commit order (write-order.ts). */
+  order: WriteOrder;
 }
 
 export interface BridgeHostData {
@@ -116,7 +120,7 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
         listing.reason = verdict.reason;
         log.warn({ bridge: name, endpoint: c.endpoint, reason: verdict.reason }, 'Channel dormant');
       }
-      channels.set(key(name, c.endpoint), { configured: c, bridge, listing, pending: [], oversized: 0 });
+      channels.set(key(name, c.endpoint), { configured: c, bridge, listing, pending: [], oversized: 0, order: newWriteOrder() });
     }
   }
   for (const bridge of bridges) await bridge.start();
@@ -128,10 +132,19 @@ export async function runBridgeHost(data: BridgeHostData, parent: MessagePort): 
     for (const w of batch.writes) {
       const hosted = channels.get(key(w.bridge, w.endpoint));
       if (hosted === undefined || hosted.listing.state !== 'active') continue;
-      // A sample's own write: not sent back to where it came from.
+      // A sample's own write: not sent back to where it came from. It still counts in the order: a client's write
+      // committed before it and arriving after it is older than the device's value now in the store.
       const i = hosted.pending.indexOf(JSON.stringify(w.value));
       if (i >= 0) {
         hosted.pending.splice(0, i + 1);
+        admitWrite(hosted.order, w.seq);
+        continue;
+      }
+      if (!admitWrite(hosted.order, w.seq)) {
+        log.debug(
+          { bridge: w.bridge, endpoint: w.endpoint, seq: w.seq, last: hosted.order.lastSeq },
+          'bridge write superseded by a later one',
+        );
         continue;
       }
       try {

@@ -18,6 +18,12 @@ export interface OutboundWrite {
   bridge: string;
   endpoint: string;
   value: unknown;
+  /**
+   * The write's sequence in the store (WriteEvent.seq: of two writes of one entity, the later committed has the
+   * greater): pipeline threads post after their own commit, so writes can arrive out of commit order, and the host
+   * publishes a Channel's write only when it is not older than the last it saw (bridge/write-order.ts).
+   */
+  seq: number;
 }
 
 export interface OutboundWrites {

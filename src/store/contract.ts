@@ -210,11 +210,11 @@ export interface Store {
   readonly history?: History;
 
   /**
-   * Another process holding this store open, described for a refusal (embdb: the pids in LMDB's reader table), or
-   * undefined. The importer (seed 001, importer behaviour 1) writes only into stores nothing else uses; a store shared
-   * by design (a database server) need not implement it.
+   * Another process holding this store open, described for a refusal (embdb: the pids in LMDB's reader table; docdb:
+   * the fresh presence leases of other brokers and importers on its database), or undefined. The importer (seed 001,
+   * importer behaviour 1) writes only into stores nothing else uses.
    */
-  openElsewhere?(): string | undefined;
+  openElsewhere?(): string | undefined | Promise<string | undefined>;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */

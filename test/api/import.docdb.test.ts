@@ -1,12 +1,16 @@
 // ldbroker-import into --database docdb (FerretDB, test/services/ferretdb.sh) with --troe none: the current state of
 // the stream (entities of every attribute type, two tenants, subscriptions with their counters, registrations), then
 // a broker on the same database answers as the source; the history records are refused (no history store) and named.
+// Entities go in batches (one read and one insert command per batch, counted on the importer's client). A database
+// a running broker uses is refused (its presence lease, plugins/store/docdb/presence.ts).
 import t from 'tap';
-import { startBroker, call, NGSI } from './helpers/broker.js';
-import { importWith } from './helpers/import.js';
-import { docdbArgs, dropDatabases, freshDbName } from './helpers/docdb.js';
+import { MongoClient, type CommandStartedEvent } from 'mongodb';
+import { startBroker, spawnBroker, call, NGSI } from './helpers/broker.js';
+import { importWith, ndjson, runImporter } from './helpers/import.js';
+import { docdbArgs, dropDatabases, freshDbName, mongoUrl } from './helpers/docdb.js';
 import { EX, building, registrations, room, source, subscriptions, tenantRoom } from './helpers/import-source.js';
 
+const T = '2024-01-01T00:00:00.000Z';
 const currentState = source.filter((r) => r.kind !== 'temporalEntity' && r.kind !== 'temporalInstance');
 
 t.test('the current state imported into docdb equals the source; an import again refuses all of it', async (t) => {
@@ -45,4 +49,100 @@ t.test('the current state imported into docdb equals the source; an import again
   t.equal(again.line('registrations'), 'registrations: 0 imported, 2 refused');
   t.match(again.err, /temporalEntity urn:ngsi-ld:Building:B1 refused: BadRequestData: no history store/);
   t.equal(again.line('temporal instances'), 'temporal instances: 0 imported, 5 refused');
+});
+
+t.test('entities go into docdb in batches: one read and one insert per batch of records, no round trip per record', async (t) => {
+  const dbName = freshDbName();
+  t.teardown(() => dropDatabases(dbName));
+  const n = 1000;
+  const at = '2024-01-01T00:00:00.000Z';
+  const records = Array.from({ length: n }, (_, i) => ({
+    kind: 'entity',
+    data: {
+      id: `urn:ngsi-ld:Meter:${i}`,
+      type: `${EX}Meter`,
+      createdAt: at,
+      modifiedAt: at,
+      [`${EX}n`]: { type: 'Property', value: i, createdAt: at, modifiedAt: at },
+    },
+  }));
+  // The importer's own client, in this process: its commands counted as the docdb round-trip tests count them.
+  const seen = new Map<string, number>();
+  const connect = MongoClient.prototype.connect;
+  MongoClient.prototype.connect = function (this: MongoClient) {
+    this.on('commandStarted', (e: CommandStartedEvent) => {
+      const k = `${e.commandName} ${String(e.command[e.commandName])}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    });
+    return connect.call(this);
+  } as typeof connect;
+  t.teardown(() => {
+    MongoClient.prototype.connect = connect;
+  });
+  const url = new URL(mongoUrl());
+  url.searchParams.set('monitorCommands', 'true');
+  const imported = await importWith([...docdbArgs(dbName, url.toString()), '--troe', 'none'], records);
+  MongoClient.prototype.connect = connect;
+  t.equal(imported.line('entities'), `entities: ${n} imported, 0 refused`, imported.err);
+  const batches = Math.ceil(n / 200);
+  t.equal(seen.get('insert entities'), batches, 'one insert per batch of 200');
+  t.equal(seen.get('find entities'), batches, 'one read per batch (the ids present are refused)');
+  t.notOk(seen.has('update entities'), 'no upsert per entity');
+
+  seen.clear();
+  MongoClient.prototype.connect = function (this: MongoClient) {
+    this.on('commandStarted', (e: CommandStartedEvent) => {
+      const k = `${e.commandName} ${String(e.command[e.commandName])}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    });
+    return connect.call(this);
+  } as typeof connect;
+  const again = await importWith([...docdbArgs(dbName, url.toString()), '--troe', 'none'], records.slice(0, 300));
+  MongoClient.prototype.connect = connect;
+  t.equal(again.line('entities'), 'entities: 0 imported, 300 refused', 'run again: every id refused, never overwritten');
+  t.match(again.err, /line 1: entity urn:ngsi-ld:Meter:0 refused: AlreadyExists/);
+  t.equal(seen.get('find entities'), 2, 'the read of each batch finds them');
+  t.notOk(seen.has('insert entities'), 'nothing written');
+});
+
+t.test('a database a running broker uses is refused with a clear line, nothing written; once it stopped, the import goes in', async (t) => {
+  const dbName = freshDbName();
+  t.teardown(() => dropDatabases(dbName));
+  const args = [...docdbArgs(dbName), '--troe', 'none'];
+  const one = ndjson([{ kind: 'entity', data: { id: 'urn:ngsi-ld:Meter:held', type: `${EX}Meter`, createdAt: T, modifiedAt: T } }]);
+  const broker = await spawnBroker(['--database', 'docdb', '--dbURI', mongoUrl(), '--dbName', dbName]);
+  t.teardown(() => broker.stop());
+  const held = await runImporter([...args, '--file', '-'], one);
+  t.equal(held.code, 2, held.stderr);
+  t.match(
+    held.stderr,
+    new RegExp(
+      `the store is in use by another process \\(database '${dbName}' is used by \\S+ pid ${broker.proc!.pid}, seen \\d+ s ago\\): stop the broker before importing`,
+    ),
+  );
+  t.equal((await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Meter:held`)).status, 404, 'nothing written');
+  await broker.stop();
+  const after = await runImporter([...args, '--file', '-'], one);
+  t.equal(after.code, 0, `a broker stopped removes its lease: ${after.stderr}`);
+});
+
+t.test('the lease of a broker that died (not refreshed for 20 s) does not hold the database', async (t) => {
+  const dbName = freshDbName();
+  t.teardown(() => dropDatabases(dbName));
+  const client = new MongoClient(mongoUrl(), { serverSelectionTimeoutMS: 5000 });
+  t.teardown(() => client.close());
+  const leases = client
+    .db(dbName)
+    .collection<{ _id: string; host: string; pid: number; startedAt: string; seenAt: number }>('brokerPresence');
+  await leases.insertOne({ _id: 'gone:1:x', host: 'gone', pid: 1, startedAt: '2026-01-01T00:00:00.000Z', seenAt: Date.now() - 25_000 });
+  const args = [...docdbArgs(dbName), '--troe', 'none'];
+  const one = ndjson([{ kind: 'entity', data: { id: 'urn:ngsi-ld:Meter:stale', type: `${EX}Meter`, createdAt: T, modifiedAt: T } }]);
+  const r = await runImporter([...args, '--file', '-'], one);
+  t.equal(r.code, 0, r.stderr);
+  // A fresh one (another host's broker, as its lease says) does.
+  await leases.updateOne({ _id: 'gone:1:x' }, { $set: { seenAt: Date.now() } });
+  const again = await runImporter([...args, '--file', '-'], one);
+  t.equal(again.code, 2);
+  t.match(again.stderr, /is used by gone pid 1, seen \d+ s ago\): stop the broker before importing/);
+  t.same(await leases.find({}, { projection: { _id: 1 } }).toArray(), [{ _id: 'gone:1:x' }], "the importer's own lease removed at its end");
 });

@@ -1,4 +1,5 @@
-// docdb round trips (issue 17: no N+1): a batch of any kind is one read and one write command on the entities,
+// docdb round trips (issue 17: no N+1): a batch of any kind is one read and one write command on the entities (a
+// batch of creates only an insert, issue 21: the importer's batches),
 // whatever its size (on FerretDB plus one claim and one release, claims.ts); the entities of an id list (a join=flat
 // level) are one read; and the join reads a level through that one call (ops/linked.ts), not one read per id. The
 // commands are counted with the driver's command monitoring (`commandStarted`) on the store's own client.
@@ -75,9 +76,27 @@ t.test('a batch of any kind is one read and one write of the entities, whatever 
         ids('a').map((id, i) => put(entity(id, i))),
       ),
     ),
-    expect('update entities', false),
-    'create',
+    expect('insert entities', false),
+    'create: one insert (FerretDB runs each upsert as a find and an insert)',
   );
+  // A create of ids that exist (an import run again): the read finds them, the mutation refuses, nothing is written.
+  const again = await commands(store, async () => {
+    const outcomes = await store.mutateEntities(
+      '',
+      ids('a').map((id) => ({
+        id,
+        mutation: (cur: StoredEntity | undefined) => {
+          if (cur !== undefined) throw new Error('exists');
+          return { next: entity(id, 0), result: null };
+        },
+      })),
+    );
+    t.ok(
+      outcomes.every((o) => !o.ok),
+      'every create of an existing id refused',
+    );
+  });
+  t.same(again, ['find entities'], 'creates of existing ids: the read only');
   // upsert: half the ids exist (replaced), half are new (created): still one write command
   const mixed = [...ids('a', N / 2), ...ids('b', N / 2)];
   t.same(

@@ -96,10 +96,16 @@ export class CreatedHistory {
       ids = [];
       const { entities } = await this.history.queryTemporalEntities(tenant, { ids: asked, limit: asked.length, offset: 0, count: false });
       const present = new Set(entities.map((e) => e.id));
-      for (const id of asked) {
-        if (present.has(id)) continue;
-        const entity = await this.store.getEntity(tenant, id);
-        if (entity === undefined) continue;
+      const missing = asked.filter((id) => !present.has(id));
+      if (missing.length === 0) return;
+      // Their current state in one store read too (docdb: one round trip, not one per entity).
+      const { entities: current } = await this.store.queryEntities(tenant, {
+        ids: missing,
+        limit: missing.length,
+        offset: 0,
+        count: false,
+      });
+      for (const entity of current) {
         const rows = createdHistoryOf(tenant, entity);
         if (batch.length + rows.length > HISTORY_BATCH) await flush();
         batch.push(...rows);

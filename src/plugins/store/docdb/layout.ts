@@ -25,7 +25,7 @@ export const DOC_COLLECTIONS = [
   'snapshots',
 ];
 
-const RESERVED = new Set([ENTITIES, TENANTS, COUNTERS, 'writeClaims']);
+const RESERVED = new Set([ENTITIES, TENANTS, COUNTERS, 'writeClaims', 'brokerPresence']);
 const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /** The server collection of a contract collection name; a name the layout cannot hold is a programming error. */

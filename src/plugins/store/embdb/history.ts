@@ -86,6 +86,11 @@ export class EmbdbHistory implements History {
   private readonly typeIds: Database<null, Key>;
   /** [tenant, id, at ms, instance-like id] → event. */
   private readonly events: Database<EntityEvent, Key>;
+  /**
+   * [tenant, id, attrIri, instanceId] → createdAt ms: an instance by its id whatever its time, so that the importer's
+   * check for an instanceId already present is one lookup per instance, not a scan of the attribute's history.
+   */
+  private readonly iids: Database<number, Key>;
 
   /**
    * `registerTenant`: the store's, the one place a tenant is registered (inside the write transaction that runs it);
@@ -104,6 +109,37 @@ export class EmbdbHistory implements History {
     this.ents = env.openDB<TemporalEntityRecord, Key>({ ...KEY_CODEC, name: 'histEntities' });
     this.typeIds = env.openDB<null, Key>({ ...KEY_CODEC, name: 'histTypeIds' });
     this.events = env.openDB<EntityEvent, Key>({ ...KEY_CODEC, name: 'histEvents' });
+    this.iids = env.openDB<number, Key>({ ...KEY_CODEC, name: 'histInstanceIds' });
+  }
+
+  /**
+   * Derives the instanceId index of a history written before it existed (an empty index beside instances can only be
+   * that), as backfillTypeIndex does: by the primary at open, in bounded transactions. Returns the instances indexed.
+   */
+  async backfillInstanceIdIndex(log: PluginLogger): Promise<number> {
+    if (this.iids.getKeysCount({ limit: 1 }) > 0 || this.inst.getKeysCount({ limit: 1 }) === 0) return 0;
+    const started = Date.now();
+    log.info('embdb history: building the instanceId index of an older history');
+    let done = 0;
+    let after: Key | undefined;
+    for (;;) {
+      const chunk: Key[] = [];
+      for (const key of this.inst.getKeys(
+        after === undefined ? { limit: BACKFILL_CHUNK + 1 } : { start: after, limit: BACKFILL_CHUNK + 1 },
+      )) {
+        if (after !== undefined && key.every((k, i) => k === after![i])) continue;
+        chunk.push(key);
+        after = key;
+        if (chunk.length === BACKFILL_CHUNK) break;
+      }
+      if (chunk.length === 0) break;
+      await this.write(() => {
+        for (const k of chunk) this.iids.putSync([k[0]!, k[1]!, k[2]!, k[4]!], k[3] as number);
+      });
+      done += chunk.length;
+    }
+    log.info({ instances: done, ms: Date.now() - started }, 'embdb history: instanceId index built');
+    return done;
   }
 
   /**
@@ -231,6 +267,7 @@ export class EmbdbHistory implements History {
     }
     const ms = Date.parse(h.createdAt);
     this.inst.putSync([tenant, id, attrIri, ms, h.instanceId], h);
+    this.iids.putSync([tenant, id, attrIri, h.instanceId], ms);
     if (typeof h.observedAt === 'string') this.observed.putSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId], ms);
     else this.unobserved.putSync([tenant, id, attrIri, ms, h.instanceId], null);
     if (!listed) this.attrs.putSync([tenant, id, attrIri], null);
@@ -238,6 +275,7 @@ export class EmbdbHistory implements History {
 
   private removeInstance(tenant: string, id: string, attrIri: string, h: HistoryInstance): void {
     this.inst.removeSync([tenant, id, attrIri, Date.parse(h.createdAt), h.instanceId]);
+    this.iids.removeSync([tenant, id, attrIri, h.instanceId]);
     if (typeof h.observedAt === 'string') this.observed.removeSync([tenant, id, attrIri, Date.parse(h.observedAt), h.instanceId]);
     else this.unobserved.removeSync([tenant, id, attrIri, Date.parse(h.createdAt), h.instanceId]);
   }
@@ -483,12 +521,11 @@ export class EmbdbHistory implements History {
   }
 
   /**
-   * What refuses an imported batch: an instanceId present already for the attribute (at whatever createdAt: an
-   * instance is keyed by its time, so each attribute of the batch is scanned once, keys only), or an event already
-   * there.
+   * What refuses an imported batch: an instanceId present already for the attribute (at whatever createdAt: one
+   * lookup in the instanceId index per instance, however long the attribute's history), or an event already there.
    */
   private importConflict(records: readonly ImportedHistoryRecord[]): string | undefined {
-    const byAttr = new Map<string, { tenant: string; id: string; attrIri: string; ids: Set<string> }>();
+    const inBatch = new Set<string>();
     for (const r of records) {
       if (r.kind === 'entity') {
         const ms = Date.parse(r.event.at);
@@ -496,15 +533,11 @@ export class EmbdbHistory implements History {
           if (value.kind === r.event.kind) return `entity ${r.id} has a ${r.event.kind} event at ${r.event.at} already`;
         continue;
       }
-      const key = `${r.tenant}\n${r.id}\n${r.attrIri}`;
-      let attr = byAttr.get(key);
-      if (attr === undefined) byAttr.set(key, (attr = { tenant: r.tenant, id: r.id, attrIri: r.attrIri, ids: new Set() }));
-      if (attr.ids.has(r.instance.instanceId)) return `instanceId ${r.instance.instanceId} of ${r.id} is present already`;
-      attr.ids.add(r.instance.instanceId);
+      const key = `${r.tenant}\n${r.id}\n${r.attrIri}\n${r.instance.instanceId}`;
+      if (inBatch.has(key) || this.iids.get([r.tenant, r.id, r.attrIri, r.instance.instanceId]) !== undefined)
+        return `instanceId ${r.instance.instanceId} of ${r.id} is present already`;
+      inBatch.add(key);
     }
-    for (const { tenant, id, attrIri, ids } of byAttr.values())
-      for (const k of this.inst.getKeys({ start: [tenant, id, attrIri, MIN_T], end: [tenant, id, attrIri, MAX_T] }))
-        if (ids.has(k[4] as string)) return `instanceId ${String(k[4])} of ${id} is present already`;
     return undefined;
   }
 

@@ -63,6 +63,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     await rebuildIndexesIfOld(store.indexedDbs(), params.log);
     await store.history?.backfillTypeIndex(params.log);
     await store.history?.backfillUnobserved(params.log);
+    await store.history?.backfillInstanceIdIndex(params.log);
   }
   return store;
 }
