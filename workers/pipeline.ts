@@ -39,13 +39,13 @@ function bodiesOf(results: readonly PipelineResult[]): ArrayBuffer[] {
 let reply: MessagePort | undefined;
 
 /** Results done and not yet sent: those that finish in the same turn of the event loop go out in one message. */
-let outbox: BatchReply = { ids: [], results: [] };
+let outbox: BatchReply = { ids: [], results: [], runMs: [] };
 let outboxScheduled = false;
 
 function sendOutbox(): void {
   outboxScheduled = false;
   const out = outbox;
-  outbox = { ids: [], results: [] };
+  outbox = { ids: [], results: [], runMs: [] };
   reply!.postMessage(out, bodiesOf(out.results));
 }
 
@@ -61,24 +61,29 @@ export async function batch(entries: BatchEntry[]): Promise<unknown> {
   const ctx = await ready;
   if (reply === undefined) {
     // The front never got this thread's port (see replyPorts): the results go back with the task, which must wait for all.
+    const runMs: number[] = [];
     const results = await Promise.all(
-      entries.map(async (e) => {
+      entries.map(async (e, i) => {
         const wait = new ContextWait(lot, undefined);
+        const start = performance.now();
         const result = await runPipeline(ctx, e.task, handlers, wait);
+        runMs[i] = performance.now() - start;
         wait.end();
         return result;
       }),
     );
-    const out: BatchReply = { ids: entries.map((e) => e.id), results };
+    const out: BatchReply = { ids: entries.map((e) => e.id), results, runMs };
     return Piscina.move(new Moved(out, bodiesOf(results)) as never);
   }
   const slot = new BatchSlot(entries.length);
   for (const e of entries) {
     const wait = new ContextWait(lot, slot);
+    const start = performance.now();
     void runPipeline(ctx, e.task, handlers, wait).then((result) => {
       wait.end();
       outbox.ids.push(e.id);
       outbox.results.push(result);
+      outbox.runMs.push(performance.now() - start);
       if (!outboxScheduled) {
         outboxScheduled = true;
         setImmediate(sendOutbox);

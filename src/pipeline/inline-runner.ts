@@ -8,10 +8,16 @@ import { createWorkerContext } from './init.js';
 import { runPipeline } from './run.js';
 import { ContextWait, ParkingLot } from './context-wait.js';
 import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import { OpLatency } from './op-latency.js';
 
 /** Opens the front thread's store and resolver, then runs every task here with `handlers`. */
 export async function createInlineRunner(init: WorkerInit, log: Logger, handlers: OpHandlers): Promise<PipelineRunner> {
-  return new InlineRunner(await createWorkerContext(init, 'front', log), handlers, new Admission(init.config.maxPendingRequests));
+  return new InlineRunner(
+    await createWorkerContext(init, 'front', log),
+    handlers,
+    new Admission(init.config.maxPendingRequests),
+    init.config.metrics ? new OpLatency() : undefined,
+  );
 }
 
 class InlineRunner implements PipelineRunner {
@@ -23,15 +29,19 @@ class InlineRunner implements PipelineRunner {
     private readonly ctx: WorkerContext,
     private readonly handlers: OpHandlers,
     private readonly admission: Admission,
+    readonly latency: OpLatency | undefined,
   ) {}
 
   async run(task: PipelineTask): Promise<PipelineResult> {
     this.admission.check(this.inFlight);
     this.inFlight++;
     const wait = new ContextWait(this.lot, undefined);
+    const start = this.latency === undefined ? 0 : performance.now();
     try {
       return await runPipeline(this.ctx, task, this.handlers, wait);
     } finally {
+      // Inline, nothing waits between the front and the pipeline: the whole time is the run.
+      if (this.latency !== undefined) this.latency.observe(task.op, 0, performance.now() - start);
       wait.end();
       this.inFlight--;
       this.completed++;

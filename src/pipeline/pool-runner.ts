@@ -7,6 +7,7 @@ import type { BatchEntry, BatchReply, PipelineResult, PipelineTask } from './tas
 import type { WorkerInit } from './worker-context.js';
 import type { Logger } from '../logger.js';
 import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import { OpLatency } from './op-latency.js';
 
 /**
  * Batches one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
@@ -45,7 +46,7 @@ export async function createPoolRunner(init: WorkerInit, log: Logger, execArgv?:
   const ports = await replyPorts(pool, threads);
   if (ports.length < threads)
     log.warn({ threads, replyPorts: ports.length }, 'pipeline: some threads answer through Piscina only (slower)');
-  return new PoolRunner(pool, threads, ports, admission);
+  return new PoolRunner(pool, threads, ports, admission, init.config.metrics ? new OpLatency() : undefined);
 }
 
 /**
@@ -67,6 +68,9 @@ async function replyPorts(pool: Piscina, threads: number): Promise<MessagePort[]
 interface Waiter {
   resolve: (result: PipelineResult) => void;
   reject: (error: unknown) => void;
+  op: number;
+  /** performance.now() at the hand-off (0 without --metrics). */
+  start: number;
 }
 
 /**
@@ -89,6 +93,7 @@ class PoolRunner implements PipelineRunner {
     private readonly threads: number,
     ports: MessagePort[],
     private readonly admission: Admission,
+    readonly latency: OpLatency | undefined,
   ) {
     for (const port of ports) {
       port.on('message', (reply: BatchReply) => this.settleAll(reply));
@@ -103,8 +108,9 @@ class PoolRunner implements PipelineRunner {
       return Promise.reject(error);
     }
     const id = this.nextId++;
+    const start = this.latency === undefined ? 0 : performance.now();
     return new Promise<PipelineResult>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      this.waiting.set(id, { resolve, reject, op: task.op, start });
       this.pending.push({ id, task });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -137,11 +143,17 @@ class PoolRunner implements PipelineRunner {
   }
 
   private settleAll(reply: BatchReply): void {
+    const latency = this.latency;
+    const now = latency === undefined ? 0 : performance.now();
     for (let i = 0; i < reply.ids.length; i++) {
       const waiter = this.waiting.get(reply.ids[i]!);
       if (waiter === undefined) continue;
       this.waiting.delete(reply.ids[i]!);
       this.completed++;
+      if (latency !== undefined) {
+        const run = reply.runMs[i]!;
+        latency.observe(waiter.op, now - waiter.start - run, run);
+      }
       waiter.resolve(reply.results[i]!);
     }
   }

@@ -2,6 +2,7 @@
 // inline on the front thread (inline-runner.ts, --connectionPoolSize 0); the top of the broker picks one.
 import type { PipelineResult, PipelineTask } from './task.js';
 import { LdError } from '../ngsild/problem.js';
+import type { OpLatency } from './op-latency.js';
 
 export interface PoolStats {
   mode: 'pool' | 'inline';
@@ -15,6 +16,8 @@ export interface PoolStats {
 export interface PipelineRunner {
   run(task: PipelineTask): Promise<PipelineResult>;
   stats(): PoolStats;
+  /** Front wait and pipeline run per operation (op-latency.ts); undefined with --metrics false. */
+  readonly latency: OpLatency | undefined;
   /** Waits for in-flight tasks, then stops the threads. */
   close(): Promise<void>;
 }
