@@ -4,6 +4,8 @@
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { tsdbArgs } from './helpers/troe.js';
+import { createServer } from 'node:net';
 
 interface Sample {
   name: string;
@@ -208,4 +210,34 @@ t.test('entities per tenant', async (t) => {
   const { samples } = await scrape(broker);
   t.equal(one(samples, 'ldbroker_store_entities', { tenant: '<default>' }), 1);
   t.equal(one(samples, 'ldbroker_store_entities', { tenant: 'acme' }), 2);
+});
+
+t.test('history lag: the rows a history beside the store has not written yet, and their age', async (t) => {
+  // QuestDB away (a port nothing listens on): the writer keeps the rows and says how far behind it is.
+  const closed = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+  const down = await startBroker(['--troe', 'tsdb', '--troeHost', '127.0.0.1', '--troePort', String(closed), '--troeName', 'lagtest']);
+  t.teardown(() => down.stop());
+  t.equal((await call(down, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Probe:h1') })).status, 201);
+  let samples: Sample[] = [];
+  for (let i = 0; i < 100; i++) {
+    ({ samples } = await scrape(down));
+    if (one(samples, 'ldbroker_history_lag_seconds')! > 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(one(samples, 'ldbroker_history_lag_rows')! >= 1, 'the rows of the write wait');
+  t.ok(one(samples, 'ldbroker_history_lag_seconds')! > 0);
+
+  // QuestDB there: the lag goes back to 0 once the rows are written.
+  const up = await startBroker(tsdbArgs());
+  t.teardown(() => up.stop());
+  t.equal((await call(up, 'POST', `${NGSI}/entities`, { body: entity('urn:ngsi-ld:Probe:h2') })).status, 201);
+  t.equal((await call(up, 'GET', `${NGSI}/temporal/entities/urn:ngsi-ld:Probe:h2`)).status, 200, 'written (the read syncs)');
+  ({ samples } = await scrape(up));
+  t.equal(one(samples, 'ldbroker_history_lag_rows'), 0);
+  t.equal(one(samples, 'ldbroker_history_lag_seconds'), 0);
 });
