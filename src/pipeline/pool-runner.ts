@@ -87,6 +87,8 @@ class PoolRunner implements PipelineRunner {
   private readonly waiting = new Map<number, Waiter>();
   private pending: BatchEntry[] = [];
   private flushScheduled = false;
+  /** performance.now() when the first request of this turn was handed over (with --metrics). */
+  private turnStart = 0;
 
   constructor(
     private readonly pool: Piscina,
@@ -108,14 +110,17 @@ class PoolRunner implements PipelineRunner {
       return Promise.reject(error);
     }
     const id = this.nextId++;
-    const start = this.latency === undefined ? 0 : performance.now();
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // One clock read per turn, not per request: the requests of a turn arrived in one poll of the sockets, and
+      // their wait is counted from it.
+      if (this.latency !== undefined) this.turnStart = performance.now();
+      setImmediate(this.flush);
+    }
+    const start = this.turnStart;
     return new Promise<PipelineResult>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, op: task.op, start });
       this.pending.push({ id, task });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flush);
-      }
     });
   }
 
