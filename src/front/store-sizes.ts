@@ -10,6 +10,8 @@ export const SIZES_EVERY_MS = 60_000;
 export const TENANT_LABELS = 1000;
 export const DEFAULT_TENANT_LABEL = '<default>';
 export const OTHER_TENANT_LABEL = '<other>';
+/** The entity space of a Snapshot: `Snapshot_` and a UUID's hex digits (snapshotSpace, newSpaceKey). */
+const SNAPSHOT_SPACE = /^Snapshot_[0-9a-f]{32}$/;
 
 export interface LabelledSizes {
   bytes?: number;
@@ -55,8 +57,9 @@ function labelled(sizes: StoreSizes, cap: number): LabelledSizes {
   let other = 0;
   let others = false;
   for (const [tenant, count] of sorted) {
-    // Names come from the store, which holds only checked ones (ngsild/tenant.ts); anything else is not a label.
-    const label = tenant === '' ? DEFAULT_TENANT_LABEL : isTenantName(tenant) ? tenant : undefined;
+    // Names come from the store, which holds only checked ones (ngsild/tenant.ts) and the broker's own Snapshot
+    // spaces (ngsild/snapshot/snapshot-store.ts); anything else is not a label.
+    const label = tenant === '' ? DEFAULT_TENANT_LABEL : isTenantName(tenant) || SNAPSHOT_SPACE.test(tenant) ? tenant : undefined;
     if (label !== undefined && entities.length < cap) entities.push([label, count]);
     else {
       other += count;

@@ -100,8 +100,26 @@ t.test('tenants: the largest up to the cap, the rest summed as <other>', async (
       [OTHER_TENANT_LABEL, 1000 + 5 + (46 * 47) / 2],
     ],
   });
-  const few = await new StoreSizesCache(sizedStore({ entities: [['', 7]] }).store, log).read();
-  t.same(few, { entities: [[DEFAULT_TENANT_LABEL, 7]] }, 'no <other> when nothing overflows');
+  const space = `Snapshot_${'ab12'.repeat(8)}`;
+  const few = await new StoreSizesCache(
+    sizedStore({
+      entities: [
+        ['', 7],
+        [space, 3],
+      ],
+    }).store,
+    log,
+  ).read();
+  t.same(
+    few,
+    {
+      entities: [
+        [DEFAULT_TENANT_LABEL, 7],
+        [space, 3],
+      ],
+    },
+    "no <other> when nothing overflows; a Snapshot's space by name",
+  );
 });
 
 t.test('the store is asked at most once per interval, whatever the scrapes', async (t) => {
