@@ -21,7 +21,7 @@ export interface HealthState {
 }
 
 export function startHealthServer(state: HealthState, host: string, port: number): Promise<{ server: Server; port: number }> {
-  let registry: Registry | undefined;
+  let registry: Promise<Registry> | undefined;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
@@ -49,16 +49,18 @@ export function startHealthServer(state: HealthState, host: string, port: number
     }
     if (path === '/metrics') {
       registry ??= metricsRegistry(state.metrics);
-      registry.metrics().then(
-        (text) => {
-          res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE });
-          res.end(text);
-        },
-        (e: unknown) => {
-          state.log?.error({ err: e }, '/metrics failed');
-          json(res, 500, { type: 'about:blank', title: 'Internal error', status: 500, detail: 'the metrics could not be collected' });
-        },
-      );
+      registry
+        .then((r) => r.metrics())
+        .then(
+          (text) => {
+            res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE });
+            res.end(text);
+          },
+          (e: unknown) => {
+            state.log?.error({ err: e }, '/metrics failed');
+            json(res, 500, { type: 'about:blank', title: 'Internal error', status: 500, detail: 'the metrics could not be collected' });
+          },
+        );
       return;
     }
     json(res, 404, { type: 'about:blank', title: 'Not found', status: 404, detail: `no health route ${path}` });

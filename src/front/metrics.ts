@@ -1,7 +1,7 @@
 // GET /metrics on the health port (README "Metrics"): the Prometheus text format, written by prom-client from the
 // numbers the broker keeps anyway: the front's request counts, the runner's latency arrays and pool, the notifier's
 // per-host counts (one message per scrape), the store's cached sizes and the history's lag. The registry is made at
-// the first scrape; nothing here runs per request.
+// the first scrape (which waits for the store's first sizes); nothing here runs per request.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MetricObjectWithValues, MetricType, MetricValueWithName } from 'prom-client';
 import { LdOp } from '../ngsild/operations.js';
@@ -27,7 +27,7 @@ export const operationLabel = (op: number): string => (op === LdOp.None ? 'none'
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
-export function metricsRegistry(src: MetricSources): Registry {
+export async function metricsRegistry(src: MetricSources): Promise<Registry> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -126,16 +126,18 @@ export function metricsRegistry(src: MetricSources): Registry {
         for (const [tenant, n] of s?.entities ?? []) this.set({ tenant }, n);
       },
     });
-    new Gauge({
-      name: 'ldbroker_store_size_bytes',
-      help: "Bytes the store's data takes (embdb: the pages in use), read with the entity counts",
-      registers: [registry],
-      async collect() {
-        const bytes = (await sizes.read())?.bytes;
-        this.reset();
-        if (bytes !== undefined) this.set(bytes);
-      },
-    });
+    // Only where the store knows its size (embdb): a gauge without labels would otherwise show a false 0.
+    if ((await sizes.read())?.bytes !== undefined)
+      new Gauge({
+        name: 'ldbroker_store_size_bytes',
+        help: "Bytes the store's data takes (embdb: the pages in use), read with the entity counts",
+        registers: [registry],
+        async collect() {
+          const bytes = (await sizes.read())?.bytes;
+          this.reset();
+          if (bytes !== undefined) this.set(bytes);
+        },
+      });
   }
 
   const history = src.history;
