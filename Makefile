@@ -65,6 +65,7 @@ bench: build
 	node dist/bench/scenarios/bridge-mqtt.js
 	node dist/bench/scenarios/bridge-modbus.js
 	node dist/bench/import.js
+	node dist/bench/memory.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.
 ETSI_ARGS ?=

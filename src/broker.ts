@@ -18,6 +18,8 @@ import { channelName } from './notify/channel.js';
 import { WEBSOCKET_CHANNEL, type WebSocketNotification } from './notify/websocket-sender.js';
 import type { HttpServer } from './front/http-server.js';
 import { startHealthServer, type HealthState } from './front/health.js';
+import { RequestCounts } from './front/request-counts.js';
+import { StoreSizesCache } from './front/store-sizes.js';
 import { InjectExchange, type InjectReply, type InjectRequest } from './front/inject.js';
 import type { WorkerInit } from './pipeline/worker-context.js';
 import type { FrontAuth } from './front/front-auth.js';
@@ -77,7 +79,8 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   const relay = opts.logDestination === undefined ? undefined : new LogRelay(config, opts.logDestination);
   const log = createLogger(config.logLevel, 'front', opts.logDestination);
 
-  const health: HealthState = { ready: false, startedAt: Date.now() };
+  const counts = config.metrics ? new RequestCounts() : undefined;
+  const health: HealthState = { ready: false, startedAt: Date.now(), metrics: { counts }, log };
   let healthServer: Server | undefined;
   let healthPort: number | undefined;
   const listenHealth = async (): Promise<void> => {
@@ -121,6 +124,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     return failed(e);
   }
   health.store = store;
+  health.metrics.sizes = new StoreSizesCache(store, log);
   undo.push(async () => {
     await store.close();
     await storePlugin.storeDispose?.(storeParams);
@@ -141,6 +145,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
   undo.push(async () => {
     if (history !== store.history) await history?.close?.();
   });
+  health.metrics.history = history;
 
   let policyApi: PolicyApiServer | undefined;
   const listenPolicyApi = async (): Promise<void> => {
@@ -212,6 +217,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     return failed(e, 'the pipeline cannot start');
   }
   health.runner = runner;
+  health.metrics.runner = runner;
   undo.push(() => runner.close());
   let notifier: NotifierHandle;
   try {
@@ -220,6 +226,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     return failed(e, 'the notifier cannot start');
   }
   health.notifier = notifier;
+  health.metrics.notificationHosts = () => notifier.hostStats();
   undo.push(() => notifier.stop());
   // seed 001 §1: the bridges' I/O on a thread of its own; their samples are written through the runner.
   let bridgeHost: BridgeHostHandle | undefined;
@@ -233,7 +240,7 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     undo.push(() => bridgeHost?.stop());
   }
 
-  const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 } };
+  const deps: FrontDeps = { runner, auth: frontAuth, cors, log, inFlight: { count: 0 }, counts };
   const handler = (ex: Parameters<typeof dispatch>[0]): void => {
     void dispatch(ex, deps);
   };

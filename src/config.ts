@@ -22,6 +22,8 @@ export interface BrokerConfig {
   frontOps: 'none' | 'cheap';
   httpServer: 'uws' | 'node';
   healthPort?: number;
+  /** `--metrics`: requests counted and timed per operation (README "Metrics"). */
+  metrics: boolean;
   /** --subCacheIval: seconds between reloads of the subscriptions from the store (0: never). */
   subCacheIval: number;
   policyApiPort?: number;

@@ -67,7 +67,13 @@ export const brokerOptions: OptionSpec[] = [
     min: 0,
     help: 'seconds between reloads of the subscriptions from a store other brokers share (docdb), so that a subscription changed on one broker is matched by the others within it; 0: never (default: 5 on a shared store, else 0)',
   },
-  { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready and /health (off when absent)' },
+  { name: 'healthPort', type: 'int', min: 0, help: 'port of /live, /ready, /health and /metrics (off when absent)' },
+  {
+    name: 'metrics',
+    type: 'bool',
+    default: true,
+    help: 'count requests and time them per operation for /metrics and /health (false: the request path records nothing)',
+  },
   {
     name: 'policyApiPort',
     type: 'int',
@@ -298,6 +304,7 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     frontOps: frontOps(values.frontOps as string, cpus().length),
     httpServer: values.httpServer as BrokerConfig['httpServer'],
     healthPort: values.healthPort as number | undefined,
+    metrics: values.metrics as boolean,
     storeShared,
     subCacheIval: (values.subCacheIval as number | undefined) ?? (storeShared ? SHARED_SUB_CACHE_IVAL : 0),
     policyApiPort: values.policyApiPort as number | undefined,

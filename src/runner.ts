@@ -9,6 +9,7 @@ import { createInlineRunner } from './pipeline/inline-runner.js';
 import { handlers } from './ops/index.js';
 import { SplitRunner } from './pipeline/split-runner.js';
 import { Admission } from './pipeline/runner.js';
+import { OpLatency } from './pipeline/op-latency.js';
 
 export type { PipelineRunner } from './pipeline/runner.js';
 
@@ -18,9 +19,10 @@ export async function createRunner(init: WorkerInit, log: Logger, execArgv?: str
   if (init.config.frontOps === 'none') return createPoolRunner(init, log, execArgv);
   // --frontOps cheap: each runner unbounded, the split one holds --maxPendingRequests over both.
   const unbounded = new Admission(Number.POSITIVE_INFINITY);
+  const latency = init.config.metrics ? new OpLatency() : undefined;
   const [front, pool] = await Promise.all([
-    createInlineRunner(init, log, handlers, unbounded),
-    createPoolRunner(init, log, execArgv, unbounded),
+    createInlineRunner(init, log, handlers, unbounded, latency),
+    createPoolRunner(init, log, execArgv, unbounded, latency),
   ]);
-  return new SplitRunner(front, pool, new Admission(init.config.maxPendingRequests));
+  return new SplitRunner(front, pool, new Admission(init.config.maxPendingRequests), latency);
 }

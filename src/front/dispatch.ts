@@ -14,6 +14,7 @@ import type { FrontAuth } from './front-auth.js';
 import { safeHeaders } from './header-safety.js';
 import type { Logger } from '../logger.js';
 import type { CorsPolicy } from './cors.js';
+import type { RequestCounts } from './request-counts.js';
 
 /** What each path parameter of the catalog names, for the 400 of an empty segment. */
 const PARAM_LABELS: Readonly<Record<string, string>> = {
@@ -36,25 +37,34 @@ export interface FrontDeps {
   log: Logger;
   /** Requests currently being handled (for a clean shutdown). */
   inFlight: { count: number };
+  /** Answers counted by operation and status (README "Metrics"); undefined with --metrics false. */
+  counts: RequestCounts | undefined;
 }
 
 export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
   deps.inFlight.count++;
+  let op = LdOp.None;
+  // 0: nothing was written (the client went away).
+  let status = 0;
   try {
-    await handle(ex, deps);
+    // A head the server read but the broker cannot take as sent: refused before anything reads it.
+    if (ex.headProblem !== undefined) throw ex.headProblem;
+    const match = lookupRoute(ex.method, ex.path);
+    if (match.kind === 'op') op = match.op;
+    status = await handle(ex, deps, match);
   } catch (error) {
     if (error instanceof ClientGone) return;
     if (error instanceof BodyTooLarge) {
-      respond(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps);
+      status = respond(ex, problemOf(new LdError('PayloadTooLarge', error.message)), deps);
     } else if (error instanceof Overloaded) {
       const result = problemOf(error);
       result.headers.push('Retry-After', String(error.retryAfterSeconds));
-      respond(ex, result, deps);
+      status = respond(ex, result, deps);
     } else if (error instanceof LdError) {
-      respond(ex, problemOf(error), deps);
+      status = respond(ex, problemOf(error), deps);
     } else {
       deps.log.error({ err: error, path: ex.path }, 'front failed');
-      respond(
+      status = respond(
         ex,
         problemResult(
           { type: ErrorType.InternalError, title: 'Internal error', status: 500, detail: 'the broker failed to process the request' },
@@ -65,13 +75,12 @@ export async function dispatch(ex: Exchange, deps: FrontDeps): Promise<void> {
     }
   } finally {
     deps.inFlight.count--;
+    if (status !== 0) deps.counts?.count(op, status);
   }
 }
 
-async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
-  // A head the server read but the broker cannot take as sent: refused before anything reads it.
-  if (ex.headProblem !== undefined) throw ex.headProblem;
-  const match = lookupRoute(ex.method, ex.path);
+/** The status written (0: none, the client went away). */
+async function handle(ex: Exchange, deps: FrontDeps, match: RouteMatch): Promise<number> {
   const op = match.kind === 'op' ? match.op : LdOp.None;
   let identity: unknown;
   if (deps.auth !== undefined) {
@@ -128,7 +137,7 @@ async function handle(ex: Exchange, deps: FrontDeps): Promise<void> {
     answer,
   };
   if (ex.connection !== undefined) task.connection = ex.connection;
-  respond(ex, await deps.runner.run(task), deps);
+  return respond(ex, await deps.runner.run(task), deps);
 }
 
 /** The front's answer to a request no operation serves: 404, 400 (an empty path segment), 405 with Allow, OPTIONS. */
@@ -161,9 +170,13 @@ function problemOf(error: LdError): PipelineResult {
   return problemResult(error.toProblem(), []);
 }
 
-/** The one way out: CORS headers added to every answer, and whatever built the headers, made safe to write here (header-safety.ts). */
-function respond(ex: Exchange, result: PipelineResult, deps: FrontDeps): void {
-  if (!ex.open) return;
+/**
+ * The one way out: CORS headers added to every answer, and whatever built the headers, made safe to write here
+ * (header-safety.ts). Returns the status written, 0 when the client is gone.
+ */
+function respond(ex: Exchange, result: PipelineResult, deps: FrontDeps): number {
+  if (!ex.open) return 0;
   deps.cors?.answer(ex.header('origin'), result.headers);
   ex.respond(result.status, safeHeaders(result.headers, deps.log), result.body);
+  return result.status;
 }

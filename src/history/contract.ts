@@ -93,8 +93,21 @@ export interface AggregatedGroup {
   results: Partial<Record<AggrMethod, Triple[]>>;
 }
 
+/** How far a history beside the store is behind the writes committed to the store (/metrics). */
+export interface HistoryLag {
+  /** Rows handed to the history and not yet written in it. */
+  rows: number;
+  /** Age of the oldest of them; 0 when none waits. */
+  seconds: number;
+}
+
 export interface History {
   readonly name: string;
+  /**
+   * The lag as last known (never a request to the history's server: /metrics reads it per scrape). Absent for a
+   * history kept in the store's own write transactions, which is never behind.
+   */
+  lag?(): HistoryLag;
   getTemporalEntity(tenant: string, id: string): Promise<TemporalEntityRecord | undefined>;
   queryTemporalEntities(tenant: string, query: TemporalEntityQuery): Promise<{ entities: TemporalEntityRecord[]; count?: number }>;
   entityEvents(tenant: string, id: string): Promise<EntityEvent[]>;

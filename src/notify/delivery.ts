@@ -29,6 +29,7 @@ import { GAUGE, gaugeOf, readGauge, type NotificationQueueStats } from './queue-
 import { DropWarning, type DropKind } from './drop-warning.js';
 import type { Completion } from './joined-notifications.js';
 import type { MqttSender } from './mqtt-sender.js';
+import { HostCounts, type HostCount } from './host-counts.js';
 
 /** Due notifications one endpoint may hold (queued and in flight). */
 export const ENDPOINT_QUEUE_MAX = 10_000;
@@ -65,6 +66,8 @@ export interface DeliveryOutcome {
 
 interface Endpoint extends Ranked {
   url: URL;
+  /** Its host's counts for /metrics (host-counts.ts). */
+  host: HostCount;
   /** Made on first use: an endpoint notified about one entity only ever uses one. */
   lanes: (Lane<Endpoint> | undefined)[];
   /** Waiting and in flight: what ENDPOINT_QUEUE_MAX bounds. */
@@ -149,6 +152,8 @@ export class Delivery {
   private nextTag = 0;
   /** 2xx answers so far: an endpoint's rank among the slow ones (slowest-first.ts). */
   private successes = 0;
+  /** Sent, failed and queued per endpoint host, for /metrics. */
+  readonly hostCounts = new HostCounts();
   /** Deleted subscriptions whose waiting notifications the next purge takes out: id → tenants. */
   private forgetting = new Map<string, Set<string>>();
 
@@ -180,26 +185,29 @@ export class Delivery {
       try {
         url = new URL(due.uri);
       } catch {
+        this.hostCounts.unparsed().failed++;
         this.tell({ due, ok: false, sent: false, at: new Date().toISOString(), reason: 'invalid endpoint URI' });
         return;
       }
-      ep = { url, lanes: new Array<undefined>(LANES).fill(undefined), queued: 0, waiting: 0, lastSuccessSeq: 0, inHeap: false };
+      const host = this.hostCounts.of(url);
+      ep = { url, host, lanes: new Array<undefined>(LANES).fill(undefined), queued: 0, waiting: 0, lastSuccessSeq: 0, inHeap: false };
       this.endpoints.set(due.uri, ep);
       this.gauge[GAUGE.endpoints]++;
     }
     if (ep.queued >= this.queueMax) {
-      this.drop(due, 'endpointFull', `endpoint queue full (${this.queueMax})`);
+      this.drop(ep, due, 'endpointFull', `endpoint queue full (${this.queueMax})`);
       return;
     }
     const bytes = notificationBytes(due);
     if (bytes > this.budget) {
-      this.drop(due, 'tooLarge', `notification larger than the notification queue (${bytes} > ${this.budget} bytes)`);
+      this.drop(ep, due, 'tooLarge', `notification larger than the notification queue (${bytes} > ${this.budget} bytes)`);
       return;
     }
     const i = hash(due.orderKey) % LANES;
     const lane = (ep.lanes[i] ??= new Lane(ep));
     lane.push({ due, bytes, tag: this.nextTag++ });
     ep.queued++;
+    ep.host.queued++;
     if (ep.waiting++ === 0) this.ranking.add(ep, ++this.gauge[GAUGE.endpointsQueued]);
     this.gauge[GAUGE.items]++;
     this.queuedBytes += bytes;
@@ -258,8 +266,11 @@ export class Delivery {
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
         g[GAUGE.inFlight]--;
         ep.queued--;
+        ep.host.queued--;
         if (outcome === undefined) continue;
+        if (outcome.sent) ep.host.sent++;
         if (outcome.ok) ep.lastSuccessSeq = ++this.successes;
+        else ep.host.failed++;
         this.tell(outcome);
       }
     } finally {
@@ -311,13 +322,15 @@ export class Delivery {
     const item = oldest!.shift()!;
     this.leave(ep, item);
     ep.queued--;
-    this.drop(item.due, 'overBudget', `dropped: the notification queue is over its ${this.budget} bytes`);
+    ep.host.queued--;
+    this.drop(ep, item.due, 'overBudget', `dropped: the notification queue is over its ${this.budget} bytes`);
     return true;
   }
 
   /** A notification that did not fit: a failure of its subscription that was not sent. */
-  private drop(due: DueNotification, kind: DropKind, reason: string): void {
+  private drop(ep: Endpoint, due: DueNotification, kind: DropKind, reason: string): void {
     this.gauge[GAUGE.dropped]++;
+    ep.host.failed++;
     this.drops.note(kind);
     this.tell({ due, ok: false, sent: false, at: new Date().toISOString(), reason });
   }
@@ -332,6 +345,7 @@ export class Delivery {
         for (const item of lane.removeWhere(gone)) {
           this.leave(ep, item);
           ep.queued--;
+          ep.host.queued--;
         }
         // Its request in flight too: a dead receiver would hold the socket and the endpoint until the timeout.
         if (lane.sending !== undefined && gone(lane.sending)) lane.abort!.abort(SUBSCRIPTION_DELETED);

@@ -23,10 +23,16 @@ import {
   type DueNotification,
 } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
+import type { HostRow } from './host-counts.js';
 
 const DELETED_KEPT = 10_000;
 
-export type NotifierMessage = { kind: 'ready' } | { kind: 'stopped' } | { kind: 'failed'; error: string };
+export type NotifierMessage =
+  | { kind: 'ready' }
+  | { kind: 'stopped' }
+  | { kind: 'failed'; error: string }
+  /** The answer to the main thread's `{ kind: 'hosts', seq }` (/metrics): the counts per endpoint host. */
+  | { kind: 'hosts'; seq: number; rows: HostRow[] };
 
 /** The notifier thread's workerData: the pipeline's, and the queue gauge the main thread reads for /health. */
 export interface NotifierData extends WorkerInit {
@@ -140,7 +146,11 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     });
   };
 
-  parent.on('message', (msg: { kind?: string }) => {
+  parent.on('message', (msg: { kind?: string; seq?: number }) => {
+    if (msg.kind === 'hosts' && typeof msg.seq === 'number') {
+      parent.postMessage({ kind: 'hosts', seq: msg.seq, rows: delivery.hostCounts.rows() } satisfies NotifierMessage);
+      return;
+    }
     if (msg.kind !== 'stop') return;
     void (async () => {
       channel.close();

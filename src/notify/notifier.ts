@@ -5,15 +5,22 @@ import type { WorkerInit } from '../pipeline/worker-context.js';
 import type { Logger } from '../logger.js';
 import type { NotifierData, NotifierMessage } from './notifier-thread.js';
 import { gaugeOf, readGauge, sharedGauge, type NotificationQueueStats } from './queue-gauge.js';
+import type { HostRow } from './host-counts.js';
 
 export interface NotifierHandle {
   /** Stops delivery, writes the counters, closes the thread's store handle. */
   stop(): Promise<void>;
   /** The notification queue as the notifier thread last wrote it (for /health). */
   queueStats(): NotificationQueueStats;
+  /**
+   * Sent, failed and queued per endpoint host (/metrics), asked of the notifier thread once per scrape; when it does
+   * not answer within HOSTS_WAIT_MS (busy with a flood of deliveries), its previous answer.
+   */
+  hostStats(): Promise<HostRow[]>;
 }
 
 const STOP_WAIT_MS = 5000;
+const HOSTS_WAIT_MS = 250;
 
 /** `execArgv`: the Node options of the thread (default: this thread's, as node:worker_threads has it). */
 export async function startNotifier(init: WorkerInit, log: Logger, execArgv?: string[]): Promise<NotifierHandle> {
@@ -50,8 +57,29 @@ export async function startNotifier(init: WorkerInit, log: Logger, execArgv?: st
     worker.once('exit', onExit);
   });
   worker.on('error', (e) => log.error({ err: e }, 'notifier thread failed'));
+  let hostRows: HostRow[] = [];
+  let hostSeq = 0;
+  const hostWaiters = new Map<number, () => void>();
+  worker.on('message', (m: NotifierMessage) => {
+    if (m.kind !== 'hosts') return;
+    hostRows = m.rows;
+    hostWaiters.get(m.seq)?.();
+  });
   return {
     queueStats: () => readGauge(gauge),
+    hostStats: () => {
+      const seq = ++hostSeq;
+      return new Promise<HostRow[]>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          hostWaiters.delete(seq);
+          resolve(hostRows);
+        };
+        const timer = setTimeout(done, HOSTS_WAIT_MS);
+        hostWaiters.set(seq, done);
+        worker.postMessage({ kind: 'hosts', seq });
+      });
+    },
     async stop() {
       const stopped = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, STOP_WAIT_MS);

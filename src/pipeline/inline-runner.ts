@@ -8,18 +8,21 @@ import { createWorkerContext } from './init.js';
 import { runPipeline } from './run.js';
 import { ContextWait, ParkingLot } from './context-wait.js';
 import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import { OpLatency } from './op-latency.js';
 
 /**
  * Opens the front thread's store and resolver, then runs every task here with `handlers`. `admission`: the bound of
- * --maxPendingRequests (a split runner holds it over both of its runners and gives this one none).
+ * --maxPendingRequests (a split runner holds it over both of its runners and gives this one none); `latency`: where its requests are
+ * timed (a split runner's two runners share one).
  */
 export async function createInlineRunner(
   init: WorkerInit,
   log: Logger,
   handlers: OpHandlers,
   admission = new Admission(init.config.maxPendingRequests),
+  latency = init.config.metrics ? new OpLatency() : undefined,
 ): Promise<PipelineRunner> {
-  return new InlineRunner(await createWorkerContext(init, 'front', log), handlers, admission);
+  return new InlineRunner(await createWorkerContext(init, 'front', log), handlers, admission, latency);
 }
 
 class InlineRunner implements PipelineRunner {
@@ -31,15 +34,19 @@ class InlineRunner implements PipelineRunner {
     private readonly ctx: WorkerContext,
     private readonly handlers: OpHandlers,
     private readonly admission: Admission,
+    readonly latency: OpLatency | undefined,
   ) {}
 
   async run(task: PipelineTask): Promise<PipelineResult> {
     this.admission.check(this.inFlight);
     this.inFlight++;
     const wait = new ContextWait(this.lot, undefined);
+    const start = this.latency === undefined ? 0 : performance.now();
     try {
       return await runPipeline(this.ctx, task, this.handlers, wait);
     } finally {
+      // Inline, nothing waits between the front and the pipeline: the whole time is the run.
+      if (this.latency !== undefined) this.latency.observe(task.op, 0, performance.now() - start);
       wait.end();
       this.inFlight--;
       this.completed++;

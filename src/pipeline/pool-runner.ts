@@ -7,6 +7,7 @@ import type { BatchEntry, BatchReply, PipelineResult, PipelineTask } from './tas
 import type { WorkerInit } from './worker-context.js';
 import type { Logger } from '../logger.js';
 import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import { OpLatency } from './op-latency.js';
 
 /**
  * Batches one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
@@ -21,13 +22,15 @@ export const MAX_BATCH = 64;
 /**
  * Starts the pool of --connectionPoolSize threads (at most one per core) and waits until each is up. `execArgv`: the
  * Node options of the pool's threads (default: this thread's, as node:worker_threads has it). `admission`: the bound
- * of --maxPendingRequests (a split runner holds it over both of its runners and gives this one none).
+ * of --maxPendingRequests (a split runner holds it over both of its runners and gives this one none); `latency`: where
+ * its requests are timed (a split runner's two runners share one).
  */
 export async function createPoolRunner(
   init: WorkerInit,
   log: Logger,
   execArgv?: string[],
   admission = new Admission(init.config.maxPendingRequests),
+  latency = init.config.metrics ? new OpLatency() : undefined,
 ): Promise<PipelineRunner> {
   const threads = Math.max(1, Math.min(init.config.connectionPoolSize, availableParallelism()));
   const pool = new Piscina({
@@ -50,7 +53,7 @@ export async function createPoolRunner(
   const ports = await replyPorts(pool, threads);
   if (ports.length < threads)
     log.warn({ threads, replyPorts: ports.length }, 'pipeline: some threads answer through Piscina only (slower)');
-  return new PoolRunner(pool, threads, ports, admission);
+  return new PoolRunner(pool, threads, ports, admission, latency);
 }
 
 /**
@@ -72,6 +75,9 @@ async function replyPorts(pool: Piscina, threads: number): Promise<MessagePort[]
 interface Waiter {
   resolve: (result: PipelineResult) => void;
   reject: (error: unknown) => void;
+  op: number;
+  /** performance.now() at the hand-off (0 without --metrics). */
+  start: number;
 }
 
 /**
@@ -88,12 +94,15 @@ class PoolRunner implements PipelineRunner {
   private readonly waiting = new Map<number, Waiter>();
   private pending: BatchEntry[] = [];
   private flushScheduled = false;
+  /** performance.now() when the first request of this turn was handed over (with --metrics). */
+  private turnStart = 0;
 
   constructor(
     private readonly pool: Piscina,
     private readonly threads: number,
     ports: MessagePort[],
     private readonly admission: Admission,
+    readonly latency: OpLatency | undefined,
   ) {
     for (const port of ports) {
       port.on('message', (reply: BatchReply) => this.settleAll(reply));
@@ -108,13 +117,17 @@ class PoolRunner implements PipelineRunner {
       return Promise.reject(error);
     }
     const id = this.nextId++;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // One clock read per turn, not per request: the requests of a turn arrived in one poll of the sockets, and
+      // their wait is counted from it.
+      if (this.latency !== undefined) this.turnStart = performance.now();
+      setImmediate(this.flush);
+    }
+    const start = this.turnStart;
     return new Promise<PipelineResult>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      this.waiting.set(id, { resolve, reject, op: task.op, start });
       this.pending.push({ id, task });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flush);
-      }
     });
   }
 
@@ -142,11 +155,17 @@ class PoolRunner implements PipelineRunner {
   }
 
   private settleAll(reply: BatchReply): void {
+    const latency = this.latency;
+    const now = latency === undefined ? 0 : performance.now();
     for (let i = 0; i < reply.ids.length; i++) {
       const waiter = this.waiting.get(reply.ids[i]!);
       if (waiter === undefined) continue;
       this.waiting.delete(reply.ids[i]!);
       this.completed++;
+      if (latency !== undefined) {
+        const run = reply.runMs[i]!;
+        latency.observe(waiter.op, now - waiter.start - run, run);
+      }
       waiter.resolve(reply.results[i]!);
     }
   }

@@ -3,6 +3,7 @@
 // the top of the broker picks one.
 import type { PipelineResult, PipelineTask } from './task.js';
 import { LdError } from '../ngsild/problem.js';
+import type { OpLatency } from './op-latency.js';
 
 export interface PoolStats {
   /** split: --frontOps cheap, one-entity operations inline, the rest in the pool (split-runner.ts). */
@@ -21,6 +22,8 @@ export interface PipelineRunner {
   /** Requests taken and not yet answered (what --maxPendingRequests bounds). */
   held(): number;
   stats(): PoolStats;
+  /** Front wait and pipeline run per operation (op-latency.ts); undefined with --metrics false. */
+  readonly latency: OpLatency | undefined;
   /** Waits for in-flight tasks, then stops the threads. */
   close(): Promise<void>;
 }

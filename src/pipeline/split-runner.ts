@@ -5,6 +5,7 @@
 import { operationOf } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
 import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import type { OpLatency } from './op-latency.js';
 
 /**
  * A body above this goes to the pool even for a one-entity operation: parsing and validating it would hold the front
@@ -28,6 +29,8 @@ export class SplitRunner implements PipelineRunner {
     private readonly front: PipelineRunner,
     private readonly pool: PipelineRunner,
     private readonly admission: Admission,
+    /** Shared with both runners, which time what they run into it. */
+    readonly latency: OpLatency | undefined,
   ) {}
 
   run(task: PipelineTask): Promise<PipelineResult> {

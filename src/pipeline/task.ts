@@ -68,4 +68,6 @@ export interface BatchEntry {
 export interface BatchReply {
   ids: number[];
   results: PipelineResult[];
+  /** How long each ran on the thread, in milliseconds (the pipeline run of op-latency.ts). */
+  runMs: number[];
 }

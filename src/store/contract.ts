@@ -159,6 +159,14 @@ export interface StoreStatus {
   detail?: Record<string, unknown>;
 }
 
+/** What /metrics shows of a store (README "Metrics"). */
+export interface StoreSizes {
+  /** Bytes the store's data takes, where the store knows it (embdb: the pages in use of its file or RAM map). */
+  bytes?: number;
+  /** Entities per tenant ('' is the default tenant). */
+  entities: Array<[tenant: string, count: number]>;
+}
+
 export interface Store {
   readonly name: string;
   close(): Promise<void>;
@@ -215,6 +223,12 @@ export interface Store {
    * importer behaviour 1) writes only into stores nothing else uses.
    */
   openElsewhere?(): string | undefined | Promise<string | undefined>;
+
+  /**
+   * Sizes for /metrics. It may count every tenant's entities, so it is never asked per request: the front caches it
+   * and asks again at most once a minute (front/store-sizes.ts). A store without it shows no size series.
+   */
+  sizes?(): Promise<StoreSizes>;
 }
 
 /** Where a store plugin opens its data: decided by the primary (front) and handed to every thread. */

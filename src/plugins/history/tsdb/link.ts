@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import type { FromWriter, Greeting, ToWriter } from './channel.js';
 import type { RowBatch } from './rows.js';
+import type { HistoryLag } from '../../../history/contract.js';
 
 /** How long an instance waits for the writer's welcome at open. */
 const WELCOME_MS = 10_000;
@@ -14,6 +15,8 @@ const SYNC_MS = 25_000;
 
 export class WriterLink {
   private full = false;
+  /** The writer's last word on its lag (channel.ts `lag`). */
+  lag: HistoryLag = { rows: 0, seconds: 0 };
   private readonly waiters: Array<() => void> = [];
   private readonly syncs = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private next = 0;
@@ -24,6 +27,7 @@ export class WriterLink {
   ) {
     main.onmessage = (ev: MessageEvent): void => {
       const m = ev.data as Greeting;
+      if (m.k === 'lag') this.lag = { rows: m.rows, seconds: m.seconds };
       if (m.k !== 'pressure') return;
       this.full = m.full;
       if (!m.full) for (const w of this.waiters.splice(0)) w();

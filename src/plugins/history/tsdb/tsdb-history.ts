@@ -16,6 +16,7 @@ import type {
   ImportedHistoryRecord,
   InstancePage,
   InstanceSelection,
+  HistoryLag,
   InstanceUpdateOutcome,
   TemporalEntityQuery,
   TemporalEntityRecord,
@@ -74,6 +75,10 @@ export class TsdbHistory implements History {
     private readonly link: WriterLink,
     private readonly log: PluginLogger,
   ) {}
+
+  lag(): HistoryLag {
+    return this.link.lag;
+  }
 
   // ---- plumbing -------------------------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 5_000;
 /** How long a sync waits for QuestDB to apply what was sent (its WAL tables apply asynchronously). */
 const APPLY_WAIT_MS = 10_000;
+/** How often the lag is told to the instances while rows wait (and once more when none is left). */
+const LAG_EVERY_MS = 1000;
 
 interface Pending {
   /** Position of the rows message after which the sync was asked. */
@@ -29,6 +31,9 @@ const rowCount = (b: RowBatch): number => b.inst.length + b.ent.length;
 
 export class Writer {
   private readonly queue: RowBatch[] = [];
+  /** When each batch of the queue arrived (Date.now()), for the lag. */
+  private readonly queuedAt: number[] = [];
+  private lagToldAt = 0;
   private queuedRows = 0;
   /** rows messages received, and how many of them are in QuestDB. */
   private received = 0;
@@ -56,7 +61,9 @@ export class Writer {
   on(m: ToWriter, reply: (m: FromWriter) => void): void {
     if (m.k === 'rows') {
       this.queue.push(m.b);
+      this.queuedAt.push(Date.now());
       this.queuedRows += rowCount(m.b);
+      this.tellLag(false);
       this.received++;
       if (!this.full && this.queuedRows > this.s.buffer) {
         this.full = true;
@@ -112,6 +119,7 @@ export class Writer {
         );
       this.down = true;
       this.answerSyncs(this.lastError);
+      this.tellLag(false);
       this.running = false;
       if (!this.closing) {
         this.timer = setTimeout(() => {
@@ -163,13 +171,24 @@ export class Writer {
       throw e;
     }
     this.queue.splice(0, n);
+    this.queuedAt.splice(0, n);
     this.queuedRows -= rows;
+    this.tellLag(this.queue.length === 0);
     this.sent += n;
     for (const t of touched) this.unapplied.add(t);
     if (this.full && this.queuedRows < this.s.buffer / 2) {
       this.full = false;
       this.post({ k: 'pressure', full: false });
     }
+  }
+
+  /** Tells every instance the lag, at most every LAG_EVERY_MS unless `now` (the queue just emptied). */
+  private tellLag(now: boolean): void {
+    const t = Date.now();
+    if (!now && t - this.lagToldAt < LAG_EVERY_MS) return;
+    this.lagToldAt = t;
+    const seconds = this.queuedAt.length === 0 ? 0 : (t - this.queuedAt[0]!) / 1000;
+    this.post({ k: 'lag', rows: this.queuedRows, seconds });
   }
 
   private async senderOf(): Promise<Sender> {

@@ -14,6 +14,7 @@ import type {
   MutationOutcome,
   SortKey,
   Store,
+  StoreSizes,
   StoreStatus,
   TypeStat,
   WriteEvent,
@@ -57,6 +58,9 @@ interface DocRecord {
   doc: Record<string, unknown>;
 }
 
+/** Where msgpackr's shared structures of the entities are kept, in the entities DB (no range of keys sees it). */
+const STRUCTURES_KEY = Symbol.for('structures');
+
 export class EmbdbStore implements Store {
   readonly name = 'embdb';
   private readonly env: RootDatabase;
@@ -95,7 +99,7 @@ export class EmbdbStore implements Store {
     // range sees) decode ~5x faster than the records lmdb otherwise defines inline in every value
     // (bench/micro/entity-decode.ts). Shapes past the limit are encoded as before, so more types only cost speed.
     // lmdb passes maxSharedStructures on to msgpackr but its DatabaseOptions type does not declare it.
-    const entityOptions = { ...KEY_CODEC, name: 'entities', sharedStructuresKey: Symbol.for('structures'), maxSharedStructures: 512 };
+    const entityOptions = { ...KEY_CODEC, name: 'entities', sharedStructuresKey: STRUCTURES_KEY, maxSharedStructures: 512 };
     this.entities = this.env.openDB<StoredEntity, EntityKey>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
@@ -189,6 +193,24 @@ export class EmbdbStore implements Store {
 
   async listTenants(): Promise<string[]> {
     return [...this.tenants.getKeys()];
+  }
+
+  async sizes(): Promise<StoreSizes> {
+    const stats = this.entities.getStats() as { entryCount: number; pageSize: number; lastPageNumber: number };
+    const bytes = (stats.lastPageNumber + 1) * stats.pageSize;
+    const tenants = new Set(['', ...this.tenants.getKeys()]);
+    // One tenant: LMDB's own entry count of the DB (no scan), less the shared structures' record stored beside them.
+    if (tenants.size === 1) {
+      const structures = this.entities.get(STRUCTURES_KEY as never) === undefined ? 0 : 1;
+      return { bytes, entities: [['', stats.entryCount - structures]] };
+    }
+    const entities: Array<[string, number]> = [];
+    for (const tenant of tenants) {
+      entities.push([tenant, this.entities.getKeysCount(tenantRange(tenant))]);
+      // A count is a native walk over the tenant's keys: the requests waiting on this thread run between two tenants.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return { bytes, entities };
   }
 
   async getEntity(tenant: string, id: string): Promise<StoredEntity | undefined> {
