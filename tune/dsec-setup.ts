@@ -1,23 +1,24 @@
 // `auth: "dsec"` workloads (a data-space mix): a key pair, its JWK Set, a policy file and a signed token, made once
 // per tuning run in a private directory, as bench/auth.ts sets up the dsec plugin. The policies allow what the load
-// does on the workload's types (read, modify, create), 40 policies of other types sit before them so every decision
+// does on the workload's types (read, create; modify by path), 40 policies of other types sit before them so every decision
 // walks a realistic set, and one allows the subscriptions and batch routes the seeding uses.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { typePolicy } from '../bench/odrl-policy.js';
 import type { Workload } from './workload.js';
+import { shortType } from './entities.js';
 
 const ISSUER = 'did:web:verifier.tune';
 const OTHER_POLICIES = 40;
 
-const pathPolicy = (uid: string, path: string): Record<string, unknown> => ({
+const pathPolicy = (uid: string, action: string, path: string): Record<string, unknown> => ({
   '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
   '@type': 'odrl:Policy',
   'odrl:uid': uid,
   'odrl:permission': {
     '@type': 'odrl:Permission',
-    'odrl:action': { '@id': 'odrl:use' },
+    'odrl:action': { '@id': action },
     'odrl:assignee': { '@id': 'vc:any' },
     'odrl:target': {
       '@type': 'odrl:AssetCollection',
@@ -38,12 +39,15 @@ export async function dsecSetup(w: Workload, dir: string): Promise<DsecSetup> {
   const policies: Record<string, unknown>[] = [];
   for (let i = 0; i < OTHER_POLICIES; i++) policies.push(typePolicy(`urn:p:other-${i}`, 'odrl:read', `https://example.org/Other${i}`));
   w.entities.types.forEach((t, i) => {
-    policies.push(typePolicy(`urn:p:read-${i}`, 'odrl:read', t.type));
-    policies.push(typePolicy(`urn:p:modify-${i}`, 'odrl:modify', t.type));
+    // A query names the type (its IRI, the `type` parameter); a retrieve's id names it (its third part).
+    policies.push(typePolicy(`urn:p:query-${i}`, 'odrl:read', t.type));
+    policies.push(typePolicy(`urn:p:read-${i}`, 'odrl:read', shortType(t.type)));
     policies.push(typePolicy(`urn:p:create-${i}`, 'ngsild:create', t.type));
   });
-  policies.push(pathPolicy('urn:p:subscriptions', '/ngsi-ld/v1/subscriptions'));
-  policies.push(pathPolicy('urn:p:batch', '/ngsi-ld/v1/entityOperations'));
+  // PATCH .../entities/{id}/attrs ends in `attrs`: no type to read from the request, so modify is allowed by path.
+  policies.push(pathPolicy('urn:p:modify', 'odrl:modify', '/ngsi-ld/v1/entities'));
+  policies.push(pathPolicy('urn:p:subscriptions', 'odrl:use', '/ngsi-ld/v1/subscriptions'));
+  policies.push(pathPolicy('urn:p:batch', 'odrl:use', '/ngsi-ld/v1/entityOperations'));
   writeFileSync(join(dir, 'policies.json'), JSON.stringify(policies));
   const token = await new SignJWT({
     verifiableCredential: { type: ['VerifiableCredential'], issuer: 'did:web:issuer.tune', credentialSubject: {} },

@@ -4,7 +4,19 @@ import { entitiesPerType, type Workload, type WorkloadAttribute, type WorkloadTy
 
 const SUB_ATTRIBUTE = 'https://uri.etsi.org/ngsi-ld/default-context/sub';
 
-export const entityId = (typeIndex: number, n: number): string => `urn:ngsi-ld:Tune${typeIndex}:${n}`;
+/** The last segment of a type IRI, in the characters an id's third part may hold. */
+export const shortType = (type: string): string =>
+  type
+    .split(/[/#:]/)
+    .pop()!
+    .replace(/[^A-Za-z0-9_-]/g, '') || 'Entity';
+
+/**
+ * `urn:ngsi-ld:<short type>:<type index>-<n>`: the third part names the type, as data spaces write ids (the dsec
+ * plugin reads `ngsi-ld:entityType` of a request on one entity from it, PAP 1.7.3).
+ */
+// Only [A-Za-z0-9_-:] in it: it goes into request paths as it is (the dsec plugin reads the path undecoded).
+export const entityId = (type: string, k: number, n: number): string => `urn:ngsi-ld:${shortType(type)}:${k}-${n}`;
 
 /** A small PRNG (mulberry32): reproducible request streams without the cost of crypto. */
 export function prng(seed: number): () => number {
@@ -24,6 +36,7 @@ export function prng(seed: number): () => number {
  */
 export function attributeBody(
   a: WorkloadAttribute,
+  type: string,
   typeIndex: number,
   n: number,
   count: number,
@@ -44,7 +57,7 @@ export function attributeBody(
       };
       break;
     case 'Relationship':
-      out.object = given ?? entityId(typeIndex, (n + 1) % Math.max(count, 1));
+      out.object = given ?? entityId(type, typeIndex, (n + 1) % Math.max(count, 1));
       break;
     case 'LanguageProperty':
       out.languageMap = given ?? { en: `text ${v % 100}` };
@@ -64,11 +77,17 @@ export function attributeBody(
   return out;
 }
 
-export function entityBody(w: Workload, typeIndex: number, n: number, count: number, id = entityId(typeIndex, n)): Record<string, unknown> {
+export function entityBody(
+  w: Workload,
+  typeIndex: number,
+  n: number,
+  count: number,
+  id = entityId(w.entities.types[typeIndex]!.type, typeIndex, n),
+): Record<string, unknown> {
   const t = w.entities.types[typeIndex]!;
   const now = new Date().toISOString();
   const e: Record<string, unknown> = { id, type: t.type };
-  for (const a of t.attributes) e[a.name] = attributeBody(a, typeIndex, n, count, n, now);
+  for (const a of t.attributes) e[a.name] = attributeBody(a, t.type, typeIndex, n, count, n, now);
   return e;
 }
 
@@ -88,7 +107,9 @@ export function subscriptionBodies(w: Workload, endpoint: string): Record<string
     for (let i = 0; i < group.count; i++) {
       const s: Record<string, unknown> = {
         type: 'Subscription',
-        entities: [group.select === 'perEntity' ? { id: entityId(k, i % perType[k]!), type: group.type } : { type: group.type }],
+        entities: [
+          group.select === 'perEntity' ? { id: entityId(group.type, k, i % perType[k]!), type: group.type } : { type: group.type },
+        ],
         notification: { endpoint: { uri: endpoint, accept: 'application/json' } },
       };
       if (group.watchedAttributes !== undefined) s.watchedAttributes = group.watchedAttributes;

@@ -9,6 +9,7 @@ export interface RowRun {
   p99us: number;
   notified: number;
   failedRequests: number;
+  statusCodes?: Record<string, number>;
   error?: string;
 }
 

@@ -43,6 +43,8 @@ export interface RunResult {
   p99us: number;
   notified: number;
   failedRequests: number;
+  /** The answers' status codes, when some failed (what failed, for the operator). */
+  statusCodes?: Record<string, number>;
   /** Why the run could not be measured (the broker did not start, seeding failed, ...): the run counts as failed. */
   error?: string;
 }
@@ -114,7 +116,7 @@ async function seed(ctx: RunContext, url: string): Promise<void> {
       const batch: Record<string, unknown>[] = [];
       for (let i = n; i < Math.min(n + SEED_BATCH, perType[k]!); i++) batch.push(entityBody(w, k, i, perType[k]!));
       await expectStatus(
-        `seeding ${entityId(k, n)}..`,
+        `seeding ${entityId(w.entities.types[k]!.type, k, n)}..`,
         send(url, 'POST', `${NGSI}/entityOperations/create`, JSON.stringify(batch), headers),
         [201],
       );
@@ -149,15 +151,15 @@ export function mixRequests(w: Workload, headers: Record<string, string>, runTag
         const t = w.entities.types[k]!;
         const body: Record<string, unknown> = {};
         const now = new Date().toISOString();
-        for (const a of patchedAttributes(w, t)) body[a.name] = attributeBody(a, k, n, perType[k]!, ++v, now);
-        return { path: `${NGSI}/entities/${encodeURIComponent(entityId(k, n))}/attrs`, body: JSON.stringify(body) };
+        for (const a of patchedAttributes(w, t)) body[a.name] = attributeBody(a, t.type, k, n, perType[k]!, ++v, now);
+        return { path: `${NGSI}/entities/${entityId(t.type, k, n)}/attrs`, body: JSON.stringify(body) };
       };
       return { method: 'PATCH', headers: withBody, ...next(), next };
     },
     retrieve: () => {
       const next = (): { path: string } => {
         const [k, n] = pickEntity();
-        return { path: `${NGSI}/entities/${encodeURIComponent(entityId(k, n))}` };
+        return { path: `${NGSI}/entities/${entityId(w.entities.types[k]!.type, k, n)}` };
       };
       return { method: 'GET', headers, ...next(), next };
     },
@@ -217,12 +219,14 @@ export async function runOnce(ctx: RunContext, spec: RunSpec): Promise<RunResult
     await drainNotifications(ctx.receiver);
     if (server.proc.exitCode !== null || server.proc.signalCode !== null)
       throw new Error(`the broker exited during the run\n${server.tail()}`);
-    return {
+    const out: RunResult = {
       rps: Math.round(r.requestsPerSecond),
       p99us: Math.round(r.p99Ms * 1000),
       notified: ctx.receiver.count() - before,
       failedRequests: failedRequests(r),
     };
+    if (out.failedRequests > 0) out.statusCodes = r.statusCodes;
+    return out;
   } catch (e) {
     return { rps: 0, p99us: 0, notified: 0, failedRequests: 0, error: (e as Error).message.split('\n').slice(0, 12).join('\n') };
   } finally {

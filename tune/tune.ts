@@ -76,7 +76,7 @@ function parseArgs(argv: string[]): { workload: string; out: string } {
 const outcome = (r: RunResult): string =>
   r.error !== undefined
     ? `not measured: ${r.error}`
-    : `${r.rps} req/s, p99 ${r.p99us} us, ${r.notified} notified, ${r.failedRequests} failed`;
+    : `${r.rps} req/s, p99 ${r.p99us} us, ${r.notified} notified, ${r.failedRequests} failed${r.statusCodes === undefined ? '' : ` (statuses ${JSON.stringify(r.statusCodes)})`}`;
 
 async function tune(w: Workload, k: Knobs, out: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-tune-'));
