@@ -73,10 +73,11 @@ conformance: build
 
 # Build tuning (seed 001 §4.4, tune/README.md): trains the runtime profile on the workload, measures
 # --dbLockPrefer reads|writes x allocators and writes tune-result.json (about 15 minutes with the defaults). Knobs:
-# TUNE_REPEATS (2), TUNE_TRAIN_DURATION (20 s per trial), TUNE_WARMUP (5 s), TUNE_BROKER_CPUS, TUNE_LOAD_CPUS.
+# TUNE_REPEATS (2), TUNE_TRAIN_DURATION (20 s per trial), TUNE_WARMUP (5 s), TUNE_BROKER_CPUS, TUNE_LOAD_CPUS,
+# TUNE_TRAIN_KNOBS (the knobs trained, default all).
 WORKLOAD ?= workloads/smart-city.json
 TUNE_OUT ?= tune-result.json
-export TUNE_REPEATS TUNE_TRAIN_DURATION TUNE_WARMUP TUNE_BROKER_CPUS TUNE_LOAD_CPUS
+export TUNE_REPEATS TUNE_TRAIN_DURATION TUNE_WARMUP TUNE_BROKER_CPUS TUNE_LOAD_CPUS TUNE_TRAIN_KNOBS
 tune: build
 	node dist/tune/tune.js $(WORKLOAD) --out $(TUNE_OUT)
 

@@ -16,7 +16,8 @@ export function recordLines(r: TuneResult): string[] {
   for (const [k, v] of Object.entries(b.brokerOptions)) if (k !== 'dbLockPrefer') vars.push([`TUNE_${k.toUpperCase()}`, String(v)]);
   if (b.env.NODE_OPTIONS !== undefined) vars.push(['TUNE_NODE_OPTIONS', b.env.NODE_OPTIONS]);
   for (const [k, v] of vars) {
-    if (!/^TUNE_[A-Z0-9_]+$/.test(k) || !SAFE.test(v)) throw new Error(`refusing to record ${k}=${JSON.stringify(v)}: unexpected characters`);
+    if (!/^TUNE_[A-Z0-9_]+$/.test(k) || !SAFE.test(v))
+      throw new Error(`refusing to record ${k}=${JSON.stringify(v)}: unexpected characters`);
     if (k === 'TUNE_ALLOCATOR' && !['system', 'jemalloc', 'mimalloc'].includes(v)) throw new Error(`unknown allocator ${v}`);
   }
   return [

@@ -26,6 +26,8 @@ class KnobError extends Error {}
 interface Knobs {
   repeats: number;
   trainS: number;
+  /** TUNE_TRAIN_KNOBS: the knobs trained (comma-separated names; default all). */
+  trainKnobs?: string[];
   warmupS: number;
   brokerCpus?: string;
   loadCpus?: string;
@@ -53,6 +55,13 @@ export function readKnobs(): Knobs {
   const r = process.env.TUNE_REPEATS || '2';
   if (!/^[1-9]\d{0,2}$/.test(r)) throw new KnobError(`TUNE_REPEATS: must be an integer from 1 to 999 (got ${JSON.stringify(r)})`);
   const k: Knobs = { repeats: Number(r), trainS: seconds('TUNE_TRAIN_DURATION', 20), warmupS: seconds('TUNE_WARMUP', 5) };
+  const names = process.env.TUNE_TRAIN_KNOBS;
+  if (names !== undefined && names !== '') {
+    k.trainKnobs = names.split(',');
+    const known = knobs(1).map((x) => x.name);
+    for (const n of k.trainKnobs)
+      if (!known.includes(n)) throw new KnobError(`TUNE_TRAIN_KNOBS: ${JSON.stringify(n)} is not one of ${known.join(', ')}`);
+  }
   const b = cpuList('TUNE_BROKER_CPUS');
   if (b !== undefined) k.brokerCpus = b;
   const l = cpuList('TUNE_LOAD_CPUS');
@@ -98,7 +107,7 @@ async function tune(w: Workload, k: Knobs, out: string): Promise<number> {
     const locks: ('reads' | 'writes')[] = w.store.database === 'embdb' ? ['reads', 'writes'] : ['reads'];
     if (locks.length === 1) say('tune: --dbLockPrefer is an option of the embedded store only: docdb is measured once per allocator');
     const cpus = k.brokerCpus === undefined ? availableParallelism() : countCpus(k.brokerCpus);
-    const ks = knobs(cpus);
+    const ks = knobs(cpus).filter((x) => k.trainKnobs === undefined || k.trainKnobs.includes(x.name));
     const trainRuns = trialCount(ks) * locks.length;
     const combos = locks.flatMap((lockPrefer) => found.map((allocator) => ({ lockPrefer, allocator })));
     const planned = [

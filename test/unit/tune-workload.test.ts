@@ -251,6 +251,7 @@ t.test('the command: a bad workload or knob exits 2 with one line naming it, and
   t.match(knob.stderr, /TUNE_REPEATS: must be an integer/);
   t.match(run([file], { TUNE_LOAD_CPUS: '0;rm' }).stderr, /TUNE_LOAD_CPUS: must be a CPU list/);
   t.match(run([file], { TUNE_TRAIN_DURATION: 'long' }).stderr, /TUNE_TRAIN_DURATION: must be a duration/);
+  t.match(run([file], { TUNE_TRAIN_KNOBS: 'connectionPoolSize,heap' }).stderr, /TUNE_TRAIN_KNOBS: "heap" is not one of/);
   t.equal(run([]).status, 2, 'no workload');
   t.same(readdirSync(dir).sort(), ['bad.json', 'w.json'], 'no tune-result.json written');
 });
