@@ -23,13 +23,14 @@ build: install
 run: build
 	node dist/src/main.js --port $(PORT) $(ARGS)
 
-# Types (tsc --noEmit), ESLint (the recommended rules that hold here and the layer rules, eslint.config.js) and the
-# format (Prettier, .prettierrc.json: `make format` writes it).
+# Types (tsc --noEmit), ESLint (the recommended rules that hold here and the layer rules, eslint.config.js), the
+# format (Prettier, .prettierrc.json: `make format` writes it) and the Dockerfile (hadolint, installed from PyPI).
 PRETTIER_FILES = "src/**/*.ts" "workers/**/*.ts" "test/**/*.ts" "bench/**/*.ts" "tune/**/*.ts" "*.js"
 lint: install
 	npx tsc -p tsconfig.json --noEmit
 	npx eslint src workers
 	npx prettier --check $(PRETTIER_FILES)
+	bash test/services/hadolint.sh Dockerfile
 
 format: install
 	npx prettier --write --log-level warn $(PRETTIER_FILES)

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { entitiesPerType, loadWorkload, parseWorkload, WorkloadError } from '../../tune/workload.js';
+import { parseQ, type QNode } from '../../src/ngsild/query/q-parser.js';
 import { entityBody, entityId, mixSlots, patchedAttributes, subscriptionBodies } from '../../tune/entities.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -134,6 +135,21 @@ t.test('every workload of workloads/ is valid, and smart-city keeps its §2.8 sh
   t.same(entitiesPerType(sc), [7000, 3000]);
   t.equal(sc.subscriptions[0]!.count, 100);
   t.equal(loadWorkload(join(ROOT, 'workloads/data-space.json')).auth, 'dsec');
+});
+
+/** The first attribute names of every path of a q. */
+function qAttributes(n: QNode): string[] {
+  if (n.kind === 'and' || n.kind === 'or') return n.terms.flatMap(qAttributes);
+  return [n.path.attr[0]!];
+}
+
+t.test('every q of workloads/ names attributes of its types (a `.` in an IRI is written %2E, else it splits the name)', async (t) => {
+  for (const f of readdirSync(join(ROOT, 'workloads')).filter((x) => x.endsWith('.json'))) {
+    const w = loadWorkload(join(ROOT, 'workloads', f));
+    const names = new Set(w.entities.types.flatMap((x) => x.attributes.map((a) => a.name)));
+    const qs = [w.load.query.q, ...w.subscriptions.map((x) => x.q)].filter((q): q is string => q !== undefined);
+    for (const q of qs) for (const a of qAttributes(parseQ(q))) t.ok(names.has(a), `${f}: ${q} names ${a}`);
+  }
 });
 
 t.test('entity bodies: a number varies per entity, anything else is copied; observedAt and sub-attributes', async (t) => {
