@@ -76,6 +76,9 @@ export function profileNodeFlags(p: Profile): string[] {
   return flags;
 }
 
+/** docdb's --dbName is at most 12 characters: `t` and the run's tag (process id and run, base 36). */
+const docdbName = (runTag: string): string => `t${runTag}`.slice(0, 12);
+
 export function brokerArgs(
   w: Workload,
   spec: Pick<RunSpec, 'lockPrefer' | 'profile'>,
@@ -87,7 +90,7 @@ export function brokerArgs(
   if (w.store.database === 'embdb') args.push('--dbLockPrefer', spec.lockPrefer);
   if (dbDir !== undefined) args.push('--dbDir', dbDir);
   // docdb: a database of its own per run, so every run starts on an empty store.
-  if (w.store.database === 'docdb') args.push('--dbName', `ldbroker-tune-${runTag}`);
+  if (w.store.database === 'docdb') args.push('--dbName', docdbName(runTag));
   for (const [k, v] of Object.entries(profileOptions(spec.profile))) args.push(`--${k}`, String(v));
   return args;
 }
@@ -184,11 +187,28 @@ async function drainNotifications(receiver: Receiver): Promise<void> {
   }
 }
 
+/**
+ * A docdb run's database, dropped after it. The server is the one the broker was given by the environment
+ * (BROKER_DBURI, else BROKER_DBHOST, else the broker's default): the tuner passes the store's options through it.
+ */
+async function dropDocdb(name: string, note: (line: string) => void): Promise<void> {
+  const url = process.env.BROKER_DBURI ?? `mongodb://${process.env.BROKER_DBHOST ?? '127.0.0.1:27017'}/`;
+  const { MongoClient } = await import('mongodb');
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+  try {
+    await client.db(name).dropDatabase();
+  } catch (e) {
+    note(`could not drop the docdb database ${name}: ${(e as Error).message}`);
+  } finally {
+    await client.close();
+  }
+}
+
 let runs = 0;
 
 export async function runOnce(ctx: RunContext, spec: RunSpec): Promise<RunResult> {
   const w = ctx.workload;
-  const runTag = `${process.pid}-${++runs}`;
+  const runTag = `${process.pid.toString(36)}x${(++runs).toString(36)}`;
   const dbDir = w.store.persistent ? mkdtempSync(join(tmpdir(), 'ldbroker-tune-')) : undefined;
   let server: ServerProcess | undefined;
   try {
@@ -232,5 +252,6 @@ export async function runOnce(ctx: RunContext, spec: RunSpec): Promise<RunResult
   } finally {
     await server?.stop();
     if (dbDir !== undefined) rmSync(dbDir, { recursive: true, force: true });
+    if (w.store.database === 'docdb') await dropDocdb(docdbName(runTag), ctx.note);
   }
 }

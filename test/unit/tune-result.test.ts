@@ -3,7 +3,8 @@
 import t from 'tap';
 import { buildResult, summaryLine } from '../../tune/result.js';
 import { recordLines } from '../../tune/record.js';
-import type { RunResult } from '../../tune/run-once.js';
+import { brokerArgs, type RunResult } from '../../tune/run-once.js';
+import { parseWorkload } from '../../tune/workload.js';
 import { better, knobs, trialCount } from '../../tune/train.js';
 
 const run = (rps: number, failedRequests = 0, extra: Partial<RunResult> = {}): RunResult => ({
@@ -104,4 +105,14 @@ t.test('training: a change is kept only when faster by the margin and without fa
       .map((p) => p.connectionPoolSize),
     [0, 1, 4],
   );
+});
+
+t.test("a run's broker command line: the store's options, the lock preference on embdb only, the profile", async (t) => {
+  const spec = { lockPrefer: 'writes' as const, profile: { httpServer: 'node' as const, connectionPoolSize: 0 } };
+  const embdb = brokerArgs(parseWorkload({ store: { history: 'embdb' } }), spec, '/tmp/x', 'abcx1');
+  t.match(embdb.join(' '), /--database embdb --troe embdb --dbLockPrefer writes --dbDir \/tmp\/x --connectionPoolSize 0 --httpServer node/);
+  const docdb = brokerArgs(parseWorkload({ store: { database: 'docdb' } }), spec, undefined, '2ioo0xzzz');
+  t.notOk(docdb.includes('--dbLockPrefer'), 'docdb has no lock preference');
+  const name = docdb[docdb.indexOf('--dbName') + 1]!;
+  t.ok(name.length <= 12, `docdb's --dbName ${name} fits its 12 characters`);
 });
