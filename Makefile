@@ -5,7 +5,7 @@ NPM ?= npm
 PORT ?= 1026
 ARGS ?=
 
-.PHONY: install build run test test-unit test-api bench bench-smoke lint format clean conformance
+.PHONY: install build run test test-unit test-api bench bench-smoke lint format clean conformance tune
 
 # `npm ci`: exactly the locked versions, on npm 10 and 11 alike.
 node_modules/.install-stamp: package.json package-lock.json
@@ -23,13 +23,14 @@ build: install
 run: build
 	node dist/src/main.js --port $(PORT) $(ARGS)
 
-# Types (tsc --noEmit), ESLint (the recommended rules that hold here and the layer rules, eslint.config.js) and the
-# format (Prettier, .prettierrc.json: `make format` writes it).
-PRETTIER_FILES = "src/**/*.ts" "workers/**/*.ts" "test/**/*.ts" "bench/**/*.ts" "*.js"
+# Types (tsc --noEmit), ESLint (the recommended rules that hold here and the layer rules, eslint.config.js), the
+# format (Prettier, .prettierrc.json: `make format` writes it) and the Dockerfile (hadolint, installed from PyPI).
+PRETTIER_FILES = "src/**/*.ts" "workers/**/*.ts" "test/**/*.ts" "bench/**/*.ts" "tune/**/*.ts" "*.js"
 lint: install
 	npx tsc -p tsconfig.json --noEmit
 	npx eslint src workers
 	npx prettier --check $(PRETTIER_FILES)
+	bash test/services/hadolint.sh Dockerfile
 
 format: install
 	npx prettier --write --log-level warn $(PRETTIER_FILES)
@@ -71,6 +72,16 @@ bench: build
 ETSI_ARGS ?=
 conformance: build
 	ETSI_SUITE="$(ETSI_SUITE)" bash conformance/run.sh $(ETSI_ARGS)
+
+# Build tuning (seed 001 §4.4, tune/README.md): trains the runtime profile on the workload, measures
+# --dbLockPrefer reads|writes x allocators and writes tune-result.json (about 15 minutes with the defaults). Knobs:
+# TUNE_REPEATS (2), TUNE_TRAIN_DURATION (20 s per trial), TUNE_WARMUP (5 s), TUNE_BROKER_CPUS, TUNE_LOAD_CPUS,
+# TUNE_TRAIN_KNOBS (the knobs trained, default all).
+WORKLOAD ?= workloads/smart-city.json
+TUNE_OUT ?= tune-result.json
+export TUNE_REPEATS TUNE_TRAIN_DURATION TUNE_WARMUP TUNE_BROKER_CPUS TUNE_LOAD_CPUS TUNE_TRAIN_KNOBS
+tune: build
+	node dist/tune/tune.js $(WORKLOAD) --out $(TUNE_OUT)
 
 bench-smoke: build
 	node dist/bench/run.js --smoke
