@@ -51,7 +51,7 @@ test-api: build
 # bridges' start test/services/mosquitto.sh and pymodbus.sh) replace their sections of it. bench/all.sh keeps the
 # whole run within 20 minutes (issue 24) and prints its estimate and progress; bench-long runs the two benchmarks it
 # cuts at full size, bench-scale the main rows beside 1M unrelated entities, 10k subscriptions and 100 tenants,
-# bench-ceiling 2, 4 and 8 pipeline threads on the 2 cores (issue 24 items 3 and 4).
+# bench-ceiling 4 and 8 pipeline threads on the 2 cores beside the default 2 (issue 24 items 3 and 4).
 bench: build
 	bash bench/all.sh
 

@@ -28,7 +28,7 @@ const ROW_OVERHEAD_S = 0.5;
 /** Entities per second a seed is estimated at (batch upserts on a shared 2-core machine). */
 const SEED_RATE = 15_000;
 /** The pipeline thread counts `--ceiling` adds (more than the cores of this 2-core machine). */
-const CEILING_POOLS = [2, 4, 8];
+const CEILING_POOLS = [4, 8];
 
 const USAGE = `Usage: node dist/bench/run.js [options]
   --smoke               one round, 3 s per row, no warm-up, default broker variant only; RESULTS.md is not written
