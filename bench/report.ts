@@ -31,7 +31,7 @@ export interface Sample {
   result: LoadResult;
   /** The server's CPU during the measured run, by thread role (undefined without /proc). */
   cpu?: CpuSpent;
-  /** Wall time of the measured run and the load generator's own CPU in it, µs. */
+  /** Wall time of the measured run (connecting and draining included) and the load generator's own CPU in it, µs. */
   wallUs?: number;
   loadGeneratorUs?: number;
 }
@@ -108,7 +108,7 @@ function sum(results: readonly LoadResult[]): LoadResult {
 
 /** The CPU of the round whose req/s is the median one (an even count: the lower middle). */
 function rowCpu(samples: readonly Sample[]): RowCpu | undefined {
-  const withCpu = samples.filter((s) => s.cpu !== undefined && s.result.completed > 0 && s.wallUs !== undefined);
+  const withCpu = samples.filter((s) => s.cpu !== undefined && s.result.completed > 0);
   if (withCpu.length === 0) return undefined;
   const sorted = [...withCpu].sort((a, b) => a.result.requestsPerSecond - b.result.requestsPerSecond);
   const s = sorted[Math.floor((sorted.length - 1) / 2)]!;
@@ -122,8 +122,9 @@ function rowCpu(samples: readonly Sample[]): RowCpu | undefined {
     pipelineThreads: c.pipelineThreads.length,
     leastShare: shares.length > 0 ? Math.min(...shares) : undefined,
     mostShare: shares.length > 0 ? Math.max(...shares) : undefined,
-    serverCores: (c.front + c.pipeline + c.other) / s.wallUs!,
-    loadGeneratorCores: (s.loadGeneratorUs ?? 0) / s.wallUs!,
+    // At the rate autocannon sampled, not over the run's wall time: connecting and draining add wall time without load.
+    serverCores: (s.result.requestsPerSecond * (c.front + c.pipeline + c.other)) / n / 1e6,
+    loadGeneratorCores: (s.result.requestsPerSecond * (s.loadGeneratorUs ?? 0)) / n / 1e6,
   };
 }
 
@@ -213,11 +214,12 @@ const HEAD = [
   'front µs/req',
   'pipeline µs/req',
   'server cores busy',
+  'load generator busy',
   'errors',
   'targets',
 ];
 /** Columns aligned right in the console. */
-const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
 
 function cells(row: Row): string[] {
   const r = row.result;
@@ -236,6 +238,7 @@ function cells(row: Row): string[] {
     c === undefined ? '' : c.frontUs.toFixed(1),
     c === undefined || row.variant === BARE ? '' : c.pipelineUs.toFixed(1),
     c === undefined ? '' : c.serverCores.toFixed(2),
+    c === undefined ? '' : c.loadGeneratorCores.toFixed(2),
     errors === undefined ? 'not run' : errors.toString(),
     verdicts(row),
   ];
@@ -390,8 +393,9 @@ export function markdownReport(rows: readonly Row[], info: RunInfo, title = 'Ben
     'first variant. The bare server receives the same requests as the brokers (same paths and query strings, same',
     "bodies, the same per-request setup in the load generator) and sends back the first broker's answer to the",
     "scenario's first request (status, headers, body), so a query row's bare server returns as many bytes as the",
-    'broker. `server cores busy`: CPU the server spent over the measured seconds (1.00 = one core); a bare row well',
-    'under its cores means the load generator, not the server, was the limit.',
+    'broker. `server cores busy`: the cores the server used at the measured rate (req/s × its CPU µs per request; 1.00',
+    "= one core), `load generator busy` the same of the runner's process: a row whose server is well under its cores",
+    'while the load generator is near 1.00 measured the load generator, not the server.',
     '',
     `- date: ${info.startedAt.toISOString()}${minutes}`,
     `- command: \`${info.command}\``,
