@@ -51,8 +51,8 @@ elapsed=$(( $(date +%s) - start ))
 echo "bench: ${elapsed} s in all ($(awk -v s="$elapsed" 'BEGIN { printf "%.1f", s / 60 }') min, estimated ${total}); load average at end $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 # The issue's targets in one place: the default broker's rows of the main table, then the other sections' lines.
 echo "bench: targets (bench/RESULTS.md)"
-awk -F' [|] ' '/^[|] [a-z-]+ [|] uws-pool [|]/ { print "  " $1 " " $NF }' bench/RESULTS.md | sed 's/^  | /  /; s/ |$//'
-grep -E '^Target' bench/RESULTS.md | sed 's/^/  /'
+awk -F' [|] ' '/^<!-- / { exit } /^[|] [a-z-]+ [|] uws-pool [|]/ { print "  " $1 " " $NF }' bench/RESULTS.md | sed 's/^  | /  /; s/ |$//'
+grep -E '^Target[ :]' bench/RESULTS.md | sed 's/^/  /'
 if [ "${1:-}" != "--long" ] && [ "$elapsed" -gt 1200 ]; then echo "bench: over the 20-minute budget of make bench: cut rows or durations"; fi
 if [ "${#failed[@]}" -gt 0 ]; then
   printf 'bench: failed: %s\n' "${failed[@]}"
