@@ -5,7 +5,7 @@ NPM ?= npm
 PORT ?= 1026
 ARGS ?=
 
-.PHONY: install build run test test-unit test-api bench bench-smoke lint format clean conformance tune
+.PHONY: install build run test test-unit test-api bench bench-long bench-scale bench-ceiling bench-memory bench-smoke lint format clean conformance tune
 
 # `npm ci`: exactly the locked versions, on npm 10 and 11 alike.
 node_modules/.install-stamp: package.json package-lock.json
@@ -48,24 +48,26 @@ test-api: build
 	bash test/services/ferretdb.sh
 	npx tap test/api
 
-# The entity and query scenarios write bench/RESULTS.md; the in-process query, auth, temporal and subscription
-# benchmarks and the MQTT and Modbus bridges' (they start test/services/mosquitto.sh and pymodbus.sh) add their
-# sections to it.
+# The main table (bench/run.js) writes the head of bench/RESULTS.md; the other benchmarks (the MQTT and Modbus
+# bridges' start test/services/mosquitto.sh and pymodbus.sh) replace their sections of it. bench/all.sh keeps the
+# whole run within 20 minutes (issue 24) and prints its estimate and progress; bench-long runs the two benchmarks it
+# cuts at full size, bench-scale the main rows beside 1M unrelated entities, 10k subscriptions and 100 tenants,
+# bench-ceiling 4 and 8 pipeline threads on the 2 cores beside the default 2 (issue 24 items 3 and 4).
 bench: build
-	bash test/services/ferretdb.sh
-	node dist/bench/run.js
-	node dist/bench/query-store.js
-	node dist/bench/auth.js
-	node dist/bench/auth-ngsild.js
-	node dist/bench/temporal.js
-	node dist/bench/temporal-tsdb.js
-	node dist/bench/websocket.js
-	node dist/bench/distributed.js
-	node dist/bench/scenarios/subscriptions.js
-	node dist/bench/scenarios/owner-notifications.js
-	node dist/bench/scenarios/bridge-mqtt.js
-	node dist/bench/scenarios/bridge-modbus.js
-	node dist/bench/import.js
+	bash bench/all.sh
+
+bench-long: build
+	bash bench/all.sh --long
+
+bench-scale: build
+	node dist/bench/run.js --scale --variants uws-pool
+
+bench-ceiling: build
+	node dist/bench/run.js --ceiling --no-pin --variants uws-pool --only retrieve,patch,query-type
+
+# The memory of a broker holding 1,000,000 entities under load for 10 minutes (issue 24 item 6, README "Sizing"):
+# about 12 minutes, so apart from make bench.
+bench-memory: build
 	node dist/bench/memory.js
 
 # The ETSI NGSI-LD test suite against a broker built from this tree (conformance/README.md); fetches nothing.

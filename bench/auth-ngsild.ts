@@ -14,6 +14,7 @@ import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
 import { machineAtStart, writeResultsSection } from './results-section.js';
 import { median, range } from './stats.js';
 import { typePolicy as odrl } from './odrl-policy.js';
+import { durationArg } from './duration-arg.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -25,7 +26,7 @@ const ANSWERED = 20;
 const OTHERS = 80;
 
 const smoke = process.argv.includes('--smoke');
-const durationS = smoke ? 3 : 10;
+const durationS = smoke ? 3 : durationArg(10);
 const ROUNDS = smoke ? 1 : 3;
 const warmupS = smoke ? 0 : 2;
 

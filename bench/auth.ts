@@ -1,7 +1,7 @@
 // The cost of authorization (issue 6): retrieve by id with `--auth dsec` and a cached token against the same broker
 // without auth, 100 policies where the allowing one is last; each row also as a ratio to bare uWS of the same run.
-// Appends its table to bench/RESULTS.md (after `node dist/bench/run.js` wrote it). `--smoke`: 3 s, nothing written.
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Writes its section of bench/RESULTS.md (one run replaces the last). `--smoke`: 3 s, nothing written.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,16 +11,17 @@ import { runLoad, failedRequests, type LoadRequest, type LoadResult } from './lo
 import { benchEntity, benchId } from './bench-entity.js';
 import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
 import { typePolicy as odrl } from './odrl-policy.js';
+import { durationArg } from './duration-arg.js';
+import { writeResultsSection } from './results-section.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const RESULTS = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 const ISSUER = 'did:web:verifier.bench';
 const POLICIES = 100;
 const SEEDED = 200;
 
 const smoke = process.argv.includes('--smoke');
-const durationS = smoke ? 3 : 10;
+const durationS = smoke ? 3 : durationArg(10);
 const warmupS = smoke ? 0 : 2;
 
 interface Row {
@@ -105,10 +106,10 @@ async function main(): Promise<void> {
     process.stdout.write(`  dsec / no auth: ${vsPlain} (target >= 0.85)\n`);
     const failed = rows.reduce((n, r) => n + failedRequests(r.result), 0);
     if (!smoke) {
-      appendFileSync(
-        RESULTS,
+      writeResultsSection(
+        'auth',
         [
-          '',
+          '<!-- auth:begin -->',
           '## Authorization: retrieve with `--auth dsec` (100 policies, the allowing one last, token cached)',
           '',
           `Run: \`node dist/bench/auth.js\`, ${durationS} s after ${warmupS} s warm-up, 50 connections.`,
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
           ),
           '',
           `dsec / no auth: **${vsPlain}** (target >= 0.85). Cache-miss cost per algorithm: \`node dist/bench/micro/dsec-decide.js\`.`,
-          '',
+          '<!-- auth:end -->',
         ].join('\n'),
       );
     }

@@ -8,10 +8,11 @@ import { startServer, type ServerProcess } from './server-process.js';
 import { runLoad, failedRequests, type LoadResult } from './load.js';
 import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
 import { machineAtStart, writeResultsSection } from './results-section.js';
+import { durationArg } from './duration-arg.js';
 
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const smoke = process.argv.includes('--smoke');
-const durationS = smoke ? 3 : 10;
+const durationS = smoke ? 3 : durationArg(10);
 const warmupS = smoke ? 0 : 2;
 const ID = 'urn:ngsi-ld:Bench:split';
 const LOCAL_ID = 'urn:ngsi-ld:Bench:whole';

@@ -7,9 +7,19 @@ export interface Scenario {
   description: string;
   /** Least acceptable ratio of the broker's req/s to the bare server's on the same requests (issue targets). */
   targetRatio?: number;
-  /** Seeds what the requests need through the broker's NGSI-LD API; never run against the bare server. */
+  /** Entities each request writes (batch upsert): the report gives entities/s too. */
+  entitiesPerRequest?: number;
+  /** Least acceptable entities/s (issue 24: batch upsert >= 150,000). */
+  targetEntitiesPerS?: number;
+  /** Entities `setup` seeds on a fresh broker, for the runner's time estimate. */
+  seeds?: number;
+  /** Seeds what the requests need through the broker's NGSI-LD API (once per broker); never run against the bare server. */
   setup?: (baseUrl: string) => Promise<void>;
-  /** The request definitions of one measured run, built fresh so counters start anew. */
+  /**
+   * The request definitions of one measured run. The same definitions go to the bare server and to every broker, so
+   * per-request setup (`next`) costs the load generator the same on each; a counter that must not repeat across
+   * runs (create's new ids) lives outside this function.
+   */
   requests: () => LoadRequest[];
 }
 
@@ -20,6 +30,14 @@ export interface BrokerVariant {
   args: string[];
   /** The scenarios this variant runs (by name); absent: every one. */
   only?: readonly string[];
+  /** Loads what the variant's broker holds before any scenario (--scale: unrelated data); `log` prints progress. */
+  preload?: (baseUrl: string, log: (line: string) => void) => Promise<void>;
+  /** Entities `preload` writes, for the runner's time estimate. */
+  preloads?: number;
+  /** Environment of the broker process (BENCH_PARALLELISM with bench/parallelism.js: more threads than cores). */
+  env?: Record<string, string>;
+  /** Node flags of the broker process. */
+  nodeFlags?: string[];
   /** Run once the variant's broker stopped (docdb: drops its database). */
   cleanup?: () => Promise<void>;
 }

@@ -17,25 +17,25 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** How the tuner varies a server beyond its arguments (tune/): node flags, environment, CPUs it may run on. */
 export interface StartOptions {
+  /** `taskset -c` core list the server runs on (the load generator keeps the others); absent: every core. */
+  cores?: string;
+  /** Node flags added before the script (BENCH_NODE_FLAGS are added too). */
   nodeFlags?: readonly string[];
-  /** Added to this process's environment (e.g. LD_PRELOAD of an allocator). */
+  /** Environment variables added to this process's. */
   env?: Record<string, string>;
-  /** A CPU list for `taskset -c` (e.g. `0` or `1-3`): the server runs on those only. */
-  cpus?: string;
 }
 
-export async function startServer(name: string, script: string, args: readonly string[], start: StartOptions = {}): Promise<ServerProcess> {
+export async function startServer(name: string, script: string, args: readonly string[], opts: StartOptions = {}): Promise<ServerProcess> {
   // BENCH_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`): node flags of the servers under test, to profile
   // where a row's time goes (node refuses --cpu-prof in NODE_OPTIONS).
-  const flags = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''), ...(start.nodeFlags ?? [])];
+  const flags = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''), ...(opts.nodeFlags ?? [])];
   const command = [process.execPath, ...flags, script, ...args];
-  // taskset execs node in its place: the child's pid stays the server's.
-  if (start.cpus !== undefined) command.unshift('taskset', '-c', start.cpus);
+  // taskset execs node in its own process: the pid is the server's, as /proc readings (thread-cpu.ts) need.
+  if (opts.cores !== undefined) command.unshift('taskset', '-c', opts.cores);
   const proc = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: start.env === undefined ? process.env : { ...process.env, ...start.env },
+    env: opts.env === undefined ? process.env : { ...process.env, ...opts.env },
   });
   const lines: string[] = [];
   const keep = (line: string): void => {

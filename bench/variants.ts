@@ -1,5 +1,6 @@
 // The broker configurations `make bench` compares; the first is the default, the only one `--smoke` runs.
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
 import type { BrokerVariant } from './scenario.js';
 
@@ -31,3 +32,22 @@ export const variants: BrokerVariant[] = [
     cleanup: dropDocdb,
   },
 ];
+
+/** The variants of `make bench`'s table (the others by `--variants`): each adds a row per scenario per round. */
+export const DEFAULT_VARIANTS = ['uws-pool', 'uws-inline'];
+
+const PARALLELISM = fileURLToPath(new URL('./parallelism.js', import.meta.url));
+
+/**
+ * `--ceiling`: a pool of `threads` pipeline threads whatever the cores (bench/parallelism.ts lifts the pool's cap at
+ * the cores): more threads than cores show whether the hand-off between the front and the pool serialises.
+ */
+export function poolOf(threads: number): BrokerVariant {
+  return {
+    name: `pool${threads}`,
+    description: `uWS front, ${threads} pipeline threads whatever the cores (bench/parallelism.ts)`,
+    args: ['--connectionPoolSize', String(threads)],
+    env: { BENCH_PARALLELISM: String(threads) },
+    nodeFlags: ['--import', PARALLELISM],
+  };
+}

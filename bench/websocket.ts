@@ -10,6 +10,7 @@ import { runLoad, failedRequests, type LoadResult } from './load.js';
 import { benchId } from './bench-entity.js';
 import { NGSI, seedEntities } from './ngsi-client.js';
 import { machineAtStart, writeResultsSection } from './results-section.js';
+import { durationArg } from './duration-arg.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -17,7 +18,7 @@ const CONNECTIONS = 50;
 const ENTITIES = 100;
 
 const smoke = process.argv.includes('--smoke');
-const durationS = smoke ? 3 : 10;
+const durationS = smoke ? 3 : durationArg(10);
 const warmupS = smoke ? 0 : 2;
 
 interface Row {

@@ -214,7 +214,7 @@ export async function runOnce(ctx: RunContext, spec: RunSpec): Promise<RunResult
   try {
     const env: Record<string, string> = spec.allocator.library === undefined ? {} : { LD_PRELOAD: spec.allocator.library };
     const start: Parameters<typeof startServer>[3] = { env, nodeFlags: profileNodeFlags(spec.profile) };
-    if (ctx.brokerCpus !== undefined) start.cpus = ctx.brokerCpus;
+    if (ctx.brokerCpus !== undefined) start.cores = ctx.brokerCpus;
     server = await startServer('broker', BROKER_SCRIPT, [...brokerArgs(w, spec, dbDir, runTag), ...ctx.auth.args], start);
     checkAllocator(server, spec.allocator);
     if (w.auth === 'dsec') await waitForAuth(server.url, ctx.auth.headers);

@@ -9,9 +9,11 @@ import type { PipelineResult } from '../src/pipeline/task.js';
 import type { WorkerInit } from '../src/pipeline/worker-context.js';
 import type { BatchEntry, BatchReply } from '../src/pipeline/task.js';
 import { BatchSlot, ContextWait, ParkingLot } from '../src/pipeline/context-wait.js';
+import { nameThread } from './thread-name.js';
 
 // No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module
 // that awaits at top level fails and can leave the module half-registered for the import() that follows.
+nameThread('ldb-pipeline');
 const ready = createWorkerContext(workerData as WorkerInit, `pipeline-${threadId}`);
 /** --metrics: each result's time on this thread goes back with it (BatchReply.runMs). */
 const timed = (workerData as WorkerInit).config.metrics;

@@ -18,24 +18,28 @@ const [createHead, createTail] = JSON.stringify(benchEntity(ID_SLOT)).split(ID_S
 const retrieve: Scenario = {
   name: 'retrieve',
   description: `GET /entities/{id} cycling over ${SEEDED} seeded entities (≈200 bytes each)`,
-  targetRatio: 0.4,
+  targetRatio: 0.9,
+  seeds: SEEDED,
   setup: seed,
   requests: () => seededIds.map((id): LoadRequest => ({ method: 'GET', path: `${NGSI}/entities/${id}` })),
 };
 
+// One counter for every run of the process: each round's creates on a broker take ids no earlier round took.
+let created = 0;
+
 const create: Scenario = {
   name: 'create',
   description: 'POST /entities, a new id every request',
-  targetRatio: 0.25,
+  targetRatio: 0.6,
   requests: () => {
-    let n = 0;
+    const first = ++created;
     return [
       {
         method: 'POST',
         path: `${NGSI}/entities`,
         headers: JSON_HEADERS,
-        body: `${createHead}urn:ngsi-ld:BenchCreate:0${createTail}`,
-        next: () => ({ body: `${createHead}urn:ngsi-ld:BenchCreate:${++n}${createTail}` }),
+        body: `${createHead}urn:ngsi-ld:BenchCreate:${first}${createTail}`,
+        next: () => ({ body: `${createHead}urn:ngsi-ld:BenchCreate:${++created}${createTail}` }),
       },
     ];
   },
@@ -44,7 +48,8 @@ const create: Scenario = {
 const patch: Scenario = {
   name: 'patch',
   description: `PATCH /entities/{id}/attrs/temperature (partial attribute update) cycling over ${SEEDED} seeded entities`,
-  targetRatio: 0.3,
+  targetRatio: 0.7,
+  seeds: SEEDED,
   setup: seed,
   requests: () => attributePatches(seededIds),
 };
@@ -57,6 +62,8 @@ const batchBodies = Array.from({ length: BATCH_BODIES }, (_, b) =>
 const batchUpsert: Scenario = {
   name: 'batch-upsert',
   description: `POST /entityOperations/upsert of ${BATCH} entities, cycling over ${BATCH_BODIES} bodies`,
+  entitiesPerRequest: BATCH,
+  targetEntitiesPerS: 150_000,
   requests: () =>
     batchBodies.map((body): LoadRequest => ({
       method: 'POST',
