@@ -209,7 +209,13 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
     }
   }
 
-  const init: WorkerInit = { config, storeOptions: storeParams.options, authOptions, historyOptions };
+  const init: WorkerInit = {
+    config,
+    storeOptions: storeParams.options,
+    authOptions,
+    historyOptions,
+    subscriptionChanges: new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT),
+  };
   let runner: PipelineRunner;
   try {
     runner = await createRunner(init, log, opts.threadExecArgv);

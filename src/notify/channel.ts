@@ -57,6 +57,8 @@ export interface SubscriptionChanged {
   id: string;
   /** null: deleted. */
   doc: SubscriptionDoc | null;
+  /** Its number in the broker's count of subscription changes (WorkerInit.subscriptionChanges), when counted. */
+  gen?: number;
 }
 
 /** Which subscriptions' counters a thread wants; `asker` and `seq` pair the answer with the question. */

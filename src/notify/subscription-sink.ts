@@ -29,6 +29,10 @@ export class SubscriptionSink implements ChangeSink {
     this.channel.unref();
   }
 
+  caughtUp(): Promise<void> | undefined {
+    return this.sync.behind() ? this.sync.caughtUp() : undefined;
+  }
+
   publish(events: readonly WriteEvent[]): void {
     const index = this.sync.index;
     let due: DueNotification[] | undefined;

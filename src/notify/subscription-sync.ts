@@ -14,6 +14,11 @@ import { isSnapshotSpace } from '../ngsild/snapshot/snapshot-store.js';
 
 /** How soon a thread that could not load the subscriptions at start tries again. */
 const LOAD_RETRY_MS = 1000;
+/**
+ * The longest a request waits for subscription changes announced elsewhere (caughtUp): a broadcast arrives within
+ * milliseconds; one that never does (a thread gone) must not hold requests, so past this they run, and it is logged.
+ */
+export const CATCH_UP_MS = 2000;
 
 export class SubscriptionSync {
   readonly index = new SubscriptionIndex();
@@ -25,6 +30,11 @@ export class SubscriptionSync {
   private applies = 0;
   private timer: NodeJS.Timeout | undefined;
   private reloading = false;
+  /** Every change numbered up to this one is applied here (or was in the store when this thread loaded it). */
+  private heard = 0;
+  /** Changes applied out of their order (numbers above heard + 1). */
+  private readonly early = new Set<number>();
+  private waiters: Array<{ target: number; resolve: () => void }> = [];
 
   constructor(
     private readonly store: Store,
@@ -36,6 +46,8 @@ export class SubscriptionSync {
     private readonly onChange?: (tenant: string, id: string, sub: CompiledSubscription | undefined) => void,
     /** --brokerUrl, when given: the address notifications name the @contexts the broker serves with. */
     private readonly brokerUrl?: string,
+    /** WorkerInit.subscriptionChanges: the count of changes every thread announced; absent, nothing is counted. */
+    private readonly changes?: Int32Array,
   ) {}
 
   async start(): Promise<void> {
@@ -45,6 +57,9 @@ export class SubscriptionSync {
       const msg = (m as { data?: SubscriptionChanged }).data;
       if (msg !== undefined && typeof msg.id === 'string') void this.apply(msg);
     };
+    // Read once the channel listens and before the store is: a change counted by then was written before, so the
+    // store holds it; one counted after is heard on the channel.
+    if (this.changes !== undefined) this.heard = Atomics.load(this.changes, 0);
     try {
       for (const tenant of await subscriptionTenants(this.store)) {
         for (const { id, doc } of await this.store.collection(tenant, SUBSCRIPTIONS).list())
@@ -121,10 +136,52 @@ export class SubscriptionSync {
     this.channel = undefined;
   }
 
-  /** A change made by this thread: applied here, and told to every other thread. */
+  /** A change made by this thread (once written): applied here, and told to every other thread. */
   async announce(change: SubscriptionChanged): Promise<void> {
+    if (this.changes !== undefined) change.gen = Atomics.add(this.changes, 0, 1) + 1;
     this.channel?.postMessage(change);
     await this.apply(change);
+  }
+
+  /** Some thread announced a change this one has not applied yet. */
+  behind(): boolean {
+    return this.changes !== undefined && Atomics.load(this.changes, 0) > this.heard;
+  }
+
+  /** Resolves once every change announced by now is applied here, or after CATCH_UP_MS (logged). */
+  caughtUp(): Promise<void> {
+    const target = this.changes === undefined ? 0 : Atomics.load(this.changes, 0);
+    if (this.heard >= target) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.resolve !== done);
+        this.log.warn(
+          { heard: this.heard, target },
+          'subscription changes of other threads not heard in time: the request runs without them',
+        );
+        resolve();
+      }, CATCH_UP_MS);
+      timer.unref();
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.waiters.push({ target, resolve: done });
+    });
+  }
+
+  /** Counts an applied change by its number, and lets the requests go that waited for it. */
+  private counted(gen: number | undefined): void {
+    if (gen === undefined || gen <= this.heard) return;
+    this.early.add(gen);
+    while (this.early.delete(this.heard + 1)) this.heard++;
+    if (this.waiters.length === 0) return;
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) {
+      if (w.target <= this.heard) w.resolve();
+      else still.push(w);
+    }
+    this.waiters = still;
   }
 
   /** Resolves when the changes received so far are applied. */
@@ -133,7 +190,7 @@ export class SubscriptionSync {
   }
 
   apply(change: SubscriptionChanged): Promise<void> {
-    this.queue = this.queue.then(() => this.applyNow(change));
+    this.queue = this.queue.then(() => this.applyNow(change)).then(() => this.counted(change.gen));
     return this.queue;
   }
 

@@ -6,4 +6,6 @@ import type { WriteEvent } from '../store/contract.js';
 /** Where committed writes go; absent when nothing listens (no subscriptions, no bridges). */
 export interface ChangeSink {
   publish(events: readonly WriteEvent[]): void;
+  /** What to wait for before a request runs so that its writes are matched as they should be; undefined: nothing. */
+  caughtUp?(): Promise<void> | undefined;
 }

@@ -47,7 +47,15 @@ export async function createWorkerContext(init: WorkerInit, thread: string, log?
   // Loaded only when asked, so a build without the auth feature has no auth code to load.
   const auth = init.config.auth === undefined ? undefined : await (await import('./auth-load.js')).loadPipelineAuth(init, contexts, logger);
   // Subscriptions are matched in this thread against its own index (issue 4), refreshed by broadcast.
-  const sync = new SubscriptionSync(store, contexts, logger, init.config.instance, undefined, init.config.brokerUrl);
+  const sync = new SubscriptionSync(
+    store,
+    contexts,
+    logger,
+    init.config.instance,
+    undefined,
+    init.config.brokerUrl,
+    init.subscriptionChanges === undefined ? undefined : new Int32Array(init.subscriptionChanges),
+  );
   await sync.start();
   sync.refreshEvery(init.config.subCacheIval);
   const changes = new SubscriptionSink(sync, logger);

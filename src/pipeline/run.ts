@@ -27,6 +27,10 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   // seed 001 §1: a bridge sample is the broker's own write, not asked to the auth plugin (no hook, no entity hook).
   const ctx = task.internal === true && threadCtx.auth !== undefined ? { ...threadCtx, auth: undefined } : threadCtx;
+  // A subscription another thread changed before this request came is applied here first, then the store is read as
+  // it is now: both before anything of the request is decided.
+  const behind = ctx.changes?.caughtUp?.();
+  if (behind !== undefined) await behind;
   ctx.store.freshen?.();
   const req = new LdRequest(task, wait);
   const result = await runSteps(ctx, req, task, handlers);

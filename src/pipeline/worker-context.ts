@@ -41,6 +41,12 @@ export interface WorkerContext {
 /** Plain data handed to every pipeline thread. */
 export interface WorkerInit {
   config: BrokerConfig;
+  /**
+   * One Int32: the subscription changes announced so far by every thread of the broker. A thread that has applied
+   * fewer waits for them before it runs a request (SubscriptionSync.caughtUp): a write right after a subscription's
+   * 201 is matched against it whichever thread runs each.
+   */
+  subscriptionChanges?: SharedArrayBuffer;
   /** Options for the store plugin, including what the primary's storePrepare returned. */
   storeOptions: Record<string, unknown>;
   /** Options of the auth plugin, parsed by the primary. */

@@ -1,6 +1,7 @@
 // --frontOps (issue 24): the operations on one entity by id run on the front thread, everything else in the pool, and
 // nothing a client sees depends on which ran it.
 import t from 'tap';
+import { createServer } from 'node:http';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { startReceiver } from './helpers/receiver.js';
 
@@ -126,4 +127,45 @@ t.test('--frontOps none runs everything in the pool', async (t) => {
 
 t.test('--frontOps takes auto, none or cheap only', async (t) => {
   await t.rejects(startBroker(['--frontOps', 'some'], {}, { pool: true }), /frontOps/);
+});
+
+t.test('a write right after a subscription is created is matched against it, whichever thread runs each', async (t) => {
+  // The subscription's jsonldContext is slow to fetch: each thread that applies the subscription fetches it first, so
+  // the thread that runs the write (the front, with --frontOps cheap) must wait until it has applied it.
+  const ctxServer = createServer((_req, res) => {
+    setTimeout(
+      () =>
+        res
+          .writeHead(200, { 'content-type': 'application/ld+json' })
+          .end(JSON.stringify({ '@context': { kilograms: 'https://example.org/weight' } })),
+      300,
+    );
+  });
+  await new Promise<void>((r) => ctxServer.listen(0, '127.0.0.1', r));
+  const ctxUrl = `http://127.0.0.1:${(ctxServer.address() as { port: number }).port}/ctx.jsonld`;
+  const receiver = await startReceiver();
+  const broker = await startBroker(['--frontOps', 'cheap'], {}, { pool: true });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const sub = await call(broker, 'POST', `${NGSI}/subscriptions`, {
+        body: {
+          type: 'Subscription',
+          entities: [{ type: `Hive${i}` }],
+          jsonldContext: ctxUrl,
+          notification: { endpoint: { uri: `${receiver.url}/hive${i}`, accept: 'application/json' } },
+        },
+      });
+      t.equal(sub.status, 201);
+      const created = await call(broker, 'POST', `${NGSI}/entities`, {
+        body: { id: `urn:ngsi-ld:Hive${i}:1`, type: `Hive${i}`, weight: { type: 'Property', value: 31 } },
+      });
+      t.equal(created.status, 201);
+      const got = await receiver.at(`/hive${i}`, 1);
+      t.equal(got.length, 1, `the create right after subscription ${i + 1} is notified`);
+    }
+  } finally {
+    t.equal(await broker.stop(), 0, 'clean exit');
+    receiver.close();
+    ctxServer.close();
+  }
 });
