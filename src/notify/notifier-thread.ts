@@ -16,13 +16,17 @@ import { JoinedNotifications } from './joined-notifications.js';
 import {
   COUNTERS_CHANNEL,
   NOTIFY_CHANNEL,
+  REGISTRATIONS_CHANNEL,
   channelName,
   type CountersAnswered,
   type CountersAsked,
   type DueBatch,
   type DueNotification,
+  type RegistrationChanged,
 } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
+import { SubordinateSubscriptions } from './subordinate-subscriptions.js';
+import { brokerUrlOf } from '../pipeline/contexts/served-url.js';
 
 const DELETED_KEPT = 10_000;
 
@@ -68,12 +72,19 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     },
   );
   let periodic: PeriodicNotifications | undefined;
+  const subordinates = new SubordinateSubscriptions(
+    store,
+    contexts,
+    log,
+    init.config.brokerUrl,
+    init.config.port === 0 ? undefined : brokerUrlOf(init.config),
+  );
   const sync = new SubscriptionSync(
     store,
     contexts,
     log,
     init.config.instance,
-    (tenant, id, sub) => {
+    (tenant, id, sub, doc) => {
       const key = `${tenant}\n${id}`;
       // a PATCH here may have given it another owner (seed 000 §3): read again, not after the cache's 30 s
       owners?.filter.forget(tenant, id);
@@ -87,6 +98,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
         deleted.delete(key);
       }
       periodic?.update(tenant, id, sub);
+      subordinates.subscriptionChanged(tenant, id, doc);
     },
     init.config.brokerUrl,
   );
@@ -140,11 +152,19 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     });
   };
 
+  const registrations = new BroadcastChannel(channelName(REGISTRATIONS_CHANNEL, init.config.instance));
+  registrations.onmessage = (m: unknown) => {
+    const change = (m as { data?: RegistrationChanged }).data;
+    if (typeof change?.tenant === 'string' && typeof change.id === 'string') subordinates.registrationChanged(change);
+  };
+
   parent.on('message', (msg: { kind?: string }) => {
     if (msg.kind !== 'stop') return;
     void (async () => {
       channel.close();
       asks.close();
+      registrations.close();
+      subordinates.close();
       periodic?.close();
       sync.close();
       await delivery.close();

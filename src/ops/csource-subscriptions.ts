@@ -20,7 +20,8 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
-import { sendToSource } from './forward/http.js';
+import { sendToSource } from '../pipeline/source-http.js';
+import { broadcastRegistrationChanged } from '../notify/subordinate-subscriptions.js';
 
 export const CSOURCE_SUBSCRIPTIONS = 'csourceSubscriptions';
 
@@ -144,6 +145,8 @@ export function registrationChanged(
   before: RegistrationBody | undefined,
   after: RegistrationBody | undefined,
 ): void {
+  // §5.8 distributed behaviour: the subordinate subscriptions follow the registrations (notify/subordinate-subscriptions.ts).
+  broadcastRegistrationChanged({ tenant, id: (after ?? before)!.id, body: after ?? null }, ctx.config.instance);
   void (async () => {
     for (const { id, doc } of await ctx.store.collection(tenant, CSOURCE_SUBSCRIPTIONS).list()) {
       const sub = doc as unknown as CsourceSubscriptionDoc;
