@@ -13,6 +13,8 @@ export const SUBSCRIPTIONS_CHANNEL = 'ldbroker:subscriptions';
 export const COUNTERS_CHANNEL = 'ldbroker:counters';
 /** Every create, update and delete of a registration is posted here (RegistrationChanged): subordinate subscriptions. */
 export const REGISTRATIONS_CHANNEL = 'ldbroker:registrations';
+/** Every create, update and delete of a csource subscription is posted here (CsourceSubscriptionChanged). */
+export const CSOURCE_SUBSCRIPTIONS_CHANNEL = 'ldbroker:csourceSubscriptions';
 
 /** A channel of one broker (BrokerConfig.instance): brokers sharing a process never hear each other. */
 export function channelName(channel: string, instance: string | undefined): string {
@@ -85,4 +87,12 @@ export interface RegistrationChanged {
   id: string;
   /** Its names expanded; null: deleted. */
   body: RegistrationBody | null;
+}
+
+/** A csource subscription was created, updated or deleted (periodic csource notifications). */
+export interface CsourceSubscriptionChanged {
+  tenant: string;
+  id: string;
+  /** null: deleted. */
+  doc: SubscriptionDoc | null;
 }

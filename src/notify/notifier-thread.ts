@@ -26,6 +26,7 @@ import {
 } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
 import { SubordinateSubscriptions } from './subordinate-subscriptions.js';
+import { CsourcePeriodic } from './csource-periodic.js';
 import { brokerUrlOf } from '../pipeline/contexts/served-url.js';
 
 const DELETED_KEPT = 10_000;
@@ -127,6 +128,8 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   };
   periodic = new PeriodicNotifications(store, accept, log, joined);
   await sync.start();
+  const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance);
+  await csourcePeriodic.start();
   sync.refreshEvery(init.config.subCacheIval);
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 
@@ -164,6 +167,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
       channel.close();
       asks.close();
       registrations.close();
+      csourcePeriodic.close();
       subordinates.close();
       periodic?.close();
       sync.close();
