@@ -742,6 +742,9 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     body: 'object',
     params: NONE,
     brokerOwn: true,
+    // Creates none, but its NGSILD-Tenant is the source's own (the registration's tenant), which this broker need
+    // not have: not checked. The subordinate's record names the original's tenant.
+    createsTenant: true,
   },
 };
 

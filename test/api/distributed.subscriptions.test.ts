@@ -83,6 +83,28 @@ t.test('an entity changed on B is notified to the subscriber of A, in the format
   await call(a, 'DELETE', `${R}/${reg}`);
 });
 
+t.test("a registration with a tenant: the subordinate is made in B's tenant, whose notifications A relays", async (t) => {
+  const type = `Van${++n}`;
+  const reg = await register(a, b.url, { information: [{ entities: [{ type }] }], tenant: 'district' });
+  const sub = await subscribe(a, type);
+  const inTenant = { headers: { 'ngsild-tenant': 'district' } };
+  const made = await until(
+    async () => (await call(b, 'GET', `${S}?limit=1000`, inTenant)).json as Array<Record<string, any>>,
+    (s) => Array.isArray(s) && s.some((x) => x.entities?.[0]?.type === type),
+  );
+  t.ok(Array.isArray(made) && made.some((x) => x.entities?.[0]?.type === type), "made in B's tenant");
+  const id = uid('Van');
+  const c = await call(b, 'POST', `${E}?local=true`, { body: { id, type, speed: { type: 'Property', value: 3 } }, ...inTenant });
+  t.equal(c.status, 201, c.text);
+  const got = await until(
+    async () => notified(sub),
+    (x) => x.length > 0,
+  );
+  t.equal(got[0]?.data?.[0]?.id, id, 'relayed although this broker has no tenant of that name');
+  await call(a, 'DELETE', `${S}/${sub}`);
+  await call(a, 'DELETE', `${R}/${reg}`);
+});
+
 t.test('an update of the original is made on B too; its delete deletes the subordinate', async (t) => {
   const type = `Bus${++n}`;
   const reg = await register(a, b.url, { information: [{ entities: [{ type }] }] });
