@@ -128,6 +128,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   };
   periodic = new PeriodicNotifications(store, accept, log, joined);
   await sync.start();
+  subordinates.sweep();
   const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance);
   await csourcePeriodic.start();
   sync.refreshEvery(init.config.subCacheIval);

@@ -35,6 +35,8 @@ export interface SubordinateRecord {
   /** 'made': the source has it as of `syncedAt` (the original's modifiedAt); 'pending': to be made. */
   state: 'made' | 'pending';
   syncedAt?: string;
+  /** The endpoint it notifies, as last made. */
+  notifyUri?: string;
   error?: string;
 }
 
@@ -82,6 +84,22 @@ export class SubordinateSubscriptions {
       if (change.body === null) regs.delete(change.id);
       else regs.set(change.id, change.body);
       await this.syncTenant(change.tenant);
+    });
+  }
+
+  /**
+   * Once the subscriptions are loaded at start: the subordinates of originals deleted while the broker was down (or
+   * whose delete it did not finish) are deleted on their sources too.
+   */
+  sweep(): void {
+    this.run(async () => {
+      const seen = new Set<string>();
+      for (const { rec } of await this.records()) {
+        const key = `${rec.tenant}\n${rec.original}`;
+        if (seen.has(key) || this.subs.get(rec.tenant)?.has(rec.original) === true) continue;
+        seen.add(key);
+        await this.syncSubscription(rec.tenant, rec.original);
+      }
     });
   }
 
@@ -146,7 +164,13 @@ export class SubordinateSubscriptions {
     if (doc === undefined) return;
     for (const reg of targets) {
       const found = mine.find(({ rec }) => rec.registration === reg.id && rec.endpoint === reg.endpoint);
-      if (found !== undefined && found.rec.state === 'made' && found.rec.syncedAt === doc.modifiedAt) continue;
+      if (
+        found !== undefined &&
+        found.rec.state === 'made' &&
+        found.rec.syncedAt === doc.modifiedAt &&
+        found.rec.notifyUri === this.notifyUri(doc, found.key)
+      )
+        continue;
       await this.make(tenant, doc, reg, found);
     }
   }
@@ -158,12 +182,12 @@ export class SubordinateSubscriptions {
     reg: RegistrationBody,
     found: { key: string; rec: SubordinateRecord } | undefined,
   ): Promise<void> {
-    const base = this.brokerUrl ?? doc.brokerUrl ?? this.listenUrl;
-    if (base === undefined) {
+    const key = found?.key ?? randomUUID();
+    const notifyUri = this.notifyUri(doc, key);
+    if (notifyUri === undefined) {
       this.log.warn({ subscription: doc.body.id }, 'no subordinate subscription: the broker knows no address of its own (--brokerUrl)');
       return;
     }
-    const key = found?.key ?? randomUUID();
     const rec: SubordinateRecord = found?.rec ?? {
       tenant,
       original: doc.body.id,
@@ -175,7 +199,7 @@ export class SubordinateSubscriptions {
     const records = this.store.collection('', SUBORDINATES);
     if (found === undefined) await records.put(key, rec as unknown as Record<string, unknown>);
     const rctx = await this.contexts.resolve(doc.context);
-    const body = subordinateBody(doc, rec.sourceId, `${base}${API_PREFIX}${SUBORDINATE_NOTIFY_PATH}${key}`, rctx.compactIri.bind(rctx));
+    const body = subordinateBody(doc, rec.sourceId, notifyUri, rctx.compactIri.bind(rctx));
     let status: number | string;
     if (rec.state === 'made') {
       // §5.8.2: the original updated, the subordinate with it (its id and type are no members of an update).
@@ -193,6 +217,7 @@ export class SubordinateSubscriptions {
     if (typeof status === 'number' && status >= 200 && status < 300) {
       rec.state = 'made';
       rec.syncedAt = doc.modifiedAt;
+      rec.notifyUri = notifyUri;
       delete rec.error;
     } else {
       rec.state = 'pending';
@@ -205,6 +230,12 @@ export class SubordinateSubscriptions {
     }
     // The original may have been deleted meanwhile (its record removed by a later look): not written back then.
     if ((await records.get(key)) !== undefined) await records.put(key, rec as unknown as Record<string, unknown>);
+  }
+
+  /** Where the subordinate of `doc` with `key` notifies (a changed --brokerUrl moves it); undefined: no address known. */
+  private notifyUri(doc: SubscriptionDoc, key: string): string | undefined {
+    const base = this.brokerUrl ?? doc.brokerUrl ?? this.listenUrl;
+    return base === undefined ? undefined : `${base}${API_PREFIX}${SUBORDINATE_NOTIFY_PATH}${key}`;
   }
 
   /** One request to the source; its status, or why there is none. */

@@ -3,6 +3,9 @@
 // format; it follows the original (update, delete) and the registration (appears, goes); a dead source never holds
 // up the original and is tried again.
 import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { startMockSource, type MockSource, type MockAnswer, type Received } from './helpers/mock-source.js';
 
@@ -237,4 +240,29 @@ t.test('the relay route refuses what no subordinate subscription of this broker 
     headers: { 'content-type': 'application/json' },
   });
   t.ok(notJson.status === 400 || notJson.status === 404, `${notJson.status}`);
+});
+
+t.test('after a restart on --dbDir the subordinate is kept, not made twice, and follows a new --brokerUrl', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldb-subord-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const type = `Glider${++n}`;
+  let a1 = await startBroker(['--dbDir', dir, '--brokerUrl', 'http://127.0.0.1:1']);
+  await register(a1, b.url, { information: [{ entities: [{ type }] }] });
+  const sub = await subscribe(a1, type);
+  const ofType = async (): Promise<Array<Record<string, any>>> => (await subordinatesOn(b)).filter((x) => x.entities?.[0]?.type === type);
+  const first = await until(ofType, (s) => s.length === 1);
+  t.match(first[0]?.notification.endpoint.uri, /^http:\/\/127\.0\.0\.1:1\/ngsi-ld\/v1\/subordinateNotifications\//);
+  await a1.stop();
+  a1 = await startBroker(['--dbDir', dir, '--brokerUrl', 'http://127.0.0.1:2']);
+  t.teardown(() => a1.stop());
+  const moved = await until(ofType, (s) => s.length === 1 && String(s[0]!.notification.endpoint.uri).startsWith('http://127.0.0.1:2/'));
+  t.equal(moved.length, 1, 'one subordinate, not a second one');
+  t.equal(moved[0]?.id, first[0]?.id, 'the same one');
+  t.match(
+    moved[0]?.notification.endpoint.uri,
+    /^http:\/\/127\.0\.0\.1:2\/ngsi-ld\/v1\/subordinateNotifications\//,
+    'moved to the new address',
+  );
+  await call(a1, 'DELETE', `${S}/${sub}`);
+  t.same(await until(ofType, (s) => s.length === 0), [], 'deleted with the original');
 });
