@@ -79,6 +79,11 @@ export enum LdOp {
   PurgeSnapshots = 65,
   /** CIM 009 v1.9.1 §5.14.4: GET or POST /entityMaps (an EntityMap of a query's matches; README "EntityMaps"). */
   CreateEntityMap = 66,
+  /**
+   * The broker's own route, no NGSI-LD operation: a source notifies a subordinate subscription the broker made on it
+   * (§5.8 distributed behaviour; README "Distributed operations"). The auth plugin sees it as LdOp 0.
+   */
+  RelaySubordinateNotification = 67,
 }
 
 export const API_PREFIX = '/ngsi-ld/v1';
@@ -735,6 +740,16 @@ const ENTRIES: Record<Exclude<LdOp, LdOp.None>, Entry> = {
     routes: [get('/entityMaps'), post('/entityMaps')],
     body: 'object',
     params: ENTITY_MAP_QUERY,
+  },
+  [LdOp.RelaySubordinateNotification]: {
+    clause: 'none: §5.8 distributed behaviour, the notifications of the subordinate subscriptions the broker made',
+    routes: [post('/subordinateNotifications/:notificationKey')],
+    body: 'object',
+    params: NONE,
+    brokerOwn: true,
+    // Creates none, but its NGSILD-Tenant is the source's own (the registration's tenant), which this broker need
+    // not have: not checked. The subordinate's record names the original's tenant.
+    createsTenant: true,
   },
 };
 

@@ -2,6 +2,7 @@
 // notifier, and subscription changes to every thread that keeps a subscription index. Plain data only.
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import type { MqttNotifierInfo } from '../ngsild/subscription/mqtt-endpoint.js';
+import type { RegistrationBody } from '../ngsild/subscription/registration.js';
 import type { NotificationTrigger, SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
 
 /** Pipeline workers post DueBatch messages here; the notifier thread listens. */
@@ -10,6 +11,10 @@ export const NOTIFY_CHANNEL = 'ldbroker:notifications';
 export const SUBSCRIPTIONS_CHANNEL = 'ldbroker:subscriptions';
 /** Pipeline threads ask the notifier for counters here (CountersAsked); it answers on the same channel. */
 export const COUNTERS_CHANNEL = 'ldbroker:counters';
+/** Every create, update and delete of a registration is posted here (RegistrationChanged): subordinate subscriptions. */
+export const REGISTRATIONS_CHANNEL = 'ldbroker:registrations';
+/** Every create, update and delete of a csource subscription is posted here (CsourceSubscriptionChanged). */
+export const CSOURCE_SUBSCRIPTIONS_CHANNEL = 'ldbroker:csourceSubscriptions';
 
 /** A channel of one broker (BrokerConfig.instance): brokers sharing a process never hear each other. */
 export function channelName(channel: string, instance: string | undefined): string {
@@ -76,4 +81,20 @@ export interface CountersAnswered {
   asker: number;
   seq: number;
   counters: Array<SubscriptionCounters | null>;
+}
+
+/** A registration was created, updated or deleted: the subordinate subscriptions of its tenant are looked at again. */
+export interface RegistrationChanged {
+  tenant: string;
+  id: string;
+  /** Its names expanded; null: deleted. */
+  body: RegistrationBody | null;
+}
+
+/** A csource subscription was created, updated or deleted (periodic csource notifications). */
+export interface CsourceSubscriptionChanged {
+  tenant: string;
+  id: string;
+  /** null: deleted. */
+  doc: SubscriptionDoc | null;
 }

@@ -16,14 +16,19 @@ import { JoinedNotifications } from './joined-notifications.js';
 import {
   COUNTERS_CHANNEL,
   NOTIFY_CHANNEL,
+  REGISTRATIONS_CHANNEL,
   channelName,
   type CountersAnswered,
   type CountersAsked,
   type DueBatch,
   type DueNotification,
+  type RegistrationChanged,
 } from './channel.js';
 import { gaugeOf } from './queue-gauge.js';
 import type { HostRow } from './host-counts.js';
+import { SubordinateSubscriptions } from './subordinate-subscriptions.js';
+import { CsourcePeriodic } from './csource-periodic.js';
+import { brokerUrlOf } from '../pipeline/contexts/served-url.js';
 
 const DELETED_KEPT = 10_000;
 
@@ -74,12 +79,19 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     },
   );
   let periodic: PeriodicNotifications | undefined;
+  const subordinates = new SubordinateSubscriptions(
+    store,
+    contexts,
+    log,
+    init.config.brokerUrl,
+    init.config.port === 0 ? undefined : brokerUrlOf(init.config),
+  );
   const sync = new SubscriptionSync(
     store,
     contexts,
     log,
     init.config.instance,
-    (tenant, id, sub) => {
+    (tenant, id, sub, doc) => {
       const key = `${tenant}\n${id}`;
       // a PATCH here may have given it another owner (seed 000 §3): read again, not after the cache's 30 s
       owners?.filter.forget(tenant, id);
@@ -93,6 +105,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
         deleted.delete(key);
       }
       periodic?.update(tenant, id, sub);
+      subordinates.subscriptionChanged(tenant, id, doc);
     },
     init.config.brokerUrl,
   );
@@ -121,6 +134,9 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   };
   periodic = new PeriodicNotifications(store, accept, log, joined);
   await sync.start();
+  subordinates.sweep();
+  const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance);
+  await csourcePeriodic.start();
   sync.refreshEvery(init.config.subCacheIval);
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 
@@ -146,6 +162,12 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     });
   };
 
+  const registrations = new BroadcastChannel(channelName(REGISTRATIONS_CHANNEL, init.config.instance));
+  registrations.onmessage = (m: unknown) => {
+    const change = (m as { data?: RegistrationChanged }).data;
+    if (typeof change?.tenant === 'string' && typeof change.id === 'string') subordinates.registrationChanged(change);
+  };
+
   parent.on('message', (msg: { kind?: string; seq?: number }) => {
     if (msg.kind === 'hosts' && typeof msg.seq === 'number') {
       parent.postMessage({ kind: 'hosts', seq: msg.seq, rows: delivery.hostCounts.rows() } satisfies NotifierMessage);
@@ -155,6 +177,9 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     void (async () => {
       channel.close();
       asks.close();
+      registrations.close();
+      csourcePeriodic.close();
+      subordinates.close();
       periodic?.close();
       sync.close();
       await delivery.close();

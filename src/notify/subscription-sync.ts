@@ -43,7 +43,7 @@ export class SubscriptionSync {
     /** The broker instance (BrokerConfig.instance) whose threads this one hears. */
     readonly instance: string | undefined,
     /** Told after each change is applied (the notifier's periodic timers). */
-    private readonly onChange?: (tenant: string, id: string, sub: CompiledSubscription | undefined) => void,
+    private readonly onChange?: (tenant: string, id: string, sub: CompiledSubscription | undefined, doc: SubscriptionDoc | null) => void,
     /** --brokerUrl, when given: the address notifications name the @contexts the broker serves with. */
     private readonly brokerUrl?: string,
     /** WorkerInit.subscriptionChanges: the count of changes every thread announced; absent, nothing is counted. */
@@ -202,7 +202,7 @@ export class SubscriptionSync {
     this.known.set(key, { json: doc === null ? '' : JSON.stringify(doc), at });
     if (doc === null) {
       this.index.remove(tenant, id);
-      this.onChange?.(tenant, id, undefined);
+      this.onChange?.(tenant, id, undefined, null);
       return;
     }
     try {
@@ -220,7 +220,7 @@ export class SubscriptionSync {
       }
       const sub = compileSubscription(tenant, doc, matchContext, notifyContext, this.brokerUrl);
       this.index.upsert(sub);
-      this.onChange?.(tenant, id, sub);
+      this.onChange?.(tenant, id, sub, doc);
     } catch (e) {
       this.index.remove(tenant, id);
       this.log.error({ err: e, tenant, subscription: id }, 'subscription cannot be compiled: it does not notify');

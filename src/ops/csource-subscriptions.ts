@@ -2,16 +2,16 @@
 // and delete, kept in the tenant's `csourceSubscriptions` collection with their notification counters; and their
 // notifications (§5.11.7): one when a subscription is created about the registrations it matches then
 // (newlyMatching), and one on each registration created, updated or deleted that it matches before or after
-// (newlyMatching, updated, noLongerMatching). Sent from the thread of the request that changed the registration,
-// after its answer is decided: a slow receiver never holds up the registration's writer.
-import { randomUUID } from 'node:crypto';
+// (newlyMatching, updated, noLongerMatching), but to a periodic one (timeInterval), which the notifier thread tells
+// every timeInterval seconds (notify/csource-periodic.ts). Sent from the thread of the request that changed the
+// registration, after its answer is decided: a slow receiver never holds up the registration's writer.
 import { LdError, badRequest, notFound } from '../ngsild/problem.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { validateSubscription, patchSubscription } from '../ngsild/subscription/validate.js';
-import { renderSubscription, subscriptionStatus, type SubscriptionCounters, type SubscriptionDoc } from '../ngsild/subscription/model.js';
-import { mapSubscriptionNames, mapRegistrationNames } from '../ngsild/subscription/names.js';
+import { renderSubscription, subscriptionStatus } from '../ngsild/subscription/model.js';
+import { mapSubscriptionNames } from '../ngsild/subscription/names.js';
 import { REGISTRATIONS, type RegistrationBody, type RegistrationDoc } from '../ngsild/subscription/registration.js';
 import { registrationMatches, subscriptionSelections } from '../ngsild/registration/csource-match.js';
 import { API_PREFIX } from '../ngsild/operations.js';
@@ -20,17 +20,17 @@ import type { WorkerContext } from '../pipeline/worker-context.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './query.js';
 import { pageLinks } from './page-links.js';
-import { sendToSource } from './forward/http.js';
-
-export const CSOURCE_SUBSCRIPTIONS = 'csourceSubscriptions';
-
-interface CsourceSubscriptionDoc extends SubscriptionDoc {
-  counters?: SubscriptionCounters;
-}
+import { broadcastRegistrationChanged } from '../notify/subordinate-subscriptions.js';
+import {
+  CSOURCE_SUBSCRIPTIONS,
+  sendCsourceNotification,
+  type CsourceSubscriptionDoc,
+  type CsourceTriggerReason,
+} from '../notify/csource-notification.js';
+import { broadcastCsourceSubscriptionChange } from '../notify/csource-periodic.js';
 
 /** A csource notification goes to http(s) endpoints (§5.11.7; the MQTT binding is for entity notifications). */
 const SCHEMES: ReadonlySet<string> = new Set(['http', 'https']);
-const NOTIFY_TIMEOUT_MS = 5000;
 
 function idParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -70,6 +70,7 @@ export const createCsourceSubscription: OpHandler = async (req, ctx) => {
   const subs = ctx.store.collection(req.tenant, CSOURCE_SUBSCRIPTIONS);
   if (!(await subs.insert(body.id, doc as unknown as Record<string, unknown>, { createTenant: true })))
     throw new LdError('AlreadyExists', `subscription '${body.id}' already exists`);
+  broadcastCsourceSubscriptionChange({ tenant: req.tenant, id: body.id, doc }, ctx.config.instance);
   // §5.11.7: the registrations matching it now, notified at once (newlyMatching).
   const sels = subscriptionSelections(body);
   const matching = (await registrationsOf(ctx, req.tenant)).filter((r) => registrationMatches(sels, r));
@@ -120,6 +121,7 @@ export const updateCsourceSubscription: OpHandler = async (req, ctx) => {
   const doc: CsourceSubscriptionDoc = { body, context, createdAt: current.createdAt, modifiedAt: new Date().toISOString() };
   if (current.counters !== undefined) doc.counters = current.counters;
   await subs.put(id, doc as unknown as Record<string, unknown>);
+  broadcastCsourceSubscriptionChange({ tenant: req.tenant, id, doc }, ctx.config.instance);
   // §5.11.7: an update is told the registrations it matches now that it did not before (newlyMatching).
   const now = subscriptionSelections(body);
   const before = subscriptionSelections(current.body);
@@ -131,6 +133,7 @@ export const updateCsourceSubscription: OpHandler = async (req, ctx) => {
 export const deleteCsourceSubscription: OpHandler = async (req, ctx) => {
   const id = idParam(req);
   if (!(await ctx.store.collection(req.tenant, CSOURCE_SUBSCRIPTIONS).delete(id))) throw notFound(`subscription '${id}' does not exist`);
+  broadcastCsourceSubscriptionChange({ tenant: req.tenant, id, doc: null }, ctx.config.instance);
   return { status: 204 };
 };
 
@@ -144,10 +147,13 @@ export function registrationChanged(
   before: RegistrationBody | undefined,
   after: RegistrationBody | undefined,
 ): void {
+  // §5.8 distributed behaviour: the subordinate subscriptions follow the registrations (notify/subordinate-subscriptions.ts).
+  broadcastRegistrationChanged({ tenant, id: (after ?? before)!.id, body: after ?? null }, ctx.config.instance);
   void (async () => {
     for (const { id, doc } of await ctx.store.collection(tenant, CSOURCE_SUBSCRIPTIONS).list()) {
       const sub = doc as unknown as CsourceSubscriptionDoc;
-      if (subscriptionStatus(sub.body, Date.now()) !== 'active') continue;
+      // A periodic one is told on its clock (notify/csource-periodic.ts), as a periodic entity subscription (§5.2.12).
+      if (subscriptionStatus(sub.body, Date.now()) !== 'active' || sub.body.timeInterval !== undefined) continue;
       const sels = subscriptionSelections(sub.body);
       const was = before !== undefined && registrationMatches(sels, before);
       const is = after !== undefined && registrationMatches(sels, after);
@@ -157,55 +163,13 @@ export function registrationChanged(
   })().catch((e: unknown) => ctx.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'csource notifications failed'));
 }
 
-async function notify(
+function notify(
   ctx: WorkerContext,
   tenant: string,
   subId: string,
   sub: CsourceSubscriptionDoc,
   regs: RegistrationBody[],
-  triggerReason: 'newlyMatching' | 'updated' | 'noLongerMatching',
+  triggerReason: CsourceTriggerReason,
 ): Promise<void> {
-  const rctx = await ctx.contexts.resolve(sub.context);
-  const compact = rctx.compactIri.bind(rctx);
-  const endpoint = sub.body.notification.endpoint;
-  const ldJson = endpoint.accept === 'application/ld+json';
-  const notification: Record<string, unknown> = {
-    id: `urn:ngsi-ld:Notification:${randomUUID()}`,
-    type: 'ContextSourceNotification',
-    subscriptionId: subId,
-    notifiedAt: new Date().toISOString(),
-    data: regs.map((r) => mapRegistrationNames(r, compact)),
-    triggerReason,
-  };
-  if (ldJson) notification['@context'] = sub.context ?? rctx.contextValue;
-  const headers: Record<string, string> = { 'content-type': ldJson ? 'application/ld+json' : 'application/json' };
-  if (tenant !== '') headers['ngsild-tenant'] = tenant;
-  for (const kv of endpoint.receiverInfo ?? [])
-    if (/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/.test(kv.key) && /^[\x20-\x7e]{0,1024}$/.test(kv.value)) headers[kv.key] = kv.value;
-  const at = new Date().toISOString();
-  let ok: boolean;
-  try {
-    const reply = await sendToSource({
-      method: 'POST',
-      url: new URL(endpoint.uri),
-      headers,
-      body: JSON.stringify(notification),
-      timeoutMs: NOTIFY_TIMEOUT_MS,
-    });
-    ok = reply.status >= 200 && reply.status < 300;
-  } catch {
-    ok = false;
-  }
-  const subs = ctx.store.collection(tenant, CSOURCE_SUBSCRIPTIONS);
-  const current = (await subs.get(subId)) as CsourceSubscriptionDoc | undefined;
-  if (current === undefined) return;
-  const c: SubscriptionCounters = current.counters ?? { timesSent: 0, timesFailed: 0 };
-  c.timesSent++;
-  c.lastNotification = at;
-  if (ok) c.lastSuccess = at;
-  else {
-    c.timesFailed++;
-    c.lastFailure = at;
-  }
-  await subs.put(subId, { ...current, counters: c } as unknown as Record<string, unknown>);
+  return sendCsourceNotification(ctx.store, ctx.contexts, tenant, subId, sub, regs, triggerReason);
 }

@@ -34,6 +34,7 @@ import { changeOf } from '../ngsild/entity/write-change.js';
 import { retrieveWithSources } from './forward/retrieve.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
+import { boolParam } from './types.js';
 
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -104,6 +105,8 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   const opts = renderOptions(req);
   const join = joinOptions(req);
   const ofType = typeParamTest(req);
+  // Taken (the catalog lists it) but a retrieve of one entity makes no map: only its value is checked.
+  boolParam(req, 'entityMap');
   const local = await ctx.store.getEntity(req.tenant, id);
   // seed 000 §5.2: the local entity is decided on before anything is forwarded about it.
   if (local !== undefined && ctx.auth !== undefined) await readableEntity(req, ctx, local);

@@ -1,5 +1,6 @@
 // Every implemented operation's handler, by LdOp. A route of the table without a handler answers 501. Entity writes
 // go to registered context sources too (forward/write.ts).
+import { relaySubordinateNotification } from './subordinate-notify.js';
 import { LdOp } from '../ngsild/operations.js';
 import type { OpHandler } from '../pipeline/handler.js';
 import {
@@ -125,4 +126,5 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.DeleteSnapshot, deleteSnapshot],
   [LdOp.PurgeSnapshots, purgeSnapshots],
   [LdOp.CreateEntityMap, createEntityMap],
+  [LdOp.RelaySubordinateNotification, relaySubordinateNotification],
 ]);

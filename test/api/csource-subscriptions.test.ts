@@ -172,3 +172,74 @@ t.test('an update is told the registrations it matches now and did not before; n
   await call(broker, 'DELETE', `${R}/${r1}`);
   await call(broker, 'DELETE', `${R}/${r2}`);
 });
+
+t.test('timeInterval: told at creation, then every interval about the registrations it matches; not after it is deleted', async (t) => {
+  const k = ++n;
+  const r1 = `urn:ngsi-ld:ContextSourceRegistration:per-${k}`;
+  t.equal((await call(broker, 'POST', R, { body: reg(r1, `Boat${k}`) })).status, 201);
+  const s = sub({ entities: [{ type: `Boat${k}` }], timeInterval: 1 });
+  t.equal((await call(broker, 'POST', S, { body: s })).status, 201);
+  const got = await until(
+    async () => await notificationsOf(s.id as string, 0),
+    (x) => x.length >= 3,
+  );
+  t.same(
+    got.slice(0, 3).map((x) => [x.triggerReason, x.data.map((d: { id: string }) => d.id)]),
+    [
+      ['newlyMatching', [r1]],
+      ['updated', [r1]],
+      ['updated', [r1]],
+    ],
+    'the first at creation, then each second the registrations as they are',
+  );
+  const g = await call(broker, 'GET', `${S}/${s.id as string}`);
+  t.ok(g.json.notification.timesSent >= 3, `counted: ${g.json.notification.timesSent}`);
+  t.equal(g.json.timeInterval, 1);
+  t.equal((await call(broker, 'DELETE', `${S}/${s.id as string}`)).status, 204);
+  const atDelete = (await notificationsOf(s.id as string, 0)).length;
+  await new Promise((r) => setTimeout(r, 2500));
+  t.ok(
+    (await notificationsOf(s.id as string, 0)).length <= atDelete + 1,
+    'no periodic notification after the delete (one may have been on its way)',
+  );
+  await call(broker, 'DELETE', `${R}/${r1}`);
+});
+
+t.test(
+  'timeInterval: a registration change is not told at once; a paused one is not told; a PATCH to isActive false stops it',
+  async (t) => {
+    const k = ++n;
+    const s = sub({ entities: [{ type: `Kayak${k}` }], timeInterval: 3600 });
+    t.equal((await call(broker, 'POST', S, { body: s })).status, 201);
+    const r1 = `urn:ngsi-ld:ContextSourceRegistration:per-${k}`;
+    t.equal((await call(broker, 'POST', R, { body: reg(r1, `Kayak${k}`) })).status, 201);
+    // A non-periodic witness created after it, told of the same registration change: once it has its notification,
+    // the periodic one had its chance.
+    const w = sub({ entities: [{ type: `Kayak${k}` }] });
+    t.equal((await call(broker, 'POST', S, { body: w })).status, 201);
+    t.equal((await call(broker, 'PATCH', `${R}/${r1}`, { body: { description: 'changed' } })).status, 204);
+    const witness = await notificationsOf(w.id as string, 2);
+    t.equal(witness.length, 2, 'the witness was told at creation and of the change');
+    t.same(await notificationsOf(s.id as string, 0), [], 'the periodic one (an hour) was told nothing yet');
+
+    const p = sub({ entities: [{ type: `Kayak${k}` }], timeInterval: 1 });
+    t.equal((await call(broker, 'POST', S, { body: p })).status, 201);
+    await notificationsOf(p.id as string, 2);
+    t.equal((await call(broker, 'PATCH', `${S}/${p.id as string}`, { body: { isActive: false } })).status, 204);
+    const atPause = (await notificationsOf(p.id as string, 0)).length;
+    await new Promise((r) => setTimeout(r, 2500));
+    t.ok((await notificationsOf(p.id as string, 0)).length <= atPause + 1, 'paused: no more (one may have been on its way)');
+    for (const id of [s.id, w.id, p.id]) await call(broker, 'DELETE', `${S}/${id as string}`);
+    await call(broker, 'DELETE', `${R}/${r1}`);
+  },
+);
+
+/** Waits (at most ~6 s) until `test` holds of what `read` gives; the last value read. */
+async function until<T>(read: () => Promise<T>, test: (v: T) => boolean): Promise<T> {
+  let v = await read();
+  for (let i = 0; i < 120 && !test(v); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    v = await read();
+  }
+  return v;
+}

@@ -56,3 +56,34 @@ t.test('a retrieve on a pooled broker merges a source; a hanging source does not
     t.match(w.headers.get('ngsild-warning') ?? '', /timeout/);
   }
 });
+
+t.test('a subordinate subscription made from a pooled broker: the source notifies a worker thread, which relays', async (t) => {
+  const receiver = await startMockSource(() => ({ status: 204 }));
+  t.teardown(() => receiver.stop());
+  const reg = {
+    id: 'urn:ngsi-ld:ContextSourceRegistration:pool-subs',
+    type: 'ContextSourceRegistration',
+    endpoint: b.url,
+    information: [{ entities: [{ type: 'PooledSub' }] }],
+  };
+  t.equal((await call(a, 'POST', `${NGSI}/csourceRegistrations`, { body: reg })).status, 201);
+  const sub = {
+    id: 'urn:ngsi-ld:Subscription:pool-subs',
+    type: 'Subscription',
+    entities: [{ type: 'PooledSub' }],
+    notification: { format: 'concise', endpoint: { uri: `${receiver.url}/notify` } },
+  };
+  t.equal((await call(a, 'POST', `${NGSI}/subscriptions`, { body: sub })).status, 201);
+  const made = async (): Promise<boolean> =>
+    ((await call(b, 'GET', `${NGSI}/subscriptions`)).json as Array<{ entities?: Array<{ type: string }> }>).some(
+      (s) => s.entities?.[0]?.type === 'PooledSub',
+    );
+  for (let i = 0; i < 160 && !(await made()); i++) await new Promise((r) => setTimeout(r, 50));
+  t.ok(await made(), 'made on the source');
+  const id = 'urn:ngsi-ld:PooledSub:1';
+  t.equal((await call(b, 'POST', `${NGSI}/entities`, { body: { id, type: 'PooledSub', p: { type: 'Property', value: 7 } } })).status, 201);
+  for (let i = 0; i < 160 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const body = JSON.parse(receiver.received[0]?.body ?? '{}') as { subscriptionId?: string; data?: unknown[] };
+  t.equal(body.subscriptionId, sub.id);
+  t.same(body.data, [{ id, type: 'PooledSub', p: 7 }], 'in the concise format the original asks');
+});

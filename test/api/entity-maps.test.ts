@@ -3,6 +3,7 @@
 // first page; later pages named by NGSILD-EntityMap come from the map whatever the sources do meanwhile.
 import t from 'tap';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startMockSource, type MockSource } from './helpers/mock-source.js';
 
 let a: Broker;
 let b: Broker;
@@ -217,6 +218,13 @@ t.test('bad entityMap inputs of a query are 400 ProblemDetails', async (t) => {
     [`${E}?type=T&entityMap=true&entityMapLifetime=PT0S`, {}, 'lifetime zero'],
     [`${E}?type=T`, { 'ngsild-entitymap': 'no uri here' }, 'header naming no map'],
     [`${E}?type=T`, { 'ngsild-entitymap': '/ngsi-ld/v1/entityMaps/%E0%A4%A' }, 'header that does not decode'],
+    [`${E}?type=T&entityMap=`, {}, 'entityMap empty'],
+    [`${E}?type=T&entityMap=TRUE`, {}, 'entityMap not lower case'],
+    [`${E}?type=T&entityMap=true&entityMap=false`, {}, 'entityMap twice'],
+    [`${E}?type=T&entityMap=true&entityMapLifetime=-PT1H`, {}, 'lifetime negative'],
+    [`${E}/urn:ngsi-ld:T:1?entityMap=yes`, {}, 'entityMap on a retrieve not a boolean'],
+    [`${M}?type=T&entityMap=yes`, {}, 'entityMap of Create EntityMap not a boolean'],
+    [`${M}?type=T`, { 'ngsild-entitymap': 'no uri here' }, 'Create EntityMap with a header naming no map'],
   ];
   for (const [path, headers, why] of cases) {
     const r = await call(a, 'GET', path, { headers });
@@ -288,4 +296,55 @@ t.test('a POST query naming an EntityMap is 501, not a silent answer without one
   t.equal(header.status, 501);
   t.equal((await call(a, 'POST', `${NGSI}/entityOperations/query?entityMap=false`, { body })).status, 200);
   t.equal((await call(a, 'POST', `${NGSI}/entityOperations/query?entityMap=maybe`, { body })).status, 400);
+});
+
+t.test('a map holds every match of a source that answers page by page; no linkedMaps', async (t) => {
+  // A plain source of 1,500 entities that pages at 1,000 and gives no count: asked again from offset 1000.
+  const type = `Many${++n}`;
+  const entity = (i: number): Record<string, unknown> => ({ id: `urn:ngsi-ld:${type}:${i}`, type, n: { type: 'Property', value: i } });
+  const source: MockSource = await startMockSource((r) => {
+    const offset = Number(new URL(r.url, 'http://x').searchParams.get('offset') ?? '0');
+    const limit = Math.min(Number(new URL(r.url, 'http://x').searchParams.get('limit') ?? '20'), 1000);
+    const all = Array.from({ length: 1500 }, (_, i) => entity(i));
+    return { status: 200, body: all.slice(offset, offset + limit) };
+  });
+  t.teardown(() => source.stop());
+  const reg = await register(a, source.url, type);
+  const made = await call(a, 'GET', `${M}?type=${type}`);
+  t.equal(made.status, 201, made.text.slice(0, 300));
+  t.equal(Object.keys(made.json.entityMap).length, 1500, 'every entity, not the first 1,000');
+  t.equal(made.json.linkedMaps, undefined, 'no linkedMaps: the broker made no map on its sources');
+  t.equal((await call(a, 'GET', mapPath(made.headers.get('ngsild-entitymap')))).json.linkedMaps, undefined);
+  const asked = source.received.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'));
+  t.same(asked, [null, '1000'], 'the second page asked from 1000');
+  await call(a, 'DELETE', `${R}/${reg}`);
+});
+
+t.test('a source failing on a later page: the map says so in NGSILD-Warning, it is never cut silently', async (t) => {
+  const type = `Half${++n}`;
+  const source: MockSource = await startMockSource((r) => {
+    if (new URL(r.url, 'http://x').searchParams.get('offset') !== null) return { status: 500, body: {} };
+    return { status: 200, body: Array.from({ length: 1000 }, (_, i) => ({ id: `urn:ngsi-ld:${type}:${i}`, type })) };
+  });
+  t.teardown(() => source.stop());
+  const reg = await register(a, source.url, type);
+  const made = await call(a, 'GET', `${E}?type=${type}&entityMap=true&limit=5`);
+  t.equal(made.status, 201, made.text.slice(0, 300));
+  t.match(made.headers.get('ngsild-warning') ?? '', /answered 500 for its entities from 1000 on/);
+  await call(a, 'DELETE', `${R}/${reg}`);
+});
+
+t.test('POST /entityMaps asks each source for all its matches, not its default page', async (t) => {
+  const type = `Posted${++n}`;
+  const onB: string[] = [];
+  for (let i = 0; i < 25; i++) onB.push(uid(type));
+  const r = await call(b, 'POST', `${NGSI}/entityOperations/create?local=true`, {
+    body: onB.map((id) => ({ id, type, n: { type: 'Property', value: 1 } })),
+  });
+  t.equal(r.status, 201, r.text.slice(0, 200));
+  const reg = await register(a, b.url, type);
+  const made = await call(a, 'POST', M, { body: { type: 'Query', entities: [{ type }] } });
+  t.equal(made.status, 201, made.text.slice(0, 300));
+  t.same(Object.keys(made.json.entityMap).sort(), onB.sort(), 'all 25, not the 20 of a page');
+  await call(a, 'DELETE', `${R}/${reg}`);
 });

@@ -71,6 +71,7 @@ const PINNED: Record<string, number> = {
   DeleteSnapshot: 64,
   PurgeSnapshots: 65,
   CreateEntityMap: 66,
+  RelaySubordinateNotification: 67,
 };
 
 t.test('every LdOp keeps its number: the auth ABI carries it', async (t) => {

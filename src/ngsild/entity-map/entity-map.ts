@@ -47,11 +47,15 @@ export function mapExpiry(lifetime: string | undefined, nowMs: number): string {
   return new Date(Math.min(at, nowMs + MAX_LIFETIME_MS)).toISOString();
 }
 
-/** §5.2.39: the EntityMap data type as a client sees it (entityMap keyed by entity id, in page order). */
+/**
+ * §5.2.39: the EntityMap data type as a client sees it (entityMap keyed by entity id, in page order). No
+ * `linkedMaps` (optional there: the EntityMaps the sources made for their part): the broker asks its sources by id
+ * and makes no map on them, so it has none to name, and an empty object would say the sources have none.
+ */
 export function renderEntityMap(doc: EntityMapDoc): Record<string, unknown> {
   const entityMap: Record<string, string[]> = {};
   for (const [id, origins] of doc.entries) entityMap[id] = origins;
-  return { id: doc.id, type: 'EntityMap', expiresAt: doc.expiresAt, entityMap, linkedMaps: {} };
+  return { id: doc.id, type: 'EntityMap', expiresAt: doc.expiresAt, entityMap };
 }
 
 const UPDATE_MEMBERS = new Set(['id', 'type', 'expiresAt', 'entityMap', 'linkedMaps', '@context']);

@@ -5,7 +5,7 @@ import { expandEntity } from '../../ngsild/entity/expand.js';
 import type { StoredEntity } from '../../ngsild/entity/model.js';
 import type { LdRequest } from '../../pipeline/ld-request.js';
 
-export function entityFromSource(req: LdRequest, raw: unknown, now: string): StoredEntity | undefined {
+export function entityFromSource(req: Pick<LdRequest, 'context'>, raw: unknown, now: string): StoredEntity | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
   const { ['@context']: _ignored, ...body } = raw as Record<string, unknown>;
   try {

@@ -21,6 +21,7 @@ import { fanOut, liveRegistrations, localOnly, queryEncode, queryWithout, source
 import { entityFromSource, parseJson } from './entities-from-source.js';
 import { NOT_FORWARDED, type Distributed } from './retrieve.js';
 import { LOCAL_ORIGIN } from '../../ngsild/entity-map/entity-map.js';
+import { restOfSource, sourcePageParams } from './source-pages.js';
 
 const SELECTOR_PARAMS: ReadonlySet<string> = new Set([...NOT_FORWARDED, 'id', 'type', 'idPattern', 'attrs']);
 const RANK = { redirect: 0, exclusive: 0, inclusive: 1, auxiliary: 2 } as const;
@@ -116,27 +117,30 @@ export async function queryWithSources(
   checkLoop(req, ctx);
   const window = query.offset + query.limit;
   const paged = req.query.get('limit') !== undefined || req.query.get('offset') !== undefined;
-  // A map is made of every match: each source is asked for as many as it gives in one page.
-  const sourceLimit = map.origins !== undefined ? 'limit=1000' : paged ? `limit=${Math.min(Math.max(window, 1), 1000)}` : '';
+  // A map is made of every match: each source is asked page after page (source-pages.ts).
+  const making = map.origins !== undefined;
+  const sourceLimit = paged ? `limit=${Math.min(Math.max(window, 1), 1000)}` : '';
+  const request = (t: SourceTarget, offset: number): { method: string; url: URL; body?: string | Uint8Array; contentType?: string } => {
+    if (post)
+      return {
+        method: 'POST',
+        url: sourceUrl(t.body, '/entityOperations/query', making ? sourcePageParams(offset) : ''),
+        body: req.bodyBytes() ?? '',
+        contentType: req.header('content-type'),
+      };
+    if (pinned !== undefined) {
+      const ids = idsOf(t.body.id);
+      const q = [queryWithout(req.task.query, PINNED_DROPPED), 'id=' + queryEncode(ids.join(',')), `limit=${ids.length}`];
+      return { method: 'GET', url: sourceUrl(t.body, '/entities', q.filter((s) => s !== '').join('&')) };
+    }
+    const inclusive = t.mode === 'inclusive' || t.mode === 'auxiliary';
+    const q = inclusive ? queryWithout(req.task.query, NOT_FORWARDED) : registeredSelection(req, t, sel.attrs);
+    const paging = making ? sourcePageParams(offset) : sourceLimit;
+    return { method: 'GET', url: sourceUrl(t.body, '/entities', [q, paging].filter((s) => s !== '').join('&')) };
+  };
   const [localPage, outcomes] = await Promise.all([
     map.skipLocal === true ? { entities: [], count: 0 } : ctx.store.queryEntities(req.tenant, { ...query, offset: 0, limit: window }),
-    fanOut(req, ctx, targets, (t) => {
-      if (post)
-        return {
-          method: 'POST',
-          url: sourceUrl(t.body, '/entityOperations/query', ''),
-          body: req.bodyBytes() ?? '',
-          contentType: req.header('content-type'),
-        };
-      if (pinned !== undefined) {
-        const ids = idsOf(t.body.id);
-        const q = [queryWithout(req.task.query, PINNED_DROPPED), 'id=' + queryEncode(ids.join(',')), `limit=${ids.length}`];
-        return { method: 'GET', url: sourceUrl(t.body, '/entities', q.filter((s) => s !== '').join('&')) };
-      }
-      const inclusive = t.mode === 'inclusive' || t.mode === 'auxiliary';
-      const q = inclusive ? queryWithout(req.task.query, NOT_FORWARDED) : registeredSelection(req, t, sel.attrs);
-      return { method: 'GET', url: sourceUrl(t.body, '/entities', [q, sourceLimit].filter((s) => s !== '').join('&')) };
-    }),
+    fanOut(req, ctx, targets, (t) => request(t, 0)),
   ]);
   const warnings: string[] = [];
   const origins = map.origins;
@@ -161,6 +165,13 @@ export async function queryWithSources(
       warnings.push(sourceWarning(ctx, o.target, 'answered no entity list'));
       map.failed?.add(o.target.body.id);
       continue;
+    }
+    if (making) {
+      const failure = await restOfSource(req, ctx, o.target, o.reply.headers, list, request);
+      if (failure !== undefined) {
+        warnings.push(sourceWarning(ctx, o.target, failure));
+        map.failed?.add(o.target.body.id);
+      }
     }
     let bad = 0;
     for (const raw of list) {

@@ -8,7 +8,8 @@ import type { WorkerContext } from '../../pipeline/worker-context.js';
 import { outgoingVia } from './via.js';
 import { API_PREFIX } from '../../ngsild/operations.js';
 import { pathSegment } from '../../ngsild/uri-encode.js';
-import { sendToSource, SourceFailure, type SourceReply } from './http.js';
+import { registrationHeaders, SAFE_HEADER_VALUE } from '../../ngsild/registration/source-headers.js';
+import { sendToSource, SourceFailure, type SourceReply } from '../../pipeline/source-http.js';
 
 /** The registrations of the request's tenant that have not expired, as stored (names expanded). */
 export async function liveRegistrations(req: LdRequest, ctx: WorkerContext): Promise<RegistrationBody[]> {
@@ -26,22 +27,6 @@ export function localOnly(req: LdRequest): boolean {
   return req.query.get('local') === 'true';
 }
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
-const SAFE_VALUE = /^[\x20-\x7e\t]{0,1024}$/;
-/** Headers the broker sets itself: a registration's contextSourceInfo never replaces them. */
-const OWN_HEADERS = new Set([
-  'accept',
-  'content-type',
-  'content-length',
-  'link',
-  'via',
-  'host',
-  'ngsild-tenant',
-  'connection',
-  'transfer-encoding',
-]);
-const TENANT = /^[A-Za-z0-9_.~-]{1,200}$/;
-
 /**
  * The headers of a request to a source: Accept, the request's Link (the answer comes back in the request's terms),
  * Via, the registration's tenant (§5.2.9) and its contextSourceInfo pairs as headers, each only when it is a header
@@ -50,15 +35,8 @@ const TENANT = /^[A-Za-z0-9_.~-]{1,200}$/;
 export function sourceHeaders(req: LdRequest, ctx: WorkerContext, body: RegistrationBody): Record<string, string> {
   const h: Record<string, string> = { accept: 'application/json', via: outgoingVia(req, ctx) };
   const link = req.header('link');
-  if (link !== undefined && SAFE_VALUE.test(link)) h.link = link;
-  if (typeof body.tenant === 'string' && TENANT.test(body.tenant)) h['ngsild-tenant'] = body.tenant;
-  const info = body.contextSourceInfo;
-  if (Array.isArray(info))
-    for (const kv of info as Array<{ key?: unknown; value?: unknown }>) {
-      if (typeof kv.key !== 'string' || typeof kv.value !== 'string') continue;
-      if (!TOKEN.test(kv.key) || !SAFE_VALUE.test(kv.value) || OWN_HEADERS.has(kv.key.toLowerCase())) continue;
-      h[kv.key] = kv.value;
-    }
+  if (link !== undefined && SAFE_HEADER_VALUE.test(link)) h.link = link;
+  Object.assign(h, registrationHeaders(body));
   return h;
 }
 

@@ -1,7 +1,7 @@
-// Requests to context sources (CIM 009 v1.8.1 §4.3.6, §5.7 distributed behaviour): one undici keep-alive pool per
-// source origin in each pipeline thread, made on first use. A request waits only for the network: the thread goes on
-// with other requests meanwhile, so a slow source holds up only the requests forwarded to it, each at most its
-// timeout.
+// Requests to context sources (CIM 009 v1.8.1 §4.3.6, §5.7 distributed behaviour): forwarded requests, csource
+// notifications and subordinate subscriptions. One undici keep-alive pool per source origin in each thread, made on
+// first use. A request waits only for the network: the thread goes on with other work meanwhile, so a slow source
+// holds up only the requests sent to it, each at most its timeout.
 import { Pool } from 'undici';
 
 /** The answer of a context source, its body read whole (at most MAX_BODY bytes). */

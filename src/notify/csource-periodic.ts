@@ -1,0 +1,119 @@
+// Periodic context source notifications (CIM 009 v1.8.1 §5.11.7 with §5.2.12 timeInterval): a csource subscription
+// with a timeInterval is told every timeInterval seconds about the registrations it matches then (the first at its
+// creation, by ops/csource-subscriptions.ts). Runs on the notifier thread, one timer per such subscription; the
+// subscriptions come from the store at start and then from the changes the pipeline threads broadcast.
+import { BroadcastChannel } from 'node:worker_threads';
+import type { Store } from '../store/contract.js';
+import type { Logger } from '../logger.js';
+import type { ContextSource } from '../pipeline/worker-context.js';
+import { MIN_TIME_INTERVAL_S, subscriptionStatus } from '../ngsild/subscription/model.js';
+import { REGISTRATIONS, type RegistrationDoc } from '../ngsild/subscription/registration.js';
+import { isLive } from '../ngsild/registration/match.js';
+import { registrationMatches, subscriptionSelections } from '../ngsild/registration/csource-match.js';
+import { CSOURCE_SUBSCRIPTIONS_CHANNEL, channelName, type CsourceSubscriptionChanged } from './channel.js';
+import { CSOURCE_SUBSCRIPTIONS, sendCsourceNotification, type CsourceSubscriptionDoc } from './csource-notification.js';
+import { subscriptionTenants } from './subscription-sync.js';
+
+/** The longest delay a Node.js timer keeps; a longer one fires after 1 ms (a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+interface Timer {
+  tenant: string;
+  id: string;
+  doc: CsourceSubscriptionDoc;
+  periodMs: number;
+  dueAt: number;
+  timer?: NodeJS.Timeout;
+}
+
+export class CsourcePeriodic {
+  private readonly timers = new Map<string, Timer>();
+  private channel: BroadcastChannel | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly contexts: ContextSource,
+    private readonly log: Logger,
+    private readonly instance: string | undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    this.channel = new BroadcastChannel(channelName(CSOURCE_SUBSCRIPTIONS_CHANNEL, this.instance));
+    this.channel.unref();
+    this.channel.onmessage = (m: unknown) => {
+      const c = (m as { data?: CsourceSubscriptionChanged }).data;
+      if (typeof c?.tenant === 'string' && typeof c.id === 'string') this.update(c.tenant, c.id, c.doc as CsourceSubscriptionDoc | null);
+    };
+    for (const tenant of await subscriptionTenants(this.store))
+      for (const { id, doc } of await this.store.collection(tenant, CSOURCE_SUBSCRIPTIONS).list())
+        if (!this.timers.has(`${tenant}\n${id}`)) this.update(tenant, id, doc as unknown as CsourceSubscriptionDoc);
+  }
+
+  close(): void {
+    this.channel?.close();
+    this.channel = undefined;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** A csource subscription was created, changed (doc) or deleted (null). */
+  update(tenant: string, id: string, doc: CsourceSubscriptionDoc | null): void {
+    const key = `${tenant}\n${id}`;
+    const old = this.timers.get(key);
+    if (old !== undefined) {
+      clearTimeout(old.timer);
+      this.timers.delete(key);
+    }
+    const interval = doc?.body.timeInterval;
+    if (doc === null || interval === undefined) return;
+    const periodMs = Math.max(interval, MIN_TIME_INTERVAL_S) * 1000;
+    const t: Timer = { tenant, id, doc, periodMs, dueAt: Date.now() + periodMs };
+    this.timers.set(key, t);
+    this.arm(key, t);
+  }
+
+  /** Waits for `t.dueAt` in legs a timer can hold, notifies, and waits for the next; a late one is not caught up. */
+  private arm(key: string, t: Timer): void {
+    const wait = t.dueAt - Date.now();
+    const last = wait <= MAX_TIMER_MS;
+    t.timer = setTimeout(
+      () => {
+        if (this.timers.get(key) !== t) return;
+        if (last) {
+          void this.tick(t);
+          const now = Date.now();
+          t.dueAt = t.dueAt + t.periodMs > now ? t.dueAt + t.periodMs : now + t.periodMs;
+        }
+        this.arm(key, t);
+      },
+      last ? Math.max(0, wait) : MAX_TIMER_MS,
+    );
+    t.timer.unref();
+  }
+
+  private async tick(t: Timer): Promise<void> {
+    const now = Date.now();
+    if (subscriptionStatus(t.doc.body, now) !== 'active') return;
+    try {
+      const sels = subscriptionSelections(t.doc.body);
+      const matching = [];
+      for (const { doc } of await this.store.collection(t.tenant, REGISTRATIONS).list()) {
+        const reg = (doc as unknown as RegistrationDoc).body;
+        if (isLive(reg, now) && registrationMatches(sels, reg)) matching.push(reg);
+      }
+      // Nothing matching: nothing to tell (as a periodic entity notification with no entity is not sent).
+      if (matching.length === 0) return;
+      // The registrations as they are now: `updated` is the trigger the spec's list has for that (§5.3.3).
+      await sendCsourceNotification(this.store, this.contexts, t.tenant, t.id, t.doc, matching, 'updated');
+    } catch (e) {
+      this.log.warn({ err: e instanceof Error ? e.message : String(e), subscription: t.id }, 'periodic csource notification failed');
+    }
+  }
+}
+
+/** Tells the notifier about a csource subscription created, changed or deleted (from the thread that did it). */
+export function broadcastCsourceSubscriptionChange(change: CsourceSubscriptionChanged, instance: string | undefined): void {
+  const channel = new BroadcastChannel(channelName(CSOURCE_SUBSCRIPTIONS_CHANNEL, instance));
+  channel.postMessage(change);
+  channel.close();
+}
