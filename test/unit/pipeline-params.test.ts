@@ -15,6 +15,8 @@ const ctx = {
   log: { isLevelEnabled: () => false, error: () => undefined },
   auth: undefined,
   changes: undefined,
+  // A store whose reads are always current (Store.freshen is optional); no handler here reads it.
+  store: {},
 } as unknown as WorkerContext;
 
 function task(op: LdOp, query: string): PipelineTask {
