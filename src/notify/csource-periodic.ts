@@ -26,6 +26,9 @@ interface Timer {
   timer?: NodeJS.Timeout;
 }
 
+/** How soon the csource subscriptions are read again when the store was out of reach. */
+const LOAD_RETRY_MS = 1000;
+
 export class CsourcePeriodic {
   private readonly timers = new Map<string, Timer>();
   private channel: BroadcastChannel | undefined;
@@ -44,9 +47,26 @@ export class CsourcePeriodic {
       const c = (m as { data?: CsourceSubscriptionChanged }).data;
       if (typeof c?.tenant === 'string' && typeof c.id === 'string') this.update(c.tenant, c.id, c.doc as CsourceSubscriptionDoc | null);
     };
-    for (const tenant of await subscriptionTenants(this.store))
-      for (const { id, doc } of await this.store.collection(tenant, CSOURCE_SUBSCRIPTIONS).list())
-        if (!this.timers.has(`${tenant}\n${id}`)) this.update(tenant, id, doc as unknown as CsourceSubscriptionDoc);
+    await this.load();
+  }
+
+  /**
+   * The periodic csource subscriptions the store holds. A store out of reach at start (503: docdb down) does not stop
+   * the notifier, as it does not stop the broker: they are read again every second until they are loaded.
+   */
+  private async load(): Promise<void> {
+    try {
+      for (const tenant of await subscriptionTenants(this.store))
+        for (const { id, doc } of await this.store.collection(tenant, CSOURCE_SUBSCRIPTIONS).list())
+          if (!this.timers.has(`${tenant}\n${id}`)) this.update(tenant, id, doc as unknown as CsourceSubscriptionDoc);
+    } catch (e) {
+      if ((e as { status?: unknown }).status !== 503) throw e;
+      this.log.warn({ err: e }, 'csource subscriptions cannot be loaded yet: reading them again every second');
+      const retry = setTimeout(() => {
+        if (this.channel !== undefined) void this.load();
+      }, LOAD_RETRY_MS);
+      retry.unref();
+    }
   }
 
   close(): void {
