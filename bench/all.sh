@@ -42,6 +42,11 @@ for step in "${STEPS[@]}"; do
   IFS='|' read -r name estimate command <<<"$step"
   echo "== ${name} (about ${estimate} min; about ${left} min left in all)"
   t0=$(date +%s)
+  # FerretDB's address for what follows (import.js and the docdb variant read MONGO_URL), once its script wrote it.
+  if [ -z "${MONGO_URL:-}" ] && [ -f .services/ferretdb.env ]; then
+    # shellcheck disable=SC1091 # written by test/services/ferretdb.sh
+    . .services/ferretdb.env
+  fi
   # shellcheck disable=SC2086 # the command is words on purpose
   if ! $command; then failed+=("$name"); fi
   left=$(awk -v a="$left" -v b="$estimate" 'BEGIN { x = a - b; print (x < 0 ? 0 : x) }')

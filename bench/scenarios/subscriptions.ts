@@ -143,10 +143,12 @@ async function brokerCounters(url: string): Promise<{ sent: number; failed: numb
     for (let offset = 0; ; offset += 1000) {
       const page = JSON.parse(
         (await expectStatus('GET /subscriptions', send(url, 'GET', `${NGSI}/subscriptions?limit=1000&offset=${offset}`), [200])).body,
-      ) as Array<{ notification: { timesSent: number; timesFailed: number } }>;
+      ) as Array<{ notification: { timesSent?: number; timesFailed?: number } }>;
+      // A subscription not notified yet shows no counters (CIM 009 §5.2.14 makes them optional): 0, not NaN, which
+      // never equals itself and kept this loop going for ever.
       for (const s of page) {
-        sent += s.notification.timesSent;
-        failed += s.notification.timesFailed;
+        sent += s.notification.timesSent ?? 0;
+        failed += s.notification.timesFailed ?? 0;
       }
       if (page.length < 1000) break;
     }
