@@ -109,6 +109,9 @@ t.before(async () => {
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline && (await as('admin', 'GET', '/entities?type=Nothing')).status !== 200)
     await new Promise((res) => setTimeout(res, 100));
+  // The admin's answer comes from one thread; each thread (the pool's and, with --frontOps cheap, the front's) reloads
+  // the policies every --dsecRefresh second on its own: two of them, and every thread holds all of them.
+  await new Promise((res) => setTimeout(res, 2500));
   const made = await as('admin', 'POST', '/entityOperations/create', [
     { id: 'urn:ngsi-ld:Building:b1', type: 'Building', name: prop('b1'), secret: prop('s') },
     { id: 'urn:ngsi-ld:Building:b2', type: 'Building', name: prop('b2') },
