@@ -13,7 +13,7 @@ import { benchEntity, benchId } from './bench-entity.js';
 import { NGSI, JSON_HEADERS, expectStatus, send } from './ngsi-client.js';
 import { machineAtStart, writeResultsSection } from './results-section.js';
 import { median, range } from './stats.js';
-import { typePolicy as odrl } from './odrl-policy.js';
+import { pathPolicy, typePolicy as odrl } from './odrl-policy.js';
 import { durationArg } from './duration-arg.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
@@ -31,20 +31,7 @@ const ROUNDS = smoke ? 1 : 3;
 const warmupS = smoke ? 0 : 2;
 
 /** ngsild:create of any entity under the NGSI-LD path (a rule on the request alone). */
-const createAnything: Record<string, unknown> = {
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': 'urn:p:create',
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': 'ngsild:create' },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:refinement': { 'odrl:leftOperand': 'http:path', 'odrl:operator': { '@id': 'http:isInPath' }, 'odrl:rightOperand': NGSI },
-    },
-  },
-};
+const createAnything = pathPolicy('urn:p:create', 'ngsild:create', NGSI);
 
 interface Row {
   name: string;

@@ -5,27 +5,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { typePolicy } from '../bench/odrl-policy.js';
+import { pathPolicy, typePolicy } from '../bench/odrl-policy.js';
 import type { Workload } from './workload.js';
 import { shortType } from './entities.js';
 
 const ISSUER = 'did:web:verifier.tune';
 const OTHER_POLICIES = 40;
-
-const pathPolicy = (uid: string, action: string, path: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:refinement': { 'odrl:leftOperand': 'http:path', 'odrl:operator': { '@id': 'http:isInPath' }, 'odrl:rightOperand': path },
-    },
-  },
-});
 
 export interface DsecSetup {
   /** Broker arguments. */

@@ -18,6 +18,7 @@ import { NGSI, JSON_HEADERS, attributePatches, expectStatus, send } from '../ngs
 import { startServer, type ServerProcess } from '../server-process.js';
 import { machineAtStart, sectionMarkers, writeResultsSection } from '../results-section.js';
 import { median, range } from '../stats.js';
+import { pathPolicy, typePolicy } from '../odrl-policy.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const { begin: BEGIN, end: END } = sectionMarkers('owner-notifications');
@@ -42,48 +43,11 @@ const connections = Number(values.connections);
 const ids = Array.from({ length: ENTITIES }, (_, i) => benchId(i + 1));
 
 /** A policy allowing `action` on entities of `type` to the holders of credentials of `issuer` (or anyone). */
-const policy = (uid: string, action: string, type: string, issuer?: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': issuer ?? { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'ngsi-ld:entityType',
-        'odrl:operator': { '@id': 'odrl:eq' },
-        'odrl:rightOperand': type,
-      },
-    },
-  },
-});
+const policy = (uid: string, action: string, type: string, issuer?: string): Record<string, unknown> =>
+  typePolicy(uid, action, type, issuer ?? 'vc:any');
 
 /** A policy allowing every method of odrl:use on every NGSI-LD path to the holders of credentials of `issuer`. */
-const writerPolicy = (issuer: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': 'urn:p:writer',
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': 'odrl:use' },
-    'odrl:assignee': issuer,
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'http:path',
-        'odrl:operator': { '@id': 'http:isInPath' },
-        'odrl:rightOperand': '/ngsi-ld/v1',
-      },
-    },
-  },
-});
+const writerPolicy = (issuer: string): Record<string, unknown> => pathPolicy('urn:p:writer', 'odrl:use', '/ngsi-ld/v1', issuer);
 
 interface Side {
   label: string;

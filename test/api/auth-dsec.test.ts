@@ -7,33 +7,11 @@ import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { rawExchange, header } from './helpers/raw-http.js';
+import { typePolicy as policy } from '../../bench/odrl-policy.js';
 
 const ISSUER = 'did:web:verifier.example';
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-dsec-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-
-const ctx = { odrl: 'http://www.w3.org/ns/odrl/2/' };
-/** A policy allowing `action` on entities of `entityType` to anyone (vc:any). */
-const policy = (uid: string, action: string, entityType: string): Record<string, unknown> => ({
-  '@context': ctx,
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'ngsi-ld:entityType',
-        'odrl:operator': { '@id': 'odrl:eq' },
-        'odrl:rightOperand': entityType,
-      },
-    },
-  },
-});
 
 let broker: Broker;
 let token: string;

@@ -6,20 +6,12 @@ import t from 'tap';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { dropDatabases, freshDbName, mongoUrl } from './helpers/docdb.js';
+import { freePort } from './helpers/ports.js';
 
 const target = new URL(mongoUrl());
 const dbName = freshDbName();
 let relay: Server | undefined;
 const sockets = new Set<Socket>();
-
-/** A free port of 127.0.0.1 (listened on, then closed). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function relayUp(port: number): Promise<void> {
   relay = createServer((client) => {

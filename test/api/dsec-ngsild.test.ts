@@ -3,10 +3,11 @@
 // The decision table is data: test/fixtures/dsec/ngsild/table.json (policies, the entities set up, the cases in order).
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { FakeVerifier, ORG, makeKey, signToken } from '../fixtures/dsec/harness.js';
 import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { constraint, policy } from '../../bench/odrl-policy.js';
+import { freePort } from './helpers/ports.js';
 
 interface PolicySpec {
   uid: string;
@@ -54,48 +55,19 @@ interface Table {
 
 const table = JSON.parse(readFileSync(fileURLToPath(new URL('../fixtures/dsec/ngsild/table.json', import.meta.url)), 'utf8')) as Table;
 
-const ODRL = { odrl: 'http://www.w3.org/ns/odrl/2/' };
-
-const constraint = (c: { left: string; op: string; right: unknown }): Record<string, unknown> => ({
-  '@type': 'odrl:Constraint',
-  'odrl:leftOperand': c.left,
-  'odrl:operator': { '@id': c.op },
-  'odrl:rightOperand': c.right,
-});
+const constraintOf = (c: { left: string; op: string; right: unknown }): Record<string, unknown> => constraint(c.left, c.op, c.right);
 
 /** The ODRL policy of a spec: its action, its assignee, its target refined by the constraints (an `and`). */
 export function odrlPolicy(p: PolicySpec): Record<string, unknown> {
-  const refinement = p.constraints.length === 1 ? constraint(p.constraints[0]!) : { 'odrl:and': p.constraints.map(constraint) };
   const assignee =
     p.roles !== undefined
       ? {
           '@type': 'odrl:PartyCollection',
           'odrl:source': 'urn:user',
-          'odrl:refinement': constraint({ left: 'vc:role', op: 'odrl:hasPart', right: p.roles }),
+          'odrl:refinement': constraint('vc:role', 'odrl:hasPart', p.roles),
         }
       : `did:web:${p.as}`;
-  return {
-    '@context': ODRL,
-    '@type': 'odrl:Policy',
-    'odrl:uid': p.uid,
-    'odrl:permission': {
-      '@type': 'odrl:Permission',
-      'odrl:action': { '@id': p.action },
-      'odrl:assignee': assignee,
-      'odrl:target': { '@type': 'odrl:AssetCollection', 'odrl:source': 'urn:asset', 'odrl:refinement': refinement },
-    },
-  };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+  return policy(p.uid, p.action, assignee, p.constraints.map(constraintOf));
 }
 
 const key = await makeKey('k-ngsild', 'ES256');

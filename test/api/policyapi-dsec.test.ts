@@ -3,49 +3,17 @@
 // policies survive a restart on the same --dbDir. The policy port itself asks for no token.
 import t from 'tap';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { spawnBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { typePolicy as policy } from '../../bench/odrl-policy.js';
+import { freePort } from './helpers/ports.js';
 
 const DSEC = fileURLToPath(new URL('../../dist/src/plugins/auth/dsec/index.js', import.meta.url));
 const ISSUER = 'did:web:verifier.example';
 const REFRESH = 1;
-
-/** A policy allowing `action` on entities of `entityType` to anyone. */
-const policy = (uid: string, action: string, entityType: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'ngsi-ld:entityType',
-        'odrl:operator': { '@id': 'odrl:eq' },
-        'odrl:rightOperand': entityType,
-      },
-    },
-  },
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls until `done` holds for a reply, for at most `seconds`; answers the last reply. */
 async function until(seconds: number, ask: () => Promise<Reply>, done: (r: Reply) => boolean): Promise<Reply> {

@@ -3,55 +3,21 @@
 // attributes trimmed), and the entity routes on a Snapshot (NGSILD-Snapshot) decide each entity as on the tenant, a
 // purge of its entities included. Real JWTs, policies through the broker's own policy API.
 import t from 'tap';
-import { createServer } from 'node:net';
 import { FakeVerifier, ORG, makeKey, signToken } from '../fixtures/dsec/harness.js';
 import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { constraint, pathPolicy, policy, typePolicy } from '../../bench/odrl-policy.js';
+import { freePort } from './helpers/ports.js';
 
-const type = (left: string, right: unknown) => ({
-  '@type': 'odrl:Constraint',
-  'odrl:leftOperand': left,
-  'odrl:operator': { '@id': 'odrl:eq' },
-  'odrl:rightOperand': right,
-});
-
-/** An ODRL policy for the persona did:web:<as>: `action` on the targets the constraints select. */
-function policy(uid: string, as: string, action: string, constraints: Record<string, unknown>[]): Record<string, unknown> {
-  return {
-    '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-    '@type': 'odrl:Policy',
-    'odrl:uid': uid,
-    'odrl:permission': {
-      '@type': 'odrl:Permission',
-      'odrl:action': { '@id': action },
-      'odrl:assignee': `did:web:${as}`,
-      'odrl:target': {
-        '@type': 'odrl:AssetCollection',
-        'odrl:source': 'urn:asset',
-        'odrl:refinement': constraints.length === 1 ? constraints[0] : { 'odrl:and': constraints },
-      },
-    },
-  };
-}
-
+const persona = (as: string): string => `did:web:${as}`;
 const POLICIES = [
-  policy('urn:p:admin', 'admin', 'odrl:use', [
-    { '@type': 'odrl:Constraint', 'odrl:leftOperand': 'http:path', 'odrl:operator': { '@id': 'http:isInPath' }, 'odrl:rightOperand': NGSI },
+  pathPolicy('urn:p:admin', 'odrl:use', NGSI, persona('admin')),
+  typePolicy('urn:p:reader', 'odrl:read', 'Building', persona('reader')),
+  policy('urn:p:attr', 'odrl:read', persona('attr'), [
+    constraint('ngsi-ld:entityType', 'odrl:eq', 'Building'),
+    constraint('ngsi-ld:attribute', 'odrl:eq', 'name'),
   ]),
-  policy('urn:p:reader', 'reader', 'odrl:read', [type('ngsi-ld:entityType', 'Building')]),
-  policy('urn:p:attr', 'attr', 'odrl:read', [type('ngsi-ld:entityType', 'Building'), type('ngsi-ld:attribute', 'name')]),
-  policy('urn:p:deleter', 'deleter', 'odrl:delete', [type('ngsi-ld:entityType', 'Building')]),
+  typePolicy('urn:p:deleter', 'odrl:delete', 'Building', persona('deleter')),
 ];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const key = await makeKey('k-snap', 'ES256');
 const tokens = new Map<string, string>();

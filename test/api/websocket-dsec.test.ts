@@ -8,52 +8,11 @@ import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { WsClient } from './helpers/ws-client.js';
+import { pathPolicy, typePolicy as policy } from '../../bench/odrl-policy.js';
 
 const ISSUER = 'did:web:verifier.example';
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-wsdsec-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A policy allowing `action` on entities of `entityType` to anyone (vc:any). */
-const policy = (uid: string, action: string, entityType: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:source': 'urn:asset',
-      'odrl:refinement': {
-        '@type': 'odrl:Constraint',
-        'odrl:leftOperand': 'ngsi-ld:entityType',
-        'odrl:operator': { '@id': 'odrl:eq' },
-        'odrl:rightOperand': entityType,
-      },
-    },
-  },
-});
-
-/** `action` on the subscriptions routes to anyone: a rule on the request's path alone. */
-const onSubscriptions = (uid: string, action: string): Record<string, unknown> => ({
-  '@context': { odrl: 'http://www.w3.org/ns/odrl/2/' },
-  '@type': 'odrl:Policy',
-  'odrl:uid': uid,
-  'odrl:permission': {
-    '@type': 'odrl:Permission',
-    'odrl:action': { '@id': action },
-    'odrl:assignee': { '@id': 'vc:any' },
-    'odrl:target': {
-      '@type': 'odrl:AssetCollection',
-      'odrl:refinement': {
-        'odrl:leftOperand': 'http:path',
-        'odrl:operator': { '@id': 'http:isInPath' },
-        'odrl:rightOperand': `${NGSI}/subscriptions`,
-      },
-    },
-  },
-});
 
 let broker: Broker;
 let token: string;
@@ -70,8 +29,8 @@ t.before(async () => {
     JSON.stringify([
       policy('urn:p:read-building', 'odrl:read', 'Building'),
       policy('urn:p:create-building', 'ngsild:create', 'Building'),
-      onSubscriptions('urn:p:create-subscription', 'ngsild:create'),
-      onSubscriptions('urn:p:read-subscription', 'odrl:read'),
+      pathPolicy('urn:p:create-subscription', 'ngsild:create', `${NGSI}/subscriptions`),
+      pathPolicy('urn:p:read-subscription', 'odrl:read', `${NGSI}/subscriptions`),
     ]),
   );
   const vc = { type: ['VerifiableCredential'], issuer: 'did:web:issuer.example', credentialSubject: { type: 'gx:LegalParticipant' } };

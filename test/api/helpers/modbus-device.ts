@@ -3,8 +3,9 @@
 // slow or make answer exceptions through its control port, and whose registers it sets and reads.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer, connect, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePorts } from './ports.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const SCRIPT = `${REPO}test/services/pymodbus.sh`;
@@ -131,22 +132,6 @@ export class OwnModbusDevice {
     if (answer.error !== undefined) throw new Error(`Modbus device control: ${String(answer.error)}`);
     return answer;
   }
-}
-
-/** n distinct free ports: held open together, so the same port is not handed out twice. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = Array.from({ length: n }, () => createServer());
-  const ports = await Promise.all(
-    servers.map(
-      (s) =>
-        new Promise<number>((resolve, reject) => {
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port));
-        }),
-    ),
-  );
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
 }
 
 function accepts(port: number): Promise<boolean> {

@@ -2,10 +2,11 @@
 // with a plain, a user/password and a TLS listener), and MQTT clients that record what they receive.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './ports.js';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -158,17 +159,6 @@ export class OwnMosquitto {
     proc.kill('SIGTERM');
     await exited;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port: number): Promise<boolean> {
