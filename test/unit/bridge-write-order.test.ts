@@ -4,6 +4,7 @@
 // must then leave B, the last committed value, on the device. The two sinks' messages are put out of order here by
 // hand, which is what two threads did in the CI run that flaked.
 import t, { type Test } from 'tap';
+import { tempEmbdb } from './helpers/embdb.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,6 @@ import { BRIDGE_OUT_CHANNEL, bridgeChannelName, type OutboundWrite } from '../..
 import type { BrokerConfig } from '../../src/config.js';
 import type { ConfiguredChannel } from '../../src/bridge/contract.js';
 import type { WriteEvent } from '../../src/store/contract.js';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 
 const ATTR = 'https://example.org/level';
 const ID = 'urn:ngsi-ld:Tank:1';
@@ -103,19 +103,7 @@ async function startHost(t: Test): Promise<{
 
 /** Two writes of the level, committed one after the other by embdb: their events, with the store's own seq. */
 async function committedTwice(t: Test, a: number, b: number): Promise<[WriteEvent, WriteEvent]> {
-  const dir = mkdtempSync(join(tmpdir(), 'write-order-store-'));
-  const store = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'reads',
-    ram: true,
-    troe: 'none',
-  });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'none' });
   const write = async (value: number): Promise<WriteEvent> => {
     const events: WriteEvent[] = [];
     await store.mutateEntity(

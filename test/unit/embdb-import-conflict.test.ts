@@ -2,10 +2,7 @@
 // issue 21): the check is one lookup per instance in the instanceId index, not a scan of the attribute's history,
 // which grew with every batch before (an attribute of a million instances was read whole for each batch of 500).
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { tempEmbdb } from './helpers/embdb.js';
 import type { EmbdbHistory } from '../../src/plugins/store/embdb/history.js';
 import type { ImportedHistoryRecord } from '../../src/history/contract.js';
 
@@ -16,19 +13,7 @@ const T0 = Date.parse('2024-01-01T00:00:00.000Z');
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 function open(t: Test): EmbdbHistory {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-import-conflict-'));
-  const store = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'reads',
-    ram: true,
-    troe: 'embdb',
-  });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'embdb' });
   return store.history as EmbdbHistory;
 }
 

@@ -1,9 +1,7 @@
 // embdb queries by type read only what they return (issue 3, "Store and speed"): count=true comes from the type's
 // count index or its own index keys, never from entities of other types, and limit=0 reads no entity at all.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { ofTypes, qOf } from './helpers/store-query.js';
@@ -33,12 +31,7 @@ interface ReadableDb {
 }
 
 async function setup(t: { teardown: (fn: () => void | Promise<void>) => void }): Promise<{ store: EmbdbStore; reads: () => number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-count-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t);
   const all = [
     ...Array.from({ length: N_A }, (_, k) => entity(A, k)),
     ...Array.from({ length: N_B }, (_, k) => entity(B, k)),

@@ -5,10 +5,7 @@
 // list, a geo-query with and without type) is compared page by page, with and without count, against a filter over
 // everything written; so are the history's scans, the discovery counts and the document collections.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { tempEmbdb } from './helpers/embdb.js';
 import type { EntityQuery } from '../../src/store/contract.js';
 import { inBox as geoBox, ofTypes as typeQuery, qOf } from './helpers/store-query.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
@@ -132,19 +129,7 @@ const PATHS: Path[] = [
 const ids = (list: StoredEntity[]): string[] => list.map((e) => e.id);
 
 t.test('every query path of every tenant answers what a full scan answers, page by page', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-oracle-'));
-  const store = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'reads',
-    ram: true,
-    troe: 'embdb',
-  });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'embdb' });
   for (const tenant of TENANTS)
     await store.mutateEntities(
       tenant,
@@ -196,19 +181,7 @@ t.test('every query path of every tenant answers what a full scan answers, page 
 });
 
 t.test('the history of every tenant answers what a full scan answers, ids of every length', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-oracle-'));
-  const store = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'writes',
-    ram: true,
-    troe: 'embdb',
-  });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { lockPrefer: 'writes', troe: 'embdb' });
   const history = store.history!;
   for (const tenant of TENANTS)
     await store.mutateEntities(
@@ -259,12 +232,7 @@ t.test('the history of every tenant answers what a full scan answers, ids of eve
 });
 
 t.test('document collections keep ids of every length apart per tenant and collection', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-oracle-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t);
   const docIds = LENGTHS.filter((l) => l % 5 === 0).map((l) => idOf(l, l % 2));
   for (const tenant of TENANTS)
     for (const name of ['subscriptions', 'registrations']) {

@@ -1,10 +1,7 @@
 // embdb's discovery counts are moved once per transaction (stats-batch.ts): a batch that creates, changes and
 // deletes entities of one type, with a failing entry among them, leaves the counts of the entries that succeeded.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { tempEmbdb } from './helpers/embdb.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 
 const NS = 'https://example.org/ns/';
@@ -17,12 +14,7 @@ function entity(k: number, attrs: string[]): StoredEntity {
 }
 
 t.test('one batch: creates, a failing entry, a change of attributes and a delete; counts match the entities kept', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-stats-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t);
   const put = (e: StoredEntity) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) });
   const outcomes = await store.mutateEntities('', [
     put(entity(1, ['speed'])),

@@ -1,28 +1,14 @@
 // embdb registers a tenant in one place, with the write that creates it: an entity create, a document insert (a
 // subscription or registration) and a temporal create (--troe embdb) alike; a write without createTenant registers none.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 
 const NS = 'https://example.org/ns/';
 const T0 = '2026-01-01T00:00:00Z';
 
 function open(t: { teardown: (fn: () => void | Promise<void>) => void }): EmbdbStore {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-tenant-'));
-  const store = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'reads',
-    ram: true,
-    troe: 'embdb',
-  });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'embdb' });
   return store;
 }
 

@@ -2,9 +2,7 @@
 // an error while writing an entity of a batch leaves neither it nor the batch's other entries, nor any index entry,
 // count, tenant or history; a mutation's own error stays its entry's outcome.
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { inBox, ofTypes } from './helpers/store-query.js';
@@ -33,12 +31,7 @@ interface PutDb {
  * index and (in a batch) the entries before it are written in the same transaction.
  */
 function faultyStore(t: { teardown: (fn: () => void | Promise<void>) => void }, lockPrefer: 'reads' | 'writes'): EmbdbStore {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-abort-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer, ram: true, troe: 'embdb' });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { lockPrefer, troe: 'embdb' });
   const entities = (store as unknown as { entities: PutDb }).entities;
   const putSync = entities.putSync.bind(entities);
   entities.putSync = (key, value) => {

@@ -3,9 +3,7 @@
 // @context could put in a name; and with every part at its limit, in a 50-character tenant, each embdb key fits
 // LMDB's 1978 bytes, so an entity and its history are written and found by every path.
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempEmbdb } from './helpers/embdb.js';
 import { writeKey } from 'ordered-binary';
 import {
   MAX_ID_BYTES,
@@ -17,7 +15,6 @@ import {
   checkedNames,
 } from '../../src/ngsild/entity/limits.js';
 import { LdError } from '../../src/ngsild/problem.js';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { inBox, ofTypes } from './helpers/store-query.js';
 
@@ -110,19 +107,7 @@ t.test("every embdb key built of parts at their limits fits LMDB's 1978 bytes", 
 });
 
 t.test('an entity with every id and name at its limit is written with its history and found by every path', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'limits-'));
-  const store = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'reads',
-    ram: true,
-    troe: 'embdb',
-  });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'embdb' });
   const entity: StoredEntity = {
     id: ID,
     type: [TYPE],
@@ -160,12 +145,7 @@ t.test('an entity with every id and name at its limit is written with its histor
 });
 
 t.test('a read naming an id or a name past every limit finds nothing, it does not throw', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'limits-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t);
   const e: StoredEntity = {
     id: 'urn:a:1',
     type: ['https://example.org/A'],

@@ -1,9 +1,7 @@
 // orderBy (CIM 009 v1.9.1 §4.23): keys, directions and paths, the order of values (missing last in both
 // directions), refusals of malformed text, and embdb sorting every match before paging, within its cap.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempEmbdb } from './helpers/embdb.js';
 import { parseOrderBy, compareValues, ORDER_BY_MAX_KEYS, ORDER_BY_MAX_LENGTH } from '../../src/ngsild/query/order-by.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
@@ -102,19 +100,7 @@ async function store(
   entities: StoredEntity[],
   cap?: number,
 ): Promise<EmbdbStore> {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-order-'));
-  const s = new EmbdbStore({
-    path: join(dir, 'embdb'),
-    sync: 'interval',
-    compress: false,
-    lockPrefer: 'reads',
-    ram: true,
-    orderedQueryCap: cap,
-  });
-  t.teardown(async () => {
-    await s.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const s = tempEmbdb(t, { orderedQueryCap: cap });
   await s.mutateEntities(
     '',
     entities.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),

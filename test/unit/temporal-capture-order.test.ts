@@ -1,10 +1,7 @@
 // History capture in the store's transaction (--troe embdb): the history's latest instance of an attribute is the
 // current value even when two writes commit in the other order than the times they took before their transactions.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { tempEmbdb } from './helpers/embdb.js';
 import type { StoredEntity } from '../../src/store/contract.js';
 
 const A = 'https://example.org/a';
@@ -13,12 +10,7 @@ for (const lockPrefer of ['writes', 'reads'] as const)
   t.test(
     `a write stamped earlier than the latest instance but committed later is the latest in history (dbLockPrefer ${lockPrefer})`,
     async (t) => {
-      const dir = mkdtempSync(join(tmpdir(), 'ldbroker-order-'));
-      const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer, troe: 'embdb' });
-      t.teardown(async () => {
-        await store.close();
-        rmSync(dir, { recursive: true, force: true });
-      });
+      const store = tempEmbdb(t, { lockPrefer, troe: 'embdb' });
       const id = 'urn:ngsi-ld:T:1';
       const write = (value: number, at: string) =>
         store.mutateEntity('', id, (cur: StoredEntity | undefined) => {
@@ -73,12 +65,7 @@ for (const lockPrefer of ['writes', 'reads'] as const)
   );
 
 t.test('instances added by the temporal API after later-stamped ones follow them, in the order given', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-order-'));
-  const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer: 'reads', troe: 'embdb' });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'embdb' });
   const h = store.history!;
   const entity = { id: 'urn:ngsi-ld:T:2', type: ['https://example.org/T'] };
   const p = (value: number) => ({ type: 'Property' as const, value });

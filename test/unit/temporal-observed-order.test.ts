@@ -1,10 +1,7 @@
 // embdb history without a time window (InstanceSelection.order 'observedAt'): instances in observedAt order, those
 // without observedAt at their createdAt, lastN picked from that order; datasetId filters and the limit still apply.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { tempEmbdb } from './helpers/embdb.js';
 
 const A = 'https://example.org/a';
 const entity = { id: 'urn:ngsi-ld:T:1', type: ['https://example.org/T'] };
@@ -16,12 +13,7 @@ const obs = (value: string, observedAt?: string, datasetId?: string) => ({
 });
 
 t.test('instances are ordered by observedAt, those without one at their createdAt, and lastN takes the latest', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-observed-'));
-  const store = new EmbdbStore({ path: join(dir, 'db'), ram: true, sync: 'interval', compress: false, lockPrefer: 'reads', troe: 'embdb' });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { troe: 'embdb' });
   const h = store.history!;
   // Written in this order: created at 12:00, 12:01, ... (the time argument), observed at the hours given.
   await h.addInstances('', entity, { [A]: [obs('10h', '2024-01-01T10:00:00Z')] }, '2024-01-01T12:00:00.000Z');

@@ -2,9 +2,7 @@
 // the store with the committed write (MutateOptions.events), and read by the subscription matcher and the history
 // instead of comparing or guessing.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import { expandAttributes, expandEntity } from '../../src/ngsild/entity/expand.js';
 import { appendAttributes, deleteAttribute, mergeEntity, replaceEntity, updateAttributes } from '../../src/ngsild/entity/merge.js';
@@ -24,12 +22,7 @@ const ID = 'urn:ngsi-ld:Car:1';
 const car = (body: Record<string, unknown>, now = T0): StoredEntity => expandEntity({ id: ID, type: 'Car', ...body }, ctx, { now });
 
 function openStore(t: { teardown: (fn: () => void | Promise<void>) => void }, lockPrefer: 'reads' | 'writes' = 'reads'): EmbdbStore {
-  const dir = mkdtempSync(join(tmpdir(), 'write-events-'));
-  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer, ram: true, troe: 'embdb' });
-  t.teardown(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = tempEmbdb(t, { lockPrefer, troe: 'embdb' });
   return store;
 }
 
