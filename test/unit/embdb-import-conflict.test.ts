@@ -96,3 +96,30 @@ t.test('a deleted temporal entity frees its instanceIds; an older history gets i
   t.equal(await h.backfillInstanceIdIndex(log), 0, 'once');
   t.match(await h.importBatch([instance(1, T0 + 77_000)]), { refused: /imported-1 of .* is present already/ });
 });
+
+t.test('an instance with an imported id (no time in it) is modified and deleted by one indexed read, not a scan', async (t) => {
+  const h = open(t);
+  const first = Array.from({ length: 2000 }, (_, i) => instance(i));
+  for (let i = 0; i < first.length; i += 500) t.same(await h.importBatch(first.slice(i, i + 500)), {});
+  const iid = (n: number): string => `urn:ngsi-ld:attribute:instance:imported-${n}`;
+  let updated: unknown;
+  const read = await instanceReads(h, async () => {
+    updated = await h.updateInstance('', ID, ATTR, iid(1500), { type: 'Property', value: -1 }, new Date(T0 + 9_000_000).toISOString());
+  });
+  t.equal(updated, 'updated');
+  t.equal(read, 0, 'no scan of the 2,000 instances of the attribute to find it');
+  t.equal(await h.updateInstance('', ID, ATTR, iid(99_999), { type: 'Property', value: 0 }, new Date().toISOString()), 'notFound');
+  t.equal(
+    await h.updateInstance('', ID, ATTR, iid(7), { type: 'Relationship', object: 'urn:x' } as never, new Date().toISOString()),
+    'typeMismatch',
+  );
+  let deleted = false;
+  const readOnDelete = await instanceReads(h, async () => {
+    deleted = await h.deleteInstance('', ID, ATTR, iid(700));
+  });
+  t.equal(deleted, true);
+  t.ok(readOnDelete <= 2, `a key or two (does the attribute still have instances?), not the 700 before it (${readOnDelete})`);
+  t.equal(await h.deleteInstance('', ID, ATTR, iid(700)), false, 'gone');
+  const inst = (h as unknown as { inst: { getKeysCount: () => number } }).inst;
+  t.equal(inst.getKeysCount(), 1999);
+});

@@ -55,13 +55,6 @@ function instanceIdAfter(ms: number, lastId: string): string {
   return newInstanceId(ms);
 }
 
-/** The createdAt ms an instanceId of ours carries; undefined for one from elsewhere (imported). */
-function msOfInstanceId(instanceId: string): number | undefined {
-  if (!instanceId.startsWith(ID_PREFIX) || instanceId.charAt(ID_PREFIX.length + 12) !== '-') return undefined;
-  const ms = parseInt(instanceId.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16);
-  return Number.isFinite(ms) ? ms : undefined;
-}
-
 export class EmbdbHistory implements History {
   readonly name = 'embdb';
   /** [tenant, id, attrIri, createdAt ms, instanceId] → instance: the index by entity, attribute and time. */
@@ -286,16 +279,14 @@ export class EmbdbHistory implements History {
     this.attrs.removeSync([tenant, id, attrIri]);
   }
 
-  /** One instance by id: a direct read when the id carries its time, else a scan of the attribute (imported ids). */
+  /**
+   * One instance by id: its creation time from the instanceId index (backfilled at open for a history written
+   * before it), then one read; no scan of the attribute's instances, whatever the id looks like (imported ids carry
+   * no time).
+   */
   private findInstance(tenant: string, id: string, attrIri: string, instanceId: string): HistoryInstance | undefined {
-    const ms = msOfInstanceId(instanceId);
-    if (ms !== undefined) {
-      const h = this.inst.get([tenant, id, attrIri, ms, instanceId]);
-      if (h !== undefined) return h;
-    }
-    for (const { key, value } of this.inst.getRange({ start: [tenant, id, attrIri, MIN_T], end: [tenant, id, attrIri, MAX_T] }))
-      if (key[4] === instanceId) return value;
-    return undefined;
+    const ms = this.iids.get([tenant, id, attrIri, instanceId]);
+    return ms === undefined ? undefined : this.inst.get([tenant, id, attrIri, ms, instanceId]);
   }
 
   // ---- reads ----------------------------------------------------------------------------------------------
