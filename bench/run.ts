@@ -5,7 +5,9 @@
 // Exits 1 when any request failed or a row could not be measured, 2 on bad arguments.
 import { execFileSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { REPLY_PATH, type BareReply } from './bare-reply.js';
@@ -40,6 +42,8 @@ const USAGE = `Usage: node dist/bench/run.js [options]
   --variants <a,b>      broker variants: ${allVariants.map((v) => v.name).join(', ')} (default ${DEFAULT_VARIANTS.join(', ')})
   --variant <name=args> an ad-hoc variant, e.g. --variant 'pool8=--connectionPoolSize 8' (repeatable; alone, it
                         replaces the table's variants, with --variants it adds to them)
+  --baseline <dir>      add 'baseline': the broker built in another checkout (<dir>/dist/src/main.js, e.g. a worktree
+                        of an older commit) with default options, measured in the same alternated rounds (A/B)
   --scale               add ${scaleVariant.name}: the defaults holding 1M unrelated entities, 10k unrelated subscriptions
                         and 100 other tenants (make bench-scale)
   --ceiling             add ${CEILING_POOLS.map((n) => `pool${n}`).join(', ')}: that many pipeline threads whatever the cores
@@ -83,6 +87,13 @@ function pick<T extends { name: string }>(flag: string, table: readonly T[], tex
     });
 }
 
+/** The defaults of the broker another checkout built: the same rows, rounds and bare server, so a change is an A/B. */
+function baselineOf(dir: string): BrokerVariant {
+  const script = resolve(dir, 'dist/src/main.js');
+  if (!existsSync(script)) throw new UsageError(`--baseline: ${script} does not exist (build that checkout first)`);
+  return { name: 'baseline', description: `the defaults of ${dir}`, args: [], script };
+}
+
 function adHocVariant(text: string): BrokerVariant {
   const eq = text.indexOf('=');
   const name = eq < 0 ? '' : text.slice(0, eq).trim();
@@ -111,6 +122,7 @@ function settings(argv: string[]): Settings {
       variant: { type: 'string', multiple: true },
       scale: { type: 'boolean', default: false },
       ceiling: { type: 'boolean', default: false },
+      baseline: { type: 'string' },
       'no-pin': { type: 'boolean', default: false },
       out: { type: 'string' },
       json: { type: 'string' },
@@ -129,6 +141,7 @@ function settings(argv: string[]): Settings {
     ...(values.variant ?? []).map(adHocVariant),
     ...(values.scale === true ? [scaleVariant] : []),
     ...(values.ceiling === true ? CEILING_POOLS.map(poolOf) : []),
+    ...(values.baseline !== undefined ? [baselineOf(values.baseline)] : []),
   ];
   if (new Set(variants.map((v) => v.name)).size !== variants.length) throw new UsageError('a variant is named twice');
   return {
@@ -289,7 +302,7 @@ async function main(): Promise<number> {
   // turn idles.
   for (const variant of s.variants) {
     try {
-      const server = await startServer(variant.name, BROKER_SCRIPT, [...BROKER_ARGS, ...variant.args], {
+      const server = await startServer(variant.name, variant.script ?? BROKER_SCRIPT, [...BROKER_ARGS, ...variant.args], {
         cores,
         env: variant.env,
         nodeFlags: variant.nodeFlags,

@@ -28,6 +28,8 @@ export interface BrokerVariant {
   description: string;
   /** Arguments added to `node dist/src/main.js --port 0 --host 127.0.0.1 --logLevel info`. */
   args: string[];
+  /** Another build's main.js (`--baseline`); absent: this checkout's. */
+  script?: string;
   /** The scenarios this variant runs (by name); absent: every one. */
   only?: readonly string[];
   /** Loads what the variant's broker holds before any scenario (--scale: unrelated data); `log` prints progress. */
