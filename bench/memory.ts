@@ -59,25 +59,42 @@ for (const [name, v] of [
 interface Sample {
   seconds: number;
   rssMb: number;
+  /** RssAnon: the heaps (V8's, malloc's: lmdb's and uWS's buffers). */
+  anonMb: number;
+  /** RssFile + RssShmem: mapped files, the store's LMDB map first (on tmpfs for the RAM store: shared memory). */
+  mappedMb: number;
 }
 
-/** The process's resident set in MB, from the kernel's own line (Linux). */
-function rssMb(pid: number): number {
-  const line = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (line === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
+/** A line of /proc/<pid>/status in MB (Linux). */
+function statusMb(status: string, field: string, pid: number): number {
+  const line = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
+  if (line === null) throw new Error(`no ${field} in /proc/${pid}/status`);
   return Number(line[1]) / 1024;
 }
 
-/** Least-squares slope of RSS over time, in MB per minute. */
-function slopeMbPerMin(samples: readonly Sample[]): number {
+/** The process's resident set in MB, from the kernel's own line. */
+const rssMb = (pid: number): number => statusMb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS', pid);
+
+function sampleOf(pid: number, seconds: number): Sample {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    seconds,
+    rssMb: statusMb(status, 'VmRSS', pid),
+    anonMb: statusMb(status, 'RssAnon', pid),
+    mappedMb: statusMb(status, 'RssFile', pid) + statusMb(status, 'RssShmem', pid),
+  };
+}
+
+/** Least-squares slope of RSS (or of another member) over time, in MB per minute. */
+function slopeMbPerMin(samples: readonly Sample[], of: 'rssMb' | 'anonMb' | 'mappedMb' = 'rssMb'): number {
   const n = samples.length;
   if (n < 2) return 0;
   const mx = samples.reduce((a, s) => a + s.seconds, 0) / n;
-  const my = samples.reduce((a, s) => a + s.rssMb, 0) / n;
+  const my = samples.reduce((a, s) => a + s[of], 0) / n;
   let num = 0;
   let den = 0;
   for (const s of samples) {
-    num += (s.seconds - mx) * (s.rssMb - my);
+    num += (s.seconds - mx) * (s[of] - my);
     den += (s.seconds - mx) ** 2;
   }
   return den === 0 ? 0 : (num / den) * 60;
@@ -137,7 +154,7 @@ try {
   const samples: Sample[] = [];
   const started = Date.now();
   const sample = (): void => {
-    samples.push({ seconds: (Date.now() - started) / 1000, rssMb: rssMb(pid) });
+    samples.push(sampleOf(pid, (Date.now() - started) / 1000));
   };
   sample();
   const timer = setInterval(sample, sampleS * 1000);
@@ -153,7 +170,12 @@ try {
   const failed = failedRequests(result);
   if (failed > 0) exitCode = 1;
 
-  const table = ['| t (s) | RSS (MB) |', '|---:|---:|', ...samples.map((s) => `| ${s.seconds.toFixed(0)} | ${s.rssMb.toFixed(1)} |`)];
+  const table = [
+    '| t (s) | RSS (MB) | heaps, RssAnon (MB) | mapped, RssFile + RssShmem (MB) |',
+    '|---:|---:|---:|---:|',
+    ...samples.map((s) => `| ${s.seconds.toFixed(0)} | ${s.rssMb.toFixed(1)} | ${s.anonMb.toFixed(1)} | ${s.mappedMb.toFixed(1)} |`),
+  ];
+  const first = samples[0]!;
   const body = [
     BEGIN,
     '## Memory (bench/memory.ts)',
@@ -167,7 +189,10 @@ try {
       `${loadedMb.toFixed(0)} MB; at the end ${endMb.toFixed(0)} MB; peak ${peak.toFixed(0)} MB.`,
     `- Mixed load: ${Math.round(result.requestsPerSecond).toLocaleString('en')} req/s, p99 ${result.p99Ms} ms, ${failed} failed.`,
     `- Last third: slope ${slope.toFixed(2)} MB/min, ${(slope * minutes).toFixed(1)} MB over the run: ` +
-      `**${flat ? 'flat' : 'growing'}** (flat: under ${FLAT_SHARE * 100}% of the RSS over the run).`,
+      `**${flat ? 'flat' : 'growing'}** (flat: under ${FLAT_SHARE * 100}% of the RSS over the run); of it the heaps ` +
+      `${slopeMbPerMin(lastThird, 'anonMb').toFixed(2)} MB/min, the mapped store ${slopeMbPerMin(lastThird, 'mappedMb').toFixed(2)} MB/min.`,
+    `- Where the RSS is: heaps ${first.anonMb.toFixed(0)} MB and mapped ${first.mappedMb.toFixed(0)} MB as the load starts, ` +
+      `${samples.at(-1)!.anonMb.toFixed(0)} and ${samples.at(-1)!.mappedMb.toFixed(0)} MB at its end.`,
     '',
     ...table,
     END,
