@@ -1,7 +1,9 @@
 // Memory of a loaded broker (issue 24 item 6): starts a broker with default options, loads N entities by batch upsert,
 // serves a mixed load for D minutes and samples the broker process's RSS (VmRSS of /proc/<pid>/status) every few
-// seconds. Flat means the last third of the samples does not climb: its least-squares slope, projected over the
-// whole run, stays under FLAT_SHARE of the RSS. Prints a table and replaces the `memory` section of RESULTS.md.
+// seconds. Flat means the floor does not climb: the lowest RSS of the last third (what is left after the garbage
+// collector's passes) stays within FLAT_SHARE of the lowest of the middle third. A slope over the last third is
+// printed too, but V8's sawtooth (the heaps swing ±30 MB between collections) moves it by ±3 MB/min either way
+// in a few minutes, while a leak lifts every floor. Prints a table and replaces the `memory` section of RESULTS.md.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,7 @@ const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const { begin: BEGIN, end: END } = sectionMarkers('memory');
 const BATCH = 1000;
 const PARALLEL = 4;
-/** The last third may grow by at most this share of its RSS over the whole run's length and still be flat. */
+/** The last third's floor may lie at most this share of the RSS above the middle third's and still be flat. */
 const FLAT_SHARE = 0.02;
 
 const USAGE = `Usage: node dist/bench/memory.js [options]
@@ -165,7 +167,11 @@ try {
   const lastThird = samples.filter((s) => s.seconds >= (samples.at(-1)!.seconds * 2) / 3);
   const slope = slopeMbPerMin(lastThird);
   const endMb = samples.at(-1)!.rssMb;
-  const flat = slope * minutes <= FLAT_SHARE * endMb;
+  const end = samples.at(-1)!.seconds;
+  const middleThird = samples.filter((s) => s.seconds >= end / 3 && s.seconds < (end * 2) / 3);
+  const floor = (of: readonly Sample[]): number => Math.min(...of.map((s) => s.rssMb));
+  const floorRise = floor(lastThird) - floor(middleThird);
+  const flat = floorRise <= FLAT_SHARE * endMb;
   const peak = Math.max(...samples.map((s) => s.rssMb));
   const failed = failedRequests(result);
   if (failed > 0) exitCode = 1;
@@ -188,8 +194,10 @@ try {
     `- RSS at start ${idleMb.toFixed(0)} MB; after the load (${loadS.toFixed(1)} s, ${Math.round(entities / loadS).toLocaleString('en')} entities/s) ` +
       `${loadedMb.toFixed(0)} MB; at the end ${endMb.toFixed(0)} MB; peak ${peak.toFixed(0)} MB.`,
     `- Mixed load: ${Math.round(result.requestsPerSecond).toLocaleString('en')} req/s, p99 ${result.p99Ms} ms, ${failed} failed.`,
-    `- Last third: slope ${slope.toFixed(2)} MB/min, ${(slope * minutes).toFixed(1)} MB over the run: ` +
-      `**${flat ? 'flat' : 'growing'}** (flat: under ${FLAT_SHARE * 100}% of the RSS over the run); of it the heaps ` +
+    `- Floor (lowest RSS) of the middle third ${floor(middleThird).toFixed(0)} MB, of the last third ` +
+      `${floor(lastThird).toFixed(0)} MB: ${floorRise >= 0 ? '+' : ''}${floorRise.toFixed(1)} MB, **${flat ? 'flat' : 'growing'}** ` +
+      `(flat: a rise under ${FLAT_SHARE * 100}% of the RSS).`,
+    `- Last third's least-squares slope ${slope.toFixed(2)} MB/min (the garbage collector's sawtooth moves it): the heaps ` +
       `${slopeMbPerMin(lastThird, 'anonMb').toFixed(2)} MB/min, the mapped store ${slopeMbPerMin(lastThird, 'mappedMb').toFixed(2)} MB/min.`,
     `- Where the RSS is: heaps ${first.anonMb.toFixed(0)} MB and mapped ${first.mappedMb.toFixed(0)} MB as the load starts, ` +
       `${samples.at(-1)!.anonMb.toFixed(0)} and ${samples.at(-1)!.mappedMb.toFixed(0)} MB at its end.`,
