@@ -225,6 +225,14 @@ export interface Store {
   openElsewhere?(): string | undefined | Promise<string | undefined>;
 
   /**
+   * On a store several brokers share: the ids (BrokerConfig.brokerId, given to the primary as
+   * StoreOpenParams.brokerId) of the brokers using it now (docdb: those with a fresh presence lease), so that what
+   * one broker of the set must do alone (the subordinate subscriptions of issue 22) is done by one of them. Absent on a
+   * store only one broker uses.
+   */
+  liveBrokers?(): Promise<string[]>;
+
+  /**
    * Sizes for /metrics. It may count every tenant's entities, so it is never asked per request: the front caches it
    * and asks again at most once a minute (front/store-sizes.ts). A store without it shows no size series.
    */
@@ -240,6 +248,8 @@ export interface StoreOpenParams {
   log: PluginLogger;
   /** `--troe` names this store: keep the history of every write in the write's own transaction (Store.history). */
   keepHistory?: boolean;
+  /** The broker's id (BrokerConfig.brokerId), which a shared store's primary lists among its liveBrokers. */
+  brokerId?: string;
 }
 
 /**

@@ -64,6 +64,8 @@ export interface DocdbSettings {
   log: PluginLogger;
   /** Most matches an orderBy query sorts (tests give less). */
   orderedQueryCap?: number;
+  /** The broker's id, written into its presence lease (a primary's only). */
+  brokerId?: string;
 }
 
 interface DocRecord {
@@ -96,7 +98,7 @@ export class DocdbStore implements Store {
 
   constructor(private readonly settings: DocdbSettings) {
     this.client = this.newClient();
-    this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log);
+    this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log, settings.brokerId);
   }
 
   private newClient(): MongoClient {
@@ -131,6 +133,11 @@ export class DocdbStore implements Store {
   async openElsewhere(): Promise<string | undefined> {
     const others = await this.io(() => this.presence.others());
     return others === undefined ? undefined : `database '${this.settings.dbName}' is used by ${others}`;
+  }
+
+  /** The brokers of the set with a fresh presence lease (presence.ts), read by any thread of any of them. */
+  async liveBrokers(): Promise<string[]> {
+    return this.io(() => this.presence.liveBrokers());
   }
 
   /**
