@@ -23,8 +23,7 @@ const HEADER_VALUE = /^[\x20-\x7e]{0,1024}$/;
 
 /**
  * Sends one ContextSourceNotification of `regs` (names expanded; compacted with the subscription's @context) and
- * counts its outcome on the subscription. The counters are written only on the subscription as `sub` has it (same
- * modifiedAt): a thread that has not seen an update yet never writes the former body back over it.
+ * counts its outcome on the subscription (nothing when it was deleted meanwhile).
  */
 export async function sendCsourceNotification(
   store: Store,
@@ -65,16 +64,9 @@ export async function sendCsourceNotification(
   } catch {
     ok = false;
   }
-  const subs = store.collection(tenant, CSOURCE_SUBSCRIPTIONS);
-  const current = (await subs.get(subId)) as CsourceSubscriptionDoc | undefined;
-  if (current === undefined || current.modifiedAt !== sub.modifiedAt) return;
-  const c: SubscriptionCounters = current.counters ?? { timesSent: 0, timesFailed: 0 };
-  c.timesSent++;
-  c.lastNotification = at;
-  if (ok) c.lastSuccess = at;
-  else {
-    c.timesFailed++;
-    c.lastFailure = at;
-  }
-  await subs.put(subId, { ...current, counters: c } as unknown as Record<string, unknown>);
+  // One atomic count (DocCollection.bump): the threads and brokers notifying this subscription at once each count.
+  await store.collection(tenant, CSOURCE_SUBSCRIPTIONS).bump(subId, 'counters', {
+    inc: { timesSent: 1, timesFailed: ok ? 0 : 1 },
+    set: ok ? { lastNotification: at, lastSuccess: at } : { lastNotification: at, lastFailure: at },
+  });
 }

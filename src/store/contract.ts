@@ -149,6 +149,20 @@ export interface DocCollection {
   delete(id: string): Promise<boolean>;
   /** In insertion order. */
   list(offset?: number, limit?: number): Promise<Array<{ id: string; doc: Record<string, unknown> }>>;
+  /**
+   * Counts into the member `member` (an object) of the document `id` as one atomic change, however many threads and
+   * brokers count at once (a get and a put would lose the counts that raced them): `inc`'s numbers added (absent:
+   * 0), `set`'s values written. The counted members are kept apart from `put` (a put of the document read before
+   * never takes back a count; a delete removes them) and get and list show them over the document's own (kit/bump.ts).
+   * False when there is no such document.
+   */
+  bump(id: string, member: string, change: BumpChange): Promise<boolean>;
+}
+
+/** One change of DocCollection.bump. */
+export interface BumpChange {
+  inc?: Record<string, number>;
+  set?: Record<string, string>;
 }
 
 export interface StoreStatus {
