@@ -8,6 +8,7 @@ import { sendToSource } from '../pipeline/source-http.js';
 import type { SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
 import type { RegistrationBody } from '../ngsild/subscription/registration.js';
 import { mapRegistrationNames } from '../ngsild/subscription/names.js';
+import { relevantInformation, subscriptionSelections } from '../ngsild/registration/csource-match.js';
 
 export const CSOURCE_SUBSCRIPTIONS = 'csourceSubscriptions';
 
@@ -35,6 +36,7 @@ export async function sendCsourceNotification(
   triggerReason: CsourceTriggerReason,
 ): Promise<void> {
   const rctx = await contexts.resolve(sub.context);
+  const sels = subscriptionSelections(sub.body);
   const compact = rctx.compactIri.bind(rctx);
   const endpoint = sub.body.notification.endpoint;
   const ldJson = endpoint.accept === 'application/ld+json';
@@ -43,7 +45,7 @@ export async function sendCsourceNotification(
     type: 'ContextSourceNotification',
     subscriptionId: subId,
     notifiedAt: new Date().toISOString(),
-    data: regs.map((r) => mapRegistrationNames(r, compact)),
+    data: regs.map((r) => mapRegistrationNames(relevantInformation(sels, r), compact)),
     triggerReason,
   };
   if (ldJson) notification['@context'] = sub.context ?? rctx.contextValue;
