@@ -113,7 +113,13 @@ export async function createBroker(argv: readonly string[] | BrokerArgs, opts: C
       : new StartError(error instanceof Error ? error.message : String(error));
   };
 
-  const storeParams = { options: args.storeOptions, primary: true, log, keepHistory: troePlace.kind === 'store' };
+  const storeParams = {
+    options: args.storeOptions,
+    primary: true,
+    log,
+    keepHistory: troePlace.kind === 'store',
+    brokerId: config.brokerId,
+  };
   // A store that cannot open (a bad --dbName, an unusable --dbDir) refuses the start in one line, as a bad option.
   let store: Store;
   try {

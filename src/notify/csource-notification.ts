@@ -8,6 +8,7 @@ import { sendToSource } from '../pipeline/source-http.js';
 import type { SubscriptionCounters, SubscriptionDoc } from '../ngsild/subscription/model.js';
 import type { RegistrationBody } from '../ngsild/subscription/registration.js';
 import { mapRegistrationNames } from '../ngsild/subscription/names.js';
+import { relevantInformation, subscriptionSelections } from '../ngsild/registration/csource-match.js';
 
 export const CSOURCE_SUBSCRIPTIONS = 'csourceSubscriptions';
 
@@ -23,8 +24,7 @@ const HEADER_VALUE = /^[\x20-\x7e]{0,1024}$/;
 
 /**
  * Sends one ContextSourceNotification of `regs` (names expanded; compacted with the subscription's @context) and
- * counts its outcome on the subscription. The counters are written only on the subscription as `sub` has it (same
- * modifiedAt): a thread that has not seen an update yet never writes the former body back over it.
+ * counts its outcome on the subscription (nothing when it was deleted meanwhile).
  */
 export async function sendCsourceNotification(
   store: Store,
@@ -36,6 +36,7 @@ export async function sendCsourceNotification(
   triggerReason: CsourceTriggerReason,
 ): Promise<void> {
   const rctx = await contexts.resolve(sub.context);
+  const sels = subscriptionSelections(sub.body);
   const compact = rctx.compactIri.bind(rctx);
   const endpoint = sub.body.notification.endpoint;
   const ldJson = endpoint.accept === 'application/ld+json';
@@ -44,7 +45,7 @@ export async function sendCsourceNotification(
     type: 'ContextSourceNotification',
     subscriptionId: subId,
     notifiedAt: new Date().toISOString(),
-    data: regs.map((r) => mapRegistrationNames(r, compact)),
+    data: regs.map((r) => mapRegistrationNames(relevantInformation(sels, r), compact)),
     triggerReason,
   };
   if (ldJson) notification['@context'] = sub.context ?? rctx.contextValue;
@@ -65,16 +66,9 @@ export async function sendCsourceNotification(
   } catch {
     ok = false;
   }
-  const subs = store.collection(tenant, CSOURCE_SUBSCRIPTIONS);
-  const current = (await subs.get(subId)) as CsourceSubscriptionDoc | undefined;
-  if (current === undefined || current.modifiedAt !== sub.modifiedAt) return;
-  const c: SubscriptionCounters = current.counters ?? { timesSent: 0, timesFailed: 0 };
-  c.timesSent++;
-  c.lastNotification = at;
-  if (ok) c.lastSuccess = at;
-  else {
-    c.timesFailed++;
-    c.lastFailure = at;
-  }
-  await subs.put(subId, { ...current, counters: c } as unknown as Record<string, unknown>);
+  // One atomic count (DocCollection.bump): the threads and brokers notifying this subscription at once each count.
+  await store.collection(tenant, CSOURCE_SUBSCRIPTIONS).bump(subId, 'counters', {
+    inc: { timesSent: 1, timesFailed: ok ? 0 : 1 },
+    set: ok ? { lastNotification: at, lastSuccess: at } : { lastNotification: at, lastFailure: at },
+  });
 }

@@ -28,6 +28,7 @@ import { gaugeOf } from './queue-gauge.js';
 import type { HostRow } from './host-counts.js';
 import { SubordinateSubscriptions } from './subordinate-subscriptions.js';
 import { CsourcePeriodic } from './csource-periodic.js';
+import { SetOwner } from './set-owner.js';
 import { brokerUrlOf } from '../pipeline/contexts/served-url.js';
 
 const DELETED_KEPT = 10_000;
@@ -85,6 +86,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     log,
     init.config.brokerUrl,
     init.config.port === 0 ? undefined : brokerUrlOf(init.config),
+    init.config.storeShared && init.config.brokerId !== undefined ? new SetOwner(store, init.config.brokerId) : undefined,
   );
   const sync = new SubscriptionSync(
     store,
@@ -138,6 +140,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance);
   await csourcePeriodic.start();
   sync.refreshEvery(init.config.subCacheIval);
+  subordinates.refreshEvery(init.config.subCacheIval);
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);
 
   const channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, init.config.instance));

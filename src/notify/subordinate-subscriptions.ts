@@ -3,7 +3,10 @@
 // notifying this broker (ops/subordinate-notify.ts relays to the original subscriber). They follow the original
 // (made, updated, deleted with it) and the registrations (made when one appears, deleted when it goes); a source
 // that cannot be reached is tried again every RETRY_MS, never holding up the original.
-import { randomUUID } from 'node:crypto';
+// On a store several brokers share (docdb), the subscriptions, registrations and records are the set's: one broker
+// of the set (set-owner.ts) keeps the subordinates of each original, the others leave them alone, and registrations
+// are read from the store at each look (another broker may have made one) and every refresh.
+import { createHash } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { REGISTRATIONS_CHANNEL, channelName, type RegistrationChanged } from './channel.js';
 import type { Store } from '../store/contract.js';
@@ -16,6 +19,7 @@ import { SUBORDINATE_ID_PREFIX, isSubordinateId, subordinateBody, subordinateTar
 import { registrationHeaders } from '../ngsild/registration/source-headers.js';
 import { pathSegment } from '../ngsild/uri-encode.js';
 import { API_PREFIX } from '../ngsild/operations.js';
+import type { SetOwner } from './set-owner.js';
 
 /** The collection (of the default tenant) of the subordinate subscriptions made, keyed by the key of their endpoint. */
 export const SUBORDINATES = 'subordinateSubscriptions';
@@ -47,6 +51,7 @@ export class SubordinateSubscriptions {
   /** Runs one look at a time: a change never races the one before it. */
   private queue: Promise<void> = Promise.resolve();
   private retry: NodeJS.Timeout | undefined;
+  private refresh: NodeJS.Timeout | undefined;
   private closed = false;
   /**
    * The subscriptions and registrations as their changes told them (per tenant, by id), not read again from the store:
@@ -65,6 +70,8 @@ export class SubordinateSubscriptions {
      */
     private readonly brokerUrl: string | undefined,
     private readonly listenUrl: string | undefined,
+    /** On a shared store: which originals this broker keeps the subordinates of. */
+    private readonly owner?: SetOwner,
   ) {}
 
   /** A subscription was created, changed (or loaded at start), or deleted (null). */
@@ -103,9 +110,28 @@ export class SubordinateSubscriptions {
     });
   }
 
+  /**
+   * On a shared store, every `seconds`: each original is looked at again with the registrations and the live brokers
+   * as the store has them now (a registration made on another broker, a broker of the set gone or come).
+   */
+  refreshEvery(seconds: number): void {
+    if (this.owner === undefined || seconds <= 0 || this.refresh !== undefined) return;
+    this.refresh = setInterval(
+      () =>
+        this.run(async () => {
+          const tenants = new Set<string>(this.subs.keys());
+          for (const { rec } of await this.records()) tenants.add(rec.tenant);
+          for (const t of tenants) await this.syncTenant(t);
+        }),
+      seconds * 1000,
+    );
+    this.refresh.unref();
+  }
+
   close(): void {
     this.closed = true;
     clearTimeout(this.retry);
+    clearInterval(this.refresh);
   }
 
   private run(work: () => Promise<void>): void {
@@ -119,7 +145,8 @@ export class SubordinateSubscriptions {
   /** The tenant's registrations, read from the store the first time, then kept by their changes. */
   private async registrationsOf(tenant: string): Promise<Map<string, RegistrationBody>> {
     let regs = this.regs.get(tenant);
-    if (regs === undefined) {
+    // Shared: a registration another broker made or deleted is in the store, never in a change heard here.
+    if (regs === undefined || this.owner !== undefined) {
       regs = new Map();
       for (const { id, doc } of await this.store.collection(tenant, REGISTRATIONS).list())
         regs.set(id, (doc as unknown as RegistrationDoc).body);
@@ -135,18 +162,26 @@ export class SubordinateSubscriptions {
     }));
   }
 
+  /** Every original of the tenant looked at, with the registrations and records read once for all of them. */
   private async syncTenant(tenant: string): Promise<void> {
     const ids = new Set<string>(this.subs.get(tenant)?.keys());
-    for (const { rec } of await this.records()) if (rec.tenant === tenant) ids.add(rec.original);
-    for (const id of ids) if (!isSubordinateId(id)) await this.syncSubscription(tenant, id);
+    const records = await this.records();
+    for (const { rec } of records) if (rec.tenant === tenant) ids.add(rec.original);
+    const regs = [...(await this.registrationsOf(tenant)).values()];
+    for (const id of ids) if (!isSubordinateId(id)) await this.syncSubscription(tenant, id, { regs, records });
   }
 
-  private async syncSubscription(tenant: string, id: string): Promise<void> {
+  private async syncSubscription(
+    tenant: string,
+    id: string,
+    read?: { regs: RegistrationBody[]; records: Array<{ key: string; rec: SubordinateRecord }> },
+  ): Promise<void> {
     if (this.closed) return;
+    if (this.owner !== undefined && !(await this.owner.owns(`${tenant}\n${id}`))) return;
     const doc = this.subs.get(tenant)?.get(id);
-    const regs = [...(await this.registrationsOf(tenant)).values()];
+    const regs = read?.regs ?? [...(await this.registrationsOf(tenant)).values()];
     const targets = doc === undefined ? [] : subordinateTargets(doc.body, regs, Date.now());
-    const mine = (await this.records()).filter(({ rec }) => rec.tenant === tenant && rec.original === id);
+    const mine = (read?.records ?? (await this.records())).filter(({ rec }) => rec.tenant === tenant && rec.original === id);
     const records = this.store.collection('', SUBORDINATES);
     for (const { key, rec } of mine) {
       const reg = targets.find((r) => r.id === rec.registration);
@@ -182,7 +217,7 @@ export class SubordinateSubscriptions {
     reg: RegistrationBody,
     found: { key: string; rec: SubordinateRecord } | undefined,
   ): Promise<void> {
-    const key = found?.key ?? randomUUID();
+    const key = found?.key ?? recordKey(tenant, doc.body.id, reg);
     const notifyUri = this.notifyUri(doc, key);
     if (notifyUri === undefined) {
       this.log.warn({ subscription: doc.body.id }, 'no subordinate subscription: the broker knows no address of its own (--brokerUrl)');
@@ -277,6 +312,16 @@ export class SubordinateSubscriptions {
     }, RETRY_MS);
     this.retry.unref();
   }
+}
+
+/**
+ * The key of the record of `original`'s subordinate on `reg`'s source (UUID-shaped, as the notification route reads
+ * it): the same on every broker, so that two brokers making it at once (the set's live brokers read differently for
+ * a moment) make one record and one subscription on the source (the second POST answers 409 and becomes a PATCH).
+ */
+function recordKey(tenant: string, original: string, reg: RegistrationBody): string {
+  const h = createHash('sha256').update(`${tenant}\n${original}\n${reg.id}\n${reg.endpoint}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /** Tells the notifier that a registration changed (from the thread that changed it). */

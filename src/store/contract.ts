@@ -149,6 +149,20 @@ export interface DocCollection {
   delete(id: string): Promise<boolean>;
   /** In insertion order. */
   list(offset?: number, limit?: number): Promise<Array<{ id: string; doc: Record<string, unknown> }>>;
+  /**
+   * Counts into the member `member` (an object) of the document `id` as one atomic change, however many threads and
+   * brokers count at once (a get and a put would lose the counts that raced them): `inc`'s numbers added (absent:
+   * 0), `set`'s values written. The counted members are kept apart from `put` (a put of the document read before
+   * never takes back a count; a delete removes them) and get and list show them over the document's own (kit/bump.ts).
+   * False when there is no such document.
+   */
+  bump(id: string, member: string, change: BumpChange): Promise<boolean>;
+}
+
+/** One change of DocCollection.bump. */
+export interface BumpChange {
+  inc?: Record<string, number>;
+  set?: Record<string, string>;
 }
 
 export interface StoreStatus {
@@ -225,6 +239,14 @@ export interface Store {
   openElsewhere?(): string | undefined | Promise<string | undefined>;
 
   /**
+   * On a store several brokers share: the ids (BrokerConfig.brokerId, given to the primary as
+   * StoreOpenParams.brokerId) of the brokers using it now (docdb: those with a fresh presence lease), so that what
+   * one broker of the set must do alone (the subordinate subscriptions of issue 22) is done by one of them. Absent on a
+   * store only one broker uses.
+   */
+  liveBrokers?(): Promise<string[]>;
+
+  /**
    * Sizes for /metrics. It may count every tenant's entities, so it is never asked per request: the front caches it
    * and asks again at most once a minute (front/store-sizes.ts). A store without it shows no size series.
    */
@@ -240,6 +262,8 @@ export interface StoreOpenParams {
   log: PluginLogger;
   /** `--troe` names this store: keep the history of every write in the write's own transaction (Store.history). */
   keepHistory?: boolean;
+  /** The broker's id (BrokerConfig.brokerId), which a shared store's primary lists among its liveBrokers. */
+  brokerId?: string;
 }
 
 /**

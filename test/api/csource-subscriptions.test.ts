@@ -128,6 +128,24 @@ t.test('notifications: newlyMatching at creation and on a new registration, upda
   await call(broker, 'DELETE', `${R}/${r2}-other`);
 });
 
+t.test('a notification carries the RegistrationInfo elements the subscription selects', async (t) => {
+  const type = `Depot${++n}`;
+  const s = sub({ entities: [{ type }] });
+  t.equal((await call(broker, 'POST', S, { body: s })).status, 201);
+  const id = `urn:ngsi-ld:ContextSourceRegistration:cs-${n}-parts`;
+  const body = reg(id, type, { information: [{ entities: [{ type: 'Bus' }] }, { entities: [{ type }], propertyNames: ['spots'] }] });
+  t.equal((await call(broker, 'POST', R, { body })).status, 201);
+  // §5.11.7: rather than the original registration, the information relevant to the subscription.
+  const [created] = await notificationsOf(s.id as string, 1);
+  t.same(created?.data[0].information, [{ entities: [{ type }], propertyNames: ['spots'] }], 'the matching element only');
+  t.equal((await call(broker, 'PATCH', `${R}/${id}`, { body: { information: [{ entities: [{ type: 'Bus' }] }] } })).status, 204);
+  const gone = (await notificationsOf(s.id as string, 2))[1];
+  t.equal(gone?.triggerReason, 'noLongerMatching');
+  t.same(gone?.data[0].information, [{ entities: [{ type }], propertyNames: ['spots'] }], 'no longer matching: as it matched');
+  await call(broker, 'DELETE', `${R}/${id}`);
+  await call(broker, 'DELETE', `${S}/${s.id as string}`);
+});
+
 t.test('a paused subscription is not notified; an unreachable receiver is counted as failed', async (t) => {
   const type = `Barn${n}`;
   const paused = sub({ entities: [{ type }], isActive: false });

@@ -221,7 +221,7 @@ t.test('a batch whose source is down: each of its entries fails with 503, the re
   await unregister(a, dead);
 });
 
-t.test('a source is sent the path as the route writes it, whatever spelling the client used', async (t) => {
+t.test('a source is sent the path as the route writes it (attrs/ as the spec names it), whatever spelling the client used', async (t) => {
   const mock = await startMockSource(() => ({ status: 204 }));
   t.teardown(() => mock.stop());
   const type = `Path${n}`;
@@ -234,9 +234,21 @@ t.test('a source is sent the path as the route writes it, whatever spelling the 
     207,
     'the local entity has no p: 404 there',
   );
+  // The attributes of an entity as CIM 009 names the resource (§6.6.3.1: `entities/{entityId}/attrs/`), whether the
+  // client wrote the slash or not.
+  t.equal((await call(a.url, 'POST', `${E}/${encodeURIComponent(id)}/attrs`, { body: { q: { type: 'Property', value: 1 } } })).status, 204);
+  t.equal(
+    (await call(a.url, 'PATCH', `${E}/${encodeURIComponent(id)}/attrs/`, { body: { q: { type: 'Property', value: 2 } } })).status,
+    204,
+  );
   t.same(
     mock.received.map((r) => `${r.method} ${r.url}`),
-    ['POST /sub/ngsi-ld/v1/entities', 'PATCH /sub/ngsi-ld/v1/entities/urn:ngsi-ld:Path:a%2Fb/attrs/p'],
+    [
+      'POST /sub/ngsi-ld/v1/entities',
+      'PATCH /sub/ngsi-ld/v1/entities/urn:ngsi-ld:Path:a%2Fb/attrs/p',
+      'POST /sub/ngsi-ld/v1/entities/urn:ngsi-ld:Path:a%2Fb/attrs/',
+      'PATCH /sub/ngsi-ld/v1/entities/urn:ngsi-ld:Path:a%2Fb/attrs/',
+    ],
   );
   await unregister(a, reg);
 });

@@ -25,3 +25,14 @@ export function subscriptionSelections(sub: SubscriptionBody): DiscoverySelectio
 export function registrationMatches(sels: readonly DiscoverySelection[], reg: RegistrationBody): boolean {
   return sels.some((sel) => reg.information.some((info) => infoCovers(info, sel, identity)));
 }
+
+/**
+ * §5.11.7: "instead of providing the original context source registration, implementations should return context
+ * source registration information relevant for the subscription, in particular only matching RegistrationInfo
+ * elements": the registration with the elements the subscription selects; as it is when it selects none (a
+ * registration that no longer matches is told whole).
+ */
+export function relevantInformation(sels: readonly DiscoverySelection[], reg: RegistrationBody): RegistrationBody {
+  const info = reg.information.filter((i) => sels.some((sel) => infoCovers(i, sel, identity)));
+  return info.length === 0 || info.length === reg.information.length ? reg : { ...reg, information: info };
+}

@@ -50,6 +50,17 @@ export function canonicalApiPath(req: LdRequest): string {
   return (path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path).replace(/\/+$/, '');
 }
 
+/**
+ * The API path a write is forwarded to: the canonical one, but the attributes of an entity as the resource CIM 009
+ * names them (§6.6.3.1, Table 6.1-1: `entities/{entityId}/attrs/`, with its slash). Sources routed by that table and
+ * the ETSI suite's mock sources (D003, D004) expect it there; brokers that also take it without (this one does) take
+ * it with it.
+ */
+export function forwardedApiPath(req: LdRequest): string {
+  const path = canonicalApiPath(req);
+  return /^\/entities\/[^/]+\/attrs$/.test(path) ? path + '/' : path;
+}
+
 /** The source's URL of an API path (`/entities/...`), below its endpoint (which may have a path of its own). */
 export function sourceUrl(body: RegistrationBody, apiPath: string, query: string): URL {
   const base = body.endpoint.replace(/\/+$/, '');

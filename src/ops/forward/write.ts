@@ -11,7 +11,7 @@ import { LdRequest } from '../../pipeline/ld-request.js';
 import type { WorkerContext } from '../../pipeline/worker-context.js';
 import type { OpHandler, OpResult } from '../../pipeline/handler.js';
 import { checkLoop } from './via.js';
-import { canonicalApiPath, fanOut, liveRegistrations, localOnly, queryWithout, sourceUrl } from './sources.js';
+import { fanOut, forwardedApiPath, liveRegistrations, localOnly, queryWithout, sourceUrl } from './sources.js';
 import { parseJson } from './entities-from-source.js';
 
 /** What a write names: its entity, the entity's types when the body gives them, the attributes written. */
@@ -103,7 +103,7 @@ export function distributedWrite(
           pick(body, (k) => kept.some((a) => a.key === k)),
         );
     }
-    const apiPath = canonicalApiPath(req);
+    const apiPath = forwardedApiPath(req);
     const query = queryWithout(req.task.query, LOCAL_PARAM);
     const sourceBody = (t: SourceTarget): string | undefined => {
       if (body === undefined) return undefined;

@@ -15,6 +15,7 @@ import type {
   AttrStat,
   BatchItem,
   BatchOutcome,
+  BumpChange,
   DocCollection,
   EntityPage,
   EntityQuery,
@@ -34,6 +35,7 @@ import { changeBetween } from '../../../ngsild/entity/write-change.js';
 import { LdError } from '../../../ngsild/problem.js';
 import { addToAttrStats, addToTypeStats } from '../../../store/kit/discovery-counts.js';
 import { entityQueryPredicate } from '../../../store/kit/entity-query.js';
+import { applyBump, withBumped, type Bumped } from '../../../store/kit/bump.js';
 import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity-doc.js';
 import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
@@ -64,12 +66,18 @@ export interface DocdbSettings {
   log: PluginLogger;
   /** Most matches an orderBy query sorts (tests give less). */
   orderedQueryCap?: number;
+  /** The broker's id, written into its presence lease (a primary's only). */
+  brokerId?: string;
 }
 
 interface DocRecord {
   _id: string;
   o: number;
   j: string;
+  /** Counted members (DocCollection.bump), apart from the JSON text a put replaces. */
+  b?: Bumped;
+  /** How many bumps it had (FerretDB: the version a bump claims, claims.ts). */
+  bv?: number;
 }
 
 /** The writer's clock in µs, never the same twice in this process: the floor of a new version. */
@@ -96,7 +104,7 @@ export class DocdbStore implements Store {
 
   constructor(private readonly settings: DocdbSettings) {
     this.client = this.newClient();
-    this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log);
+    this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log, settings.brokerId);
   }
 
   private newClient(): MongoClient {
@@ -131,6 +139,11 @@ export class DocdbStore implements Store {
   async openElsewhere(): Promise<string | undefined> {
     const others = await this.io(() => this.presence.others());
     return others === undefined ? undefined : `database '${this.settings.dbName}' is used by ${others}`;
+  }
+
+  /** The brokers of the set with a fresh presence lease (presence.ts), read by any thread of any of them. */
+  async liveBrokers(): Promise<string[]> {
+    return this.io(() => this.presence.liveBrokers());
   }
 
   /**
@@ -590,6 +603,36 @@ export class DocdbStore implements Store {
     return this.io(fn);
   }
 
+  /**
+   * @internal for DocdbCollection.bump: MongoDB applies `$inc` to one document atomically; FerretDB 1.x reads the
+   * document and writes it back (40 concurrent increments of one field ended at 19), so there a bump claims the
+   * version it read (claims.ts), under a key apart from the entities' (`<collection>\n<id>`, which no entity id is).
+   */
+  async bumpDoc(tenant: string, name: string, id: string, member: string, change: BumpChange): Promise<boolean> {
+    const { coll } = await this.docs(tenant, name, true);
+    const kind = (this.server ??= serverKind(this.client.db('admin')));
+    if ((await kind) === 'mongodb') {
+      const inc: Record<string, number> = { bv: 1 };
+      for (const [k, n] of Object.entries(change.inc ?? {})) inc[`b.${member}.${k}`] = n;
+      const set: Record<string, string> = {};
+      for (const [k, v] of Object.entries(change.set ?? {})) set[`b.${member}.${k}`] = v;
+      return (await coll.updateOne({ _id: id }, { $inc: inc, ...(Object.keys(set).length > 0 ? { $set: set } : {}) })).matchedCount === 1;
+    }
+    for (let round = 0; ; round++) {
+      const rec = await coll.findOne({ _id: id });
+      if (rec === null) return false;
+      const v = rec.bv ?? 0;
+      const done = await this.guarded(tenant, [[`${name}\n${id}`, v]], async (claimed) => {
+        if (claimed.size === 0) return false;
+        const filter = rec.bv === undefined ? { _id: id, bv: { $exists: false } } : { _id: id, bv: v };
+        return (await coll.updateOne(filter, { $set: { b: applyBump(rec.b, member, change), bv: v + 1 } })).matchedCount === 1;
+      });
+      if (done) return true;
+      // Another writer holds this version: it is read again once that one is likely done.
+      await new Promise((r) => setTimeout(r, Math.min(50, 1 + round) * Math.random()));
+    }
+  }
+
   /** @internal */
   tenantCreated(tenant: string): Promise<void> {
     return this.registerTenant(tenant);
@@ -691,7 +734,11 @@ class DocdbCollection implements DocCollection {
 
   async get(id: string): Promise<Record<string, unknown> | undefined> {
     const doc = await this.store.run(async () => (await this.store.docs(this.tenant, this.name)).coll.findOne({ _id: id }));
-    return doc === null ? undefined : (JSON.parse(doc.j) as Record<string, unknown>);
+    return doc === null ? undefined : withBumped(JSON.parse(doc.j) as Record<string, unknown>, doc.b);
+  }
+
+  async bump(id: string, member: string, change: BumpChange): Promise<boolean> {
+    return this.store.run(() => this.store.bumpDoc(this.tenant, this.name, id, member, change));
   }
 
   /** Insert or replace; a replaced document keeps its place in the order. */
@@ -716,7 +763,13 @@ class DocdbCollection implements DocCollection {
   private async insertNew(id: string, j: string): Promise<boolean> {
     const { coll, counters } = await this.store.docs(this.tenant, this.name, true);
     if ((await coll.countDocuments({ _id: id }, { limit: 1 })) > 0) return false;
-    const counter = await counters.findOneAndUpdate({ _id: this.name }, { $inc: { n: 1 } }, { upsert: true, returnDocument: 'after' });
+    const next = () => counters.findOneAndUpdate({ _id: this.name }, { $inc: { n: 1 } }, { upsert: true, returnDocument: 'after' });
+    // Two first inserts of a collection race to create its counter: the loser's upsert is a duplicate key (MongoDB
+    // documents it, FerretDB does it too); the counter exists then, and the increment is asked again.
+    const counter = await next().catch((e: unknown) => {
+      if (isDuplicateKey(e)) return next();
+      throw e;
+    });
     try {
       await coll.insertOne({ _id: id, o: counter?.n ?? Date.now(), j });
       return true;
@@ -739,6 +792,6 @@ class DocdbCollection implements DocCollection {
         .find({}, { sort: { o: 1 }, skip: offset, ...(limit < Number.MAX_SAFE_INTEGER ? { limit } : {}) })
         .toArray(),
     );
-    return docs.map((d) => ({ id: d._id, doc: JSON.parse(d.j) as Record<string, unknown> }));
+    return docs.map((d) => ({ id: d._id, doc: withBumped(JSON.parse(d.j) as Record<string, unknown>, d.b) }));
   }
 }

@@ -70,6 +70,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     timeoutMs: setting(o, 'dbTimeout'),
     sync: setting(o, 'dbSync'),
     log: params.log,
+    brokerId: params.brokerId,
   });
   try {
     await store.start(params.primary);

@@ -4,6 +4,8 @@
 // database, `{_id, host, pid, startedAt, seenAt}`, written at start, refreshed every PRESENCE_REFRESH_MS and removed
 // at close. A lease not refreshed for PRESENCE_STALE_MS is a process that died (kill -9, a host lost): ignored.
 // `seenAt` is the writer's clock: hosts apart by more than the stale time would see each other's leases wrongly.
+// A broker's lease also names the broker (`brokerId`): the live brokers of a high-availability set are read from
+// these leases when one of them must do something alone (Store.liveBrokers).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Collection } from 'mongodb';
@@ -22,6 +24,8 @@ export interface PresenceDoc {
   startedAt: string;
   /** ms since the epoch, the writer's clock. */
   seenAt: number;
+  /** A broker's id (BrokerConfig.brokerId); absent in an importer's lease. */
+  brokerId?: string;
 }
 
 export class Presence {
@@ -32,6 +36,7 @@ export class Presence {
   constructor(
     private readonly coll: () => Collection<PresenceDoc>,
     private readonly log: PluginLogger,
+    private readonly brokerId?: string,
   ) {}
 
   /** Writes the lease (awaited: a started broker is seen at once), then keeps it fresh. */
@@ -46,7 +51,15 @@ export class Presence {
     try {
       await this.coll().updateOne(
         { _id: this.id },
-        { $set: { seenAt: Date.now(), host: hostname(), pid: process.pid }, $setOnInsert: { startedAt: this.startedAt } },
+        {
+          $set: {
+            seenAt: Date.now(),
+            host: hostname(),
+            pid: process.pid,
+            ...(this.brokerId === undefined ? {} : { brokerId: this.brokerId }),
+          },
+          $setOnInsert: { startedAt: this.startedAt },
+        },
         { upsert: true },
       );
     } catch (e) {
@@ -67,6 +80,14 @@ export class Presence {
     await this.coll()
       .deleteOne({ _id: this.id })
       .catch(() => {});
+  }
+
+  /** The ids of the brokers with a fresh lease (this one's too, once written), sorted. */
+  async liveBrokers(): Promise<string[]> {
+    const live = await this.coll()
+      .find({ seenAt: { $gt: Date.now() - PRESENCE_STALE_MS } })
+      .toArray();
+    return live.flatMap((d) => (typeof d.brokerId === 'string' ? [d.brokerId] : [])).sort();
   }
 
   /** The other live users of the database, described; undefined when none. */

@@ -5,6 +5,7 @@ import type {
   AttrStat,
   BatchItem,
   BatchOutcome,
+  BumpChange,
   DocCollection,
   EntityOrder,
   EntityPage,
@@ -21,6 +22,7 @@ import type {
 } from '../../../store/contract.js';
 import { changeBetween } from '../../../ngsild/entity/write-change.js';
 import { entitySignature } from '../../../store/kit/discovery-counts.js';
+import { applyBump, withBumped, type Bumped } from '../../../store/kit/bump.js';
 import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
@@ -56,6 +58,8 @@ export interface EmbdbSettings {
 interface DocRecord {
   seq: number;
   doc: Record<string, unknown>;
+  /** Counted members (DocCollection.bump), kept apart from what put writes. */
+  b?: Bumped;
 }
 
 /** Where msgpackr's shared structures of the entities are kept, in the entities DB (no range of keys sees it). */
@@ -482,7 +486,20 @@ class EmbdbCollection implements DocCollection {
   ) {}
 
   async get(id: string): Promise<Record<string, unknown> | undefined> {
-    return this.store.docsDb().docs.get(docKey(this.tenant, this.name, id))?.doc;
+    const rec = this.store.docsDb().docs.get(docKey(this.tenant, this.name, id));
+    return rec === undefined ? undefined : withBumped(rec.doc, rec.b);
+  }
+
+  /** Read and written in one write transaction: no count is lost to another thread's. */
+  async bump(id: string, member: string, change: BumpChange): Promise<boolean> {
+    return this.store.runWrite(() => {
+      const { docs } = this.store.docsDb();
+      const key = docKey(this.tenant, this.name, id);
+      const existing = docs.get(key);
+      if (existing === undefined) return false;
+      docs.putSync(key, { ...existing, b: applyBump(existing.b, member, change) });
+      return true;
+    });
   }
 
   async put(id: string, doc: Record<string, unknown>): Promise<void> {
@@ -503,7 +520,7 @@ class EmbdbCollection implements DocCollection {
     const existing = docs.get(key);
     if (existing !== undefined) {
       if (onlyNew) return false;
-      docs.putSync(key, { seq: existing.seq, doc });
+      docs.putSync(key, existing.b === undefined ? { seq: existing.seq, doc } : { seq: existing.seq, doc, b: existing.b });
       return true;
     }
     let seq = 0;
@@ -541,7 +558,7 @@ class EmbdbCollection implements DocCollection {
       limit,
     })) {
       const rec = docs.get(docKey(this.tenant, this.name, id));
-      if (rec !== undefined) out.push({ id, doc: rec.doc });
+      if (rec !== undefined) out.push({ id, doc: withBumped(rec.doc, rec.b) });
     }
     return out;
   }

@@ -500,6 +500,42 @@ export function storeContractSuite(t: Test, open: OpenSubject): void {
     t.equal(await store.collection('t2', 'things').get('urn:x:1'), undefined);
   });
 
+  t.test('document collections: bump counts atomically, apart from put, gone with delete', async (t) => {
+    const { store } = await open(t, { history: false });
+    const c = store.collection('t', 'counted');
+    t.equal(await c.bump('urn:x:none', 'counters', { inc: { n: 1 } }), false, 'no such document');
+    t.equal(await c.get('urn:x:none'), undefined, 'and none made');
+    t.equal(await c.insert('urn:x:1', { name: 'one', counters: { note: 'own' } }), true);
+    const N = 40;
+    const done = await Promise.all(
+      Array.from({ length: N }, (_, i) => c.bump('urn:x:1', 'counters', { inc: { n: 1, odd: i % 2 }, set: { last: `at${i}` } })),
+    );
+    t.ok(
+      done.every((d) => d),
+      'every bump found the document',
+    );
+    const got = (await c.get('urn:x:1')) as { name: string; counters: Record<string, unknown> };
+    t.equal(got.counters.n, N, 'concurrent increments: none lost');
+    t.equal(got.counters.odd, N / 2);
+    t.match(got.counters.last, /^at\d+$/);
+    t.equal(got.counters.note, 'own', "the document's other members of it stay");
+    // A put of the document as read before a count does not take the count back.
+    const before = await c.get('urn:x:1');
+    await c.bump('urn:x:1', 'counters', { inc: { n: 1 } });
+    await c.put('urn:x:1', { ...before, name: 'renamed' });
+    const after = (await c.get('urn:x:1')) as { name: string; counters: Record<string, unknown> };
+    t.equal(after.name, 'renamed');
+    t.equal(after.counters.n, N + 1, 'the put kept the count made after the read');
+    t.same(
+      (await c.list()).map((d) => (d.doc as { counters: { n: number } }).counters.n),
+      [N + 1],
+      'list shows the counts too',
+    );
+    t.equal(await c.delete('urn:x:1'), true);
+    t.equal(await c.insert('urn:x:1', { name: 'new' }), true);
+    t.same(await c.get('urn:x:1'), { name: 'new' }, 'a delete removed the counts with the document');
+  });
+
   t.test("the history: fed by the store's writes and by the temporal API, and every read", async (t) => {
     const { store, history } = await open(t, { history: true });
     if (history === undefined) {
