@@ -25,8 +25,9 @@ import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
-import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
+import { ATTR_NUMBERS_DB, GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
+import { moveNumberEntries, visitNumberCandidates, type NumberKey } from './number-index.js';
 import { StatsBatch } from './stats-batch.js';
 
 /**
@@ -74,6 +75,8 @@ export class EmbdbStore implements Store {
   private readonly typeMembers: Database<string, [string, string]>;
   /** The spatial index (geo-index.ts): `[tenant, geoproperty IRI, cell]` → ids. */
   private readonly geoCells: Database<string, GeoKey>;
+  /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids. */
+  private readonly attrNumbers: Database<string, NumberKey>;
   private readonly tenants: Database<{ createdAt: string }, string>;
   /** Discovery index: `[tenant, typeIri]` → counts of the type (§5.7.5); kept in the entity's write transaction. */
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
@@ -104,6 +107,7 @@ export class EmbdbStore implements Store {
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
     this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
+    this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
     const mapOptions = { useRecords: false };
@@ -290,6 +294,7 @@ export class EmbdbStore implements Store {
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     moveGeoEntries(this.geoCells, tenant, id, current, next);
+    moveNumberEntries(this.attrNumbers, tenant, id, current, next);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) this.entities.removeSync(key);
     else {
@@ -339,8 +344,9 @@ export class EmbdbStore implements Store {
   }
 
   /**
-   * The candidates of a query, each once, in a stable order (the ids as given, else id order per index), until
-   * `visit` answers false. Candidates come from the spatial index, the ids, the type index or the whole tenant;
+   * The candidates of a query, each once, in a stable order (the ids as given, else id order per index; the number
+   * index's: by number, then id), until `visit` answers false. Candidates come from the spatial index, the ids, the
+   * number index (a `q` comparing an attribute with a number, per type), the type index or the whole tenant;
    * types are checked here where the index read did not; the plan's filter is the caller's.
    */
   private scan(tenant: string, plan: QueryPlan<StoredEntity>, visit: (entity: StoredEntity) => boolean): void {
@@ -359,6 +365,20 @@ export class EmbdbStore implements Store {
       for (const id of plan.ids) {
         const entity = this.entityOf(tenant, id);
         if (entity !== undefined && !visit(entity)) return;
+      }
+    } else if (plan.typeIris !== undefined && plan.numbers !== undefined) {
+      // The number index's candidates of each type, each entity once (it may hold several numbers in range).
+      const seen = new Set<string>();
+      const range = plan.numbers;
+      for (const typeIri of plan.typeIris) {
+        if (!storablePart(typeIri) || !storablePart(range.attrIri)) continue;
+        const more = visitNumberCandidates(this.attrNumbers, tenant, typeIri, range, (id) => {
+          if (seen.has(id)) return true;
+          seen.add(id);
+          const entity = this.entities.get(entityKey(tenant, id));
+          return entity === undefined || visit(entity);
+        });
+        if (!more) return;
       }
     } else if (plan.typeIris !== undefined) {
       const seen = plan.typeIris.length > 1 ? new Set<string>() : undefined;
@@ -456,6 +476,7 @@ export class EmbdbStore implements Store {
       docs: this.docs,
       typeMembers: this.typeMembers,
       geoCells: this.geoCells,
+      attrNumbers: this.attrNumbers,
       typeStats: this.typeStatDb,
       attrStats: this.attrStatDb,
       meta: this.meta,

@@ -1,0 +1,251 @@
+// embdb's number index (number-index.ts, issue 24): after every kind of write its entries are exactly those derived
+// from the entities stored (create, update, replace, type change, delete, batch, purge-like deletes, tenants), a query
+// by type with a `q` comparing a number answers what `q` over every entity of the type answers, and a store written
+// before the index (format 5) gets it at open.
+import t, { type Test } from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { storeOpen } from '../../src/plugins/store/embdb/index.js';
+import { INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION, indexFormatOf } from '../../src/plugins/store/embdb/index-rebuild.js';
+import { MAX_NUMBERS_PER_ATTRIBUTE, numberEntriesOf } from '../../src/plugins/store/embdb/number-index.js';
+import { compileQ } from '../../src/ngsild/query/q-eval.js';
+import { asWritten } from '../../src/ngsild/query/q-resolve.js';
+import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import type { EntityQuery } from '../../src/store/contract.js';
+import { ofTypes, qOf } from './helpers/store-query.js';
+
+const NS = 'https://example.org/ns/';
+const A = NS + 'A';
+const B = NS + 'B';
+const SPEED = NS + 'speed';
+const T0 = '2026-01-01T00:00:00Z';
+const TENANTS = ['', 't1'];
+
+type Value = StoredEntity[string];
+
+function entity(id: string, types: string[], speed: Value | undefined, extra: Record<string, Value> = {}): StoredEntity {
+  const e: StoredEntity = { id, type: types, createdAt: T0, modifiedAt: T0, ...extra };
+  if (speed !== undefined) e[SPEED] = speed;
+  return e;
+}
+const prop = (value: unknown, datasetId?: string): Record<string, unknown> =>
+  datasetId === undefined ? { type: 'Property', value } : { type: 'Property', value, datasetId };
+
+/** Every kind of value a comparison with a number reads (q-eval.ts comparableNumbers), and some it does not. */
+const SHAPES: Array<{ name: string; speed: Value | undefined; extra?: Record<string, Value> }> = [
+  { name: 'a number', speed: [prop(42)] },
+  { name: 'a negative number', speed: [prop(-7.5)] },
+  { name: '-0', speed: [prop(-0)] },
+  { name: 'an array of numbers', speed: [prop([3, 55, 'x'])] },
+  { name: 'two instances (datasetIds)', speed: [prop(10), prop(90, 'urn:ds:2')] },
+  { name: 'a value object', speed: [prop({ '@value': 38 })] },
+  { name: 'a ListProperty', speed: [{ type: 'ListProperty', valueList: [1, 38, 99] }] },
+  { name: 'a JsonProperty holding a number', speed: [{ type: 'JsonProperty', json: 40 }] },
+  { name: 'a string', speed: [prop('40')] },
+  { name: 'a Relationship', speed: [{ type: 'Relationship', object: 'urn:x:1' }] },
+  { name: 'an object value', speed: [prop({ a: 40 })] },
+  { name: 'a long list of numbers (WIDE)', speed: [prop(Array.from({ length: MAX_NUMBERS_PER_ATTRIBUTE + 5 }, (_, k) => k * 2))] },
+  { name: 'no speed', speed: undefined },
+  { name: 'speed and another numeric attribute', speed: [prop(5)], extra: { [NS + 'load']: [prop(77)] } },
+];
+
+const QUERIES = [
+  'speed>=38',
+  'speed>38',
+  'speed<0',
+  'speed<=0',
+  'speed==0',
+  'speed==40',
+  'speed==10..50',
+  'speed>=38;speed<90',
+  'speed>1e9',
+];
+
+/** The index entries derived from the entities (what the index must hold), as sorted strings. */
+function expectedEntries(byTenant: Map<string, StoredEntity[]>): string[] {
+  const out: string[] = [];
+  for (const [tenant, entities] of byTenant)
+    for (const e of entities)
+      for (const typeIri of e.type)
+        for (const [attrIri, entries] of numberEntriesOf(e))
+          for (const entry of entries) out.push(JSON.stringify([tenant, typeIri, attrIri, entry === 'wide' ? 'WIDE' : entry, e.id]));
+  return out.sort();
+}
+
+function storedEntries(store: EmbdbStore): string[] {
+  const out: string[] = [];
+  for (const { key, value } of store.indexedDbs().attrNumbers.getRange({}))
+    out.push(JSON.stringify([key[0], key[1], key[2], key.length === 3 ? 'WIDE' : key[3], value]));
+  return out.sort();
+}
+
+async function check(t: Test, store: EmbdbStore, byTenant: Map<string, StoredEntity[]>, step: string): Promise<void> {
+  t.same(storedEntries(store), expectedEntries(byTenant), `${step}: the index holds what the entities derive`);
+  for (const [tenant, entities] of byTenant)
+    for (const text of QUERIES)
+      for (const types of [[A], [B, A]]) {
+        const q = qOf(text, NS);
+        const match = compileQ(q, asWritten);
+        const want = entities.filter((e) => types.some((ty) => e.type.includes(ty)) && match(e)).map((e) => e.id);
+        const query: EntityQuery = { type: ofTypes(...types), q, limit: 1000, offset: 0, count: true };
+        const page = await store.queryEntities(tenant, query);
+        const got = page.entities.map((e) => e.id);
+        t.same([...got].sort(), [...want].sort(), `${step}: tenant '${tenant}' type ${types.length} q=${text}`);
+        t.equal(new Set(got).size, got.length, `${step}: q=${text}: each entity once`);
+        t.equal(page.count, want.length, `${step}: q=${text}: count`);
+        // Pages of two do not overlap and cover the answer.
+        const paged: string[] = [];
+        for (let offset = 0; offset < want.length + 2; offset += 2)
+          paged.push(...(await store.queryEntities(tenant, { ...query, limit: 2, offset, count: false })).entities.map((e) => e.id));
+        t.same(paged, got, `${step}: q=${text}: pages of two in the order of the whole`);
+      }
+}
+
+function tempStore(t: Test): { store: EmbdbStore; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-numbers-'));
+  const path = join(dir, 'embdb');
+  const store = new EmbdbStore({ path, sync: 'interval', compress: false, lockPrefer: 'reads', ram: false });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { store, path };
+}
+
+t.test('the number index follows every write and answers what q over every entity answers', async (t) => {
+  const { store } = tempStore(t);
+  const byTenant = new Map<string, StoredEntity[]>(TENANTS.map((tenant) => [tenant, []]));
+  const put = async (tenant: string, e: StoredEntity | null, id: string): Promise<void> => {
+    await store.mutateEntity(tenant, id, () => ({ next: e, result: undefined }), { createTenant: true });
+    const list = byTenant.get(tenant)!;
+    const at = list.findIndex((x) => x.id === id);
+    if (at >= 0) list.splice(at, 1);
+    if (e !== null) list.push(e);
+  };
+  // Create: every shape, type A in both tenants, some of type B or both types too.
+  for (const tenant of TENANTS)
+    for (const [k, shape] of SHAPES.entries()) {
+      const types = k % 3 === 0 ? [A, B] : k % 3 === 1 ? [A] : [B];
+      await put(tenant, entity(`urn:e:${k}`, types, shape.speed, shape.extra), `urn:e:${k}`);
+    }
+  await check(t, store, byTenant, 'created');
+
+  // Update: a number changed (old entry gone), an array shortened, a WIDE list down to a few numbers and back.
+  await put('', entity('urn:e:0', [A, B], [prop(41)]), 'urn:e:0');
+  await put('', entity('urn:e:3', [A], [prop([55])]), 'urn:e:3');
+  await put('', entity('urn:e:11', [B], [prop([1, 2])]), 'urn:e:11');
+  await put('t1', entity('urn:e:2', [B], [prop(Array.from({ length: 200 }, (_, k) => k))]), 'urn:e:2');
+  await check(t, store, byTenant, 'updated');
+
+  // Replace with other types (entries move between types) and without the attribute; a type dropped.
+  await put('', entity('urn:e:1', [B], [prop(-7.5)]), 'urn:e:1');
+  await put('', entity('urn:e:4', [A, B], undefined, { [NS + 'name']: [prop('x')] }), 'urn:e:4');
+  await put('t1', entity('urn:e:0', [B], [prop(42)]), 'urn:e:0');
+  await check(t, store, byTenant, 'replaced');
+
+  // Delete one in each tenant, then a batch creating, updating, deleting, with a failing entry left out.
+  await put('', null, 'urn:e:5');
+  await put('t1', null, 'urn:e:7');
+  const batch: Array<{ id: string; next: StoredEntity | null | 'fail' }> = [
+    { id: 'urn:b:1', next: entity('urn:b:1', [A], [prop(39)]) },
+    { id: 'urn:e:6', next: entity('urn:e:6', [A], [prop(1000)]) },
+    { id: 'urn:e:8', next: null },
+    { id: 'urn:b:2', next: 'fail' },
+  ];
+  const outcomes = await store.mutateEntities(
+    '',
+    batch.map(({ id, next }) => ({
+      id,
+      mutation: () => {
+        if (next === 'fail') throw new Error('refused');
+        return { next, result: undefined };
+      },
+    })),
+  );
+  t.same(
+    outcomes.map((o) => o.ok),
+    [true, true, true, false],
+  );
+  const list = byTenant.get('')!;
+  for (const { id, next } of batch) {
+    if (next === 'fail') continue;
+    const at = list.findIndex((x) => x.id === id);
+    if (at >= 0) list.splice(at, 1);
+    if (next !== null) list.push(next);
+  }
+  await check(t, store, byTenant, 'batch');
+
+  // A batch whose write fails (injected) after its number entries were written leaves the index as it was.
+  const entitiesDb = (store as unknown as { entities: { putSync: (key: unknown, value: StoredEntity) => boolean } }).entities;
+  const putSync = entitiesDb.putSync.bind(entitiesDb);
+  entitiesDb.putSync = (key, value) => {
+    if (value.id === 'urn:boom') throw new Error('injected: the write of urn:boom fails');
+    return putSync(key, value);
+  };
+  await t.rejects(
+    store.mutateEntities('', [
+      { id: 'urn:e:9', mutation: () => ({ next: entity('urn:e:9', [A], [prop(12345)]), result: undefined }) },
+      { id: 'urn:boom', mutation: () => ({ next: entity('urn:boom', [A], [prop(38)]), result: undefined }) },
+    ]),
+  );
+  entitiesDb.putSync = putSync;
+  await check(t, store, byTenant, 'aborted batch');
+
+  // Every entity of the default tenant deleted, as a purge does: no entry of it is left, the other tenant's stay.
+  for (const e of [...byTenant.get('')!]) await put('', null, e.id);
+  await check(t, store, byTenant, 'purged');
+  t.ok(
+    storedEntries(store).every((s) => (JSON.parse(s) as string[])[0] === 't1'),
+    'only the other tenant has entries',
+  );
+});
+
+t.test('a store of format 5 (no number index) gets it at open, the other indexes left as they are', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-numbers-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'embdb');
+  const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
+  const log = {
+    debug: () => {},
+    info: (o: object | string, m?: string) => {
+      lines.push(typeof o === 'string' ? { msg: o, obj: {} } : { msg: m ?? '', obj: o as Record<string, unknown> });
+    },
+    warn: () => {},
+    error: () => {},
+  };
+  const open = async (): Promise<EmbdbStore> =>
+    (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log })) as EmbdbStore;
+  let store = await open();
+  const byTenant = new Map<string, StoredEntity[]>(TENANTS.map((tenant) => [tenant, []]));
+  for (const tenant of TENANTS)
+    for (let k = 0; k < 60; k++) {
+      const e = entity(`urn:old:${k}`, [k % 2 === 0 ? A : B], [prop(k)]);
+      await store.mutateEntity(tenant, e.id, () => ({ next: e, result: undefined }), { createTenant: true });
+      byTenant.get(tenant)!.push(e);
+    }
+  // Back to what format 5 wrote: no number index, the marker at 5.
+  const dbs = store.indexedDbs();
+  dbs.env.transactionSync(() => {
+    dbs.attrNumbers.clearSync();
+    dbs.meta.putSync(INDEX_FORMAT_KEY, 5);
+  });
+  const stale = await store.queryEntities('', { type: ofTypes(A), q: qOf('speed>=0', NS), limit: 100, offset: 0, count: true });
+  t.equal(stale.count, 0, 'without its index the query finds nothing: the test would see a missed build');
+  await store.close();
+
+  lines.length = 0;
+  store = await open();
+  t.teardown(() => store.close());
+  t.ok(
+    lines.some((l) => l.msg === 'embdb: number index built' && l.obj.entities === 120),
+    'the build is logged with the entities visited',
+  );
+  t.notOk(
+    lines.some((l) => l.msg === 'embdb: indexes rebuilt'),
+    'the type and spatial indexes and the counts are not rebuilt',
+  );
+  t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
+  await check(t, store, byTenant, 'after the upgrade');
+});
