@@ -1,15 +1,14 @@
-// embdb's number index (number-index.ts, issue 24): after every kind of write its entries are exactly those derived
-// from the entities stored (create, update, replace, type change, delete, batch, purge-like deletes, tenants), a query
-// by type with a `q` comparing a number answers what `q` over every entity of the type answers, and a store written
-// before the index (format 5) gets it at open.
+// embdb's number index (number-index.ts, issue 24): built for a (tenant, type, attribute) on the first query asking,
+// its entries are then exactly those derived from the entities stored after every kind of write (create, update,
+// replace, type change, delete, batch, an aborted batch, purge-like deletes, tenants, writes during its build), a
+// query by type with a `q` comparing a number answers what `q` over every entity of the type answers, page by page,
+// and a store written without the index gets it on use.
 import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
-import { storeOpen } from '../../src/plugins/store/embdb/index.js';
-import { INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION, indexFormatOf } from '../../src/plugins/store/embdb/index-rebuild.js';
-import { MAX_NUMBERS_PER_ATTRIBUTE, numberEntriesOf } from '../../src/plugins/store/embdb/number-index.js';
+import { CHUNK, MAX_NUMBERS_PER_ATTRIBUTE, numberEntriesOf } from '../../src/plugins/store/embdb/number-index.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { asWritten } from '../../src/ngsild/query/q-resolve.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
@@ -63,14 +62,21 @@ const QUERIES = [
   'speed>1e9',
 ];
 
-/** The index entries derived from the entities (what the index must hold), as sorted strings. */
-function expectedEntries(byTenant: Map<string, StoredEntity[]>): string[] {
+/** The pairs the index covers, complete. */
+function completePairs(store: EmbdbStore): string[][] {
+  const out: string[][] = [];
+  for (const { key, value } of store.indexedDbs().numberPairs.getRange({})) if (value === 'complete') out.push(key);
+  return out;
+}
+
+/** The index entries the entities derive for the complete pairs (what the index must hold), as sorted strings. */
+function expectedEntries(store: EmbdbStore, byTenant: Map<string, StoredEntity[]>): string[] {
   const out: string[] = [];
-  for (const [tenant, entities] of byTenant)
-    for (const e of entities)
-      for (const typeIri of e.type)
-        for (const [attrIri, entries] of numberEntriesOf(e))
-          for (const entry of entries) out.push(JSON.stringify([tenant, typeIri, attrIri, entry === 'wide' ? 'WIDE' : entry, e.id]));
+  for (const [tenant, typeIri, attrIri] of completePairs(store))
+    for (const e of byTenant.get(tenant!) ?? [])
+      if (e.type.includes(typeIri!))
+        for (const entry of numberEntriesOf(e, attrIri!) ?? [])
+          out.push(JSON.stringify([tenant, typeIri, attrIri, entry === 'wide' ? 'WIDE' : entry, e.id]));
   return out.sort();
 }
 
@@ -82,7 +88,6 @@ function storedEntries(store: EmbdbStore): string[] {
 }
 
 async function check(t: Test, store: EmbdbStore, byTenant: Map<string, StoredEntity[]>, step: string): Promise<void> {
-  t.same(storedEntries(store), expectedEntries(byTenant), `${step}: the index holds what the entities derive`);
   for (const [tenant, entities] of byTenant)
     for (const text of QUERIES)
       for (const types of [[A], [B, A]]) {
@@ -101,6 +106,8 @@ async function check(t: Test, store: EmbdbStore, byTenant: Map<string, StoredEnt
           paged.push(...(await store.queryEntities(tenant, { ...query, limit: 2, offset, count: false })).entities.map((e) => e.id));
         t.same(paged, got, `${step}: q=${text}: pages of two in the order of the whole`);
       }
+  t.equal(completePairs(store).length, byTenant.size * 2, `${step}: speed of A and of B in each tenant is indexed`);
+  t.same(storedEntries(store), expectedEntries(store, byTenant), `${step}: the index holds what the entities derive`);
 }
 
 function tempStore(t: Test): { store: EmbdbStore; path: string } {
@@ -202,10 +209,7 @@ t.test('the number index follows every write and answers what q over every entit
   );
 });
 
-t.test('a store of format 5 (no number index) gets it at open, the other indexes left as they are', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-numbers-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, 'embdb');
+t.test('writes while a pair is being built are indexed, and a store written without the index gets it on use', async (t) => {
   const lines: Array<{ msg: string; obj: Record<string, unknown> }> = [];
   const log = {
     debug: () => {},
@@ -215,37 +219,51 @@ t.test('a store of format 5 (no number index) gets it at open, the other indexes
     warn: () => {},
     error: () => {},
   };
-  const open = async (): Promise<EmbdbStore> =>
-    (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log })) as EmbdbStore;
-  let store = await open();
-  const byTenant = new Map<string, StoredEntity[]>(TENANTS.map((tenant) => [tenant, []]));
-  for (const tenant of TENANTS)
-    for (let k = 0; k < 60; k++) {
-      const e = entity(`urn:old:${k}`, [k % 2 === 0 ? A : B], [prop(k)]);
-      await store.mutateEntity(tenant, e.id, () => ({ next: e, result: undefined }), { createTenant: true });
-      byTenant.get(tenant)!.push(e);
-    }
-  // Back to what format 5 wrote: no number index, the marker at 5.
-  const dbs = store.indexedDbs();
-  dbs.env.transactionSync(() => {
-    dbs.attrNumbers.clearSync();
-    dbs.meta.putSync(INDEX_FORMAT_KEY, 5);
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-numbers-'));
+  const store = new EmbdbStore({ path: join(dir, 'embdb'), sync: 'interval', compress: false, lockPrefer: 'reads', ram: false, log });
+  t.teardown(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   });
-  const stale = await store.queryEntities('', { type: ofTypes(A), q: qOf('speed>=0', NS), limit: 100, offset: 0, count: true });
-  t.equal(stale.count, 0, 'without its index the query finds nothing: the test would see a missed build');
-  await store.close();
-
-  lines.length = 0;
-  store = await open();
-  t.teardown(() => store.close());
+  // More entities than a build chunk: the build takes several write transactions, other writes run between them.
+  const n = CHUNK * 2 + 500;
+  const list: StoredEntity[] = Array.from({ length: n }, (_, k) => entity(`urn:many:${String(k).padStart(5, '0')}`, [A], [prop(k % 50)]));
+  await store.mutateEntities(
+    '',
+    list.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+  );
+  t.same(completePairs(store), [], 'nothing is indexed before a query asks');
+  const q = qOf('speed>=45', NS);
+  const first = store.queryEntities('', { type: ofTypes(A), q, limit: 10, offset: 0, count: true });
+  const writes: Array<Promise<unknown>> = [];
+  const byId = new Map(list.map((e) => [e.id, e]));
+  for (let k = 0; k < n; k += 97) {
+    const id = list[k]!.id;
+    const next = k % 2 === 0 ? entity(id, [A], [prop(49)]) : null;
+    writes.push(store.mutateEntity('', id, () => ({ next, result: undefined })));
+    if (next === null) byId.delete(id);
+    else byId.set(id, next);
+  }
+  for (let k = 0; k < 50; k++) {
+    const e = entity(`urn:late:${k}`, [A], [prop(45 + (k % 5))]);
+    writes.push(store.mutateEntity('', e.id, () => ({ next: e, result: undefined })));
+    byId.set(e.id, e);
+  }
+  const [page] = await Promise.all([first, ...writes]);
+  t.ok((page as { count: number }).count > 0, 'the first query waited for the build and answered');
   t.ok(
-    lines.some((l) => l.msg === 'embdb: number index built' && l.obj.entities === 120),
-    'the build is logged with the entities visited',
+    lines.some((l) => l.msg === 'embdb: number index built' && l.obj.typeIri === A),
+    'the build is logged',
   );
+  const all = [...byId.values()];
+  const want = all.filter((e) => compileQ(q, asWritten)(e)).map((e) => e.id);
+  const after = await store.queryEntities('', { type: ofTypes(A), q, limit: 100_000, offset: 0, count: true });
+  t.same(after.entities.map((e) => e.id).sort(), want.sort(), 'the query answers every match after the writes');
+  t.same(storedEntries(store), expectedEntries(store, new Map([['', all]])), 'the index holds what the entities derive');
+  lines.length = 0;
+  await store.queryEntities('', { type: ofTypes(A), q: qOf('speed<3', NS), limit: 10, offset: 0, count: false });
   t.notOk(
-    lines.some((l) => l.msg === 'embdb: indexes rebuilt'),
-    'the type and spatial indexes and the counts are not rebuilt',
+    lines.some((l) => l.msg === 'embdb: number index built'),
+    'a complete pair is not built again',
   );
-  t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
-  await check(t, store, byTenant, 'after the upgrade');
 });

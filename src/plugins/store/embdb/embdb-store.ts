@@ -25,9 +25,19 @@ import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
-import { ATTR_NUMBERS_DB, GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
+import { ATTR_NUMBERS_DB, GEO_CELLS_DB, NUMBER_PAIRS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
-import { moveNumberEntries, visitNumberCandidates, type NumberKey } from './number-index.js';
+import {
+  CHUNK as NUMBER_CHUNK,
+  NumberPairs,
+  moveNumberEntries,
+  putPairEntries,
+  visitNumberCandidates,
+  type NumberKey,
+  type PairKey,
+  type PairState,
+} from './number-index.js';
+import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch } from './stats-batch.js';
 
 /**
@@ -52,6 +62,8 @@ export interface EmbdbSettings {
   troe?: 'none' | 'embdb';
   /** Most matches an orderBy query sorts; ORDERED_QUERY_CAP unless given (tests give less). */
   orderedQueryCap?: number;
+  /** Where a number index build (number-index.ts) says it ran, or why it failed. */
+  log?: PluginLogger;
 }
 
 interface DocRecord {
@@ -75,8 +87,13 @@ export class EmbdbStore implements Store {
   private readonly typeMembers: Database<string, [string, string]>;
   /** The spatial index (geo-index.ts): `[tenant, geoproperty IRI, cell]` → ids. */
   private readonly geoCells: Database<string, GeoKey>;
-  /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids. */
+  /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids, for the pairs below. */
   private readonly attrNumbers: Database<string, NumberKey>;
+  /** The (tenant, type, attribute) pairs the number index covers, `building` or `complete`. */
+  private readonly numberPairsDb: Database<PairState, PairKey>;
+  private readonly numberPairs: NumberPairs;
+  /** The builds this handle runs, by `tenant NUL type NUL attr`: a query asking meanwhile waits for the same one. */
+  private readonly pairBuilds = new Map<string, Promise<boolean>>();
   private readonly tenants: Database<{ createdAt: string }, string>;
   /** Discovery index: `[tenant, typeIri]` → counts of the type (§5.7.5); kept in the entity's write transaction. */
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
@@ -108,6 +125,8 @@ export class EmbdbStore implements Store {
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
     this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
     this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
+    this.numberPairsDb = this.env.openDB<PairState, PairKey>(NUMBER_PAIRS_DB);
+    this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
     const mapOptions = { useRecords: false };
@@ -235,9 +254,10 @@ export class EmbdbStore implements Store {
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const pairs = this.numberPairs.current();
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
-      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, opts, events);
+      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, pairs, opts, events);
       stats.flush();
       return r;
     });
@@ -250,6 +270,7 @@ export class EmbdbStore implements Store {
     const outcomes = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const pairs = this.numberPairs.current();
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
         const key = entityKey(tenant, item.id);
@@ -263,7 +284,7 @@ export class EmbdbStore implements Store {
           outcomes.push({ ok: false, error });
           continue;
         }
-        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts, events) });
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, pairs, opts, events) });
       }
       stats.flush();
       return outcomes;
@@ -284,6 +305,7 @@ export class EmbdbStore implements Store {
     current: StoredEntity | undefined,
     outcome: MutationOutcome<R>,
     stats: StatsBatch,
+    pairs: NumberPairs,
     opts: MutateOptions | undefined,
     events: WriteEvent[] | undefined,
   ): R {
@@ -294,7 +316,7 @@ export class EmbdbStore implements Store {
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     moveGeoEntries(this.geoCells, tenant, id, current, next);
-    moveNumberEntries(this.attrNumbers, tenant, id, current, next);
+    moveNumberEntries(this.attrNumbers, pairs, tenant, id, current, next);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) this.entities.removeSync(key);
     else {
@@ -327,6 +349,11 @@ export class EmbdbStore implements Store {
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
     const plan = planEntityQuery(query);
+    // The number index serves a query by type alone (no ids, no geo-query) once it covers the attribute of each type.
+    if (plan.numbers !== undefined && (plan.typeIris === undefined || plan.ids !== undefined || plan.geo !== undefined))
+      plan.numbers = undefined;
+    if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
+      plan.numbers = undefined;
     if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy);
     if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined)
       return this.typePage(tenant, plan.typeIris, query);
@@ -371,7 +398,6 @@ export class EmbdbStore implements Store {
       const seen = new Set<string>();
       const range = plan.numbers;
       for (const typeIri of plan.typeIris) {
-        if (!storablePart(typeIri) || !storablePart(range.attrIri)) continue;
         const more = visitNumberCandidates(this.attrNumbers, tenant, typeIri, range, (id) => {
           if (seen.has(id)) return true;
           seen.add(id);
@@ -395,6 +421,76 @@ export class EmbdbStore implements Store {
       }
     } else {
       for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!visit(value)) return;
+    }
+  }
+
+  /**
+   * Whether the number index covers `attrIri` of every type (number-index.ts). A pair not complete yet is built
+   * first, and the query waits for it: its pages, and those of every later query, are then all in the index's order
+   * (a scan's order for the first page and the index's for the next would let pages overlap).
+   */
+  private async numberIndexReady(tenant: string, typeIris: readonly string[], attrIri: string): Promise<boolean> {
+    if (!storablePart(attrIri)) return false;
+    for (const typeIri of typeIris) {
+      if (!storablePart(typeIri)) return false;
+      const key: PairKey = [tenant, typeIri, attrIri];
+      if (this.numberPairsDb.get(key) === 'complete') continue;
+      const name = key.join('\0');
+      let build = this.pairBuilds.get(name);
+      if (build === undefined) {
+        build = this.buildNumberPair(key).finally(() => this.pairBuilds.delete(name));
+        this.pairBuilds.set(name, build);
+      }
+      if (!(await build)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Fills one pair of the number index: registers it (`building`: from then on every write keeps its entries), puts
+   * the entries of every entity of the type, NUMBER_CHUNK per write transaction in id order (other writes run between
+   * two), then marks it `complete`. A build cut short (the process ended) is started again by the next query asking.
+   * Answers whether the pair is complete.
+   */
+  private async buildNumberPair(key: PairKey): Promise<boolean> {
+    const [tenant, typeIri, attrIri] = key;
+    try {
+      const wanted = await this.write(() => {
+        const state = this.numberPairsDb.get(key);
+        if (state === undefined) this.numberPairs.set(key, 'building');
+        return state !== 'complete';
+      });
+      if (!wanted) return true;
+      const started = Date.now();
+      let after: string | undefined;
+      let entities = 0;
+      for (;;) {
+        if (this.closed) return false;
+        // The ids are read in the write transaction: a read snapshot older than the registration could miss an
+        // entity created just before it, which no write would then index.
+        const from = after;
+        const last = await this.write(() => {
+          const range = from === undefined ? { limit: NUMBER_CHUNK } : { start: from, exclusiveStart: true, limit: NUMBER_CHUNK };
+          let id: string | undefined;
+          for (id of this.typeMembers.getValues([tenant, typeIri], range)) {
+            const entity = this.entities.get(entityKey(tenant, id));
+            if (entity !== undefined) putPairEntries(this.attrNumbers, key, entity);
+            entities++;
+          }
+          return id;
+        });
+        if (last === undefined) break;
+        after = last;
+      }
+      await this.write(() => {
+        if (this.numberPairsDb.get(key) === 'building') this.numberPairs.set(key, 'complete');
+      });
+      this.settings.log?.info({ tenant, typeIri, attrIri, entities, ms: Date.now() - started }, 'embdb: number index built');
+      return true;
+    } catch (error) {
+      // The query that asked scans its types instead; the next one starts the build again.
+      this.settings.log?.warn({ err: error, typeIri, attrIri }, 'embdb: number index build failed');
+      return false;
     }
   }
 
@@ -477,6 +573,7 @@ export class EmbdbStore implements Store {
       typeMembers: this.typeMembers,
       geoCells: this.geoCells,
       attrNumbers: this.attrNumbers,
+      numberPairs: this.numberPairsDb,
       typeStats: this.typeStatDb,
       attrStats: this.attrStatDb,
       meta: this.meta,

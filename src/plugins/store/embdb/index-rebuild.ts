@@ -8,7 +8,7 @@ import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, type DocKey, type EntityKey } from './keys.js';
 import { putGeoEntries, type GeoKey } from './geo-index.js';
-import { putNumberEntries, type NumberKey } from './number-index.js';
+import { PAIRS_GENERATION_KEY, type NumberKey, type PairKey, type PairState } from './number-index.js';
 import { migrateJoinedKeys } from './key-migration.js';
 
 /**
@@ -18,13 +18,13 @@ import { migrateJoinedKeys } from './key-migration.js';
  * duplicates `[tenant, typeIri]` → id (database `typeMembers`), `typeIds` dropped; 4: the spatial index
  * `[tenant, geoproperty IRI, cell]` → id (database `geoCells`, geo-index.ts); 5: the keys of `entities` and `docs` as
  * arrays `[tenant, id]`, `[tenant, collection, id]` where they were strings joined with NUL, which ordered-binary
- * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts);
- * 6: the number index `[tenant, typeIri, attrIri, number]` → id (database `attrNumbers`, number-index.ts).
+ * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts).
+ * The number index (number-index.ts) needs no format: it is built per pair on use, and a store without it has none.
  */
-export const INDEX_FORMAT_VERSION = 6;
+export const INDEX_FORMAT_VERSION = 5;
 /** The first format with array keys in `entities` and `docs`. */
 const ARRAY_KEYS_FORMAT = 5;
-/** The first format whose type and spatial indexes and counts need no rebuild from the entities. */
+/** The first format whose indexes and counts need no rebuild from the entities. */
 const INDEXES_FORMAT = 4;
 export const INDEX_FORMAT_KEY = 'indexFormat';
 
@@ -39,8 +39,9 @@ const idsByKey = (name: string) => ({ ...KEY_CODEC, name, dupSort: true, encodin
 export const TYPE_MEMBERS_DB = idsByKey('typeMembers');
 /** The spatial index (geo-index.ts). */
 export const GEO_CELLS_DB = idsByKey('geoCells');
-/** The number index (number-index.ts). */
+/** The number index (number-index.ts) and the pairs it covers. */
 export const ATTR_NUMBERS_DB = idsByKey('attrNumbers');
+export const NUMBER_PAIRS_DB = { ...KEY_CODEC, name: 'numberPairs' } as const;
 /** The format-2 type index, dropped by the rebuild. */
 const LEGACY_TYPE_IDS_DB = 'typeIds';
 
@@ -51,6 +52,7 @@ export interface IndexedDbs {
   typeMembers: Database<string, [string, string]>;
   geoCells: Database<string, GeoKey>;
   attrNumbers: Database<string, NumberKey>;
+  numberPairs: Database<PairState, PairKey>;
   typeStats: Database<TypeStat, [string, string]>;
   attrStats: Database<AttrStat, [string, string]>;
   meta: Database<number, string>;
@@ -74,60 +76,11 @@ export async function rebuildIndexesIfOld(dbs: IndexedDbs, log: PluginLogger): P
     migrateJoinedKeys(dbs.env, dbs.docs as Database<unknown, Key>, 3, log, 'docs');
   }
   // A store without entities has nothing to derive: it is marked current at once, without a rebuild in the log.
-  if (!hasEntities(dbs)) {
+  if (found >= INDEXES_FORMAT || !hasEntities(dbs)) {
     await dbs.meta.put(INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION);
     return 0;
   }
-  if (found < INDEXES_FORMAT) return rebuildIndexes(dbs, log, found);
-  // Formats 4 and 5 lack only the number index.
-  return buildNumberIndex(dbs, log, found);
-}
-
-/**
- * Reads every entity in chunks of CHUNK, in key order, each chunk handed to `write` inside one write transaction
- * (a large store never holds one huge transaction); answers the entities visited.
- */
-function eachChunk(
-  dbs: IndexedDbs,
-  log: PluginLogger,
-  started: number,
-  write: (chunk: ReadonlyArray<{ key: EntityKey; value: StoredEntity }>) => void,
-): number {
-  let visited = 0;
-  let after: EntityKey | undefined;
-  for (;;) {
-    const chunk: Array<{ key: EntityKey; value: StoredEntity }> = [];
-    for (const { key, value } of dbs.entities.getRange(after === undefined ? { limit: CHUNK + 1 } : { start: after, limit: CHUNK + 1 })) {
-      // The shared structures record lives under a symbol key in the same database.
-      if (!Array.isArray(key)) continue;
-      if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue;
-      chunk.push({ key, value });
-      if (chunk.length === CHUNK) break;
-    }
-    if (chunk.length === 0) return visited;
-    dbs.env.transactionSync(() => write(chunk));
-    const before = visited;
-    visited += chunk.length;
-    after = chunk[chunk.length - 1]!.key;
-    if (Math.floor(visited / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY))
-      log.info({ entities: visited, ms: Date.now() - started }, 'embdb: index rebuild progress');
-  }
-}
-
-/**
- * A store of format 4 or 5 lacks only the number index: it is derived from every entity, the other indexes, the
- * counts and the entities left as they are. The marker is written last: a build cut short runs again at the next open.
- */
-function buildNumberIndex(dbs: IndexedDbs, log: PluginLogger, from: number): number {
-  const started = Date.now();
-  log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: building the number index');
-  dbs.env.transactionSync(() => dbs.attrNumbers.clearSync());
-  const visited = eachChunk(dbs, log, started, (chunk) => {
-    for (const { key, value } of chunk) putNumberEntries(dbs.attrNumbers, key[0], value);
-  });
-  dbs.env.transactionSync(() => dbs.meta.putSync(INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION));
-  log.info({ entities: visited, ms: Date.now() - started, version: INDEX_FORMAT_VERSION }, 'embdb: number index built');
-  return visited;
+  return rebuildIndexes(dbs, log, found);
 }
 
 function hasEntities(dbs: IndexedDbs): boolean {
@@ -142,30 +95,50 @@ function hasEntities(dbs: IndexedDbs): boolean {
  */
 export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: number): Promise<number> {
   const started = Date.now();
-  log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: rebuilding the type, spatial and number indexes and discovery counts');
+  log.info({ from, to: INDEX_FORMAT_VERSION }, 'embdb: rebuilding the type and spatial indexes and discovery counts');
   const legacy = dbs.env.openDB<null, [string, string, string]>({ ...KEY_CODEC, name: LEGACY_TYPE_IDS_DB });
   dbs.env.transactionSync(() => {
     legacy.dropSync();
     dbs.typeMembers.clearSync();
     dbs.geoCells.clearSync();
+    // The number index is built again on use, pair by pair.
     dbs.attrNumbers.clearSync();
+    dbs.numberPairs.clearSync();
+    dbs.meta.putSync(PAIRS_GENERATION_KEY, (dbs.meta.get(PAIRS_GENERATION_KEY) ?? 0) + 1);
     dbs.typeStats.clearSync();
     dbs.attrStats.clearSync();
   });
   const typeStats = new Map<string, Map<string, TypeStat>>();
   const attrStats = new Map<string, Map<string, AttrStat>>();
-  const visited = eachChunk(dbs, log, started, (chunk) => {
-    for (const { key, value } of chunk) {
-      const tenant = key[0];
-      for (const typeIri of value.type) dbs.typeMembers.putSync([tenant, typeIri], value.id);
-      putGeoEntries(dbs.geoCells, tenant, value);
-      putNumberEntries(dbs.attrNumbers, tenant, value);
-      const sig = entitySignature(value);
-      addToTypeStats(mapOf(typeStats, tenant), sig, 1);
-      addToAttrStats(mapOf(attrStats, tenant), sig, 1);
-      dbs.entities.putSync(key, value);
+  let visited = 0;
+  let after: EntityKey | undefined;
+  for (;;) {
+    const chunk: Array<{ key: EntityKey; value: StoredEntity }> = [];
+    for (const { key, value } of dbs.entities.getRange(after === undefined ? { limit: CHUNK + 1 } : { start: after, limit: CHUNK + 1 })) {
+      // The shared structures record lives under a symbol key in the same database.
+      if (!Array.isArray(key)) continue;
+      if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue;
+      chunk.push({ key, value });
+      if (chunk.length === CHUNK) break;
     }
-  });
+    if (chunk.length === 0) break;
+    dbs.env.transactionSync(() => {
+      for (const { key, value } of chunk) {
+        const tenant = key[0];
+        for (const typeIri of value.type) dbs.typeMembers.putSync([tenant, typeIri], value.id);
+        putGeoEntries(dbs.geoCells, tenant, value);
+        const sig = entitySignature(value);
+        addToTypeStats(mapOf(typeStats, tenant), sig, 1);
+        addToAttrStats(mapOf(attrStats, tenant), sig, 1);
+        dbs.entities.putSync(key, value);
+      }
+    });
+    const before = visited;
+    visited += chunk.length;
+    after = chunk[chunk.length - 1]!.key;
+    if (Math.floor(visited / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY))
+      log.info({ entities: visited, ms: Date.now() - started }, 'embdb: index rebuild progress');
+  }
   dbs.env.transactionSync(() => {
     for (const [tenant, stats] of typeStats) for (const [typeIri, stat] of stats) dbs.typeStats.putSync([tenant, typeIri], stat);
     for (const [tenant, stats] of attrStats) for (const [attrIri, stat] of stats) dbs.attrStats.putSync([tenant, attrIri], stat);
