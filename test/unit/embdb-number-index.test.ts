@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { EmbdbStore, MAX_NUMBER_PAIRS_PER_TYPE } from '../../src/plugins/store/embdb/embdb-store.js';
 import { CHUNK, MAX_NUMBERS_PER_ATTRIBUTE, numberEntriesOf } from '../../src/plugins/store/embdb/number-index.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { asWritten } from '../../src/ngsild/query/q-resolve.js';
@@ -266,4 +266,34 @@ t.test('writes while a pair is being built are indexed, and a store written with
     lines.some((l) => l.msg === 'embdb: number index built'),
     'a complete pair is not built again',
   );
+});
+
+t.test('a query cannot make the writes of a type keep pairs without end: held attributes only, at most eight', async (t) => {
+  const { store } = tempStore(t);
+  const attrs = Array.from({ length: MAX_NUMBER_PAIRS_PER_TYPE + 2 }, (_, k) => `a${k}`);
+  const list = Array.from({ length: 30 }, (_, k) =>
+    entity(`urn:c:${k}`, [A], undefined, Object.fromEntries(attrs.map((a, i) => [NS + a, [prop((k + i) % 10)]]))),
+  );
+  await store.mutateEntities(
+    '',
+    list.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+  );
+  const ask = async (text: string): Promise<string[]> => {
+    const page = await store.queryEntities('', { type: ofTypes(A), q: qOf(text, NS), limit: 100, offset: 0, count: false });
+    return page.entities.map((e) => e.id).sort();
+  };
+  const want = (text: string): string[] =>
+    list
+      .filter((e) => compileQ(qOf(text, NS), asWritten)(e))
+      .map((e) => e.id)
+      .sort();
+  t.same(await ask('nobodyHasThis>1'), [], 'an attribute no entity of the type holds: nothing to find');
+  t.same(completePairs(store), [], 'and no pair for it');
+  for (const a of attrs) t.same(await ask(`${a}>=7`), want(`${a}>=7`), `${a}>=7 answers its matches`);
+  t.equal(
+    store.indexedDbs().numberPairs.getKeysCount({}),
+    MAX_NUMBER_PAIRS_PER_TYPE,
+    'the first eight attributes asked are indexed, no more',
+  );
+  t.same(storedEntries(store), expectedEntries(store, new Map([['', list]])), 'the index holds what the entities derive');
 });

@@ -46,6 +46,14 @@ import { StatsBatch } from './stats-batch.js';
  */
 export const ORDERED_QUERY_CAP = 20_000;
 
+/**
+ * Pairs of the number index per type and tenant (number-index.ts): past them a query comparing another attribute of
+ * the type with a number scans the type, as without the index.
+ */
+export const MAX_NUMBER_PAIRS_PER_TYPE = 8;
+/** A key element after any name (UTF-8 never holds 0xff). */
+const AFTER_ANY_NAME = Uint8Array.of(0xff) as unknown as string;
+
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
 
@@ -455,12 +463,21 @@ export class EmbdbStore implements Store {
   private async buildNumberPair(key: PairKey): Promise<boolean> {
     const [tenant, typeIri, attrIri] = key;
     try {
-      const wanted = await this.write(() => {
+      const state = await this.write((): PairState | 'refused' | undefined => {
         const state = this.numberPairsDb.get(key);
-        if (state === undefined) this.numberPairs.set(key, 'building');
-        return state !== 'complete';
+        if (state !== undefined) return state;
+        // Every pair of a type costs each write of the type, so a client naming attributes in queries must not
+        // grow them without end: only attributes some entity of the type holds, at most MAX_NUMBER_PAIRS_PER_TYPE.
+        if (this.typeStatDb.get(statKey(tenant, typeIri))?.attrs[attrIri] === undefined) return 'refused';
+        if (
+          this.numberPairsDb.getKeysCount({ start: [tenant, typeIri], end: [tenant, typeIri, AFTER_ANY_NAME] }) >= MAX_NUMBER_PAIRS_PER_TYPE
+        )
+          return 'refused';
+        this.numberPairs.set(key, 'building');
+        return undefined;
       });
-      if (!wanted) return true;
+      if (state === 'complete') return true;
+      if (state === 'refused') return false;
       const started = Date.now();
       let after: string | undefined;
       let entities = 0;
