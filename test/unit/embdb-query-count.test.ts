@@ -80,12 +80,33 @@ t.test('limit=0 with count=true answers only the count and reads no entity', asy
 
 t.test('a query by type with a filter and count=true reads the entities of that type only', async (t) => {
   const { store, reads } = await setup(t);
-  // n is 0 to N_A - 1: its lower half.
-  const lowerHalf = qOf(`n<${Math.ceil(N_A / 2)}`, NS);
+  // n is 0 to N_A - 1: its lower half. An OR is no interval of one attribute: no number index, the type's entities.
+  const lowerHalf = qOf(`n<${Math.ceil(N_A / 2)}|n>${N_B * 2}`, NS);
   const page = await store.queryEntities('', { type: ofTypes(A), q: lowerHalf, limit: 5, offset: 0, count: true });
   t.equal(page.count, Math.ceil(N_A / 2));
   t.equal(page.entities.length, 5);
   t.equal(reads(), N_A, `the ${N_A} A entities are tested, none of the ${N_B} B`);
+});
+
+t.test('a query by type with a q comparing a number reads only the entities holding a number in range', async (t) => {
+  const { store, reads } = await setup(t);
+  // The first query of A's n and of B's n builds their number index (reading every entity of the type once).
+  for (const typeIri of [A, B])
+    await store.queryEntities('', { type: ofTypes(typeIri), q: qOf('n>0', NS), limit: 1, offset: 0, count: false });
+  const built = reads();
+  t.equal(built, N_A + N_B + 2, 'the builds read each entity of A and B once, and the two answers one each');
+  const lowerHalf = qOf(`n<${Math.ceil(N_A / 2)}`, NS);
+  const page = await store.queryEntities('', { type: ofTypes(A), q: lowerHalf, limit: 5, offset: 0, count: true });
+  t.equal(page.count, Math.ceil(N_A / 2));
+  t.equal(page.entities.length, 5);
+  t.equal(reads() - built, Math.ceil(N_A / 2), 'the A entities of the lower half, none of the others');
+  const before = reads();
+  const top = await store.queryEntities('', { type: ofTypes(B), q: qOf(`n>=${N_B - 10}`, NS), limit: 5, offset: 0, count: false });
+  t.same(
+    top.entities.map((e) => e.id),
+    [0, 1, 2, 3, 4].map((k) => `urn:ngsi-ld:B:${N_B - 10 + k}`),
+  );
+  t.equal(reads() - before, 5, `a page of 5 of the ${N_B} B reads 5`);
 });
 
 t.test('an offset past the first page skips index keys, not entities', async (t) => {

@@ -93,6 +93,17 @@ const ofTypes = (all: StoredEntity[], types: string[]): StoredEntity[] => {
   for (const typeIri of types) for (const e of inIdOrder(all.filter((x) => x.type.includes(typeIri)))) if (!out.includes(e)) out.push(e);
   return out;
 };
+/**
+ * A type with a `q` comparing an attribute with a number: the number index's order (number-index.ts), each type's
+ * entities by their number then id, the types one after the other, an entity once.
+ */
+const byNumberOfTypes = (all: StoredEntity[], types: string[], keep: (speed: number) => boolean): StoredEntity[] => {
+  const out: StoredEntity[] = [];
+  for (const typeIri of types)
+    for (const e of inIdOrder(all.filter((x) => x.type.includes(typeIri) && keep(speedOf(x)))).sort((x, y) => speedOf(x) - speedOf(y)))
+      if (!out.includes(e)) out.push(e);
+  return out;
+};
 const idPattern = /[0-9]$/;
 const listed = [idOf(1000, 0), idOf(3, 1), 'urn:not:there', idOf(64, 0), idOf(63, 1), idOf(65, 0), idOf(512, 1), idOf(40, 0)];
 
@@ -109,9 +120,19 @@ const PATHS: Path[] = [
   { name: 'type of a 300-character IRI', query: { type: typeQuery(LONG_TYPE) }, expected: (all) => ofTypes(all, [LONG_TYPE]) },
   { name: 'type=B,long,A', query: { type: typeQuery(B, LONG_TYPE, A) }, expected: (all) => ofTypes(all, [B, LONG_TYPE, A]) },
   {
-    name: 'type=A with q',
+    name: 'type=A with q speed>40 (the number index)',
     query: { type: typeQuery(A), q: qOf('speed>40', NS) },
-    expected: (all) => ofTypes(all, [A]).filter((e) => speedOf(e) > 40),
+    expected: (all) => byNumberOfTypes(all, [A], (v) => v > 40),
+  },
+  {
+    name: 'type=B,long,A with q speed==20..60;speed!=41 (the number index, the rest of q on each candidate)',
+    query: { type: typeQuery(B, LONG_TYPE, A), q: qOf('speed==20..60;speed!=41', NS) },
+    expected: (all) => byNumberOfTypes(all, [B, LONG_TYPE, A], (v) => v >= 20 && v <= 60 && v !== 41),
+  },
+  {
+    name: 'type=A with q speed!=40 (no index: the type order)',
+    query: { type: typeQuery(A), q: qOf('speed!=40', NS) },
+    expected: (all) => ofTypes(all, [A]).filter((e) => speedOf(e) !== 40),
   },
   {
     name: 'an id list',

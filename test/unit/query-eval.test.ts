@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { parseQ } from '../../src/ngsild/query/q-parser.js';
-import { attributesOf, compileQ } from '../../src/ngsild/query/q-eval.js';
+import { attributesOf, comparableNumbers, compileQ, numberRangeOf } from '../../src/ngsild/query/q-eval.js';
+import { resolveQ } from '../../src/ngsild/query/q-resolve.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { kindOf } from './helpers/errors.js';
 
@@ -294,4 +295,43 @@ t.test('expandValues: string values of the attributes listed compare as expanded
   t.notOk(matches('label=="https://example.org/ns/Sedan"', listed));
   t.ok(matches('size==4', listed), 'numbers are never expanded');
   t.ok(matches('kind!="Coupe"', listed));
+});
+
+t.test('numberRangeOf: the interval of one attribute a q asks, only where a number comparison decides', async (t) => {
+  const range = (q: string): unknown => numberRangeOf(resolveQ(parseQ(q), (term) => 'https://example.org/ns/' + term));
+  const a = 'https://example.org/ns/a';
+  t.same(range('a>=38'), { attrIri: a, min: 38, minOpen: false, max: Infinity, maxOpen: false });
+  t.same(range('a<-0'), { attrIri: a, min: -Infinity, minOpen: false, max: 0, maxOpen: true }, '-0 is 0');
+  t.same(range('a==1..5'), { attrIri: a, min: 1, minOpen: false, max: 5, maxOpen: false });
+  t.same(range('a==7'), { attrIri: a, min: 7, minOpen: false, max: 7, maxOpen: false });
+  t.same(range('b=="x";a>2'), { attrIri: a, min: 2, minOpen: true, max: Infinity, maxOpen: false }, 'the AND term that is one');
+  for (const q of ['a!=3', 'a>3|b<2', 'a=="3"', 'a==1,2', 'a.observedAt>2024-01-01T00:00:00Z', 'a[x]>3', 'a.b>3', 'a', '!a', 'a~=x'])
+    t.equal(range(q), undefined, `${q}: no interval`);
+});
+
+t.test('comparableNumbers: the numbers a comparison with a number reads, from every instance', async (t) => {
+  const numbers = (instances: unknown): number[] => {
+    const out: number[] = [];
+    comparableNumbers(instances, out);
+    return out;
+  };
+  t.same(
+    numbers([
+      { type: 'Property', value: 3 },
+      { type: 'Property', value: [4, 'x', -0], datasetId: 'urn:d' },
+    ]),
+    [3, 4, 0],
+  );
+  t.same(numbers([{ type: 'Property', value: { '@value': 5 } }]), [5]);
+  t.same(numbers([{ type: 'ListProperty', valueList: [1, 2] }]), [1, 2]);
+  t.same(numbers([{ type: 'JsonProperty', json: 6 }]), [6]);
+  t.same(
+    numbers([
+      { type: 'Relationship', object: 'urn:x' },
+      { type: 'Property', value: '7' },
+      { type: 'Property', value: { n: 8 } },
+    ]),
+    [],
+  );
+  t.same(numbers(undefined), []);
 });

@@ -425,3 +425,73 @@ function compileMatch(node: QMatch): Visit {
     return strings > 0;
   };
 }
+
+// ---- value index support ----------------------------------------------------------------------------------------
+
+/**
+ * The numbers an attribute's instances hold for a comparison with a number literal, pushed on `into`: each target
+ * value of §4.9 (as visitInstance finds them) that is a number, and each number element of one that is an array. An
+ * entity matches `attr>=n` (or `==`, `<`, a range of numbers) exactly when one of these does, so an index of them finds
+ * every candidate. -0 is pushed as 0 (`===` holds them equal; an index's bytes would not).
+ */
+export function comparableNumbers(instances: unknown, into: number[]): void {
+  if (!Array.isArray(instances)) return;
+  const collect: Visit = (t, category) => {
+    if (category !== VALUE) return false;
+    if (typeof t === 'number') into.push(t === 0 ? 0 : t);
+    else if (Array.isArray(t)) for (const x of t) if (typeof x === 'number') into.push(x === 0 ? 0 : x);
+    return false;
+  };
+  for (const inst of instances) if (isInstance(inst)) visitInstance(inst, NO_COMPOUND, collect);
+}
+
+const NO_COMPOUND: readonly string[] = [];
+
+/**
+ * An interval of numbers one attribute must hold a value in for an entity to match a resolved `q` (names expanded):
+ * a comparison of a one-name path (an attribute, not an entity member, no compound part) with a number, or a range of
+ * numbers, alone or in an AND (the first such term). undefined when the `q` asks no such thing (OR, !=, strings, ...).
+ * A value index narrows a query with it; the compiled `q` still decides on every candidate.
+ */
+export interface QNumberRange {
+  attrIri: string;
+  /** -Infinity when unbounded. */
+  min: number;
+  minOpen: boolean;
+  /** Infinity when unbounded. */
+  max: number;
+  maxOpen: boolean;
+}
+
+export function numberRangeOf(ast: QNode): QNumberRange | undefined {
+  if (ast.kind === 'and') {
+    for (const term of ast.terms) {
+      const r = numberRangeOf(term);
+      if (r !== undefined) return r;
+    }
+    return undefined;
+  }
+  if (ast.kind !== 'compare' || ast.path.attr.length !== 1 || ast.path.compound.length !== 0) return undefined;
+  const attrIri = ast.path.attr[0]!;
+  if (ENTITY_MEMBERS.has(attrIri)) return undefined;
+  const v = ast.value;
+  const zeroed = (n: number): number => (n === 0 ? 0 : n);
+  if (v.kind === 'range') {
+    if (ast.op !== '==' || v.min.kind !== 'number' || v.max.kind !== 'number') return undefined;
+    return { attrIri, min: zeroed(v.min.value), minOpen: false, max: zeroed(v.max.value), maxOpen: false };
+  }
+  if (v.kind !== 'number') return undefined;
+  const n = zeroed(v.value);
+  switch (ast.op) {
+    case '==':
+      return { attrIri, min: n, minOpen: false, max: n, maxOpen: false };
+    case '>':
+    case '>=':
+      return { attrIri, min: n, minOpen: ast.op === '>', max: Infinity, maxOpen: false };
+    case '<':
+    case '<=':
+      return { attrIri, min: -Infinity, minOpen: false, max: n, maxOpen: ast.op === '<' };
+    default:
+      return undefined;
+  }
+}

@@ -2,7 +2,7 @@
 // evaluates it itself: which index lookups can find the candidates, and one predicate for what they leave open,
 // built from ngsild/query's evaluators. Part of the store kit: store and history plugins may import it.
 import type { AttrInstance, StoredEntity } from '../../ngsild/entity/model.js';
-import { compileQ } from '../../ngsild/query/q-eval.js';
+import { compileQ, numberRangeOf, type QNumberRange } from '../../ngsild/query/q-eval.js';
 import { asWritten } from '../../ngsild/query/q-resolve.js';
 import { compileScopeQ } from '../../ngsild/query/scopeq.js';
 import { compileGeoQuery, geoQuerySearchBox, type BBox } from '../../ngsild/query/geoq.js';
@@ -24,11 +24,14 @@ interface Selectable {
  * index), else every entity; `filter` then decides on each candidate (undefined: every candidate matches). The
  * candidates of `ids` are not known to have the types: `filter` tests them. `geo` narrows any of the three to the
  * entities that have a geometry of `attrIri` meeting `box` (a spatial index); `filter` still holds the exact relation.
+ * `numbers` narrows the entities of `typeIris` to those holding a number in an interval in one attribute (the `q`
+ * asks it, q-eval.ts numberRangeOf: a value index); `filter` still holds the whole `q`.
  */
 export interface QueryPlan<T> {
   ids: readonly string[] | undefined;
   typeIris: readonly string[] | undefined;
   geo: { attrIri: string; box: BBox } | undefined;
+  numbers: QNumberRange | undefined;
   filter: ((candidate: T) => boolean) | undefined;
 }
 
@@ -43,7 +46,11 @@ export function planEntityQuery(query: EntitySelectionQuery): QueryPlan<StoredEn
     const iris = query.attrs;
     preds.push((e) => iris.some((iri) => e[iri] !== undefined));
   }
-  if (query.q !== undefined) preds.push(compileQ(query.q, asWritten));
+  let numbers: QNumberRange | undefined;
+  if (query.q !== undefined) {
+    preds.push(compileQ(query.q, asWritten));
+    numbers = numberRangeOf(query.q);
+  }
   if (query.scopeQ !== undefined) {
     const scope = compileScopeQ(query.scopeQ);
     preds.push((e) => scope(e.scope));
@@ -55,7 +62,7 @@ export function planEntityQuery(query: EntitySelectionQuery): QueryPlan<StoredEn
     const box = geoQuerySearchBox(query.geo);
     if (box !== undefined) geo = { attrIri: query.geo.geopropertyIri, box };
   }
-  return { ids, typeIris, geo, filter: all(preds) };
+  return { ids, typeIris, geo, numbers, filter: all(preds) };
 }
 
 /** The plan of a query on the history's temporal entities (its attrs member is the history's own index). */
@@ -68,7 +75,7 @@ export function planTemporalQuery(query: TemporalEntityQuery): QueryPlan<Selecta
     const scope = compileScopeQ(query.scopeQ);
     preds.push((r) => scope(r.scope));
   }
-  return { ids, typeIris, geo: undefined, filter: all(preds) };
+  return { ids, typeIris, geo: undefined, numbers: undefined, filter: all(preds) };
 }
 
 /** The whole query as one predicate, the plan's lookups included: for a re-check of a candidate found earlier. */

@@ -27,8 +27,19 @@ import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
-import { GEO_CELLS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
+import { ATTR_NUMBERS_DB, GEO_CELLS_DB, NUMBER_PAIRS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
+import {
+  CHUNK as NUMBER_CHUNK,
+  NumberPairs,
+  moveNumberEntries,
+  putPairEntries,
+  visitNumberCandidates,
+  type NumberKey,
+  type PairKey,
+  type PairState,
+} from './number-index.js';
+import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch } from './stats-batch.js';
 
 /**
@@ -36,6 +47,14 @@ import { StatsBatch } from './stats-batch.js';
  * so the bound is on memory and time per request; a query matching more is answered `sortCap`.
  */
 export const ORDERED_QUERY_CAP = 20_000;
+
+/**
+ * Pairs of the number index per type and tenant (number-index.ts): past them a query comparing another attribute of
+ * the type with a number scans the type, as without the index.
+ */
+export const MAX_NUMBER_PAIRS_PER_TYPE = 8;
+/** A key element after any name (UTF-8 never holds 0xff). */
+const AFTER_ANY_NAME = Uint8Array.of(0xff) as unknown as string;
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -53,6 +72,8 @@ export interface EmbdbSettings {
   troe?: 'none' | 'embdb';
   /** Most matches an orderBy query sorts; ORDERED_QUERY_CAP unless given (tests give less). */
   orderedQueryCap?: number;
+  /** Where a number index build (number-index.ts) says it ran, or why it failed. */
+  log?: PluginLogger;
 }
 
 interface DocRecord {
@@ -78,6 +99,13 @@ export class EmbdbStore implements Store {
   private readonly typeMembers: Database<string, [string, string]>;
   /** The spatial index (geo-index.ts): `[tenant, geoproperty IRI, cell]` → ids. */
   private readonly geoCells: Database<string, GeoKey>;
+  /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids, for the pairs below. */
+  private readonly attrNumbers: Database<string, NumberKey>;
+  /** The (tenant, type, attribute) pairs the number index covers, `building` or `complete`. */
+  private readonly numberPairsDb: Database<PairState, PairKey>;
+  private readonly numberPairs: NumberPairs;
+  /** The builds this handle runs, by `tenant NUL type NUL attr`: a query asking meanwhile waits for the same one. */
+  private readonly pairBuilds = new Map<string, Promise<boolean>>();
   private readonly tenants: Database<{ createdAt: string }, string>;
   /** Discovery index: `[tenant, typeIri]` → counts of the type (§5.7.5); kept in the entity's write transaction. */
   private readonly typeStatDb: Database<TypeStat, [string, string]>;
@@ -108,6 +136,9 @@ export class EmbdbStore implements Store {
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
     this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
+    this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
+    this.numberPairsDb = this.env.openDB<PairState, PairKey>(NUMBER_PAIRS_DB);
+    this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
     const mapOptions = { useRecords: false };
@@ -235,9 +266,10 @@ export class EmbdbStore implements Store {
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const pairs = this.numberPairs.current();
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
-      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, opts, events);
+      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, pairs, opts, events);
       stats.flush();
       return r;
     });
@@ -250,6 +282,7 @@ export class EmbdbStore implements Store {
     const outcomes = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const pairs = this.numberPairs.current();
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
         const key = entityKey(tenant, item.id);
@@ -263,7 +296,7 @@ export class EmbdbStore implements Store {
           outcomes.push({ ok: false, error });
           continue;
         }
-        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, opts, events) });
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, pairs, opts, events) });
       }
       stats.flush();
       return outcomes;
@@ -284,6 +317,7 @@ export class EmbdbStore implements Store {
     current: StoredEntity | undefined,
     outcome: MutationOutcome<R>,
     stats: StatsBatch,
+    pairs: NumberPairs,
     opts: MutateOptions | undefined,
     events: WriteEvent[] | undefined,
   ): R {
@@ -294,6 +328,7 @@ export class EmbdbStore implements Store {
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     moveGeoEntries(this.geoCells, tenant, id, current, next);
+    moveNumberEntries(this.attrNumbers, pairs, tenant, id, current, next);
     stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) this.entities.removeSync(key);
     else {
@@ -326,6 +361,11 @@ export class EmbdbStore implements Store {
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
     const plan = planEntityQuery(query);
+    // The number index serves a query by type alone (no ids, no geo-query) once it covers the attribute of each type.
+    if (plan.numbers !== undefined && (plan.typeIris === undefined || plan.ids !== undefined || plan.geo !== undefined))
+      plan.numbers = undefined;
+    if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
+      plan.numbers = undefined;
     if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy);
     if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined)
       return this.typePage(tenant, plan.typeIris, query);
@@ -343,8 +383,9 @@ export class EmbdbStore implements Store {
   }
 
   /**
-   * The candidates of a query, each once, in a stable order (the ids as given, else id order per index), until
-   * `visit` answers false. Candidates come from the spatial index, the ids, the type index or the whole tenant;
+   * The candidates of a query, each once, in a stable order (the ids as given, else id order per index; the number
+   * index's: by number, then id), until `visit` answers false. Candidates come from the spatial index, the ids, the
+   * number index (a `q` comparing an attribute with a number, per type), the type index or the whole tenant;
    * types are checked here where the index read did not; the plan's filter is the caller's.
    */
   private scan(tenant: string, plan: QueryPlan<StoredEntity>, visit: (entity: StoredEntity) => boolean): void {
@@ -364,6 +405,19 @@ export class EmbdbStore implements Store {
         const entity = this.entityOf(tenant, id);
         if (entity !== undefined && !visit(entity)) return;
       }
+    } else if (plan.typeIris !== undefined && plan.numbers !== undefined) {
+      // The number index's candidates of each type, each entity once (it may hold several numbers in range).
+      const seen = new Set<string>();
+      const range = plan.numbers;
+      for (const typeIri of plan.typeIris) {
+        const more = visitNumberCandidates(this.attrNumbers, tenant, typeIri, range, (id) => {
+          if (seen.has(id)) return true;
+          seen.add(id);
+          const entity = this.entities.get(entityKey(tenant, id));
+          return entity === undefined || visit(entity);
+        });
+        if (!more) return;
+      }
     } else if (plan.typeIris !== undefined) {
       const seen = plan.typeIris.length > 1 ? new Set<string>() : undefined;
       for (const typeIri of plan.typeIris) {
@@ -379,6 +433,85 @@ export class EmbdbStore implements Store {
       }
     } else {
       for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!visit(value)) return;
+    }
+  }
+
+  /**
+   * Whether the number index covers `attrIri` of every type (number-index.ts). A pair not complete yet is built
+   * first, and the query waits for it: its pages, and those of every later query, are then all in the index's order
+   * (a scan's order for the first page and the index's for the next would let pages overlap).
+   */
+  private async numberIndexReady(tenant: string, typeIris: readonly string[], attrIri: string): Promise<boolean> {
+    if (!storablePart(attrIri)) return false;
+    for (const typeIri of typeIris) {
+      if (!storablePart(typeIri)) return false;
+      const key: PairKey = [tenant, typeIri, attrIri];
+      if (this.numberPairsDb.get(key) === 'complete') continue;
+      const name = key.join('\0');
+      let build = this.pairBuilds.get(name);
+      if (build === undefined) {
+        build = this.buildNumberPair(key).finally(() => this.pairBuilds.delete(name));
+        this.pairBuilds.set(name, build);
+      }
+      if (!(await build)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Fills one pair of the number index: registers it (`building`: from then on every write keeps its entries), puts
+   * the entries of every entity of the type, NUMBER_CHUNK per write transaction in id order (other writes run between
+   * two), then marks it `complete`. A build cut short (the process ended) is started again by the next query asking.
+   * Answers whether the pair is complete.
+   */
+  private async buildNumberPair(key: PairKey): Promise<boolean> {
+    const [tenant, typeIri, attrIri] = key;
+    try {
+      const state = await this.write((): PairState | 'refused' | undefined => {
+        const state = this.numberPairsDb.get(key);
+        if (state !== undefined) return state;
+        // Every pair of a type costs each write of the type, so a client naming attributes in queries must not
+        // grow them without end: only attributes some entity of the type holds, at most MAX_NUMBER_PAIRS_PER_TYPE.
+        if (this.typeStatDb.get(statKey(tenant, typeIri))?.attrs[attrIri] === undefined) return 'refused';
+        if (
+          this.numberPairsDb.getKeysCount({ start: [tenant, typeIri], end: [tenant, typeIri, AFTER_ANY_NAME] }) >= MAX_NUMBER_PAIRS_PER_TYPE
+        )
+          return 'refused';
+        this.numberPairs.set(key, 'building');
+        return undefined;
+      });
+      if (state === 'complete') return true;
+      if (state === 'refused') return false;
+      const started = Date.now();
+      let after: string | undefined;
+      let entities = 0;
+      for (;;) {
+        if (this.closed) return false;
+        // The ids are read in the write transaction: a read snapshot older than the registration could miss an
+        // entity created just before it, which no write would then index.
+        const from = after;
+        const last = await this.write(() => {
+          const range = from === undefined ? { limit: NUMBER_CHUNK } : { start: from, exclusiveStart: true, limit: NUMBER_CHUNK };
+          let id: string | undefined;
+          for (id of this.typeMembers.getValues([tenant, typeIri], range)) {
+            const entity = this.entities.get(entityKey(tenant, id));
+            if (entity !== undefined) putPairEntries(this.attrNumbers, key, entity);
+            entities++;
+          }
+          return id;
+        });
+        if (last === undefined) break;
+        after = last;
+      }
+      await this.write(() => {
+        if (this.numberPairsDb.get(key) === 'building') this.numberPairs.set(key, 'complete');
+      });
+      this.settings.log?.info({ tenant, typeIri, attrIri, entities, ms: Date.now() - started }, 'embdb: number index built');
+      return true;
+    } catch (error) {
+      // The query that asked scans its types instead; the next one starts the build again.
+      this.settings.log?.warn({ err: error, typeIri, attrIri }, 'embdb: number index build failed');
+      return false;
     }
   }
 
@@ -460,6 +593,8 @@ export class EmbdbStore implements Store {
       docs: this.docs,
       typeMembers: this.typeMembers,
       geoCells: this.geoCells,
+      attrNumbers: this.attrNumbers,
+      numberPairs: this.numberPairsDb,
       typeStats: this.typeStatDb,
       attrStats: this.attrStatDb,
       meta: this.meta,

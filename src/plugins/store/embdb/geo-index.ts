@@ -109,11 +109,27 @@ export function geoCandidates(db: Database<string, GeoKey>, tenant: string, attr
   const ids = new Set<string>();
   for (const id of db.getValues([tenant, attrIri, WIDE])) ids.add(id);
   for (let r = s.r0; r <= s.r1; r++) {
+    if (s.c1 - s.c0 < CELLS_READ_ONE_BY_ONE) {
+      // A few cells of a row (a city-scale near): each cell's ids alone, no key of every entry to decode on the way.
+      for (let c = s.c0; c <= s.c1; c++)
+        for (const id of db.getValues([tenant, attrIri, r * COLUMNS + c])) {
+          ids.add(id);
+          if (ids.size > MAX_CANDIDATES) return undefined;
+        }
+      continue;
+    }
     const range = { start: [tenant, attrIri, r * COLUMNS + s.c0] as GeoKey, end: [tenant, attrIri, r * COLUMNS + s.c1 + 1] as GeoKey };
     for (const { value } of db.getRange(range)) {
       ids.add(value);
       if (ids.size > MAX_CANDIDATES) return undefined;
     }
   }
-  return [...ids].sort(compareIds);
+  const sorted = [...ids];
+  // compareIds differs from the engine's sort only past U+D7FF (keys.ts): ids without such a character sort natively.
+  return sorted.some((id) => BEYOND_BMP_START.test(id)) ? sorted.sort(compareIds) : sorted.sort();
 }
+
+/** Up to this many cells of a row are read one getValues each rather than as one range of keys. */
+const CELLS_READ_ONE_BY_ONE = 8;
+/** A character from U+D800 on (a surrogate, or U+E000-U+FFFF), where UTF-16 and UTF-8 orders part. */
+const BEYOND_BMP_START = /[\uD800-\uFFFF]/;

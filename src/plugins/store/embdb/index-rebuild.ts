@@ -8,6 +8,7 @@ import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, type DocKey, type EntityKey } from './keys.js';
 import { putGeoEntries, type GeoKey } from './geo-index.js';
+import { PAIRS_GENERATION_KEY, type NumberKey, type PairKey, type PairState } from './number-index.js';
 import { migrateJoinedKeys } from './key-migration.js';
 
 /**
@@ -18,6 +19,7 @@ import { migrateJoinedKeys } from './key-migration.js';
  * `[tenant, geoproperty IRI, cell]` → id (database `geoCells`, geo-index.ts); 5: the keys of `entities` and `docs` as
  * arrays `[tenant, id]`, `[tenant, collection, id]` where they were strings joined with NUL, which ordered-binary
  * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts).
+ * The number index (number-index.ts) needs no format: it is built per pair on use, and a store without it has none.
  */
 export const INDEX_FORMAT_VERSION = 5;
 /** The first format with array keys in `entities` and `docs`. */
@@ -37,6 +39,9 @@ const idsByKey = (name: string) => ({ ...KEY_CODEC, name, dupSort: true, encodin
 export const TYPE_MEMBERS_DB = idsByKey('typeMembers');
 /** The spatial index (geo-index.ts). */
 export const GEO_CELLS_DB = idsByKey('geoCells');
+/** The number index (number-index.ts) and the pairs it covers. */
+export const ATTR_NUMBERS_DB = idsByKey('attrNumbers');
+export const NUMBER_PAIRS_DB = { ...KEY_CODEC, name: 'numberPairs' } as const;
 /** The format-2 type index, dropped by the rebuild. */
 const LEGACY_TYPE_IDS_DB = 'typeIds';
 
@@ -46,6 +51,8 @@ export interface IndexedDbs {
   docs: Database<unknown, DocKey>;
   typeMembers: Database<string, [string, string]>;
   geoCells: Database<string, GeoKey>;
+  attrNumbers: Database<string, NumberKey>;
+  numberPairs: Database<PairState, PairKey>;
   typeStats: Database<TypeStat, [string, string]>;
   attrStats: Database<AttrStat, [string, string]>;
   meta: Database<number, string>;
@@ -94,6 +101,10 @@ export async function rebuildIndexes(dbs: IndexedDbs, log: PluginLogger, from: n
     legacy.dropSync();
     dbs.typeMembers.clearSync();
     dbs.geoCells.clearSync();
+    // The number index is built again on use, pair by pair.
+    dbs.attrNumbers.clearSync();
+    dbs.numberPairs.clearSync();
+    dbs.meta.putSync(PAIRS_GENERATION_KEY, (dbs.meta.get(PAIRS_GENERATION_KEY) ?? 0) + 1);
     dbs.typeStats.clearSync();
     dbs.attrStats.clearSync();
   });

@@ -57,6 +57,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     compress: setting(o, 'dbCompress'),
     lockPrefer: setting(o, 'dbLockPrefer'),
     troe: params.keepHistory === true ? 'embdb' : 'none',
+    log: params.log,
   });
   // The primary opens the store before any worker thread does: an old store's indexes are whole before a query runs.
   if (params.primary) {
