@@ -80,13 +80,14 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     },
   );
   let periodic: PeriodicNotifications | undefined;
+  const setOwner = init.config.storeShared && init.config.brokerId !== undefined ? new SetOwner(store, init.config.brokerId) : undefined;
   const subordinates = new SubordinateSubscriptions(
     store,
     contexts,
     log,
     init.config.brokerUrl,
     init.config.port === 0 ? undefined : brokerUrlOf(init.config),
-    init.config.storeShared && init.config.brokerId !== undefined ? new SetOwner(store, init.config.brokerId) : undefined,
+    setOwner,
   );
   const sync = new SubscriptionSync(
     store,
@@ -134,7 +135,7 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
     }
     delivery.enqueue(due);
   };
-  periodic = new PeriodicNotifications(store, accept, log, joined);
+  periodic = new PeriodicNotifications(store, accept, log, joined, setOwner);
   await sync.start();
   subordinates.sweep();
   const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance);

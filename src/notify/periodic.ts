@@ -10,6 +10,7 @@ import { anyTypeOf } from '../ngsild/query/type-expression.js';
 import { buildNotification } from '../ngsild/subscription/payload.js';
 import type { DueNotification } from './channel.js';
 import { JoinedNotifications } from './joined-notifications.js';
+import type { SetOwner } from './set-owner.js';
 
 /** Entities in one periodic notification at most. */
 const PERIODIC_MAX_ENTITIES = 1000;
@@ -33,6 +34,8 @@ export class PeriodicNotifications {
     private readonly enqueue: (due: DueNotification) => void,
     private readonly log: Logger,
     private readonly joined = new JoinedNotifications(store),
+    /** On a store several brokers share: which broker of the set sends each subscription's notifications. */
+    private readonly owner?: SetOwner,
   ) {}
 
   /** A subscription was added, changed (sub) or deleted (undefined). */
@@ -80,6 +83,9 @@ export class PeriodicNotifications {
   private async tick(sub: CompiledSubscription): Promise<void> {
     if (!isLive(sub, Date.now())) return;
     try {
+      // Every broker of a high-availability set keeps every subscription's timer; one of them sends (issue 17:
+      // each due notification once). When it goes, its lease goes stale and the next in rank takes the timer over.
+      if (this.owner !== undefined && !(await this.owner.owns(`periodic\n${sub.tenant}\n${sub.id}`))) return;
       // seed 000 §5.3: only what the subscription's owner may read; a notification left empty is not sent
       const entities = await this.joined.readable(sub, await this.selected(sub));
       if (entities.length === 0) return;
