@@ -3,6 +3,7 @@
 // or down, rows wait in a bounded buffer (--troeBuffer rows; past it, entity writes wait: back-pressure) and are sent
 // again, in order, once it answers: QuestDB's dedup keys make a batch sent twice land once (rows.ts).
 import { Sender, SenderOptions } from '@questdb/nodejs-client';
+import { fastEscape } from './fast-escape.js';
 import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
 import type { EntRow, InstRow, RowBatch } from './rows.js';
 import { tableDdl } from './rows.js';
@@ -255,7 +256,9 @@ export async function newSender(s: TsdbSettings, retryMs: number): Promise<Sende
     opts.username = s.user;
     opts.password = s.pwd ?? '';
   }
-  return new Sender(opts);
+  const sender = new Sender(opts);
+  fastEscape(sender);
+  return sender;
 }
 
 /** Waits until QuestDB applied what was committed to these tables (WAL): a read after it sees the rows. */
