@@ -1,6 +1,7 @@
-// Batch entity operations (CIM 009 v1.8 §5.6.7 to §5.6.11, §5.6.20; §6.14 to §6.17, §6.29): every entry is
-// validated first; valid entries run in one store transaction where a failing entry never changes another's
-// outcome; the answer is 201/204 when all succeed, else 207 with a BatchOperationResult.
+// Batch entity operations (CIM 009 v1.8 §5.6.7 to §5.6.11, §5.6.20; §6.14 to §6.17, §6.29), each in one of its
+// thread's slots (batch-slots.ts, ops/index.ts): every entry is validated first; valid entries run in one store
+// transaction where a failing entry never changes another's outcome; the answer is 201/204 when all succeed, else
+// 207 with a BatchOperationResult.
 import { LdError, badRequest, notFound, problemOf, type ProblemDetails } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { expandEntity } from '../ngsild/entity/expand.js';
@@ -17,6 +18,7 @@ import { checkIdSize } from '../ngsild/entity/limits.js';
 import { attrNames } from './entities.js';
 import { writeEntities } from './changes.js';
 import { changeOf } from '../ngsild/entity/write-change.js';
+import { giveSlot, takeSlot } from './batch-slots.js';
 
 interface BatchError {
   entityId: string;
@@ -85,8 +87,16 @@ async function prepareEntities(
 ): Promise<Prepared<StoredEntity>[]> {
   const list = entries(req);
   // Every entry's @context at once: distinct remote ones are fetched side by side rather than one deadline after
-  // another, and one that many entries name is fetched once (issue 13).
-  const contexts = await Promise.allSettled(list.map((entry) => (isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined)));
+  // another, and one that many entries name is fetched once (issue 13). The handler runs in a slot (batch-slots.ts),
+  // given up while remote @contexts may be fetched, so a slow context server holds no other client's batch.
+  const ldJson = req.bodyMediaType === LD_JSON;
+  if (ldJson) giveSlot();
+  let contexts: PromiseSettledResult<ResolvedContext | undefined>[];
+  try {
+    contexts = await Promise.allSettled(list.map((entry) => (isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined)));
+  } finally {
+    if (ldJson) await takeSlot(ctx.store);
+  }
   const prepared: Prepared<StoredEntity>[] = [];
   for (let i = 0; i < list.length; i++) {
     const entry = list[i];

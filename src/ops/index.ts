@@ -29,6 +29,7 @@ import {
 } from './subscriptions.js';
 import { createRegistration, queryRegistrations, retrieveRegistration, updateRegistration, deleteRegistration } from './registrations.js';
 import { batchCreate, batchUpsert, batchUpdate, batchDelete, batchMerge } from './batch.js';
+import { inSlot } from './batch-slots.js';
 import { brokerVersion } from './version.js';
 import { listChannels } from './channels.js';
 import { sourceIdentity } from './source-identity.js';
@@ -81,11 +82,11 @@ export const handlers: ReadonlyMap<LdOp, OpHandler> = new Map<LdOp, OpHandler>([
   [LdOp.PartialAttrUpdate, distributedWrite('updateAttrs', partialAttrUpdate, attributeShape(true))],
   [LdOp.DeleteAttr, distributedWrite('deleteAttrs', deleteAttr, attributeShape(false))],
   [LdOp.ReplaceAttr, distributedWrite('replaceAttrs', replaceAttr, attributeShape(true))],
-  [LdOp.BatchCreate, distributedBatch('createBatch', batchCreate)],
-  [LdOp.BatchUpsert, distributedBatch('upsertBatch', batchUpsert)],
-  [LdOp.BatchUpdate, distributedBatch('updateBatch', batchUpdate)],
-  [LdOp.BatchDelete, distributedBatch('deleteBatch', batchDelete)],
-  [LdOp.BatchMerge, distributedBatch('mergeBatch', batchMerge)],
+  [LdOp.BatchCreate, distributedBatch('createBatch', inSlot(batchCreate))],
+  [LdOp.BatchUpsert, distributedBatch('upsertBatch', inSlot(batchUpsert))],
+  [LdOp.BatchUpdate, distributedBatch('updateBatch', inSlot(batchUpdate))],
+  [LdOp.BatchDelete, distributedBatch('deleteBatch', inSlot(batchDelete))],
+  [LdOp.BatchMerge, distributedBatch('mergeBatch', inSlot(batchMerge))],
   [LdOp.QueryEntities, queryEntities],
   [LdOp.PurgeEntities, distributedPurge(purgeEntities)],
   [LdOp.QueryPost, queryPost],

@@ -192,6 +192,14 @@ export interface Store {
    * current leaves it out.
    */
   freshen?(): void;
+  /**
+   * How many batch entity operations of one thread the store serves best at once; absent: no bound. A store whose
+   * writes are CPU work in the calling thread (embdb) gains nothing from more, and each one in flight holds its
+   * parsed body and entities until its transaction commits: fifty at once outlived the young generation of the
+   * thread's heap and nearly doubled a batch's CPU with garbage collection (issue 24, bench/micro/batch-upsert.ts).
+   * A store that waits on a server leaves it out, so its round trips overlap.
+   */
+  readonly batchesAtOnce?: number;
   status(): StoreStatus;
 
   hasTenant(tenant: string): Promise<boolean>;

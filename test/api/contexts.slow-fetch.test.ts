@@ -109,6 +109,37 @@ t.test('a batch whose entries all name one silent @context URL costs one fetch o
   t.equal(received.get('/batch-shared.jsonld'), 1, 'the silent server was asked once');
 });
 
+t.test("batches waiting for a silent @context hold none of the thread's batch slots: a plain batch is answered first", async (t) => {
+  // Batch operations run a few at once per thread (ops/batch-slots.ts); one waiting for a remote @context gives its
+  // slot up, so more of them than there are slots still let another client's batch through on the same thread.
+  const one = await startBroker(['--connectionPoolSize', '1'], {}, { pool: true });
+  try {
+    const order: string[] = [];
+    const slow = Array.from({ length: 8 }, (_, b) =>
+      call(one, 'POST', `${NGSI}/entityOperations/upsert`, {
+        body: [{ id: `urn:ngsi-ld:S:${b}`, type: 'S', '@context': [`${silentBase}/slots/${b}.jsonld`] }],
+        headers: { 'content-type': 'application/ld+json' },
+      }).then((r) => {
+        order.push('slow');
+        return r;
+      }),
+    );
+    // 4 fetches per host run at once (the others wait in the fetcher's line): four asked, every batch is waiting.
+    await until(() => [...received.keys()].filter((p) => p.startsWith('/slots/')).length >= 4, 'the slow batches wait for their @contexts');
+    const plain = await call(one, 'POST', `${NGSI}/entityOperations/upsert`, { body: [{ id: 'urn:ngsi-ld:P:1', type: 'P' }] });
+    order.push('plain');
+    t.equal(plain.status, 201, plain.text);
+    const answers = await Promise.all(slow);
+    t.equal(order[0], 'plain', 'the plain batch was answered while all eight still waited');
+    t.ok(
+      answers.every((r) => r.status === 207),
+      'each slow batch ends with its entry LdContextNotAvailable',
+    );
+  } finally {
+    t.equal(await one.stop(), 0, 'clean exit');
+  }
+});
+
 t.test(
   'past 256 requests per pipeline thread waiting for @contexts, one more is refused 503 Unavailable with Retry-After at once',
   async (t) => {

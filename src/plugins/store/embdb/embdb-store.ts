@@ -88,6 +88,8 @@ const STRUCTURES_KEY = Symbol.for('structures');
 
 export class EmbdbStore implements Store {
   readonly name = 'embdb';
+  /** Store contract: 1 to 8 at once cost the same per entity, 50 nearly twice that (bench/micro/batch-upsert.ts). */
+  readonly batchesAtOnce = 4;
   private readonly env: RootDatabase;
   private readonly entities: Database<StoredEntity, EntityKey>;
   /**
