@@ -47,6 +47,12 @@ export const ORDERED_QUERY_CAP = 20_000;
 const MAX_ATTEMPTS = 32;
 /** Period of the driver's server monitoring, and of the reconnection attempts after a start without the server. */
 const HEARTBEAT_MS = 1000;
+/**
+ * Longest wait for the server's answer to one command: past it the request fails with 503 and the connection is
+ * closed. A server that stopped answering (FerretDB 1.x deadlocked, see bulkConditional) never holds a request, or
+ * the broker thread's connections, for ever; no command the broker sends takes a healthy server this long.
+ */
+const COMMAND_TIMEOUT_MS = 60_000;
 /** Candidates read per round trip when the worker evaluates part of a query. */
 const BATCH = 500;
 /** Most entities of an id list read in one round trip. */
@@ -64,6 +70,8 @@ export interface DocdbSettings {
   log: PluginLogger;
   /** Most matches an orderBy query sorts (tests give less). */
   orderedQueryCap?: number;
+  /** Longest wait for one command's answer (tests give less). */
+  commandTimeoutMs?: number;
 }
 
 interface DocRecord {
@@ -105,6 +113,7 @@ export class DocdbStore implements Store {
       maxPoolSize: settings.poolSize,
       serverSelectionTimeoutMS: settings.timeoutMs,
       connectTimeoutMS: settings.timeoutMs,
+      socketTimeoutMS: settings.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
       // How soon a server back (or gone) is noticed without a request: /ready follows it.
       heartbeatFrequencyMS: HEARTBEAT_MS,
       ...(settings.user !== undefined ? { auth: { username: settings.user, password: settings.password } } : {}),
@@ -444,6 +453,7 @@ export class DocdbStore implements Store {
             mine.map(([, i]) => ops[i]!),
             mine.map(([id]) => id),
             lastVersion,
+            (await this.server) === 'ferretdb',
           );
           return [...held, ...lostHere];
         }),
@@ -621,25 +631,35 @@ async function writeConditionally(
  * The bulk write of a batch, unordered (one lost race does not stop the others). Answers the ids whose write did not
  * happen because another writer changed the entity first: a duplicate key on insert or upsert, or a conditional replace or
  * delete that matched nothing (found by reading back the versions of the ids, as the counts do not say which).
+ *
+ * `oneUpdatePerCommand` (FerretDB 1.x): each replacement goes as an update command of its own. FerretDB's update
+ * handler keeps the read of every statement of a command open (a SQLite connection each) until the command ends and
+ * takes one more connection for each write: an update command of 100 statements, or a few of them at once, holds
+ * all 100 connections of its pool and waits for one more for ever, and every later command on that database waits
+ * behind it (a batch upsert of 100 entities hung the server, bench/RESULTS.md; FerretDB v1.24.0
+ * internal/handler/msg_update.go, its `defer closer.Close()` inside the loop over the statements).
  */
 async function bulkConditional(
   coll: Collection<EntityDoc>,
   ops: AnyBulkWriteOperation<EntityDoc>[],
   ids: string[],
   versions: Map<string, number>,
+  oneUpdatePerCommand: boolean,
 ): Promise<string[]> {
-  let applied: number;
   const lost = new Set<string>();
-  try {
-    const r = await coll.bulkWrite(ops, { ordered: false });
-    applied = r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount;
-  } catch (e) {
-    const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
-    const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
-    if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
-    for (const w of list) lost.add(ids[w.index]!);
-    const r = (e as { result?: { insertedCount: number; upsertedCount: number; matchedCount: number; deletedCount: number } }).result;
-    applied = r === undefined ? -1 : r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount;
+  let applied = 0;
+  const all = ops.map((_, i) => i);
+  const groups = oneUpdatePerCommand
+    ? [all.filter((i) => !('replaceOne' in ops[i]!)), ...all.filter((i) => 'replaceOne' in ops[i]!).map((i) => [i])]
+    : [all];
+  for (const group of groups) {
+    if (group.length === 0) continue;
+    const r = await bulkGroup(
+      coll,
+      group.map((i) => ops[i]!),
+    );
+    for (const at of r.lost) lost.add(ids[group[at]!]!);
+    applied = r.applied < 0 || applied < 0 ? -1 : applied + r.applied;
   }
   if (applied === ops.length - lost.size) return [...lost];
   // Some conditional write matched nothing: the ids not at the version this batch wrote lost their race.
@@ -651,6 +671,24 @@ async function bulkConditional(
     if (deleting ? v !== undefined && v !== versions.get(id) : v !== versions.get(id)) lost.add(id);
   });
   return [...lost];
+}
+
+/** One bulkWrite: how many writes the server applied (-1: it did not say), and the indexes lost to a duplicate key. */
+async function bulkGroup(
+  coll: Collection<EntityDoc>,
+  ops: AnyBulkWriteOperation<EntityDoc>[],
+): Promise<{ applied: number; lost: number[] }> {
+  try {
+    const r = await coll.bulkWrite(ops, { ordered: false });
+    return { applied: r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount, lost: [] };
+  } catch (e) {
+    const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
+    const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
+    if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
+    const r = (e as { result?: { insertedCount: number; upsertedCount: number; matchedCount: number; deletedCount: number } }).result;
+    const applied = r === undefined ? -1 : r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount;
+    return { applied, lost: list.map((w) => w.index) };
+  }
 }
 
 function eventOf<R>(
