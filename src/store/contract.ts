@@ -50,6 +50,12 @@ export interface MutateOptions {
    * without a history of its own ignores it.
    */
   noHistory?: boolean;
+  /**
+   * The entries expect no entity (the importer's creates, into an empty store): a store may write them without
+   * reading first, as long as each entry whose id exists still runs on the entity as it is (and so is refused, never
+   * overwritten). docdb then skips its read of the batch, a whole scan of the collection on FerretDB.
+   */
+  expectAbsent?: boolean;
 }
 
 /**

@@ -128,6 +128,55 @@ t.test('a batch of any kind is one read and one write of the entities, whatever 
   t.same((await store.getEntity('', 'urn:b:3'))?.[DEFAULT_VOCAB + 'n'], [{ type: 'Property', value: 123 }], 'the upsert was applied');
 });
 
+t.test('creates that expect no entity (the importer) are one insert, no read; an id that exists still sees it', async (t) => {
+  const store = await open(t);
+  await store.mutateEntities('', [put(entity('urn:warm', 0)), put(entity('urn:e:3', 33))]);
+  const create = (id: string, n: number): BatchItem<string> => ({
+    id,
+    mutation: (cur) => {
+      if (cur !== undefined) throw new Error(`exists with ${String((cur[DEFAULT_VOCAB + 'n'] as Array<{ value: number }>)[0]!.value)}`);
+      return { next: entity(id, n), result: 'created' };
+    },
+  });
+  let outcomes: Awaited<ReturnType<Store['mutateEntities']>> = [];
+  const fresh = await commands(store, async () => {
+    outcomes = await store.mutateEntities(
+      '',
+      ids('f').map((id, i) => create(id, i)),
+      { expectAbsent: true },
+    );
+  });
+  t.same(fresh, ['insert entities'], 'new ids: the insert only');
+  t.ok(
+    outcomes.every((o) => o.ok && o.result === 'created'),
+    'every new id created',
+  );
+  // urn:e:3 exists: its insert is a duplicate key, then it is read and its mutation refuses (never overwritten);
+  // urn:warm is deleted by its entry, which therefore runs on the entity read.
+  const mixed = await commands(store, async () => {
+    outcomes = await store.mutateEntities(
+      '',
+      [
+        create('urn:e:1', 1),
+        create('urn:e:3', 3),
+        { id: 'urn:warm', mutation: (cur) => ({ next: cur === undefined ? undefined : null, result: 'deleted' }) },
+      ],
+      { expectAbsent: true },
+    );
+  });
+  t.match(outcomes, [
+    { ok: true, result: 'created' },
+    { ok: false, error: { message: 'exists with 33' } },
+    { ok: true, result: 'deleted' },
+  ]);
+  t.same((await store.getEntity('', 'urn:e:3'))?.[DEFAULT_VOCAB + 'n'], [{ type: 'Property', value: 33 }], 'the existing entity kept');
+  t.equal(await store.getEntity('', 'urn:warm'), undefined, 'the delete entry deleted');
+  t.ok(
+    mixed.includes('insert entities') && mixed.filter((c) => c === 'find entities').length === 1,
+    'one insert, then one read of the two unsure ids',
+  );
+});
+
 t.test('an id list is one read', async (t) => {
   const store = await open(t);
   await store.mutateEntities(
