@@ -38,7 +38,7 @@ import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity
 import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
 import { asStoreError, isUnreachable } from './errors.js';
-import { CLAIMS, claim, release, type ClaimDoc } from './claims.js';
+import { CLAIMS, ClaimReleases, claim, release, type ClaimDoc } from './claims.js';
 import { PRESENCE, Presence, type PresenceDoc } from './presence.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
@@ -101,10 +101,15 @@ export class DocdbStore implements Store {
   private server: Promise<ServerKind> | undefined;
   /** This process's lease on the database (presence.ts): kept by a primary, read by the importer. */
   private readonly presence: Presence;
+  /** Claims of writes that landed, released in bulk (claims.ts; FerretDB only). */
+  private readonly releases: ClaimReleases;
 
   constructor(private readonly settings: DocdbSettings) {
     this.client = this.newClient();
     this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log);
+    this.releases = new ClaimReleases((e) =>
+      settings.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'docdb: claims not released (taken over later)'),
+    );
   }
 
   private newClient(): MongoClient {
@@ -197,6 +202,7 @@ export class DocdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.connected && !this.down) await this.releases.flush();
     await this.presence.stop(this.connected && !this.down);
     await this.client.close();
   }
@@ -252,11 +258,16 @@ export class DocdbStore implements Store {
     if ((await this.server) !== 'ferretdb' || wanted.size === 0) return write(new Set(wanted.keys()));
     const claims = this.db(tenant).collection<ClaimDoc>(CLAIMS);
     const got = await claim(claims, wanted);
+    const mine = new Map([...wanted].filter(([id]) => got.has(id)));
+    let r: R;
     try {
-      return await write(got);
-    } finally {
-      await release(claims, new Map([...wanted].filter(([id]) => got.has(id))));
+      r = await write(got);
+    } catch (e) {
+      await release(claims, mine).catch(() => undefined); // else taken over after claims.ts STALE_MS
+      throw e;
     }
+    this.releases.add(claims, mine);
+    return r;
   }
 
   /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
