@@ -51,9 +51,9 @@ export interface MutateOptions {
    */
   noHistory?: boolean;
   /**
-   * The entries expect no entity (the importer's creates, into an empty store): a store may write them without
-   * reading first, as long as each entry whose id exists still runs on the entity as it is (and so is refused, never
-   * overwritten). docdb then skips its read of the batch, a whole scan of the collection on FerretDB.
+   * The entries are creates that expect no entity (a create, a batch create, the importer's records): a store may
+   * write them without reading first, as long as each entry whose id exists still runs on the entity as it is (and so
+   * is refused, never overwritten). docdb then skips its first read, a whole scan of the collection on FerretDB.
    */
   expectAbsent?: boolean;
 }

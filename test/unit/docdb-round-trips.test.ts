@@ -178,6 +178,17 @@ t.test('creates that expect no entity (the importer) are one insert, no read; an
     mixed.includes('insert entities') && mixed.filter((c) => c === 'find entities').length === 1,
     'one insert, then one read of the two unsure ids',
   );
+  // One entity (POST /entities): a new id is the insert alone; an id that exists is refused on the entity read.
+  const one = (id: string, n: number) => store.mutateEntity('', id, create(id, n).mutation, { expectAbsent: true });
+  t.same(await commands(store, () => one('urn:e:9', 9)), ['insert entities'], 'a create of a new id: the insert only');
+  let refused: unknown;
+  t.same(
+    await commands(store, () => one('urn:e:3', 0).catch((e: unknown) => (refused = e))),
+    ['find entities', 'insert entities'],
+    'a create of an existing id: the insert refused, then the read',
+  );
+  t.match(refused, { message: 'exists with 33' }, 'the mutation refused on the entity as it is');
+  t.same((await store.getEntity('', 'urn:e:3'))?.[DEFAULT_VOCAB + 'n'], [{ type: 'Property', value: 33 }], 'never overwritten');
 });
 
 t.test('FerretDB: the claims of writes that landed are released together, none left behind', async (t) => {

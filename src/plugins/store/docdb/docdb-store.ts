@@ -356,11 +356,23 @@ export class DocdbStore implements Store {
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     const coll = await this.io(() => this.entities(tenant));
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const found = await this.io(() => coll.findOne({ _id: id }, { projection: { b: 1, v: 1 } }));
+      // A create (expectAbsent) goes without the read at first: an id that exists is a duplicate key of the insert,
+      // and the mutation runs again on the entity read (and refuses it). On FerretDB the read scans the collection.
+      const unread = attempt === 0 && opts?.expectAbsent === true;
+      const found = unread ? null : await this.io(() => coll.findOne({ _id: id }, { projection: { b: 1, v: 1 } }));
       const current = found === null ? undefined : entityOfDoc(found);
-      const outcome = mutation(current);
+      let outcome: MutationOutcome<R>;
+      try {
+        outcome = mutation(current);
+      } catch (e) {
+        if (unread) continue; // it has not seen the entity: it runs again, read
+        throw e;
+      }
       const next = outcome.next;
-      if (next === undefined || (next === null && current === undefined)) return outcome.result;
+      if (next === undefined || (next === null && current === undefined)) {
+        if (unread) continue;
+        return outcome.result;
+      }
       const version = Math.max((found?.v ?? 0) + 1, clockMicros());
       await this.io(() => this.layout(tenant));
       const doc = next === null ? null : entityDoc(next, version, await this.geoIndex());
