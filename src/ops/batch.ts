@@ -163,9 +163,12 @@ async function run<T>(
   errors: BatchError[],
   mutate: (p: Prepared<T>) => Mutation<Outcome>,
   creating: boolean,
+  /** Every entry is a create (Store MutateOptions.expectAbsent). */
+  createsOnly = false,
 ): Promise<Array<{ id: string; outcome: Outcome }>> {
   const items: BatchItem<Outcome>[] = prepared.map((p) => ({ id: p.id, mutation: mutate(p) }));
-  const outcomes = items.length === 0 ? [] : await writeEntities(ctx, req.tenant, items, { createTenant: creating });
+  const outcomes =
+    items.length === 0 ? [] : await writeEntities(ctx, req.tenant, items, { createTenant: creating, expectAbsent: createsOnly });
   const done: Array<{ id: string; outcome: Outcome }> = [];
   outcomes.forEach((o, i) => {
     if (o.ok) done.push({ id: items[i]!.id, outcome: o.result });
@@ -197,6 +200,7 @@ export const batchCreate: OpHandler = async (req, ctx) => {
       if (current !== undefined) throw new LdError('AlreadyExists', `entity '${p.id}' already exists`);
       return { next: p.value, result: 'created' };
     },
+    true,
     true,
   );
   return answer(done, errors, { status: 201, body: done.map((d) => d.id) });

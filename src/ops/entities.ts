@@ -95,7 +95,7 @@ export const createEntity: OpHandler = async (req, ctx) => {
       if (current !== undefined) throw new LdError('AlreadyExists', `entity '${entity.id}' already exists`);
       return { next: entity, result: undefined };
     },
-    { createTenant: true },
+    { createTenant: true, expectAbsent: true },
   );
   return { status: 201, headers: ['Location', `${API_PREFIX}/entities/${pathSegment(entity.id)}`] };
 };

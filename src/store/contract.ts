@@ -50,6 +50,12 @@ export interface MutateOptions {
    * without a history of its own ignores it.
    */
   noHistory?: boolean;
+  /**
+   * The entries are creates that expect no entity (a create, a batch create, the importer's records): a store may
+   * write them without reading first, as long as each entry whose id exists still runs on the entity as it is (and so
+   * is refused, never overwritten). docdb then skips its first read, a whole scan of the collection on FerretDB.
+   */
+  expectAbsent?: boolean;
 }
 
 /**

@@ -77,6 +77,30 @@ t.test('two writers batch-increment the same entities at once: no update is lost
   for (const id of ids) t.equal(valueOf(await a.getEntity('', id)), 2 * N, `${id}: every increment counted`);
 });
 
+t.test('a batch replacing 150 entities is answered (FerretDB held every connection on one update command of them)', async (t) => {
+  const [a, b] = await two(t);
+  const ids = Array.from({ length: 150 }, (_, i) => `urn:ngsi-ld:Counter:r${i}`);
+  const batch = (n: number) => ids.map((id) => ({ id, mutation: () => ({ next: counter(id, n), result: n }) }));
+  await a.mutateEntities('', batch(0));
+  // Two replacing batches at once on the two handles, then one more: each answers, and the last one's values stay.
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<string>((r) => (timer = setTimeout(() => r('no answer within 60 s'), 60_000)));
+  const answered = Promise.all([a.mutateEntities('', batch(1)), b.mutateEntities('', batch(2))]).then(() => 'answered');
+  t.equal(await Promise.race([answered, hung]), 'answered', 'both replacing batches answered');
+  clearTimeout(timer);
+  const outcomes = await b.mutateEntities('', batch(3));
+  t.ok(
+    outcomes.every((o) => o.ok && o.result === 3),
+    'every entry of the last batch applied',
+  );
+  const page = await a.queryEntities('', { type: { kind: 'type', name: NS + 'Counter' }, limit: 1000, offset: 0, count: true });
+  t.equal(page.count, 150, 'no entity lost or doubled');
+  t.ok(
+    page.entities.every((e) => valueOf(e) === 3),
+    "every entity holds the last batch's value",
+  );
+});
+
 t.test('two brokers create one id at once: one entity, the other create refused', async (t) => {
   const [a, b] = await two(t);
   const id = 'urn:ngsi-ld:Counter:race';

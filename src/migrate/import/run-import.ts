@@ -85,7 +85,7 @@ export async function runImport(deps: ImportDeps, io: ImportIo): Promise<ImportR
     }));
     let outcomes;
     try {
-      outcomes = await deps.store.mutateEntities(entityTenant, items, { createTenant: true, noHistory: true });
+      outcomes = await deps.store.mutateEntities(entityTenant, items, { createTenant: true, noHistory: true, expectAbsent: true });
     } catch (e) {
       const reason = refusal(e);
       for (const p of pending) report.refuse(p.line, 'entities', `entity ${p.entity.id} refused: ${reason}`);

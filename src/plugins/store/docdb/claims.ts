@@ -45,3 +45,51 @@ export async function release(claims: Collection<ClaimDoc>, claimed: ReadonlyMap
   if (claimed.size === 0) return;
   await claims.deleteMany({ _id: { $in: [...claimed].map(([id, v]) => claimId(id, v)) } });
 }
+
+/** Longest a claim whose write landed waits for its release (ClaimReleases). */
+const RELEASE_MS = 200;
+/** Most releases gathered before they are sent at once. */
+const RELEASE_MAX = 500;
+
+/**
+ * The releases of claims whose write landed, gathered and sent as one delete per database every RELEASE_MS (or
+ * RELEASE_MAX of them), not one delete per write: a PATCH on FerretDB was four commands, the release one of them
+ * (issue 17, the broker's CPU per request). Waiting costs nothing: once the entity moved on from the version a claim
+ * names, only a writer that read that old version can meet the claim, and its conditional write would lose anyway.
+ * A write that failed releases its claim at once (`release`): the entity may still be at that version. A release
+ * lost (the server down, the process ended) is a claim taken over after STALE_MS.
+ */
+export class ClaimReleases {
+  private readonly pending = new Map<string, { claims: Collection<ClaimDoc>; ids: string[] }>();
+  private size = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private sending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly onError: (e: unknown) => void) {}
+
+  add(claims: Collection<ClaimDoc>, claimed: ReadonlyMap<string, number>): void {
+    if (claimed.size === 0) return;
+    const key = claims.dbName;
+    let entry = this.pending.get(key);
+    if (entry === undefined) this.pending.set(key, (entry = { claims, ids: [] }));
+    for (const [id, v] of claimed) entry.ids.push(claimId(id, v));
+    this.size += claimed.size;
+    if (this.size >= RELEASE_MAX) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), RELEASE_MS).unref();
+  }
+
+  /** Sends what is gathered; resolves once it and every earlier send are done (errors go to onError). */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = [...this.pending.values()];
+    this.pending.clear();
+    this.size = 0;
+    const before = this.sending;
+    this.sending = (async () => {
+      await before;
+      for (const { claims, ids } of batch) await claims.deleteMany({ _id: { $in: ids } }).catch(this.onError);
+    })();
+    return this.sending;
+  }
+}

@@ -40,7 +40,7 @@ import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity
 import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
 import { asStoreError, isUnreachable } from './errors.js';
-import { CLAIMS, claim, release, type ClaimDoc } from './claims.js';
+import { CLAIMS, ClaimReleases, claim, release, type ClaimDoc } from './claims.js';
 import { PRESENCE, Presence, type PresenceDoc } from './presence.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
@@ -49,6 +49,12 @@ export const ORDERED_QUERY_CAP = 20_000;
 const MAX_ATTEMPTS = 32;
 /** Period of the driver's server monitoring, and of the reconnection attempts after a start without the server. */
 const HEARTBEAT_MS = 1000;
+/**
+ * Longest wait for the server's answer to one command: past it the request fails with 503 and the connection is
+ * closed. A server that stopped answering (FerretDB 1.x deadlocked, see bulkConditional) never holds a request, or
+ * the broker thread's connections, for ever; no command the broker sends takes a healthy server this long.
+ */
+const COMMAND_TIMEOUT_MS = 60_000;
 /** Candidates read per round trip when the worker evaluates part of a query. */
 const BATCH = 500;
 /** Most entities of an id list read in one round trip. */
@@ -68,6 +74,8 @@ export interface DocdbSettings {
   orderedQueryCap?: number;
   /** The broker's id, written into its presence lease (a primary's only). */
   brokerId?: string;
+  /** Longest wait for one command's answer (tests give less). */
+  commandTimeoutMs?: number;
 }
 
 interface DocRecord {
@@ -101,10 +109,15 @@ export class DocdbStore implements Store {
   private server: Promise<ServerKind> | undefined;
   /** This process's lease on the database (presence.ts): kept by a primary, read by the importer. */
   private readonly presence: Presence;
+  /** Claims of writes that landed, released in bulk (claims.ts; FerretDB only). */
+  private readonly releases: ClaimReleases;
 
   constructor(private readonly settings: DocdbSettings) {
     this.client = this.newClient();
     this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log, settings.brokerId);
+    this.releases = new ClaimReleases((e) =>
+      settings.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'docdb: claims not released (taken over later)'),
+    );
   }
 
   private newClient(): MongoClient {
@@ -113,6 +126,7 @@ export class DocdbStore implements Store {
       maxPoolSize: settings.poolSize,
       serverSelectionTimeoutMS: settings.timeoutMs,
       connectTimeoutMS: settings.timeoutMs,
+      socketTimeoutMS: settings.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
       // How soon a server back (or gone) is noticed without a request: /ready follows it.
       heartbeatFrequencyMS: HEARTBEAT_MS,
       ...(settings.user !== undefined ? { auth: { username: settings.user, password: settings.password } } : {}),
@@ -201,6 +215,7 @@ export class DocdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.connected && !this.down) await this.releases.flush();
     await this.presence.stop(this.connected && !this.down);
     await this.client.close();
   }
@@ -256,11 +271,16 @@ export class DocdbStore implements Store {
     if ((await this.server) !== 'ferretdb' || wanted.size === 0) return write(new Set(wanted.keys()));
     const claims = this.db(tenant).collection<ClaimDoc>(CLAIMS);
     const got = await claim(claims, wanted);
+    const mine = new Map([...wanted].filter(([id]) => got.has(id)));
+    let r: R;
     try {
-      return await write(got);
-    } finally {
-      await release(claims, new Map([...wanted].filter(([id]) => got.has(id))));
+      r = await write(got);
+    } catch (e) {
+      await release(claims, mine).catch(() => undefined); // else taken over after claims.ts STALE_MS
+      throw e;
     }
+    this.releases.add(claims, mine);
+    return r;
   }
 
   /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
@@ -349,11 +369,23 @@ export class DocdbStore implements Store {
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     const coll = await this.io(() => this.entities(tenant));
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const found = await this.io(() => coll.findOne({ _id: id }, { projection: { b: 1, v: 1 } }));
+      // A create (expectAbsent) goes without the read at first: an id that exists is a duplicate key of the insert,
+      // and the mutation runs again on the entity read (and refuses it). On FerretDB the read scans the collection.
+      const unread = attempt === 0 && opts?.expectAbsent === true;
+      const found = unread ? null : await this.io(() => coll.findOne({ _id: id }, { projection: { b: 1, v: 1 } }));
       const current = found === null ? undefined : entityOfDoc(found);
-      const outcome = mutation(current);
+      let outcome: MutationOutcome<R>;
+      try {
+        outcome = mutation(current);
+      } catch (e) {
+        if (unread) continue; // it has not seen the entity: it runs again, read
+        throw e;
+      }
       const next = outcome.next;
-      if (next === undefined || (next === null && current === undefined)) return outcome.result;
+      if (next === undefined || (next === null && current === undefined)) {
+        if (unread) continue;
+        return outcome.result;
+      }
       const version = Math.max((found?.v ?? 0) + 1, clockMicros());
       await this.io(() => this.layout(tenant));
       const doc = next === null ? null : entityDoc(next, version, await this.geoIndex());
@@ -389,7 +421,12 @@ export class DocdbStore implements Store {
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= MAX_ATTEMPTS) throw contended(pending[0]!);
       const want = new Set(pending);
-      const read = await this.io(() => coll.find({ _id: { $in: pending } }, { projection: { b: 1, v: 1 } }).toArray());
+      // Creates that expect no entity (an import) go without the read at first: an id that exists comes back as a
+      // duplicate key of the insert and runs again, read, in the next round. On FerretDB so does every creating batch
+      // (an upsert): there the read scans the whole collection (seeding 100,000 entities by batch upserts read them
+      // all again per batch), an insert of ids that exist only costs one refused command before the read.
+      const unread = attempt === 0 && (opts?.expectAbsent === true || (opts?.createTenant === true && (await this.server) === 'ferretdb'));
+      const read = unread ? [] : await this.io(() => coll.find({ _id: { $in: pending } }, { projection: { b: 1, v: 1 } }).toArray());
       const base = new Map(read.map((d) => [d._id, d]));
       const state = new Map<string, StoredEntity | undefined>();
       for (const id of pending) {
@@ -423,6 +460,8 @@ export class DocdbStore implements Store {
       }
       // One write per id: its last state, conditional on the version read.
       const opIds = [...lastVersion.keys()].filter((id) => state.get(id) !== undefined || base.has(id));
+      // Unread, an entry that did not create (it refused, or would delete) has not seen the entity: it runs again, read.
+      const unsure = unread ? pending.filter((id) => state.get(id) === undefined) : [];
       // The layout first (a write only: a refused batch leaves no database behind), it tells what docs hold.
       if (opIds.length > 0) await this.io(() => this.layout(tenant));
       const geoIndex = opIds.length > 0 && (await this.geoIndex());
@@ -457,12 +496,13 @@ export class DocdbStore implements Store {
             mine.map(([, i]) => ops[i]!),
             mine.map(([id]) => id),
             lastVersion,
+            (await this.server) === 'ferretdb',
           );
           return [...held, ...lostHere];
         }),
       );
       if (ops.length > lost.length) wroteAny = true;
-      pending = lost;
+      pending = [...lost, ...unsure];
       if (lost.length > 0) await pause(attempt);
     }
     if (wroteAny && opts?.createTenant) await this.registerTenant(tenant);
@@ -473,24 +513,38 @@ export class DocdbStore implements Store {
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
     const { filter, exact } = translateQuery(query, query.geo !== undefined && (await this.io(() => this.geoIndex())));
     const coll = await this.io(() => this.entities(tenant));
+    const paging = await this.io(() => this.pageOrder());
     if (exact && query.orderBy === undefined && query.ids === undefined) {
-      // The server selects, orders (by id), pages and counts: one round trip, plus one for the count.
+      // The server selects, orders, pages and counts: one round trip, plus one for the count.
       const [docs, count] = await this.io(() =>
         Promise.all([
           query.limit === 0
             ? Promise.resolve([])
-            : coll.find(filter, { projection: { b: 1 }, sort: { _id: 1 }, skip: query.offset, limit: query.limit }).toArray(),
+            : coll.find(filter, { projection: { b: 1 }, ...paging, skip: query.offset, limit: query.limit }).toArray(),
           query.count ? coll.countDocuments(filter) : Promise.resolve(undefined),
         ]),
       );
       const entities = docs.map(entityOfDoc);
       return count === undefined ? { entities } : { entities, count };
     }
-    return this.io(() => this.workerPage(coll, filter, exact, query));
+    return this.io(() => this.workerPage(coll, filter, exact, query, paging));
   }
 
   /**
-   * What the server cannot finish: candidates in id order (or the order of the ids), tested here with the query's
+   * The order a query pages in when it has no orderBy (the contract asks for a stable one). MongoDB: by id, which the
+   * indexes of the filter serve (`type` is {t, _id}). FerretDB 1.x (SQLite) pushes down no filter but an equality
+   * on _id, and no sort: a sort makes it read, decode and sort every document of the collection before the first
+   * page (a page of 20 of 100,000 entities by type took 23 s, against 12 ms unsorted). Unsorted, it reads its table
+   * in row order, which an update in place keeps, and stops at the end of the page.
+   */
+  private async pageOrder(): Promise<{ sort?: { _id: 1 } }> {
+    const kind = (this.server ??= serverKind(this.client.db('admin')));
+    kind.catch(() => this.server === kind && (this.server = undefined));
+    return (await kind) === 'mongodb' ? { sort: { _id: 1 } } : {};
+  }
+
+  /**
+   * What the server cannot finish: candidates in the page order (pageOrder; or the order of the ids), tested here with the query's
    * predicate unless the filter was exact, then sorted (orderBy) and paged. Without orderBy or count, reading stops
    * at the end of the page; with them, every match is read, at most the cap of them (`sortCap`, as embdb).
    */
@@ -499,6 +553,7 @@ export class DocdbStore implements Store {
     filter: Filter<EntityDoc>,
     exact: boolean,
     query: EntityQuery,
+    paging: { sort?: { _id: 1 } },
   ): Promise<EntityPage> {
     const test = exact ? undefined : entityQueryPredicate(query);
     const end = query.offset + query.limit;
@@ -514,7 +569,7 @@ export class DocdbStore implements Store {
     const batchSize = query.ids !== undefined ? Math.max(1, Math.min(idCount, MAX_ID_BATCH)) : BATCH;
     const cursor = coll.find(filter, {
       projection: { b: 1 },
-      sort: { _id: 1 },
+      ...paging,
       batchSize,
       ...(query.ids !== undefined && idCount <= MAX_ID_BATCH ? { limit: Math.max(1, idCount) } : {}),
     });
@@ -664,25 +719,35 @@ async function writeConditionally(
  * The bulk write of a batch, unordered (one lost race does not stop the others). Answers the ids whose write did not
  * happen because another writer changed the entity first: a duplicate key on insert or upsert, or a conditional replace or
  * delete that matched nothing (found by reading back the versions of the ids, as the counts do not say which).
+ *
+ * `oneUpdatePerCommand` (FerretDB 1.x): each replacement goes as an update command of its own. FerretDB's update
+ * handler keeps the read of every statement of a command open (a SQLite connection each) until the command ends and
+ * takes one more connection for each write: an update command of 100 statements, or a few of them at once, holds
+ * all 100 connections of its pool and waits for one more for ever, and every later command on that database waits
+ * behind it (a batch upsert of 100 entities hung the server, bench/RESULTS.md; FerretDB v1.24.0
+ * internal/handler/msg_update.go, its `defer closer.Close()` inside the loop over the statements).
  */
 async function bulkConditional(
   coll: Collection<EntityDoc>,
   ops: AnyBulkWriteOperation<EntityDoc>[],
   ids: string[],
   versions: Map<string, number>,
+  oneUpdatePerCommand: boolean,
 ): Promise<string[]> {
-  let applied: number;
   const lost = new Set<string>();
-  try {
-    const r = await coll.bulkWrite(ops, { ordered: false });
-    applied = r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount;
-  } catch (e) {
-    const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
-    const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
-    if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
-    for (const w of list) lost.add(ids[w.index]!);
-    const r = (e as { result?: { insertedCount: number; upsertedCount: number; matchedCount: number; deletedCount: number } }).result;
-    applied = r === undefined ? -1 : r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount;
+  let applied = 0;
+  const all = ops.map((_, i) => i);
+  const groups = oneUpdatePerCommand
+    ? [all.filter((i) => !('replaceOne' in ops[i]!)), ...all.filter((i) => 'replaceOne' in ops[i]!).map((i) => [i])]
+    : [all];
+  for (const group of groups) {
+    if (group.length === 0) continue;
+    const r = await bulkGroup(
+      coll,
+      group.map((i) => ops[i]!),
+    );
+    for (const at of r.lost) lost.add(ids[group[at]!]!);
+    applied = r.applied < 0 || applied < 0 ? -1 : applied + r.applied;
   }
   if (applied === ops.length - lost.size) return [...lost];
   // Some conditional write matched nothing: the ids not at the version this batch wrote lost their race.
@@ -694,6 +759,24 @@ async function bulkConditional(
     if (deleting ? v !== undefined && v !== versions.get(id) : v !== versions.get(id)) lost.add(id);
   });
   return [...lost];
+}
+
+/** One bulkWrite: how many writes the server applied (-1: it did not say), and the indexes lost to a duplicate key. */
+async function bulkGroup(
+  coll: Collection<EntityDoc>,
+  ops: AnyBulkWriteOperation<EntityDoc>[],
+): Promise<{ applied: number; lost: number[] }> {
+  try {
+    const r = await coll.bulkWrite(ops, { ordered: false });
+    return { applied: r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount, lost: [] };
+  } catch (e) {
+    const errors = (e as { writeErrors?: Array<{ index: number; code?: number }> | { index: number; code?: number } }).writeErrors;
+    const list = errors === undefined ? [] : Array.isArray(errors) ? errors : [errors];
+    if (list.length === 0 || list.some((w) => w.code !== 11000)) throw e;
+    const r = (e as { result?: { insertedCount: number; upsertedCount: number; matchedCount: number; deletedCount: number } }).result;
+    const applied = r === undefined ? -1 : r.insertedCount + r.upsertedCount + r.matchedCount + r.deletedCount;
+    return { applied, lost: list.map((w) => w.index) };
+  }
 }
 
 function eventOf<R>(
