@@ -3,14 +3,15 @@
 # main table in alternated rounds of 3 s, the others with their rows shortened (`--duration 3`) and their largest
 # data sets cut (temporal-tsdb 1,000,000 instances, the import 200 MB); `make bench-long` runs those two at full size.
 # Prints the estimated total first and, after each step, its time and what is left. Every step runs even when one
-# fails; the exit status is 1 when any did.
+# fails; the exit status is 1 when any did. BENCH_BASELINE=<dir> adds the defaults of the broker built in that
+# checkout (an older commit) to the main table's rounds: an A/B of what changed (run.js --baseline).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 # name | estimated minutes | command
 STEPS=(
   "FerretDB (docdb variant, import)|0.3|bash test/services/ferretdb.sh"
-  "main table (run.js)|6|node dist/bench/run.js"
+  "main table (run.js)|6|node dist/bench/run.js${BENCH_BASELINE:+ --baseline $BENCH_BASELINE}"
   "query by type in process (query-store.js)|1.5|node dist/bench/query-store.js"
   "auth (auth.js)|0.5|node dist/bench/auth.js --duration 3"
   "auth on the entity (auth-ngsild.js)|1|node dist/bench/auth-ngsild.js --duration 3"
