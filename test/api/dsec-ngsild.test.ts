@@ -4,9 +4,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { FakeVerifier, ORG, makeKey, signToken } from '../fixtures/dsec/harness.js';
 import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { repoPath } from '../helpers/repo.js';
 
 interface PolicySpec {
   uid: string;
@@ -52,7 +52,7 @@ interface Table {
   cases: Case[];
 }
 
-const table = JSON.parse(readFileSync(fileURLToPath(new URL('../fixtures/dsec/ngsild/table.json', import.meta.url)), 'utf8')) as Table;
+const table = JSON.parse(readFileSync(repoPath('test/fixtures/dsec/ngsild/table.json'), 'utf8')) as Table;
 
 const ODRL = { odrl: 'http://www.w3.org/ns/odrl/2/' };
 

@@ -4,8 +4,9 @@ import { parseQ } from '../../src/ngsild/query/q-parser.js';
 import { attributesOf, compileQ } from '../../src/ngsild/query/q-eval.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { kindOf } from './helpers/errors.js';
+import { repoPath } from '../helpers/repo.js';
 
-const entities = JSON.parse(readFileSync(new URL('../fixtures/query/entities.json', import.meta.url), 'utf8')) as StoredEntity[];
+const entities = JSON.parse(readFileSync(repoPath('test/fixtures/query/entities.json'), 'utf8')) as StoredEntity[];
 
 const CORE = new Set(['observedAt', 'unitCode', 'datasetId', 'createdAt', 'modifiedAt', 'location']);
 // The request @context of these tests: core terms to the NGSI-LD namespace, IRIs as they are, the rest to ex:.

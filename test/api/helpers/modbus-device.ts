@@ -4,9 +4,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../../helpers/repo.js';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = ROOT;
 const SCRIPT = `${REPO}test/services/pymodbus.sh`;
 
 export type Table = 'coil' | 'discrete' | 'holding' | 'input';
