@@ -5,7 +5,7 @@ NPM ?= npm
 PORT ?= 1026
 ARGS ?=
 
-.PHONY: install build run test test-unit test-api bench bench-long bench-scale bench-ceiling bench-memory bench-smoke lint format clean conformance tune
+.PHONY: install build build-test run test test-unit test-api bench bench-long bench-scale bench-ceiling bench-memory bench-smoke lint format clean conformance tune
 
 # `npm ci`: exactly the locked versions, on npm 10 and 11 alike.
 node_modules/.install-stamp: package.json package-lock.json
@@ -35,18 +35,23 @@ lint: install
 format: install
 	npx prettier --write --log-level warn $(PRETTIER_FILES)
 
+# The tests transpiled once into dist/test/ (test/helpers/compile-tests.js): tap runs JavaScript there instead of
+# transpiling each file and what it imports again in every test process. `npx tap test/unit/foo.test.ts` still works.
+build-test: build
+	node test/helpers/compile-tests.js
+
 # Every test: tap (unit, api, integration) and the exporter's pytest suite against real servers.
-test: build
+test: build-test
 	bash test/run-all.sh
 
 # docdb's tests need the MongoDB-wire server (FerretDB): started, or found running.
-test-unit: build
+test-unit: build-test
 	bash test/services/ferretdb.sh
-	npx tap test/unit
+	npx tap dist/test/unit
 
-test-api: build
+test-api: build-test
 	bash test/services/ferretdb.sh
-	npx tap test/api
+	npx tap dist/test/api
 
 # The main table (bench/run.js) writes the head of bench/RESULTS.md; the other benchmarks (the MQTT and Modbus
 # bridges' start test/services/mosquitto.sh and pymodbus.sh) replace their sections of it. bench/all.sh keeps the

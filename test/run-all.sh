@@ -22,13 +22,19 @@ bash test/services/mosquitto.sh || status=1
 # The pymodbus device for the Modbus bridge tests (test/services/pymodbus.sh: idempotent, loopback only).
 bash test/services/pymodbus.sh || status=1
 
-# tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration.
-npx tap --reporter=tap test/unit test/api test/integration 2>&1 | tee "$out/tap.txt"
+# tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration; the tests as
+# compiled by `make build-test` (test/helpers/compile-tests.js: dist/test/), not transpiled again in each test process.
+T=dist/test
+if [ ! -d "$T/unit" ]; then
+  echo "run-all.sh: no $T/unit: run \`make build-test\` (or \`make test\`) first" >&2
+  exit 1
+fi
+npx tap --reporter=tap "$T/unit" "$T/api" "$T/integration" 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 # The API files that touch the store, again on docdb (test/api/helpers/broker.ts storeArgs).
-DOCDB_API=(test/api/entities.*.test.ts test/api/query*.test.ts test/api/batch.test.ts test/api/tenants.test.ts
-  test/api/discovery.test.ts test/api/purge.test.ts test/api/subscriptions*.test.ts test/api/registrations*.test.ts
-  test/api/linked.test.ts test/api/contexts.test.ts test/api/policyapi.test.ts)
+DOCDB_API=($T/api/entities.*.test.js $T/api/query*.test.js $T/api/batch.test.js $T/api/tenants.test.js
+  $T/api/discovery.test.js $T/api/purge.test.js $T/api/subscriptions*.test.js $T/api/registrations*.test.js
+  $T/api/linked.test.js $T/api/contexts.test.js $T/api/policyapi.test.js)
 TEST_STORE=docdb npx tap --reporter=tap "${DOCDB_API[@]}" 2>&1 | tee -a "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 # Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces).

@@ -5,10 +5,10 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { repoPath } from '../helpers/repo.js';
 
-const PLUGIN = fileURLToPath(new URL('../fixtures/auth/contract-plugin.js', import.meta.url));
+const PLUGIN = repoPath('test/fixtures/auth/contract-plugin.js');
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-auth-'));
 const TRACE = join(dir, 'trace.txt');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

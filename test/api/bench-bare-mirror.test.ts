@@ -3,12 +3,12 @@
 // as many bytes as the broker. And the per-thread CPU reader (bench/thread-cpu.ts) finds this process's main thread.
 import t from 'tap';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { startServer } from '../../bench/server-process.js';
 import { REPLY_PATH } from '../../bench/bare-reply.js';
 import { CPU_TICK_US, cpuSnapshot, cpuSpent } from '../../bench/thread-cpu.js';
+import { repoPath } from '../helpers/repo.js';
 
-const BARE = fileURLToPath(new URL('../../dist/bench/bare-server.js', import.meta.url));
+const BARE = repoPath('dist/bench/bare-server.js');
 
 t.test('the bare server answers its defaults, then the mirrored answer to any method and path, then its defaults again', async (t) => {
   const bare = await startServer('bare', BARE, ['127.0.0.1', '0']);

@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoPath } from '../helpers/repo.js';
 
-const RUN = fileURLToPath(new URL('../../dist/bench/run.js', import.meta.url));
+const RUN = repoPath('dist/bench/run.js');
 
 interface SmokeRow {
   scenario: string;

@@ -6,11 +6,11 @@ import t from 'tap';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startBroker, runBroker, call, NGSI } from './helpers/broker.js';
+import { repoPath } from '../helpers/repo.js';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/bridge/', import.meta.url));
-const EMBDB = fileURLToPath(new URL('../../dist/src/plugins/store/embdb/index.js', import.meta.url));
+const FIXTURES = repoPath('test/fixtures/bridge/');
+const EMBDB = repoPath('dist/src/plugins/store/embdb/index.js');
 const pluginDir = mkdtempSync(join(tmpdir(), 'ldbroker-bridge-plugins-'));
 mkdirSync(join(pluginDir, 'bridge'));
 mkdirSync(join(pluginDir, 'store'));

@@ -4,12 +4,12 @@
 // reconnects and subscribes again when the server restarts. Against a Mosquitto of this file (OwnMosquitto).
 import t, { type Test } from 'tap';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { Listener, OwnMosquitto, mosquitto } from './helpers/mosquitto.js';
+import { repoPath } from '../helpers/repo.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bridge-'));
 let n = 0;
@@ -234,7 +234,7 @@ t.test(
 );
 
 t.test('GET /channels is subject to the auth plugin; samples are written without asking it', async (t) => {
-  const plugin = fileURLToPath(new URL('../fixtures/auth/contract-plugin.js', import.meta.url));
+  const plugin = repoPath('test/fixtures/auth/contract-plugin.js');
   const trace = join(dir, 'auth-trace.txt');
   const topic = 'plant/auth/temp';
   const id = 'urn:ngsi-ld:Sensor:auth';

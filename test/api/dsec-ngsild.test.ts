@@ -3,11 +3,11 @@
 // The decision table is data: test/fixtures/dsec/ngsild/table.json (policies, the entities set up, the cases in order).
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { FakeVerifier, ORG, makeKey, signToken } from '../fixtures/dsec/harness.js';
 import { startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
 import { constraint, policy } from '../../bench/odrl-policy.js';
 import { freePort } from './helpers/ports.js';
+import { repoPath } from '../helpers/repo.js';
 
 interface PolicySpec {
   uid: string;
@@ -53,7 +53,7 @@ interface Table {
   cases: Case[];
 }
 
-const table = JSON.parse(readFileSync(fileURLToPath(new URL('../fixtures/dsec/ngsild/table.json', import.meta.url)), 'utf8')) as Table;
+const table = JSON.parse(readFileSync(repoPath('test/fixtures/dsec/ngsild/table.json'), 'utf8')) as Table;
 
 const constraintOf = (c: { left: string; op: string; right: unknown }): Record<string, unknown> => constraint(c.left, c.op, c.right);
 

@@ -4,10 +4,10 @@ import t from 'tap';
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
+import { ROOT } from '../helpers/repo.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = ROOT;
 
 t.test('FEATURES=noauth,nopolicyApi leave the auth and policy API code out; their options are refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-noauth-'));

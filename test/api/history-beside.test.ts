@@ -5,10 +5,10 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startBroker, runBroker, call, NGSI } from './helpers/broker.js';
+import { repoPath } from '../helpers/repo.js';
 
-const RECORDER = fileURLToPath(new URL('../fixtures/history/recorder.js', import.meta.url));
+const RECORDER = repoPath('test/fixtures/history/recorder.js');
 const ID = 'urn:ngsi-ld:Car:1';
 
 interface Line {

@@ -17,10 +17,10 @@ import {
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
 import { spawnBroker, call, NGSI } from './helpers/broker.js';
 import { IMPORT_MAIN, ndjson, runImporter } from './helpers/import.js';
+import { ROOT, ROOT_URL } from '../helpers/repo.js';
 
 const EX = 'https://example.org/';
 const T0 = '2023-11-14T22:13:20.123Z';
@@ -115,7 +115,7 @@ t.test('a store a broker holds open is refused before anything is written to it 
   t.equal(made.status, 201);
   // The store marked as of an older index format, as one a previous version wrote: a primary open rebuilds it.
   const { open } = await import('lmdb');
-  const { KEY_CODEC } = (await import(new URL('../../dist/src/plugins/store/embdb/keys.js', import.meta.url).href)) as {
+  const { KEY_CODEC } = (await import(new URL('dist/src/plugins/store/embdb/keys.js', ROOT_URL).href)) as {
     KEY_CODEC: Record<string, unknown>;
   };
   const env = open({ path: join(db, 'embdb'), maxDbs: 32 });
@@ -132,7 +132,7 @@ t.test('a store a broker holds open is refused before anything is written to it 
 });
 
 t.test('FEATURES=noimporter leaves the importer out of the build', async (t) => {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const root = ROOT;
   const dir = tmp(t);
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));

@@ -5,9 +5,9 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startBroker, call, NGSI } from './helpers/broker.js';
 import { importInto, ndjson } from './helpers/import.js';
+import { repoPath } from '../helpers/repo.js';
 
 const EX = 'https://example.org/';
 const T0 = '2023-11-14T22:13:20.123Z';
@@ -272,7 +272,7 @@ t.test('a header of another format or version: refused; a version this importer 
 });
 
 t.test('a history plugin beside the store without importBatch: its records refused naming it, nothing recorded', async (t) => {
-  const recorder = fileURLToPath(new URL('../fixtures/history/recorder.js', import.meta.url));
+  const recorder = repoPath('test/fixtures/history/recorder.js');
   const out = await importInto(tmp(t), [entity(1), ti(`${EX}n`, 1)], recorder);
   t.equal(out.line('entities'), 'entities: 1 imported, 0 refused');
   t.match(

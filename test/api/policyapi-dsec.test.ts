@@ -5,13 +5,13 @@ import t from 'tap';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { spawnBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
 import { typePolicy as policy } from '../../bench/odrl-policy.js';
 import { freePort } from './helpers/ports.js';
+import { repoPath } from '../helpers/repo.js';
 
-const DSEC = fileURLToPath(new URL('../../dist/src/plugins/auth/dsec/index.js', import.meta.url));
+const DSEC = repoPath('dist/src/plugins/auth/dsec/index.js');
 const ISSUER = 'did:web:verifier.example';
 const REFRESH = 1;
 

@@ -4,11 +4,11 @@
 // a `partial` answer leaves out the attributes refused one by one, and the owner is the sender of the last POST or
 // PATCH, restored on the notifier thread.
 import t, { type Test } from 'tap';
-import { fileURLToPath } from 'node:url';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { repoPath } from '../helpers/repo.js';
 
-const PLUGIN = fileURLToPath(new URL('../fixtures/auth/contract-plugin.js', import.meta.url));
+const PLUGIN = repoPath('test/fixtures/auth/contract-plugin.js');
 const V = 'https://uri.etsi.org/ngsi-ld/default-context/';
 let broker: Broker;
 let receiver: Receiver;

@@ -6,10 +6,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { TuneResult } from '../../tune/result.js';
+import { repoPath } from '../helpers/repo.js';
 
-const TUNE = fileURLToPath(new URL('../../dist/tune/tune.js', import.meta.url));
+const TUNE = repoPath('dist/tune/tune.js');
 const TYPE = 'https://example.org/Sensor';
 
 t.setTimeout(600_000);

@@ -3,8 +3,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { ROOT_URL } from '../helpers/repo.js';
 
-const root = new URL('../../', import.meta.url);
+const root = ROOT_URL;
 const versionOf = (path: string): string => (JSON.parse(readFileSync(new URL(path, root), 'utf8')) as { version: string }).version;
 
 let broker: Broker;

@@ -23,9 +23,10 @@ import {
   signToken,
   waitFor,
 } from '../fixtures/dsec/harness.js';
+import { repoPath } from '../helpers/repo.js';
 
 const rsa = await makeKey('rsa-1', 'RS256');
-const fixtures = new URL('../fixtures/dsec/policies/', import.meta.url).pathname;
+const fixtures = repoPath('test/fixtures/dsec/policies/');
 const read = request();
 const del = request({ method: 'DELETE' });
 

@@ -6,10 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { findLibrary, libraryDirs } from '../../tune/allocators.js';
+import { ROOT } from '../helpers/repo.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRYPOINT = join(ROOT, 'docker/entrypoint.sh');
 const dir = mkdtempSync(join(tmpdir(), 'tune-entrypoint-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

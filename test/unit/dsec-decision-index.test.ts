@@ -3,11 +3,11 @@
 
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { AuthVerdict, type AuthRequest } from '../../src/auth/contract.js';
 import { DecisionInput } from '../../src/plugins/auth/dsec/odrl/input.js';
 import { RoleConflict } from '../../src/plugins/auth/dsec/odrl/left-operands.js';
 import { compilePolicySet, decide, type Decision, type PolicySet } from '../../src/plugins/auth/dsec/odrl/policy-set.js';
+import { repoPath } from '../helpers/repo.js';
 
 const ORG = 'did:web:provider.example';
 const NOW = Date.parse('2024-05-15T10:30:00Z');
@@ -65,7 +65,7 @@ function both(set: PolicySet, r: Req, credential: unknown, strippedPath = false,
 }
 
 t.test('every case of the decision table is decided as policy by policy in order', async (t) => {
-  const dir = fileURLToPath(new URL('../fixtures/dsec/decision-table/', import.meta.url));
+  const dir = repoPath('test/fixtures/dsec/decision-table/');
   let cases = 0;
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith('.json'))

@@ -3,10 +3,10 @@
 
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { AuthVerdict, type AuthRequest } from '../../src/auth/contract.js';
 import { DecisionInput } from '../../src/plugins/auth/dsec/odrl/input.js';
 import { compilePolicySet, decide, type Decision } from '../../src/plugins/auth/dsec/odrl/policy-set.js';
+import { repoPath } from '../helpers/repo.js';
 
 interface FixtureRequest {
   method: string;
@@ -39,7 +39,7 @@ interface Fixture {
   cases: FixtureCase[];
 }
 
-const dir = fileURLToPath(new URL('../fixtures/dsec/decision-table/', import.meta.url));
+const dir = repoPath('test/fixtures/dsec/decision-table/');
 const VERDICTS = { allow: AuthVerdict.Allow, deny: AuthVerdict.Deny, unavailable: AuthVerdict.Unavailable } as const;
 
 function authRequest(r: FixtureRequest): AuthRequest {

@@ -5,8 +5,9 @@ import { attributesOf, comparableNumbers, compileQ, numberRangeOf } from '../../
 import { resolveQ } from '../../src/ngsild/query/q-resolve.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { kindOf } from './helpers/errors.js';
+import { repoPath } from '../helpers/repo.js';
 
-const entities = JSON.parse(readFileSync(new URL('../fixtures/query/entities.json', import.meta.url), 'utf8')) as StoredEntity[];
+const entities = JSON.parse(readFileSync(repoPath('test/fixtures/query/entities.json'), 'utf8')) as StoredEntity[];
 
 const CORE = new Set(['observedAt', 'unitCode', 'datasetId', 'createdAt', 'modifiedAt', 'location']);
 // The request @context of these tests: core terms to the NGSI-LD namespace, IRIs as they are, the rest to ex:.

@@ -3,10 +3,11 @@ import { readFileSync } from 'node:fs';
 import { compileGeoQuery, geoQuerySearchBox, parseGeoQuery, parseGeoQueryObject, type GeoQuery } from '../../src/ngsild/query/geoq.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { LdError } from '../../src/ngsild/problem.js';
+import { repoPath } from '../helpers/repo.js';
 
 // Places in Paris (fixture): points, a park polygon, the islands as a multipolygon, bridges as a multipoint,
 // the Seine as a line, metro lines as a multilinestring, an entity without location, one with an observationSpace.
-const entities = JSON.parse(readFileSync(new URL('../fixtures/query/geo-entities.json', import.meta.url), 'utf8')) as StoredEntity[];
+const entities = JSON.parse(readFileSync(repoPath('test/fixtures/query/geo-entities.json'), 'utf8')) as StoredEntity[];
 
 const CORE = new Set(['location', 'observationSpace', 'operationSpace']);
 const expand = (term: string): string => (CORE.has(term) ? `https://uri.etsi.org/ngsi-ld/${term}` : `https://example.org/ns/${term}`);

@@ -6,14 +6,15 @@ import { parseQ } from '../../src/ngsild/query/q-parser.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { asWritten, resolveQ } from '../../src/ngsild/query/q-resolve.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
+import { repoPath } from '../helpers/repo.js';
 
-const entities = JSON.parse(readFileSync(new URL('../fixtures/query/entities.json', import.meta.url), 'utf8')) as StoredEntity[];
+const entities = JSON.parse(readFileSync(repoPath('test/fixtures/query/entities.json'), 'utf8')) as StoredEntity[];
 const CORE = new Set(['observedAt', 'unitCode', 'datasetId', 'createdAt', 'modifiedAt', 'location']);
 const expand = (term: string): string =>
   CORE.has(term) ? `https://uri.etsi.org/ngsi-ld/${term}` : term.includes(':') ? term : `https://example.org/ns/${term}`;
 
 // Every q of the evaluator's own tests (query-eval.test.ts), and a few more paths through members and lists.
-const source = readFileSync(new URL('./query-eval.test.ts', import.meta.url), 'utf8');
+const source = readFileSync(repoPath('test/unit/query-eval.test.ts'), 'utf8');
 const fromEvalTests = [...source.matchAll(/\['((?:[^'\\]|\\.)+)', \[/g)].map((m) => m[1]!.replace(/\\'/g, "'"));
 const QS = [
   ...fromEvalTests,

@@ -5,12 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { entitiesPerType, loadWorkload, parseWorkload, WorkloadError } from '../../tune/workload.js';
 import { parseQ, type QNode } from '../../src/ngsild/query/q-parser.js';
 import { entityBody, entityId, mixSlots, patchedAttributes, subscriptionBodies } from '../../tune/entities.js';
+import { ROOT } from '../helpers/repo.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TUNE = join(ROOT, 'dist/tune/tune.js');
 const T1 = 'https://example.org/Meter';
 const T2 = 'https://example.org/Room';

@@ -7,8 +7,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type * as BrokerModule from '../../../src/broker.js';
 import { docdbArgs, dropDatabases, freshDbName } from './docdb.js';
+import { ROOT_URL } from '../../helpers/repo.js';
 
-const DIST = new URL('../../../dist/src/', import.meta.url);
+const DIST = new URL('dist/src/', ROOT_URL);
 const MAIN = fileURLToPath(new URL('main.js', DIST));
 
 export interface Broker {

@@ -4,8 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
+import { ROOT_URL } from '../../helpers/repo.js';
 
-const ENV_FILE = new URL('../../../.services/ferretdb.env', import.meta.url);
+const ENV_FILE = new URL('.services/ferretdb.env', ROOT_URL);
 
 /** MONGO_URL from the environment, else from the services' file, else FerretDB's default port. */
 export function mongoUrl(): string {

@@ -12,8 +12,9 @@ import type * as Run from '../../../src/migrate/import/run-import.js';
 import type * as CommandLine from '../../../src/command-line.js';
 import { docdbArgs, dropDatabases, freshDbName } from './docdb.js';
 import { tsdbArgs } from './troe.js';
+import { ROOT_URL } from '../../helpers/repo.js';
 
-const DIST = new URL('../../../dist/src/', import.meta.url);
+const DIST = new URL('dist/src/', ROOT_URL);
 export const IMPORT_MAIN = fileURLToPath(new URL('import-main.js', DIST));
 
 /** NDJSON text of records (strings are lines as they are). */

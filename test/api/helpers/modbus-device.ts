@@ -4,10 +4,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { freePorts } from './ports.js';
+import { ROOT } from '../../helpers/repo.js';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = ROOT;
 const SCRIPT = `${REPO}test/services/pymodbus.sh`;
 
 export type Table = 'coil' | 'discrete' | 'holding' | 'input';

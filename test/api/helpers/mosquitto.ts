@@ -5,11 +5,11 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { ROOT } from '../../helpers/repo.js';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = ROOT;
 const SCRIPT = `${REPO}test/services/mosquitto.sh`;
 
 export interface Mosquitto {

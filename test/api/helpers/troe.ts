@@ -2,9 +2,9 @@
 // when LDB_TEST_TROE=tsdb, which the *.tsdb.test.ts files set before they load the test file they run again.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { repoPath } from '../../helpers/repo.js';
 
-const SCRIPT = fileURLToPath(new URL('../../services/questdb.sh', import.meta.url));
+const SCRIPT = repoPath('test/services/questdb.sh');
 let started = false;
 
 /** Starts QuestDB for the tests unless it runs (idempotent); its HTTP port. */

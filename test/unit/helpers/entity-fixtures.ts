@@ -1,9 +1,9 @@
 // Loads the JSON fixtures of test/fixtures/entity/ for the entity unit tests.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { LdError } from '../../../src/ngsild/problem.js';
+import { repoPath } from '../../helpers/repo.js';
 
-const dir = fileURLToPath(new URL('../../fixtures/entity/', import.meta.url));
+const dir = repoPath('test/fixtures/entity/');
 
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(dir + name, 'utf8')) as T;
