@@ -56,17 +56,18 @@ t.test('the method is checked before the empty segment, and a trailing slash is 
   t.equal(wrongMethod.status, 405, 'no GET on /entities/{id}/attrs, empty id or not');
   t.equal(wrongMethod.headers.get('allow'), 'POST, PATCH, OPTIONS');
   // `/entities/` is the collection /entities (RFC 9110 §4.2.3 leaves it to the server; the router strips one trailing
-  // slash): a method the collection takes is its operation. A method only `/entities/{entityId}` takes (PUT, PATCH)
-  // is that operation with its id missing: 400 BadRequestData (CIM 009 §5.6.x, ETSI 054_02_02, 056_02_02).
-  for (const [method, path, what] of [
-    ['PATCH', `${NGSI}/entities/`, 'entity id'],
-    ['PUT', `${NGSI}/entities/`, 'entity id'],
-    ['DELETE', `${NGSI}/entities/${ID}/attrs/`, 'attribute name'],
+  // slash): a method the collection does not take is 405 with its Allow, even where the path with an identifier
+  // would take it (ETSI 009_02_01, 013_02_03, 016_02_04, 029_01_01, 032_01_01 expect 405 there).
+  for (const [method, path, allow] of [
+    ['PATCH', `${NGSI}/entities/`, 'POST, GET, HEAD, DELETE, OPTIONS'],
+    ['PUT', `${NGSI}/entities/`, 'POST, GET, HEAD, DELETE, OPTIONS'],
+    ['DELETE', `${NGSI}/entities/${ID}/attrs/`, 'POST, PATCH, OPTIONS'],
+    ['DELETE', `${NGSI}/temporal/entities/`, 'POST, GET, HEAD, OPTIONS'],
   ] as const) {
     const r = await call(broker, method, path, method === 'DELETE' ? {} : { body: { speed: { type: 'Property', value: 5 } } });
-    t.equal(r.status, 400, `${method} ${path}`);
-    t.equal(r.json?.type, `${ERR}BadRequestData`, `${method} ${path}`);
-    t.match(r.json?.detail, what, `${method} ${path} names the ${what}`);
+    t.equal(r.status, 405, `${method} ${path}`);
+    t.equal(r.json?.type, `${ERR}MethodNotAllowed`, `${method} ${path}`);
+    t.equal(r.headers.get('allow'), allow, `${method} ${path}: Allow`);
   }
   const neither = await call(broker, 'PUT', `${NGSI}/subscriptions/`, { body: {} });
   t.equal(neither.status, 405, 'PUT is neither on /subscriptions nor on /subscriptions/{id}');
