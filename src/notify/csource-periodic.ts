@@ -1,7 +1,9 @@
 // Periodic context source notifications (CIM 009 v1.8.1 §5.11.7 with §5.2.12 timeInterval): a csource subscription
 // with a timeInterval is told every timeInterval seconds about the registrations it matches then (the first at its
 // creation, by ops/csource-subscriptions.ts). Runs on the notifier thread, one timer per such subscription; the
-// subscriptions come from the store at start and then from the changes the pipeline threads broadcast.
+// subscriptions come from the store at start and then from the changes the pipeline threads broadcast. On a store
+// several brokers share (a high-availability set on docdb) they are also read again every --subCacheIval seconds, as
+// a change made on another broker is broadcast only there, and one broker of the set sends each (SetOwner).
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Store } from '../store/contract.js';
 import type { Logger } from '../logger.js';
@@ -13,6 +15,7 @@ import { registrationMatches, subscriptionSelections } from '../ngsild/registrat
 import { CSOURCE_SUBSCRIPTIONS_CHANNEL, channelName, type CsourceSubscriptionChanged } from './channel.js';
 import { CSOURCE_SUBSCRIPTIONS, sendCsourceNotification, type CsourceSubscriptionDoc } from './csource-notification.js';
 import { subscriptionTenants } from './subscription-sync.js';
+import type { SetOwner } from './set-owner.js';
 
 /** The longest delay a Node.js timer keeps; a longer one fires after 1 ms (a TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -32,13 +35,49 @@ const LOAD_RETRY_MS = 1000;
 export class CsourcePeriodic {
   private readonly timers = new Map<string, Timer>();
   private channel: BroadcastChannel | undefined;
+  private refresh: NodeJS.Timeout | undefined;
+  private reloading = false;
 
   constructor(
     private readonly store: Store,
     private readonly contexts: ContextSource,
     private readonly log: Logger,
     private readonly instance: string | undefined,
+    /** On a shared store: which broker of the set sends each subscription's notifications. */
+    private readonly owner?: SetOwner,
   ) {}
+
+  /**
+   * On a shared store: reads the csource subscriptions again every `seconds`, so that one created, changed or deleted
+   * through another broker of the set gets, changes or loses its timer here too.
+   */
+  refreshEvery(seconds: number): void {
+    if (this.owner === undefined || seconds <= 0 || this.refresh !== undefined) return;
+    this.refresh = setInterval(() => void this.reload(), seconds * 1000);
+    this.refresh.unref();
+  }
+
+  private async reload(): Promise<void> {
+    if (this.reloading || this.channel === undefined) return;
+    this.reloading = true;
+    try {
+      const seen = new Set<string>();
+      for (const tenant of await subscriptionTenants(this.store))
+        for (const { id, doc } of await this.store.collection(tenant, CSOURCE_SUBSCRIPTIONS).list()) {
+          const key = `${tenant}\n${id}`;
+          seen.add(key);
+          const next = doc as unknown as CsourceSubscriptionDoc;
+          const old = this.timers.get(key);
+          // A timer kept for an unchanged subscription keeps its phase; a changed one starts again as on an update.
+          if (old === undefined || JSON.stringify(old.doc.body) !== JSON.stringify(next.body)) this.update(tenant, id, next);
+        }
+      for (const [key, t] of [...this.timers]) if (!seen.has(key)) this.update(t.tenant, t.id, null);
+    } catch (e) {
+      this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'csource subscriptions cannot be read again');
+    } finally {
+      this.reloading = false;
+    }
+  }
 
   async start(): Promise<void> {
     this.channel = new BroadcastChannel(channelName(CSOURCE_SUBSCRIPTIONS_CHANNEL, this.instance));
@@ -70,6 +109,8 @@ export class CsourcePeriodic {
   }
 
   close(): void {
+    clearInterval(this.refresh);
+    this.refresh = undefined;
     this.channel?.close();
     this.channel = undefined;
     for (const { timer } of this.timers.values()) clearTimeout(timer);
@@ -115,6 +156,8 @@ export class CsourcePeriodic {
     const now = Date.now();
     if (subscriptionStatus(t.doc.body, now) !== 'active') return;
     try {
+      // Every broker of a set keeps the timer; one sends (issue 17: each due notification once).
+      if (this.owner !== undefined && !(await this.owner.owns(`csource-periodic\n${t.tenant}\n${t.id}`))) return;
       const sels = subscriptionSelections(t.doc.body);
       const matching = [];
       for (const { doc } of await this.store.collection(t.tenant, REGISTRATIONS).list()) {

@@ -138,8 +138,9 @@ export async function runNotifier(init: NotifierData, parent: MessagePort): Prom
   periodic = new PeriodicNotifications(store, accept, log, joined, setOwner);
   await sync.start();
   subordinates.sweep();
-  const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance);
+  const csourcePeriodic = new CsourcePeriodic(store, contexts, log, init.config.instance, setOwner);
   await csourcePeriodic.start();
+  csourcePeriodic.refreshEvery(init.config.subCacheIval);
   sync.refreshEvery(init.config.subCacheIval);
   subordinates.refreshEvery(init.config.subCacheIval);
   for (const sub of sync.index.each()) periodic.update(sub.tenant, sub.id, sub);

@@ -156,6 +156,43 @@ t.test('a periodic subscription is notified by one broker of the set: once per t
   t.equal((await call(a, 'DELETE', `${NGSI}/subscriptions/${sub.id}`)).status, 204);
 });
 
+t.test(
+  'a periodic csource subscription: one broker of the set sends, a broker started later too; a delete on another stops it',
+  async (t) => {
+    const [a, b, c] = brokers as [Broker, Broker, Broker];
+    const reg = {
+      id: 'urn:ngsi-ld:ContextSourceRegistration:csp',
+      type: 'ContextSourceRegistration',
+      endpoint: 'http://127.0.0.1:9/source',
+      information: [{ entities: [{ type: 'Ferry' }] }],
+    };
+    t.equal((await call(a, 'POST', `${NGSI}/csourceRegistrations`, { body: reg })).status, 201);
+    const sub = {
+      id: 'urn:ngsi-ld:Subscription:csp',
+      type: 'Subscription',
+      entities: [{ type: 'Ferry' }],
+      timeInterval: 1,
+      notification: { endpoint: { uri: base + '/csp' } },
+    };
+    t.equal((await call(b, 'POST', `${NGSI}/csourceSubscriptions`, { body: sub })).status, 201);
+    // A broker that joins the set now reads the subscription from the store at its start, and keeps a timer too.
+    const late = await startBroker([...docdbArgs(dbName), '--subCacheIval', String(IVAL_S)], {}, { pool: true });
+    t.teardown(() => late.stop());
+    await cacheRound();
+    const count = () => received.filter((r) => r.path === '/csp').length;
+    const before = count();
+    await sleep(4000);
+    const sent = count() - before;
+    t.ok(sent >= 3 && sent <= 5, `${sent} notifications in 4 s of a 1 s timeInterval on four brokers (each sending: about 8)`);
+    t.equal((await call(c, 'DELETE', `${NGSI}/csourceSubscriptions/${sub.id}`)).status, 204, 'deleted through a third broker');
+    await cacheRound();
+    const atDelete = count();
+    await sleep(3000);
+    t.ok(count() - atDelete <= 1, `${count() - atDelete} notifications in the 3 s after every broker read the delete`);
+    await call(a, 'DELETE', `${NGSI}/csourceRegistrations/${reg.id}`);
+  },
+);
+
 t.test('a subscription changed on one broker, deleted on another: the third follows within --subCacheIval', async (t) => {
   const [a, b, c] = brokers as [Broker, Broker, Broker];
   const id = 'urn:ngsi-ld:Subscription:changed';
