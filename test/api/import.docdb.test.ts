@@ -13,6 +13,17 @@ import { EX, building, registrations, room, source, subscriptions, tenantRoom } 
 const T = '2024-01-01T00:00:00.000Z';
 const currentState = source.filter((r) => r.kind !== 'temporalEntity' && r.kind !== 'temporalInstance');
 
+/** MongoClient's connect, with each command the client then sends counted in `seen` by name and collection. */
+function counting(connect: typeof MongoClient.prototype.connect, seen: Map<string, number>): typeof connect {
+  return function (this: MongoClient) {
+    this.on('commandStarted', (e: CommandStartedEvent) => {
+      const k = `${e.commandName} ${String(e.command[e.commandName])}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    });
+    return connect.call(this);
+  } as typeof connect;
+}
+
 t.test('the current state imported into docdb equals the source; an import again refuses all of it', async (t) => {
   const dbName = freshDbName();
   t.teardown(() => dropDatabases(dbName));
@@ -71,13 +82,7 @@ t.test(
     // The importer's own client, in this process: its commands counted as the docdb round-trip tests count them.
     const seen = new Map<string, number>();
     const connect = MongoClient.prototype.connect;
-    MongoClient.prototype.connect = function (this: MongoClient) {
-      this.on('commandStarted', (e: CommandStartedEvent) => {
-        const k = `${e.commandName} ${String(e.command[e.commandName])}`;
-        seen.set(k, (seen.get(k) ?? 0) + 1);
-      });
-      return connect.call(this);
-    } as typeof connect;
+    MongoClient.prototype.connect = counting(connect, seen);
     t.teardown(() => {
       MongoClient.prototype.connect = connect;
     });
@@ -92,13 +97,7 @@ t.test(
     t.notOk(seen.has('update entities'), 'no upsert per entity');
 
     seen.clear();
-    MongoClient.prototype.connect = function (this: MongoClient) {
-      this.on('commandStarted', (e: CommandStartedEvent) => {
-        const k = `${e.commandName} ${String(e.command[e.commandName])}`;
-        seen.set(k, (seen.get(k) ?? 0) + 1);
-      });
-      return connect.call(this);
-    } as typeof connect;
+    MongoClient.prototype.connect = counting(connect, seen);
     const again = await importWith([...docdbArgs(dbName, url.toString()), '--troe', 'none'], records.slice(0, 300));
     MongoClient.prototype.connect = connect;
     t.equal(again.line('entities'), 'entities: 0 imported, 300 refused', 'run again: every id refused, never overwritten');
