@@ -55,3 +55,36 @@ t.test('a clean restart on --dbDir keeps entities and tenants; --dbCompress roun
     await broker.stop();
   }
 });
+
+t.test('a RAM store left by a killed broker is removed when the next broker starts (tmpfs is memory)', async (t) => {
+  const { readdirSync, readFileSync, existsSync } = await import('node:fs');
+  const root = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const ownedBy = (pid: number): string | undefined =>
+    readdirSync(root)
+      .filter((n) => n.startsWith('ldbroker-'))
+      .find((n) => {
+        try {
+          return readFileSync(join(root, n, 'owner'), 'utf8').startsWith(`${pid} `);
+        } catch {
+          return false;
+        }
+      });
+  const killed = await spawnBroker(['--database', 'embdb']);
+  const pid = killed.proc!.pid!;
+  const dir = ownedBy(pid);
+  t.ok(dir, 'the RAM store names its owner');
+  killed.proc!.kill('SIGKILL');
+  await killed.stop();
+  t.ok(existsSync(join(root, dir!)), 'a kill -9 leaves the directory');
+  const next = await spawnBroker(['--database', 'embdb']);
+  try {
+    t.notOk(existsSync(join(root, dir!)), "the next broker's start removed it");
+    t.ok(
+      next.logs.some((l) => l.includes('removed the RAM stores of brokers that no longer run') && l.includes(dir!)),
+      'and logged which',
+    );
+    t.ok(ownedBy(next.proc!.pid!), "the new broker's own store is there");
+  } finally {
+    await next.stop();
+  }
+});

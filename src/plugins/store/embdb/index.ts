@@ -1,12 +1,12 @@
 // The embdb store plugin: LMDB in RAM (an env on tmpfs, removed at exit) or on disk (--dbDir). Its options are its
 // own (the broker lists them with -u when embdb is the store); the history of `--troe embdb` lives in its transactions.
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store, StoreOpenParams } from '../../../store/contract.js';
 import type { OptionSpec } from '../../../plugin/contract.js';
 import { EmbdbStore } from './embdb-store.js';
 import { rebuildIndexesIfOld } from './index-rebuild.js';
+import { makeRamDir, ramRoot, sweepStaleRamDirs } from './ram-dir.js';
 
 export const options: OptionSpec[] = [
   { name: 'dbDir', type: 'string', help: 'embdb directory on disk (absent: in RAM, removed at exit)' },
@@ -44,8 +44,9 @@ export async function storePrepare(params: StoreOpenParams): Promise<Record<stri
     mkdirSync(dbDir, { recursive: true });
     return { dbPath: join(dbDir, 'embdb'), ram: false };
   }
-  const shm = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-  return { dbPath: join(mkdtempSync(join(shm, 'ldbroker-')), 'embdb'), ram: true };
+  const root = ramRoot();
+  sweepStaleRamDirs(root, params.log);
+  return { dbPath: join(makeRamDir(root), 'embdb'), ram: true };
 }
 
 export async function storeOpen(params: StoreOpenParams): Promise<Store> {
