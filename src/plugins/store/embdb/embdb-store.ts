@@ -254,6 +254,13 @@ export class EmbdbStore implements Store {
     return this.entityOf(tenant, id);
   }
 
+  entityBytes(tenant: string, id: string): Uint8Array | undefined {
+    if (!storablePart(id)) return undefined;
+    const bytes = this.entities.getBinaryFast(entityKey(tenant, id));
+    // lmdb's reused read buffer is larger than the value: its `length` property (not its byteLength) is the value's.
+    return bytes === undefined ? undefined : bytes.subarray(0, bytes.length);
+  }
+
   async getEntityTypes(tenant: string, id: string): Promise<string[] | undefined> {
     return this.entityOf(tenant, id)?.type;
   }
