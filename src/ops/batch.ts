@@ -19,6 +19,7 @@ import { attrNames } from './entities.js';
 import { writeEntities } from './changes.js';
 import { changeOf } from '../ngsild/entity/write-change.js';
 import { giveSlot, takeSlot } from './batch-slots.js';
+import { nowIso } from './now-iso.js';
 
 interface BatchError {
   entityId: string;
@@ -32,8 +33,6 @@ interface Prepared<T> {
 }
 
 type Outcome = 'created' | 'updated' | 'deleted';
-
-const nowIso = (): string => new Date().toISOString();
 
 function entryId(entry: unknown): string {
   if (typeof entry === 'object' && entry !== null && typeof (entry as { id?: unknown }).id === 'string')

@@ -38,6 +38,7 @@ import { boolParam } from './types.js';
 import { RetrieveCache } from './retrieve-cache.js';
 import { bodyBytes } from '../pipeline/body-bytes.js';
 import { liveRegistrations, localOnly } from './forward/sources.js';
+import { nowIso } from './now-iso.js';
 
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -56,8 +57,6 @@ function withoutContext(body: Record<string, unknown>): Record<string, unknown> 
   const { ['@context']: _ignored, ...rest } = body;
   return rest;
 }
-
-const nowIso = (): string => new Date().toISOString();
 
 /** 207 body of a partial attribute write: UpdateResult (CIM 009 §5.2.18) with compact names. */
 function updateResult(req: LdRequest, updated: readonly string[], notUpdated: readonly { attrName: string; reason: string }[]): OpResult {
