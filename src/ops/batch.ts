@@ -19,6 +19,7 @@ import { attrNames } from './entities.js';
 import { writeEntities } from './changes.js';
 import { changeOf } from '../ngsild/entity/write-change.js';
 import { giveSlot, takeSlot } from './batch-slots.js';
+import { nowIso } from './now-iso.js';
 
 interface BatchError {
   entityId: string;
@@ -33,8 +34,6 @@ interface Prepared<T> {
 
 type Outcome = 'created' | 'updated' | 'deleted';
 
-const nowIso = (): string => new Date().toISOString();
-
 function entryId(entry: unknown): string {
   if (typeof entry === 'object' && entry !== null && typeof (entry as { id?: unknown }).id === 'string')
     return (entry as { id: string }).id;
@@ -47,18 +46,26 @@ function errorEntry(id: string, error: unknown): BatchError {
   return { entityId: id, error: problem };
 }
 
-/** The @context of one entry: the request's, or with application/ld+json the entry's own. */
+const CONTEXT_IN_JSON = '@context is not allowed in an application/json body: send it in a Link header or use application/ld+json';
+
+/** The @context of one entry of an application/ld+json batch: the entry's own. */
 async function entryContext(req: LdRequest, ctx: WorkerContext, entry: Record<string, unknown>): Promise<ResolvedContext> {
-  if (req.bodyMediaType !== LD_JSON) {
-    if ('@context' in entry)
-      throw badRequest('@context is not allowed in an application/json body: send it in a Link header or use application/ld+json');
-    return req.context;
-  }
   const given = entry['@context'];
   if (given === undefined) throw badRequest('an application/ld+json batch entry must carry @context');
   const resolved = await ctx.contexts.resolve(given, req.wait);
   if (!req.otherContexts.includes(resolved)) req.otherContexts.push(resolved);
   return resolved;
+}
+
+/**
+ * application/json: every entry takes the request's @context (one it carries itself is 400), known already, so no
+ * promise per entry (a batch of 100 made 100 async calls and settled them for nothing).
+ */
+function requestContexts(req: LdRequest, list: unknown[]): PromiseSettledResult<ResolvedContext | undefined>[] {
+  const same: PromiseFulfilledResult<ResolvedContext> = { status: 'fulfilled', value: req.context };
+  return list.map((entry) =>
+    isEntryObject(entry) && '@context' in entry ? { status: 'rejected', reason: badRequest(CONTEXT_IN_JSON) } : same,
+  );
 }
 
 function isEntryObject(entry: unknown): entry is Record<string, unknown> {
@@ -90,13 +97,15 @@ async function prepareEntities(
   // another, and one that many entries name is fetched once (issue 13). The handler runs in a slot (batch-slots.ts),
   // given up while remote @contexts may be fetched, so a slow context server holds no other client's batch.
   const ldJson = req.bodyMediaType === LD_JSON;
-  if (ldJson) giveSlot();
   let contexts: PromiseSettledResult<ResolvedContext | undefined>[];
-  try {
-    contexts = await Promise.allSettled(list.map((entry) => (isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined)));
-  } finally {
-    if (ldJson) await takeSlot(ctx.store);
-  }
+  if (ldJson) {
+    giveSlot();
+    try {
+      contexts = await Promise.allSettled(list.map((entry) => (isEntryObject(entry) ? entryContext(req, ctx, entry) : undefined)));
+    } finally {
+      await takeSlot(ctx.store);
+    }
+  } else contexts = requestContexts(req, list);
   const prepared: Prepared<StoredEntity>[] = [];
   for (let i = 0; i < list.length; i++) {
     const entry = list[i];

@@ -35,6 +35,10 @@ import { retrieveWithSources } from './forward/retrieve.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures } from './linked.js';
 import { parseTypeExpression, compileTypeExpression } from '../ngsild/query/type-expression.js';
 import { boolParam } from './types.js';
+import { RetrieveCache } from './retrieve-cache.js';
+import { bodyBytes } from '../pipeline/body-bytes.js';
+import { liveRegistrations, localOnly } from './forward/sources.js';
+import { nowIso } from './now-iso.js';
 
 export function entityIdParam(req: LdRequest): string {
   const id = req.params[0]!;
@@ -53,8 +57,6 @@ function withoutContext(body: Record<string, unknown>): Record<string, unknown> 
   const { ['@context']: _ignored, ...rest } = body;
   return rest;
 }
-
-const nowIso = (): string => new Date().toISOString();
 
 /** 207 body of a partial attribute write: UpdateResult (CIM 009 §5.2.18) with compact names. */
 function updateResult(req: LdRequest, updated: readonly string[], notUpdated: readonly { attrName: string; reason: string }[]): OpResult {
@@ -100,8 +102,22 @@ export const createEntity: OpHandler = async (req, ctx) => {
   return { status: 201, headers: ['Location', `${API_PREFIX}/entities/${pathSegment(entity.id)}`] };
 };
 
+/** This thread's rendered retrieves (retrieve-cache.ts). */
+const retrieveCache = new RetrieveCache();
+
 export const retrieveEntity: OpHandler = async (req, ctx) => {
   const id = entityIdParam(req);
+  // Whatever the query, the same query string succeeded before on these bytes: its checks below would pass again.
+  // Not with an auth plugin (what it lets through may change) nor while a source may hold part of the entity.
+  const cacheKey = ctx.auth === undefined ? retrieveCache.keyOf(req, id) : undefined;
+  let storedBytes = cacheKey === undefined ? undefined : ctx.store.entityBytes?.(req.tenant, id);
+  if (storedBytes !== undefined) {
+    const answer = retrieveCache.get(cacheKey!, storedBytes);
+    if (answer !== undefined && (localOnly(req) || (await liveRegistrations(req, ctx)).length === 0))
+      return { status: 200, encoded: answer, withContext: true, geoJson: req.media === GEO_JSON };
+    // LMDB's buffer is its next read's too: the entry keeps its own copy.
+    storedBytes = new Uint8Array(storedBytes);
+  }
   const opts = renderOptions(req);
   const join = joinOptions(req);
   const ofType = typeParamTest(req);
@@ -121,6 +137,18 @@ export const retrieveEntity: OpHandler = async (req, ctx) => {
   noneMatched(entity, req, opts);
   const result = await renderRetrieved(req, ctx, entity, opts, join);
   for (const w of distributed.warnings) (result.headers ??= []).push('NGSILD-Warning', w);
+  // Only an answer of the local entity alone (no source merged in, no warning) rendered without a join (which reads
+  // other entities) is kept; it stays valid exactly as long as the stored bytes it came from.
+  if (
+    storedBytes !== undefined &&
+    local !== undefined &&
+    distributed.value === local &&
+    result.headers === undefined &&
+    join === undefined
+  ) {
+    result.encoded = bodyBytes(req, result.body, result.withContext, result.geoJson);
+    retrieveCache.set(cacheKey!, storedBytes, result.encoded);
+  }
   return result;
 };
 

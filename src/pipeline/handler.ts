@@ -8,6 +8,8 @@ export interface OpResult {
   status: number;
   /** A value to serialize as JSON (rendered already: compact names). */
   body?: unknown;
+  /** The body already serialised as bodyBytes (body-bytes.ts) makes it for this request: sent as it is. */
+  encoded?: Uint8Array;
   /** Extra headers, flat name/value list. */
   headers?: string[];
   /** The body carries context-dependent names: add Link (application/json) or @context (application/ld+json). */

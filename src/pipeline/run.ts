@@ -15,8 +15,7 @@ import type { FetchWaiter } from '../ngsild/context/shared-build.js';
 import { keepUsedContexts } from './contexts/kept-contexts.js';
 import { servedUrl } from './contexts/served-url.js';
 import { linkUrlIn } from '../ngsild/context/resolved.js';
-
-const encoder = new TextEncoder();
+import { bodyBytes } from './body-bytes.js';
 
 /** Never rejects: every failure is a ProblemDetails result. `wait` hears of @contexts to fetch (context-wait.ts). */
 export async function runPipeline(
@@ -95,31 +94,16 @@ async function runSteps(ctx: WorkerContext, req: LdRequest, task: PipelineTask, 
 
 function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineResult {
   const headers = result.headers ?? [];
-  if (result.body === undefined) return { status: result.status, headers, body: null };
-  let body: unknown = result.body;
+  if (result.body === undefined && result.encoded === undefined) return { status: result.status, headers, body: null };
   let contentType = JSON_TYPE;
   if (result.withContext) {
-    if (req.media === LD_JSON) {
-      contentType = LD_JSON;
-      body = withContextMember(body, req.context.contextValue);
-    } else if (req.media === GEO_JSON && result.geoJson) {
-      // CIM 009 §6.3.15: a GeoJSON answer (a Feature or a FeatureCollection) carries @context as a member of its own.
-      contentType = GEO_JSON;
-      body = { ...(body as Record<string, unknown>), '@context': req.context.contextValue as object };
-    } else {
-      // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
-      headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.apiTenant))));
-    }
+    if (req.media === LD_JSON) contentType = LD_JSON;
+    else if (req.media === GEO_JSON && result.geoJson) contentType = GEO_JSON;
+    // First: a client reading one Link finds the @context, as before pagination links (ops/page-links.ts) came.
+    else headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.apiTenant))));
   }
   headers.push('Content-Type', contentType);
-  return { status: result.status, headers, body: encoder.encode(JSON.stringify(body)) };
-}
-
-/** CIM 009 §6.3.6: an application/ld+json body carries @context in each top-level object. */
-function withContextMember(body: unknown, contextValue: unknown): unknown {
-  if (Array.isArray(body)) return body.map((item) => withContextMember(item, contextValue));
-  if (typeof body === 'object' && body !== null) return { ...(body as Record<string, unknown>), '@context': contextValue as object };
-  return body;
+  return { status: result.status, headers, body: result.encoded ?? bodyBytes(req, result.body, result.withContext, result.geoJson) };
 }
 
 function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {

@@ -212,6 +212,12 @@ export interface Store {
   listTenants(): Promise<string[]>;
 
   getEntity(tenant: string, id: string): Promise<StoredEntity | undefined>;
+  /**
+   * The stored encoding of an entity, or undefined when it is absent; valid only until the next read of the store on
+   * this thread (embdb: LMDB's own buffer). Equal bytes are an unchanged entity, so a retrieve can answer from what it
+   * rendered of it before (ops/retrieve-cache.ts). Absent where the store has no cheap raw read.
+   */
+  entityBytes?(tenant: string, id: string): Uint8Array | undefined;
   /** Types of a stored entity (cheaper than a whole read where the store keeps them apart). */
   getEntityTypes(tenant: string, id: string): Promise<string[] | undefined>;
   /** One transaction: when anything in it throws, nothing of it is written. */

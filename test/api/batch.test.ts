@@ -38,6 +38,22 @@ t.test('batch create with an existing id, a duplicate and a bad entry answers 20
   t.equal((await get('urn:ngsi-ld:Car:b2')).status, 200);
 });
 
+t.test(
+  'an application/json batch entry carrying @context is its own 400; the entries around it, and a non-object one, answer as they would',
+  async (t) => {
+    const r = await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, {
+      body: [car('j1'), { ...car('j2'), '@context': 'https://uri.etsi.org/ngsi-ld/v1/ngsi-ld-core-context.jsonld' }, 42, car('j3')],
+    });
+    t.equal(r.status, 207, r.text);
+    t.same(r.json.success, ['urn:ngsi-ld:Car:j1', 'urn:ngsi-ld:Car:j3']);
+    const byId = new Map(r.json.errors.map((e: any) => [e.entityId, e.error]));
+    t.equal((byId.get('urn:ngsi-ld:Car:j2') as any).status, 400);
+    t.match((byId.get('urn:ngsi-ld:Car:j2') as any).detail, /@context is not allowed in an application\/json body/);
+    t.equal((byId.get('') as any).status, 400, 'the number is not a JSON object');
+    t.equal((await get('urn:ngsi-ld:Car:j2')).status, 404, 'the entry with @context is not written');
+  },
+);
+
 t.test('batch upsert creates (201 with created ids) and replaces or updates (204)', async (t) => {
   const r = await call(broker, 'POST', `${NGSI}/entityOperations/upsert`, { body: [car('u1', 1), car('a2', 99)] });
   t.equal(r.status, 201, r.text);

@@ -254,6 +254,13 @@ export class EmbdbStore implements Store {
     return this.entityOf(tenant, id);
   }
 
+  entityBytes(tenant: string, id: string): Uint8Array | undefined {
+    if (!storablePart(id)) return undefined;
+    const bytes = this.entities.getBinaryFast(entityKey(tenant, id));
+    // lmdb's reused read buffer is larger than the value: its `length` property (not its byteLength) is the value's.
+    return bytes === undefined ? undefined : bytes.subarray(0, bytes.length);
+  }
+
   async getEntityTypes(tenant: string, id: string): Promise<string[] | undefined> {
     return this.entityOf(tenant, id)?.type;
   }
@@ -587,6 +594,23 @@ export class EmbdbStore implements Store {
     return { docs: this.docs, order: this.docOrder };
   }
 
+  /**
+   * @internal for EmbdbCollection. Collections this thread found empty, with the generation they had then: most
+   * tenants have no registration, and the distributed operations ask for the tenant's registrations on every entity
+   * request (ops/forward/sources.ts); one read of the generation costs less than a range over an empty collection.
+   */
+  readonly emptyCollections = new Map<string, number>();
+
+  /** @internal: the generation of a collection, moved by each write that adds or removes a document. */
+  collectionGeneration(key: string): number {
+    return this.meta.get(key) ?? 0;
+  }
+
+  /** @internal: inside the write transaction that adds or removes a document of the collection. */
+  moveCollectionGeneration(key: string): void {
+    this.meta.putSync(key, this.collectionGeneration(key) + 1);
+  }
+
   /** @internal for index-rebuild.ts, run by the primary at open */
   indexedDbs(): IndexedDbs {
     return {
@@ -616,11 +640,16 @@ export class EmbdbStore implements Store {
 }
 
 class EmbdbCollection implements DocCollection {
+  /** Its generation's key in the meta database (tenant names hold no NUL). */
+  private readonly generationKey: string;
+
   constructor(
     private readonly store: EmbdbStore,
     private readonly tenant: string,
     private readonly name: string,
-  ) {}
+  ) {
+    this.generationKey = `docgen\u0000${tenant}\u0000${name}`;
+  }
 
   async get(id: string): Promise<Record<string, unknown> | undefined> {
     const rec = this.store.docsDb().docs.get(docKey(this.tenant, this.name, id));
@@ -670,6 +699,7 @@ class EmbdbCollection implements DocCollection {
       seq = (k[2] as number) + 1;
     docs.putSync(key, { seq, doc });
     order.putSync([this.tenant, this.name, seq], id);
+    this.store.moveCollectionGeneration(this.generationKey);
     return true;
   }
 
@@ -681,6 +711,7 @@ class EmbdbCollection implements DocCollection {
       if (existing === undefined) return false;
       docs.removeSync(key);
       order.removeSync([this.tenant, this.name, existing.seq]);
+      this.store.moveCollectionGeneration(this.generationKey);
       return true;
     });
   }
@@ -688,6 +719,9 @@ class EmbdbCollection implements DocCollection {
   async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {
     const { docs, order } = this.store.docsDb();
     const out: Array<{ id: string; doc: Record<string, unknown> }> = [];
+    // Read in the same snapshot as the range below, so an empty range seen here is empty at this generation.
+    const generation = this.store.collectionGeneration(this.generationKey);
+    if (this.store.emptyCollections.get(this.generationKey) === generation) return out;
     for (const { value: id } of order.getRange({
       start: [this.tenant, this.name, -1],
       end: [this.tenant, this.name, Number.MAX_SAFE_INTEGER],
@@ -697,6 +731,8 @@ class EmbdbCollection implements DocCollection {
       const rec = docs.get(docKey(this.tenant, this.name, id));
       if (rec !== undefined) out.push({ id, doc: withBumped(rec.doc, rec.b) });
     }
+    if (out.length === 0 && offset === 0 && limit > 0) this.store.emptyCollections.set(this.generationKey, generation);
+    else this.store.emptyCollections.delete(this.generationKey);
     return out;
   }
 }

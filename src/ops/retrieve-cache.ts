@@ -1,0 +1,83 @@
+// Retrieve Entity answered from what this thread rendered of the same entity before (issue 24: GET by id spent about
+// a third of its front CPU decoding the entity, rendering it and serialising the JSON again for an unchanged entity).
+// An entry is only used while the entity's stored bytes are the ones it was rendered from, so any write through any
+// thread, process or broker (update, replace, delete then create, purge) makes it stale by itself: nothing to notify.
+import type { ResolvedContext } from '../ngsild/context/resolved.js';
+import type { LdRequest } from '../pipeline/ld-request.js';
+
+/** Entries per thread, and their bytes (stored encoding plus answer): a bound on the memory the cache holds. */
+export const RETRIEVE_CACHE_ENTRIES = 4096;
+export const RETRIEVE_CACHE_BYTES = 16 * 1024 * 1024;
+/** An answer above this is not kept: it would push out many small ones, and its render is a small part of its cost. */
+const MAX_ENTRY_BYTES = 64 * 1024;
+
+interface Entry {
+  stored: Uint8Array;
+  answer: Uint8Array;
+}
+
+export class RetrieveCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  /** A number per resolved @context object: a @context resolved again (changed, refetched) starts afresh. */
+  private readonly contextIds = new WeakMap<ResolvedContext, number>();
+  private nextContextId = 0;
+
+  constructor(
+    private readonly maxEntries = RETRIEVE_CACHE_ENTRIES,
+    private readonly maxBytes = RETRIEVE_CACHE_BYTES,
+  ) {}
+
+  /**
+   * What the answer depends on besides the stored entity: tenant, id, the @context its names are compacted with,
+   * the negotiated media type (@context member or not, GeoJSON) and the query string (representation, attrs, pick,
+   * omit, lang, type, geometryProperty...): equal keys and equal bytes render equal answers.
+   */
+  keyOf(req: LdRequest, id: string): string {
+    let n = this.contextIds.get(req.context);
+    if (n === undefined) {
+      n = this.nextContextId++;
+      this.contextIds.set(req.context, n);
+    }
+    return `${n}\u0000${req.tenant}\u0000${req.media}\u0000${id.length}:${id}\u0000${req.task.query}`;
+  }
+
+  /** The answer kept for `key` when it was rendered from exactly these stored bytes. */
+  get(key: string, stored: Uint8Array): Uint8Array | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined) return undefined;
+    if (!sameBytes(e.stored, stored)) {
+      this.drop(key, e);
+      return undefined;
+    }
+    return e.answer;
+  }
+
+  /** Keeps `answer`, rendered from `stored` (a copy the caller no longer changes); the oldest entries go first. */
+  set(key: string, stored: Uint8Array, answer: Uint8Array): void {
+    const size = stored.byteLength + answer.byteLength;
+    if (size > MAX_ENTRY_BYTES) return;
+    const old = this.entries.get(key);
+    if (old !== undefined) this.drop(key, old);
+    while (this.entries.size >= this.maxEntries || (this.bytes + size > this.maxBytes && this.entries.size > 0)) {
+      const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry];
+      this.drop(oldestKey, oldest);
+    }
+    this.entries.set(key, { stored, answer });
+    this.bytes += size;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private drop(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= e.stored.byteLength + e.answer.byteLength;
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  return Buffer.compare(a, b) === 0;
+}
