@@ -44,14 +44,16 @@ build-test: build
 test: build-test
 	bash test/run-all.sh
 
-# docdb's tests need the MongoDB-wire server (FerretDB): started, or found running.
+# docdb's tests need the MongoDB-wire server (FerretDB): started, or found running. The tests as JavaScript need no
+# TypeScript loader in each test process (test/helpers/js-tests.mjs).
+JS_TESTS = NODE_OPTIONS="$${NODE_OPTIONS:+$$NODE_OPTIONS }--import=$(CURDIR)/test/helpers/js-tests.mjs"
 test-unit: build-test
 	bash test/services/ferretdb.sh
-	npx tap dist/test/unit
+	$(JS_TESTS) npx tap dist/test/unit
 
 test-api: build-test
 	bash test/services/ferretdb.sh
-	npx tap dist/test/api
+	$(JS_TESTS) npx tap dist/test/api
 
 # The main table (bench/run.js) writes the head of bench/RESULTS.md; the other benchmarks (the MQTT and Modbus
 # bridges' start test/services/mosquitto.sh and pymodbus.sh) replace their sections of it. bench/all.sh keeps the

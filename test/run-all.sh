@@ -5,8 +5,16 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 passed=0 failed=0 status=0
 
-# QuestDB for the temporal API tests on --troe tsdb (*.tsdb.test.ts), started once before tap runs files in parallel.
-bash test/services/questdb.sh || status=1
+# The tests are JavaScript (dist/test): no TypeScript loader in each test process (test/helpers/js-tests.mjs says why).
+export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--import=$PWD/test/helpers/js-tests.mjs"
+
+# QuestDB (the temporal API tests on --troe tsdb, *.tsdb.test.ts: its JVM starts in seconds) and the pymodbus device
+# (a pip install on a fresh clone) start in the background while tap runs: the files that need them run the same
+# scripts (test/api/helpers/troe.ts, modbus-device.ts), which wait on these starts' locks and find them running.
+bash test/services/questdb.sh >"$out/questdb.txt" 2>&1 &
+questdb=$!
+bash test/services/pymodbus.sh >"$out/pymodbus.txt" 2>&1 &
+pymodbus=$!
 # docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
 bash test/services/ferretdb.sh || status=1
 # The Orion-LD exporter (Python) against PostgreSQL and FerretDB: it mostly waits on its servers, so it runs beside
@@ -17,10 +25,9 @@ if [ -x test/integration/exporter/run.sh ]; then
   bash test/integration/exporter/run.sh >"$out/pytest.txt" 2>&1 &
   exporter=$!
 fi
-# Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only).
+# Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only; in the
+# foreground, as its script takes no lock against a test's start of it).
 bash test/services/mosquitto.sh || status=1
-# The pymodbus device for the Modbus bridge tests (test/services/pymodbus.sh: idempotent, loopback only).
-bash test/services/pymodbus.sh || status=1
 
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration; the tests as
 # compiled by `make build-test` (test/helpers/compile-tests.js: dist/test/), not transpiled again in each test process.
@@ -29,14 +36,21 @@ if [ ! -d "$T/unit" ]; then
   echo "run-all.sh: no $T/unit: run \`make build-test\` (or \`make test\`) first" >&2
   exit 1
 fi
-npx tap --reporter=tap "$T/unit" "$T/api" "$T/integration" 2>&1 | tee "$out/tap.txt"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-# The API files that touch the store, again on docdb (test/api/helpers/broker.ts storeArgs).
+# The API files that touch the store, again on docdb (test/api/helpers/broker.ts storeArgs), in a tap run of their
+# own beside the first: they mostly wait on FerretDB. Its output follows the first run's.
 DOCDB_API=($T/api/entities.*.test.js $T/api/query*.test.js $T/api/batch.test.js $T/api/tenants.test.js
   $T/api/discovery.test.js $T/api/purge.test.js $T/api/subscriptions*.test.js $T/api/registrations*.test.js
   $T/api/linked.test.js $T/api/contexts.test.js $T/api/policyapi.test.js)
-TEST_STORE=docdb npx tap --reporter=tap "${DOCDB_API[@]}" 2>&1 | tee -a "$out/tap.txt"
+TEST_STORE=docdb npx tap --reporter=tap "${DOCDB_API[@]}" >"$out/docdb.txt" 2>&1 &
+docdb=$!
+npx tap --reporter=tap "$T/unit" "$T/api" "$T/integration" 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+wait "$docdb" || status=1
+cat "$out/docdb.txt" | tee -a "$out/tap.txt"
+for svc in questdb pymodbus; do
+  wait "${!svc}" || status=1
+  cat "$out/$svc.txt" >&2
+done
 # Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces).
 p=$(grep -cE '^ {4}ok [0-9]+ ' "$out/tap.txt" || true)
 f=$(grep -cE '^ {4}not ok [0-9]+ ' "$out/tap.txt" || true)
