@@ -1,8 +1,9 @@
 // The releases of docdb's write claims on FerretDB (claims.ts ClaimReleases): gathered per database and sent as one
-// delete, not one per write; in order; an error goes to the handler, never to the writer.
+// delete, not one per write; in order; each held HOLD_MS after its write; an error goes to the handler, never to the
+// writer.
 import t from 'tap';
 import type { Collection } from 'mongodb';
-import { ClaimReleases, type ClaimDoc } from '../../src/plugins/store/docdb/claims.js';
+import { ClaimReleases, HOLD_MS, type ClaimDoc } from '../../src/plugins/store/docdb/claims.js';
 
 function fakeClaims(dbName: string, deletes: Array<{ db: string; ids: string[] }>, fail = false): Collection<ClaimDoc> {
   return {
@@ -47,13 +48,36 @@ t.test('a failed release goes to the error handler; later releases still go', as
   t.same(deletes.at(-1), { db: 'a', ids: ['urn:x:2\n2'] });
 });
 
-t.test('500 gathered releases are sent without waiting for the timer', async (t) => {
+t.test('a release is held HOLD_MS after its write, however many are gathered (a claimed write goes by _id alone)', async (t) => {
   const deletes: Array<{ db: string; ids: string[] }> = [];
-  const releases = new ClaimReleases(() => undefined);
+  let now = 1000;
+  const releases = new ClaimReleases(
+    () => undefined,
+    () => now,
+  );
   const a = fakeClaims('a', deletes);
-  for (let i = 0; i < 500; i++) releases.add(a, new Map([[`urn:x:${i}`, 1]]));
+  for (let i = 0; i < 600; i++) releases.add(a, new Map([[`urn:x:${i}`, 1]]));
+  now += HOLD_MS / 2;
+  releases.add(a, new Map([['urn:x:late', 1]]));
   await new Promise((r) => setImmediate(r));
-  t.equal(deletes.length, 1, 'sent at the bound');
-  t.equal(deletes[0]!.ids.length, 500);
+  await releases.sendRipe();
+  t.same(deletes, [], 'nothing sent before HOLD_MS, not even 600 of them');
+  now += HOLD_MS / 2;
+  await releases.sendRipe();
+  t.same(
+    deletes.map((d) => d.ids.length),
+    [500, 100],
+    'the 600 ripe ones, at most 500 to a delete',
+  );
+  t.notOk(
+    deletes.some((d) => d.ids.includes('urn:x:late\n1')),
+    'the one added later still held',
+  );
+  let waited = false;
+  const ripe = releases.ripe().then(() => (waited = true));
+  now += HOLD_MS;
+  await ripe;
+  t.ok(waited, 'ripe() resolves once the last one held is ripe');
   await releases.flush();
+  t.same(deletes.at(-1)?.ids, ['urn:x:late\n1'], 'flush sends the rest');
 });

@@ -13,7 +13,8 @@ import { resolveQ, asWritten } from '../../src/ngsild/query/q-resolve.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
 import { dropDatabases, freshDbName, mongoUrl } from '../api/helpers/docdb.js';
-import { MongoClient } from 'mongodb';
+import { Collection, MongoClient } from 'mongodb';
+import { HOLD_MS } from '../../src/plugins/store/docdb/claims.js';
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const NS = 'https://example.org/ns/';
@@ -75,6 +76,38 @@ t.test('two writers batch-increment the same entities at once: no update is lost
   for (let i = 0; i < N; i++) runs.push(a.mutateEntities('', batch()), b.mutateEntities('', batch()));
   await Promise.all(runs);
   for (const id of ids) t.equal(valueOf(await a.getEntity('', id)), 2 * N, `${id}: every increment counted`);
+});
+
+t.test('a writer slow between its read and its claim loses to the write that came between (FerretDB: writes by _id)', async (t) => {
+  // On FerretDB a claimed write goes by `_id` alone (claims.ts): what keeps it from overwriting a newer version is
+  // the claim's hold and the check of the version by a writer that took HOLD_MS or more from its read to its claim.
+  // Here A reads, then B writes the entity and B's claim is released (flushed at once, not held), and only then does
+  // A claim, more than HOLD_MS after its read: A must see B's write and run its mutation again on it.
+  const [a, b] = await two(t);
+  const id = 'urn:ngsi-ld:Counter:slow';
+  await a.mutateEntity('', id, () => ({ next: counter(id, 0), result: undefined }));
+  const inc = (cur: StoredEntity | undefined) => ({ next: counter(id, valueOf(cur) + 1), result: undefined });
+  const insertMany = Collection.prototype.insertMany;
+  let between: Promise<void> | undefined;
+  // The first claim A sends waits for B's whole write (and the release of B's claim), and for HOLD_MS to pass.
+  Collection.prototype.insertMany = function (this: Collection, ...args: Parameters<typeof insertMany>) {
+    if (this.collectionName === 'writeClaims' && between === undefined) {
+      between = (async () => {
+        await b.mutateEntity('', id, inc);
+        await (b as unknown as { releases: { flush(): Promise<void> } }).releases.flush();
+        await new Promise((r) => setTimeout(r, HOLD_MS + 50));
+      })();
+      return between.then(() => insertMany.apply(this, args)) as ReturnType<typeof insertMany>;
+    }
+    return insertMany.apply(this, args);
+  } as typeof insertMany;
+  t.teardown(() => void (Collection.prototype.insertMany = insertMany));
+  let runs = 0;
+  await a.mutateEntity('', id, (cur) => (runs++, inc(cur)));
+  Collection.prototype.insertMany = insertMany;
+  t.equal(valueOf(await a.getEntity('', id)), 2, "both increments counted: A's ran again on B's write");
+  if (between !== undefined) t.equal(runs, 2, "A's mutation ran twice");
+  else t.pass('MongoDB: no claims; the condition on the version decides');
 });
 
 t.test('a batch replacing 150 entities is answered (FerretDB held every connection on one update command of them)', async (t) => {

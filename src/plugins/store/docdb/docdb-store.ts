@@ -40,7 +40,7 @@ import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity
 import { translateQuery } from './query-filter.js';
 import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
 import { asStoreError, isUnreachable } from './errors.js';
-import { CLAIMS, ClaimReleases, claim, release, type ClaimDoc } from './claims.js';
+import { CLAIMS, ClaimReleases, FRESH_MS, claim, needsCheck, type ClaimDoc } from './claims.js';
 import { PRESENCE, Presence, type PresenceDoc } from './presence.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
@@ -57,6 +57,11 @@ const HEARTBEAT_MS = 1000;
 const COMMAND_TIMEOUT_MS = 60_000;
 /** Candidates read per round trip when the worker evaluates part of a query. */
 const BATCH = 500;
+/**
+ * Most ids read one `_id` filter each rather than one `$in` (FerretDB: an `_id` filter is pushed down to SQLite, a `$in`
+ * decodes every document of the collection, a dozen of the former cost about one of the latter).
+ */
+const FEW_IDS = 8;
 /** Most entities of an id list read in one round trip. */
 const MAX_ID_BATCH = 10_000;
 
@@ -215,7 +220,8 @@ export class DocdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.connected && !this.down) await this.releases.flush();
+    // The releases wait out their hold (claims.ts HOLD_MS: at most that long) before they go.
+    if (this.connected && !this.down) await this.releases.ripe().then(() => this.releases.flush());
     await this.presence.stop(this.connected && !this.down);
     await this.client.close();
   }
@@ -259,28 +265,47 @@ export class DocdbStore implements Store {
   }
 
   /**
-   * Runs a conditional write of entities read at the given versions. On MongoDB the write's own condition is atomic;
-   * on FerretDB the writer first claims each (id, version) it moves from (claims.ts) and `write` learns which it got.
+   * Runs a conditional write of entities read at the given versions (`readAt`: performance.now() before the read). On
+   * MongoDB the write's own condition on the version is atomic. On FerretDB the writer first claims each (id, version)
+   * it moves from (claims.ts) and `write` learns which it got; `byId()` then says whether it may write them by `_id`
+   * alone, the one filter FerretDB 1.24 pushes down to SQLite (its `update` and `delete` handlers decode every
+   * document of the collection for any other filter, issue 17): true within claims.ts FRESH_MS of the claim, whose
+   * version was read less than claims.ts HOLD_MS before it or checked again here by `current` (the versions of ids).
    */
   private async guarded<R>(
     tenant: string,
     reads: Array<[string, number]>,
-    write: (claimed: ReadonlySet<string>) => Promise<R>,
+    readAt: number,
+    write: (claimed: ReadonlySet<string>, byId: () => boolean) => Promise<R>,
+    current?: (ids: string[]) => Promise<Map<string, number>>,
   ): Promise<R> {
     const wanted = new Map(reads);
-    if ((await this.server) !== 'ferretdb' || wanted.size === 0) return write(new Set(wanted.keys()));
+    if ((await this.server) !== 'ferretdb' || wanted.size === 0) return write(new Set(wanted.keys()), () => false);
     const claims = this.db(tenant).collection<ClaimDoc>(CLAIMS);
     const got = await claim(claims, wanted);
     const mine = new Map([...wanted].filter(([id]) => got.has(id)));
-    let r: R;
     try {
-      r = await write(got);
-    } catch (e) {
-      await release(claims, mine).catch(() => undefined); // else taken over after claims.ts STALE_MS
-      throw e;
+      let checked = true;
+      if (current !== undefined && got.size > 0 && needsCheck(readAt)) {
+        // Slow from the read to the claim: another writer may have moved on from the version read meanwhile.
+        const now = await current([...got]);
+        for (const id of got) if (now.get(id) !== wanted.get(id)) got.delete(id);
+      } else checked = current !== undefined;
+      const claimedAt = performance.now();
+      return await write(got, () => checked && performance.now() - claimedAt < FRESH_MS);
+    } finally {
+      // Also after a failed write: it may have landed all the same (an answer lost). Held, claims.ts HOLD_MS.
+      this.releases.add(claims, mine);
     }
-    this.releases.add(claims, mine);
-    return r;
+  }
+
+  /** The versions of the entities of `ids` that exist: by `_id` each (FerretDB pushes that down) unless many. */
+  private async versionsOf(coll: Collection<EntityDoc>, ids: string[]): Promise<Map<string, number>> {
+    const docs =
+      ids.length <= FEW_IDS
+        ? (await Promise.all(ids.map((id) => coll.findOne({ _id: id }, { projection: { v: 1 } })))).filter((d) => d !== null)
+        : await coll.find({ _id: { $in: ids } }, { projection: { v: 1 } }).toArray();
+    return new Map(docs.map((d) => [d._id, d.v]));
   }
 
   /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
@@ -372,6 +397,7 @@ export class DocdbStore implements Store {
       // A create (expectAbsent) goes without the read at first: an id that exists is a duplicate key of the insert,
       // and the mutation runs again on the entity read (and refuses it). On FerretDB the read scans the collection.
       const unread = attempt === 0 && opts?.expectAbsent === true;
+      const readAt = performance.now();
       const found = unread ? null : await this.io(() => coll.findOne({ _id: id }, { projection: { b: 1, v: 1 } }));
       const current = found === null ? undefined : entityOfDoc(found);
       let outcome: MutationOutcome<R>;
@@ -390,8 +416,12 @@ export class DocdbStore implements Store {
       await this.io(() => this.layout(tenant));
       const doc = next === null ? null : entityDoc(next, version, await this.geoIndex());
       const written = await this.io(() =>
-        this.guarded(tenant, found === null ? [] : [[id, found.v]], (ok) =>
-          ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc),
+        this.guarded(
+          tenant,
+          found === null ? [] : [[id, found.v]],
+          readAt,
+          (ok, byId) => (ok.size === 0 && found !== null ? Promise.resolve(false) : writeConditionally(coll, id, found?.v, doc, byId())),
+          (ids) => this.versionsOf(coll, ids),
         ),
       );
       if (!written) {
@@ -426,6 +456,7 @@ export class DocdbStore implements Store {
       // (an upsert): there the read scans the whole collection (seeding 100,000 entities by batch upserts read them
       // all again per batch), an insert of ids that exist only costs one refused command before the read.
       const unread = attempt === 0 && (opts?.expectAbsent === true || (opts?.createTenant === true && (await this.server) === 'ferretdb'));
+      const readAt = performance.now();
       const read = unread ? [] : await this.io(() => coll.find({ _id: { $in: pending } }, { projection: { b: 1, v: 1 } }).toArray());
       const base = new Map(read.map((d) => [d._id, d]));
       const state = new Map<string, StoredEntity | undefined>();
@@ -469,39 +500,50 @@ export class DocdbStore implements Store {
       // upsert below as a find and then an insert (200 upserts took 1.7 s where one insert of 200 took 58 ms); the
       // unique _id refuses an id created meanwhile as the upsert's condition does (a duplicate key: run again).
       const createsOnly = opIds.every((id) => !base.has(id) && state.get(id) !== undefined);
-      const ops: AnyBulkWriteOperation<EntityDoc>[] = opIds.map((id) => {
+      const ferret = (await this.server) === 'ferretdb';
+      /** The write of `id`; `byId`: under a claim (guarded), by `_id` alone. */
+      const opOf = (id: string, byId: boolean): AnyBulkWriteOperation<EntityDoc> => {
         const next = state.get(id);
         const v0 = base.get(id)?.v;
-        if (next === undefined) return { deleteOne: { filter: { _id: id, v: v0! } } };
+        if (next === undefined) return { deleteOne: { filter: byId ? { _id: id } : { _id: id, v: v0! } } };
         const doc = entityDoc(next, lastVersion.get(id)!, geoIndex);
-        if (createsOnly) return { insertOne: { document: doc } };
+        // FerretDB runs an upsert as a scan of the collection and then an insert: a create is the insert alone there.
+        if (createsOnly || (ferret && v0 === undefined)) return { insertOne: { document: doc } };
+        if (byId) return { replaceOne: { filter: { _id: id }, replacement: doc } };
         // A create is an upsert on the absence of the entity (another writer's create meanwhile is a duplicate key,
         // lost as an insert's would be): creates and replaces then go in one update command, one round trip.
         return {
           replaceOne: { filter: { _id: id, v: v0 === undefined ? { $exists: false } : v0 }, replacement: doc, upsert: v0 === undefined },
         };
-      });
+      };
       const reads = opIds.flatMap((id): Array<[string, number]> => {
         const v0 = base.get(id)?.v;
         return v0 === undefined ? [] : [[id, v0]];
       });
       const lost = await this.io(() =>
-        this.guarded(tenant, reads, async (claimed) => {
-          // Ids another writer holds are lost at once; creates need no claim (the unique id decides).
-          const mine = opIds.map((id, i) => [id, i] as const).filter(([id]) => !base.has(id) || claimed.has(id));
-          const held = opIds.filter((id) => base.has(id) && !claimed.has(id));
-          if (mine.length === 0) return held;
-          const lostHere = await bulkConditional(
-            coll,
-            mine.map(([, i]) => ops[i]!),
-            mine.map(([id]) => id),
-            lastVersion,
-            (await this.server) === 'ferretdb',
-          );
-          return [...held, ...lostHere];
-        }),
+        this.guarded(
+          tenant,
+          reads,
+          readAt,
+          async (claimed, byId) => {
+            // Ids another writer holds are lost at once; creates need no claim (the unique id decides).
+            const mine = opIds.filter((id) => !base.has(id) || claimed.has(id));
+            const held = opIds.filter((id) => base.has(id) && !claimed.has(id));
+            if (mine.length === 0) return held;
+            const plain = byId();
+            const lostHere = await bulkConditional(
+              coll,
+              mine.map((id) => opOf(id, plain)),
+              mine,
+              lastVersion,
+              ferret,
+            );
+            return [...held, ...lostHere];
+          },
+          (ids) => this.versionsOf(coll, ids),
+        ),
       );
-      if (ops.length > lost.length) wroteAny = true;
+      if (opIds.length > lost.length) wroteAny = true;
       pending = [...lost, ...unsure];
       if (lost.length > 0) await pause(attempt);
     }
@@ -674,10 +716,12 @@ export class DocdbStore implements Store {
       return (await coll.updateOne({ _id: id }, { $inc: inc, ...(Object.keys(set).length > 0 ? { $set: set } : {}) })).matchedCount === 1;
     }
     for (let round = 0; ; round++) {
+      const readAt = performance.now();
       const rec = await coll.findOne({ _id: id });
       if (rec === null) return false;
       const v = rec.bv ?? 0;
-      const done = await this.guarded(tenant, [[`${name}\n${id}`, v]], async (claimed) => {
+      // Its own condition on `bv` checks the version (a collection of a few documents: its scan costs little).
+      const done = await this.guarded(tenant, [[`${name}\n${id}`, v]], readAt, async (claimed) => {
         if (claimed.size === 0) return false;
         const filter = rec.bv === undefined ? { _id: id, bv: { $exists: false } } : { _id: id, bv: v };
         return (await coll.updateOne(filter, { $set: { b: applyBump(rec.b, member, change), bv: v + 1 } })).matchedCount === 1;
@@ -694,12 +738,16 @@ export class DocdbStore implements Store {
   }
 }
 
-/** Writes `doc` (null: deletes) if the entity is still at version `v0` (undefined: absent); false when it is not. */
+/**
+ * Writes `doc` (null: deletes) if the entity is still at version `v0` (undefined: absent); false when it is not.
+ * `byId`: the version is held by a claim (guarded): the filter is `_id` alone, which FerretDB pushes down.
+ */
 async function writeConditionally(
   coll: Collection<EntityDoc>,
   id: string,
   v0: number | undefined,
   doc: EntityDoc | null,
+  byId: boolean,
 ): Promise<boolean> {
   if (v0 === undefined) {
     if (doc === null) return true;
@@ -711,8 +759,9 @@ async function writeConditionally(
       throw e;
     }
   }
-  if (doc === null) return (await coll.deleteOne({ _id: id, v: v0 })).deletedCount === 1;
-  return (await coll.replaceOne({ _id: id, v: v0 }, doc)).matchedCount === 1;
+  const filter = byId ? { _id: id } : { _id: id, v: v0 };
+  if (doc === null) return (await coll.deleteOne(filter)).deletedCount === 1;
+  return (await coll.replaceOne(filter, doc)).matchedCount === 1;
 }
 
 /**
