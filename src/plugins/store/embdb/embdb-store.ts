@@ -29,6 +29,7 @@ import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, t
 import { EmbdbHistory } from './history.js';
 import { ATTR_NUMBERS_DB, GEO_CELLS_DB, NUMBER_PAIRS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
 import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
+import { EmptyCollections } from './empty-collections.js';
 import {
   CHUNK as NUMBER_CHUNK,
   NumberPairs,
@@ -117,6 +118,8 @@ export class EmbdbStore implements Store {
   private readonly docOrder: Database<string, (string | number)[]>;
   /** Format markers of derived data (index-rebuild.ts). */
   private readonly meta: Database<number, string>;
+  /** @internal for EmbdbCollection */
+  readonly emptyCollections: EmptyCollections;
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
   readonly history: EmbdbHistory | undefined;
@@ -141,6 +144,7 @@ export class EmbdbStore implements Store {
     this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
     this.numberPairsDb = this.env.openDB<PairState, PairKey>(NUMBER_PAIRS_DB);
     this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
+    this.emptyCollections = new EmptyCollections(this.meta);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.
     const mapOptions = { useRecords: false };
@@ -670,6 +674,7 @@ class EmbdbCollection implements DocCollection {
       seq = (k[2] as number) + 1;
     docs.putSync(key, { seq, doc });
     order.putSync([this.tenant, this.name, seq], id);
+    this.store.emptyCollections.created(this.tenant, this.name);
     return true;
   }
 
@@ -686,6 +691,8 @@ class EmbdbCollection implements DocCollection {
   }
 
   async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {
+    const empty = this.store.emptyCollections;
+    if (empty.stillEmpty(this.tenant, this.name)) return [];
     const { docs, order } = this.store.docsDb();
     const out: Array<{ id: string; doc: Record<string, unknown> }> = [];
     for (const { value: id } of order.getRange({
@@ -697,6 +704,7 @@ class EmbdbCollection implements DocCollection {
       const rec = docs.get(docKey(this.tenant, this.name, id));
       if (rec !== undefined) out.push({ id, doc: withBumped(rec.doc, rec.b) });
     }
+    if (out.length === 0 && offset === 0) empty.foundEmpty(this.tenant, this.name);
     return out;
   }
 }
