@@ -13,6 +13,8 @@ export interface CompiledGet {
   readonly sel: Selection;
   readonly join: JoinOptions | undefined;
   readonly query: CompiledQuery;
+  /** The start of its page links (page-links.ts pageLinkBase). */
+  readonly linkBase: string;
 }
 
 /** Query strings kept per @context: a client sending ever new ones replaces the oldest, never grows the map. */

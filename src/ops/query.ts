@@ -21,7 +21,7 @@ import { paging, selectionFromBody, selectionFromParams, storeSelectors, type Se
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
-import { pageLinks } from './page-links.js';
+import { pageLinkBase, pageLinks } from './page-links.js';
 import { LdOp } from '../ngsild/operations.js';
 import { queryWithSources } from './forward/query.js';
 import { mapLocation, mapUseOf, pageFromMap, pageWithNewMap } from './entity-maps.js';
@@ -138,6 +138,7 @@ async function runQuery(
   opts: RenderOptions,
   join: JoinOptions | undefined,
   compiled: CompiledQuery,
+  linkBase?: string,
 ): Promise<OpResult> {
   const { storeQuery, limit, offset, count } = compiled;
   // CIM 009 v1.9.1 §5.5.14, §5.5.9.3: GET /entities with entityMap=true makes an EntityMap of every match and a
@@ -175,7 +176,7 @@ async function runQuery(
   for (const w of warnings) headers.push('NGSILD-Warning', w);
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
   // A POST query's next page needs its body, which no link can carry: only GET /entities has page links.
-  if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more));
+  if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more, linkBase));
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     const features =
@@ -195,13 +196,13 @@ async function runQuery(
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const { opts, sel, join, query } = compiledGet(req, () => {
+  const { opts, sel, join, query, linkBase } = compiledGet(req, () => {
     const opts = renderOptions(req);
     const sel = selectionFromParams(req);
     const join = joinOptions(req);
-    return { opts, sel, join, query: compileQuery(req, sel, opts) };
+    return { opts, sel, join, query: compileQuery(req, sel, opts), linkBase: pageLinkBase(req) };
   });
-  return runQuery(req, ctx, sel, opts, join, query);
+  return runQuery(req, ctx, sel, opts, join, query, linkBase);
 };
 
 export const QUERY_MEMBERS: ReadonlySet<string> = new Set([

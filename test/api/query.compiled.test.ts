@@ -89,4 +89,14 @@ t.test('answers in other media and with count, then the plain query string again
   t.same(ids(plain), ['urn:ngsi-ld:Boat:b1', 'urn:ngsi-ld:Boat:b2']);
   t.equal(plain.headers.get('ngsild-results-count'), null);
   t.ok(plain.json.every((e: any) => e['@context'] === undefined && e.speed !== undefined));
+  // Page links: the same start, each with the media type of its own answer.
+  const nextOf = (r: { headers: Headers }): string | undefined =>
+    r.headers
+      .get('link')
+      ?.split(/,\s*(?=<)/)
+      .find((l) => l.includes('rel="next"'));
+  const geoNext = nextOf(await get(`${q}&limit=1`, { accept: 'application/geo+json' }));
+  const jsonNext = nextOf(await get(`${q}&limit=1`));
+  t.match(geoNext, /^<\/ngsi-ld\/v1\/entities\?type=[^>]*&attrs=speed&limit=1&offset=1>; rel="next"; type="application\/geo\+json"$/);
+  t.equal(jsonNext, geoNext?.replace('application/geo+json', 'application/json'));
 });
