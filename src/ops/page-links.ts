@@ -12,9 +12,9 @@ import type { LdRequest } from '../pipeline/ld-request.js';
  * valid query part (uri-encode.ts), then `limit` and `offset`; its type is the media type of this answer. A relative
  * reference (RFC 8288 §3.1: resolved against the request's URI), so it holds behind a proxy that keeps the path.
  */
-export function pageLinks(req: LdRequest, limit: number, offset: number, more: boolean): string[] {
+export function pageLinks(req: LdRequest, limit: number, offset: number, more: boolean, linkBase?: string): string[] {
   if (limit === 0 || (offset === 0 && !more)) return [];
-  const base = `${req.route}?${otherParams(req.task.query)}`;
+  const base = linkBase ?? pageLinkBase(req);
   const type = `; type="${req.media}"`;
   const links: string[] = [];
   if (offset > 0) {
@@ -23,6 +23,11 @@ export function pageLinks(req: LdRequest, limit: number, offset: number, more: b
   }
   if (more) links.push('Link', `<${base}limit=${limit}&offset=${offset + limit}>; rel="next"${type}`);
   return links;
+}
+
+/** What every page link of a request starts with: its route and its other parameters (the same for its query string). */
+export function pageLinkBase(req: LdRequest): string {
+  return `${req.route}?${otherParams(req.task.query)}`;
 }
 
 /** The raw query without `limit` and `offset`, each remaining part followed by '&'. */

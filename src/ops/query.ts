@@ -21,11 +21,12 @@ import { paging, selectionFromBody, selectionFromParams, storeSelectors, type Se
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
 import { GEO_JSON } from '../pipeline/media.js';
-import { pageLinks } from './page-links.js';
+import { pageLinkBase, pageLinks } from './page-links.js';
 import { LdOp } from '../ngsild/operations.js';
 import { queryWithSources } from './forward/query.js';
 import { mapLocation, mapUseOf, pageFromMap, pageWithNewMap } from './entity-maps.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
+import { compiledGet } from './query-compiled.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
@@ -130,8 +131,16 @@ export function compileQuery(req: LdRequest, sel: Selection, opts: RenderOptions
   return { storeQuery, limit, offset, count };
 }
 
-async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts: RenderOptions, join?: JoinOptions): Promise<OpResult> {
-  const { storeQuery, limit, offset, count } = compileQuery(req, sel, opts);
+async function runQuery(
+  req: LdRequest,
+  ctx: WorkerContext,
+  sel: Selection,
+  opts: RenderOptions,
+  join: JoinOptions | undefined,
+  compiled: CompiledQuery,
+  linkBase?: string,
+): Promise<OpResult> {
+  const { storeQuery, limit, offset, count } = compiled;
   // CIM 009 v1.9.1 §5.5.14, §5.5.9.3: GET /entities with entityMap=true makes an EntityMap of every match and a
   // request naming one in NGSILD-EntityMap is served from it (ops/entity-maps.ts).
   const use = req.op === LdOp.QueryEntities ? await mapUseOf(req, ctx) : undefined;
@@ -167,7 +176,7 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
   for (const w of warnings) headers.push('NGSILD-Warning', w);
   if (count) headers.push('NGSILD-Results-Count', String(page.count ?? 0));
   // A POST query's next page needs its body, which no link can carry: only GET /entities has page links.
-  if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more));
+  if (req.op === LdOp.QueryEntities) headers.push(...pageLinks(req, limit, offset, more, linkBase));
   if (req.media === GEO_JSON) {
     const geometryProperty = req.query.get('geometryProperty');
     const features =
@@ -187,9 +196,13 @@ async function runQuery(req: LdRequest, ctx: WorkerContext, sel: Selection, opts
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const opts = renderOptions(req);
-  const sel = selectionFromParams(req);
-  return runQuery(req, ctx, sel, opts, joinOptions(req));
+  const { opts, sel, join, query, linkBase } = compiledGet(req, () => {
+    const opts = renderOptions(req);
+    const sel = selectionFromParams(req);
+    const join = joinOptions(req);
+    return { opts, sel, join, query: compileQuery(req, sel, opts), linkBase: pageLinkBase(req) };
+  });
+  return runQuery(req, ctx, sel, opts, join, query, linkBase);
 };
 
 export const QUERY_MEMBERS: ReadonlySet<string> = new Set([
@@ -225,7 +238,7 @@ export const queryPost: OpHandler = async (req, ctx) => {
   setProjection(opts, pick, omit);
   const datasetId = nameList(body, 'datasetId');
   if (datasetId !== undefined && opts.datasetId === undefined) opts.datasetId = new Set(datasetId);
-  return runQuery(req, ctx, sel, opts, joinOptions(req, body));
+  return runQuery(req, ctx, sel, opts, joinOptions(req, body), compileQuery(req, sel, opts));
 };
 
 /** A Query member holding names: an array of strings or one comma-separated string. */

@@ -101,35 +101,88 @@ export function putGeoEntries(db: Database<string, GeoKey>, tenant: string, enti
 /**
  * The ids of the entities whose `attrIri` may lie in `box`, each once, in the order of the scan and the type index
  * (their keys' order, compareIds); undefined when the index would not narrow the search (a box over too many cells,
- * or too many candidates): the caller scans as without an index.
+ * or too many candidates): the caller scans as without an index. Each cell's ids come sorted (ordered-binary values
+ * of a dupSort database): the cells of a small box (a city-scale near) are merged as the caller reads, so a query
+ * that stops at its page reads no further; a larger box's are read whole first.
  */
-export function geoCandidates(db: Database<string, GeoKey>, tenant: string, attrIri: string, box: BBox): string[] | undefined {
+export function geoCandidates(db: Database<string, GeoKey>, tenant: string, attrIri: string, box: BBox): Iterable<string> | undefined {
   const s = span(box);
   if (s.cells > MAX_SEARCH_CELLS) return undefined;
-  const ids = new Set<string>();
-  for (const id of db.getValues([tenant, attrIri, WIDE])) ids.add(id);
-  for (let r = s.r0; r <= s.r1; r++) {
-    if (s.c1 - s.c0 < CELLS_READ_ONE_BY_ONE) {
-      // A few cells of a row (a city-scale near): each cell's ids alone, no key of every entry to decode on the way.
-      for (let c = s.c0; c <= s.c1; c++)
-        for (const id of db.getValues([tenant, attrIri, r * COLUMNS + c])) {
-          ids.add(id);
-          if (ids.size > MAX_CANDIDATES) return undefined;
-        }
-      continue;
+  if (s.cells <= MERGED_RUNS) {
+    const cells: GeoKey[] = [];
+    let total = 0;
+    for (const cell of [WIDE, ...cellsOfSpan(s)]) {
+      const key: GeoKey = [tenant, attrIri, cell];
+      const n = db.getValuesCount(key);
+      if (n > 0) cells.push(key);
+      total += n;
     }
+    if (total > MAX_CANDIDATES) return undefined;
+    return cells.length === 1 ? db.getValues(cells[0]!) : mergedValues(cells.map((key) => db.getValues(key)));
+  }
+  const runs: string[][] = [];
+  let total = 0;
+  const wide = [...db.getValues([tenant, attrIri, WIDE])];
+  if (wide.length > 0) runs.push(wide);
+  total += wide.length;
+  for (let r = s.r0; r <= s.r1; r++) {
     const range = { start: [tenant, attrIri, r * COLUMNS + s.c0] as GeoKey, end: [tenant, attrIri, r * COLUMNS + s.c1 + 1] as GeoKey };
-    for (const { value } of db.getRange(range)) {
-      ids.add(value);
-      if (ids.size > MAX_CANDIDATES) return undefined;
+    let cell = Number.NaN;
+    let run: string[] = [];
+    for (const { key, value } of db.getRange(range)) {
+      if (key[2] !== cell) {
+        cell = key[2];
+        runs.push((run = []));
+      }
+      run.push(value);
+      if (++total > MAX_CANDIDATES) return undefined;
     }
   }
-  const sorted = [...ids];
+  return sortedUnion(runs);
+}
+
+/** The cells of a span, row by row. */
+function cellsOfSpan(s: { r0: number; r1: number; c0: number; c1: number }): number[] {
+  const cells: number[] = [];
+  for (let r = s.r0; r <= s.r1; r++) for (let c = s.c0; c <= s.c1; c++) cells.push(r * COLUMNS + c);
+  return cells;
+}
+
+/**
+ * Sorted runs (compareIds) as one sorted sequence, each id once (a geometry over several cells is in each, and comes
+ * out of them one after the other), read as the caller asks; a caller that stops early closes every run's cursor.
+ */
+export function* mergedValues(runs: Iterable<string>[]): Generator<string> {
+  const its = runs.map((run) => run[Symbol.iterator]());
+  const heads = its.map((it) => it.next().value as string | undefined);
+  try {
+    let last: string | undefined;
+    for (;;) {
+      let best = -1;
+      for (let k = 0; k < heads.length; k++) {
+        const id = heads[k];
+        if (id !== undefined && (best < 0 || compareIds(id, heads[best]!) < 0)) best = k;
+      }
+      if (best < 0) return;
+      const id = heads[best]!;
+      heads[best] = its[best]!.next().value as string | undefined;
+      if (id !== last) yield id;
+      last = id;
+    }
+  } finally {
+    for (const it of its) it.return?.();
+  }
+}
+
+/** A box over at most this many cells has them merged as read; a larger one's are read and sorted whole. */
+const MERGED_RUNS = 8;
+
+/** Many runs: their union sorted whole. */
+function sortedUnion(runs: readonly string[][]): string[] {
+  const sorted = [...new Set(runs.flat())];
   // compareIds differs from the engine's sort only past U+D7FF (keys.ts): ids without such a character sort natively.
   return sorted.some((id) => BEYOND_BMP_START.test(id)) ? sorted.sort(compareIds) : sorted.sort();
 }
 
-/** Up to this many cells of a row are read one getValues each rather than as one range of keys. */
-const CELLS_READ_ONE_BY_ONE = 8;
 /** A character from U+D800 on (a surrogate, or U+E000-U+FFFF), where UTF-16 and UTF-8 orders part. */
 const BEYOND_BMP_START = /[\uD800-\uFFFF]/;
