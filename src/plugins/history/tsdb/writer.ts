@@ -305,6 +305,7 @@ export async function writeInst(sender: Sender, table: string, r: InstRow): Prom
   if (r.num !== undefined) sender.floatColumn('num', r.num);
   if (r.str !== undefined) sender.stringColumn('str', r.str);
   if (r.obs !== undefined) sender.timestampColumn('observed_at', r.obs, 'ms');
+  sender.timestampColumn('created_at', r.crt, 'ms');
   sender.timestampColumn('modified_at', r.mod, 'ms');
   if (r.del !== undefined) sender.timestampColumn('deleted_at', r.del, 'ms');
   await sender.at(r.ts, 'ms');
