@@ -292,7 +292,9 @@ export class TsdbHistory implements History {
   private async attributesOf(inst: string, where: string, asked: readonly string[] | undefined): Promise<string[]> {
     // A few asked attributes cost fewer queries asked directly (an absent one answers no row) than looked up first.
     if (asked !== undefined && asked.length <= FEW_ATTRS) return [...asked];
-    const held = (await this.sql(`SELECT DISTINCT attr FROM ${inst} WHERE ${where}`)).map((r) => r.attr as string);
+    // LATEST ON reads the entity's rows backwards and stops once it found each attribute QuestDB holds; DISTINCT read
+    // every row of the entity (33 ms of lastN=100's 35 on 1,000,000 instances of one attribute).
+    const held = (await this.sql(`SELECT attr FROM ${inst} WHERE ${where} LATEST ON ts PARTITION BY attr`)).map((r) => r.attr as string);
     if (asked === undefined) return held.sort();
     const there = new Set(held);
     return asked.filter((a) => there.has(a));
