@@ -3,6 +3,7 @@
 // and this process's (the client's encoding and HTTP), per row, at 1, 100, 1,000 and 10,000 rows per request.
 // The rows are the writer's (writer.ts writeInst) for a PATCH of one attribute.
 // Run: bash test/services/questdb.sh && npm run build && node dist/bench/micro/questdb-ilp-cost.js [--rows 20000]
+//   [--sizes 1,100,1000,10000] [--table writer|nodedup|noindex]
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,8 +13,20 @@ import type { TsdbSettings } from '../../src/plugins/history/tsdb/settings.js';
 import { newSender, waitApplied, writeInst } from '../../src/plugins/history/tsdb/writer.js';
 
 const { values } = parseArgs({
-  options: { rows: { type: 'string', default: '20000' }, sizes: { type: 'string', default: '1,100,1000,10000' } },
+  options: {
+    rows: { type: 'string', default: '20000' },
+    sizes: { type: 'string', default: '1,100,1000,10000' },
+    // What the table's layout costs: the writer's table, or the same without its dedup keys or its entity index.
+    table: { type: 'string', default: 'writer' },
+  },
 });
+const LAYOUTS: Record<string, (ddl: string) => string> = {
+  writer: (d) => d,
+  nodedup: (d) => d.replace(/ DEDUP UPSERT KEYS\(.*\)$/, ''),
+  noindex: (d) => d.replace('entity SYMBOL INDEX', 'entity SYMBOL'),
+};
+const layout = LAYOUTS[values.table];
+if (layout === undefined) throw new Error(`--table: one of ${Object.keys(LAYOUTS).join(', ')}`);
 const TOTAL = Number(values.rows);
 const SIZES = values.sizes.split(',').map(Number);
 
@@ -34,7 +47,7 @@ const NS = 'https://example.org/ns/';
 async function run(perRequest: number): Promise<void> {
   const table = `ilpcost_inst_${perRequest}_${Date.now()}`;
   const [ddl] = tableDdl(table, `${table}_e`);
-  await exec(s, ddl!);
+  await exec(s, layout(ddl!));
   const sender = await newSender(s, 1000);
   const t0 = Date.now();
   const q0 = qdbCpuUs();
@@ -65,5 +78,5 @@ async function run(perRequest: number): Promise<void> {
   );
 }
 
-process.stdout.write(`${TOTAL} rows each, QuestDB pid ${qdbPid}\n`);
+process.stdout.write(`${TOTAL} rows each, table ${values.table}, QuestDB pid ${qdbPid}\n`);
 for (const n of SIZES) await run(n);
