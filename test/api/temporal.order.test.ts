@@ -126,6 +126,12 @@ t.test('instances observed before 1970 are kept and ordered, by lastN and in a w
     (await get('&timerel=between&timeAt=1955-01-01T00:00:00Z&endTimeAt=1970-01-01T00:00:00Z')).map((i) => i.value),
     [0, 1],
   );
+  const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${e}?format=aggregatedValues&aggrMethods=totalCount,min`);
+  t.equal(r.status, 200, r.text);
+  const [[count, from]] = r.json.power.totalCount as [[number, string]];
+  t.equal(count, 4);
+  t.match(from, /^1950-01-01T00:00:00/, 'the aggregation starts at the first observedAt');
+  t.equal((r.json.power.min as [[number]])[0][0], 0);
 });
 
 t.test('an instance whose observedAt an update moves is listed once, at its new time', async (t) => {

@@ -407,13 +407,21 @@ export class TsdbHistory implements History {
     // The groups in time order, with their type (the last live instance's, else the last one's: typeOf in
     // temporal-render.ts) and the span of their live samples (tombstones take no part in aggregation): per datasetId
     // and type, its first and last time; the group's type is the one of its latest time.
-    // One pass for both (a pass over 10,000,000 rows is most of the request).
-    const rows = await this.sql(
-      `SELECT ds, vtype, gone, min(t) ft, max(t) lt FROM (SELECT ds, vtype, deleted_at != null gone, cast(${t} AS long) t ` +
-        `FROM ${inst} WHERE ${cond}) GROUP BY ds, vtype, gone`,
-    );
-    const all = groupSpans(rows);
-    const live = groupSpans(rows.filter((r) => r.gone === false));
+    const onTs = w !== undefined ? w.timeproperty === 'observedAt' : sel.timeproperty === 'observedAt';
+    let all: Map<string, GroupSpan>;
+    let live: Map<string, GroupSpan>;
+    if (onTs) {
+      // The sample time is the order time (rows.ts): the ends of each group are read from the designated timestamp.
+      [all, live] = await Promise.all([this.spansOnTs(inst, cond, t), this.spansOnTs(inst, `${cond} AND deleted_at = null`, t)]);
+    } else {
+      // One pass for both (a pass over 10,000,000 rows is most of the request).
+      const rows = await this.sql(
+        `SELECT ds, vtype, gone, min(t) ft, max(t) lt FROM (SELECT ds, vtype, deleted_at != null gone, cast(${t} AS long) t ` +
+          `FROM ${inst} WHERE ${cond}) GROUP BY ds, vtype, gone`,
+      );
+      all = groupSpans(rows);
+      live = groupSpans(rows.filter((r) => r.gone === false));
+    }
     const groups: AggregatedGroup[] = [];
     const queries: Array<Promise<void>> = [];
     for (const [ds, g] of [...all].sort((a, b) => a[1].ft - b[1].ft)) {
@@ -428,6 +436,34 @@ export class TsdbHistory implements History {
     }
     await Promise.all(queries);
     return groups;
+  }
+
+  /**
+   * Per datasetId of `cond`'s rows, the type and time of the latest and the time of the first, where the sample time
+   * `t` is the order time (the designated timestamp from 1970 on): LATEST ON and a LIMIT 1 each way read a few rows
+   * where min and max read them all (2.2 to 3.3 s of an hourly avg over 10,000,000 instances). The rows at ts 0
+   * (observed before 1970) are ordered by their own time.
+   */
+  private async spansOnTs(inst: string, cond: string, t: string): Promise<Map<string, GroupSpan>> {
+    const dss = (await this.sql(`SELECT ds FROM ${inst} WHERE ${cond} LATEST ON ts PARTITION BY ds`)).map((r) => r.ds as string);
+    const out = new Map<string, GroupSpan>();
+    await Promise.all(
+      dss.map(async (ds) => {
+        const c = `${cond} AND ds = ${lit(ds)}`;
+        // The row with the least (most) sample time: among those of the least (greatest) ts, by its own time.
+        const end = async (dir: string): Promise<{ vt: string; t: number } | undefined> => {
+          const [edge] = await this.sql(`SELECT cast(ts AS long) dt FROM ${inst} WHERE ${c} ORDER BY ts${dir} LIMIT 1`);
+          if (edge === undefined) return undefined;
+          const at = `${c} AND ts = ${Number(edge.dt)}::timestamp`;
+          const [r] = await this.sql(`SELECT vtype, cast(${t} AS long) t FROM ${inst} WHERE ${at} ORDER BY t${dir} LIMIT 1`);
+          return r === undefined ? undefined : { vt: r.vtype as string, t: Number(r.t) };
+        };
+        const [first, last] = await Promise.all([end(''), end(' DESC')]);
+        // Gone between the queries (an instance deleted meanwhile): the group is left out as if read after it.
+        if (first !== undefined && last !== undefined) out.set(ds, { vt: last.vt, ft: first.t, lt: last.t });
+      }),
+    );
+    return out;
   }
 
   /** One datasetId group's periods: rows of QuestDB's aggregates turned into the methods' triples. */
