@@ -6,6 +6,7 @@ import { Sender, SenderOptions } from '@questdb/nodejs-client';
 import { fastEscape } from './fast-escape.js';
 import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
 import type { EntRow, InstRow, RowBatch } from './rows.js';
+import { migrateOld } from './migrate-v1.js';
 import { tableDdl } from './rows.js';
 import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
 import { tablesOf, type TsdbSettings } from './settings.js';
@@ -57,12 +58,19 @@ export class Writer {
   private full = false;
   private lastError = '';
   private closing = false;
+  /**
+   * The old layout's tables are carried over (migrate-v1.ts) before any row is sent: a row sent first could be put
+   * back to an older version by the copy. Tried at start and again with the back-off while QuestDB is away.
+   */
+  private migrated = false;
 
   constructor(
     private readonly s: TsdbSettings,
     private readonly post: (m: Greeting) => void,
     private readonly report: (m: WriterReport) => void,
-  ) {}
+  ) {
+    this.schedule();
+  }
 
   /** A message of one instance, whose answers go back by `reply`. */
   on(m: ToWriter, reply: (m: FromWriter) => void): void {
@@ -100,8 +108,8 @@ export class Writer {
     if (this.running || this.closing) return;
     // While QuestDB is away, the retry timer (run's back-off) decides: no request per message.
     if (this.down && this.timer !== undefined) return;
-    if (this.queue.length === 0 && this.syncs.length === 0) return;
-    const urgent = this.syncs.length > 0 || this.queuedRows >= FLUSH_ROWS;
+    if (this.queue.length === 0 && this.syncs.length === 0 && this.migrated) return;
+    const urgent = this.syncs.length > 0 || this.queuedRows >= FLUSH_ROWS || !this.migrated;
     const ms = urgent ? 0 : Math.max(0, this.queuedAt[0]! + LINGER_MS - Date.now());
     if (this.timer !== undefined) {
       if (ms > 0) return;
@@ -116,6 +124,7 @@ export class Writer {
   private async run(): Promise<void> {
     this.running = true;
     try {
+      await this.migrate();
       // What waited when the send was due goes now; what arrives meanwhile waits for its own turn (schedule), or a
       // steady load would follow each large request with a small one of the rows that came during it.
       for (let due = this.queue.length; due > 0 && this.queue.length > 0;) {
@@ -162,6 +171,7 @@ export class Writer {
     let rows = 0;
     while (n < this.queue.length && (n === 0 || rows + rowCount(this.queue[n]!) <= BATCH_ROWS)) rows += rowCount(this.queue[n++]!);
     const batches = this.queue.slice(0, n);
+    await this.migrate();
     const sender = await this.senderOf();
     const touched = new Set<string>();
     try {
@@ -222,6 +232,16 @@ export class Writer {
     if (this.ensured.has(inst)) return;
     for (const ddl of tableDdl(inst, ent)) await exec(this.s, ddl);
     this.ensured.add(inst);
+  }
+
+  private async migrate(): Promise<void> {
+    if (this.migrated) return;
+    await migrateOld(
+      this.s,
+      (names) => waitApplied(this.s, names),
+      (level, obj, msg) => this.log(level, obj, msg),
+    );
+    this.migrated = true;
   }
 
   /** Waits until QuestDB applied every table written (WAL): a read after the sync sees the rows. */
