@@ -608,6 +608,9 @@ export class TsdbHistory implements History {
   /** The importer's batch (import-batch.ts): one QuestDB commit per table, undone when a later one fails. */
   async importBatch(records: readonly ImportedHistoryRecord[]): Promise<{ refused?: string }> {
     try {
+      // After the writer carried the old table layout over (migrate-v1.ts): the copy would put an imported version
+      // of an instance it also holds back to the old one.
+      await this.link.sync();
       return await importBatch(this.s, records);
     } catch (e) {
       return { refused: `QuestDB: ${(e as Error).message}` };
