@@ -213,3 +213,48 @@ t.test('QuestDB away at start: 503, the old table kept; carried over once it ans
   );
   t.notOk((await tablesLike(prefix)).includes(`${prefix}_inst_d`), 'the old table dropped after the copy');
 });
+
+t.test('tables that only look like the old layout are left alone; one QuestDB cannot copy is kept; an empty one is dropped', async (t) => {
+  const { args, prefix } = argsOf(t);
+  const NEW_DDL_COLS = 'ts TIMESTAMP, iid VARCHAR, body VARCHAR, observed_at TIMESTAMP, created_at TIMESTAMP';
+  // A tenant key's shape but a created_at column (another program's table, or a v2 one by some other name).
+  await sql(`CREATE TABLE ${prefix}_inst_t_lookalike (${NEW_DDL_COLS}) TIMESTAMP(ts) PARTITION BY DAY WAL`);
+  // The old columns, but no tenant key after the head (another prefix's table: `<prefix>_inst` + `_zz_d`).
+  await sql(OLD_DDL(`${prefix}_inst_zz_d`));
+  await sql(`INSERT INTO ${prefix}_inst_zz_d (ts, iid, body, gone) VALUES ('2024-01-01', 'i', '{}', false)`);
+  await sql(OLD_DDL(`${prefix}_inst_t_empty`));
+  // The old layout but a value QuestDB cannot convert (num as text): the copy is refused, the table must stay.
+  await sql(OLD_DDL(`${prefix}_inst_t_broken`).replace('num DOUBLE', 'num VARCHAR'));
+  await sql(`INSERT INTO ${prefix}_inst_t_broken (ts, iid, num, body, gone) VALUES ('2024-01-01', 'i', 'abc', '{}', false)`);
+  await applied(`${prefix}_inst_t_broken`);
+  await applied(`${prefix}_inst_zz_d`);
+  const broker = await startBroker(args);
+  t.teardown(() => broker.stop());
+  // A read syncs with the writer, which carries the old tables over before anything else.
+  t.equal((await call(broker, 'GET', `${NGSI}/temporal/entities/${ID}`)).status, 404);
+  t.same(
+    await tablesLike(prefix),
+    [
+      `${prefix}_ent_t_broken`,
+      `${prefix}_ent_t_empty`,
+      `${prefix}_inst_t_broken`,
+      `${prefix}_inst_t_lookalike`,
+      `${prefix}_inst_v2_t_broken`,
+      `${prefix}_inst_v2_t_empty`,
+      `${prefix}_inst_zz_d`,
+    ].sort(),
+  );
+  t.same(await sql(`SELECT count() FROM ${prefix}_inst_t_broken`), [[1]], 'the table QuestDB could not copy keeps its row');
+  t.same(await sql(`SELECT count() FROM ${prefix}_inst_v2_t_broken`), [[0]], 'and none of it was half copied');
+  t.match(
+    broker.logs.join('\n'),
+    /"level":50.*inconvertible value.*"from":"[a-z0-9]+_inst_t_broken".*could not be carried over: it is kept/,
+  );
+  // The history of the other tenants is still written.
+  const body = { id: ID, type: 'Meter', v: { type: 'Property', value: 1 } };
+  t.equal((await call(broker, 'POST', `${NGSI}/entities`, { body })).status, 201);
+  t.equal((await call(broker, 'GET', `${NGSI}/temporal/entities/${ID}`)).status, 200);
+  t.same(await sql(`SELECT count() FROM ${prefix}_inst_zz_d`), [[1]], 'the other table keeps its row');
+  t.match(broker.logs.join('\n'), new RegExp(`"from":"${prefix}_inst_t_empty","to":"${prefix}_inst_v2_t_empty","rows":0,`));
+  t.notMatch(broker.logs.join('\n'), /lookalike|zz_d/, 'the other tables are not named in the log');
+});
