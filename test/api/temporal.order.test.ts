@@ -96,3 +96,68 @@ t.test('an aggregated attribute has the type of its latest instance', async (t) 
     [2, at(1).replace('.000Z', 'Z'), new Date(START + 1000 + 3600_000).toISOString().replace('.000Z', 'Z')],
   ]);
 });
+
+// tsdb keeps instances in the order of observedAt (its designated timestamp, rows.ts), which QuestDB refuses before
+// 1970: such instances must still be kept, ordered and picked by lastN like any other.
+t.test('instances observed before 1970 are kept and ordered, by lastN and in a window', async (t) => {
+  const e = 'urn:ngsi-ld:Meter:old';
+  const times = ['1960-05-01T00:00:00.000Z', '1969-12-31T23:59:59.000Z', '1950-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z'];
+  const power = times.map((observedAt, i) => ({ type: 'Property', value: i, observedAt }));
+  t.equal((await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id: e, type: 'Meter', power } })).status, 201);
+  const get = async (q: string): Promise<Instance[]> => {
+    const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${e}?attrs=power${q}`);
+    t.equal(r.status, 200, r.text);
+    return r.json.power as Instance[];
+  };
+  t.same(
+    (await get('')).map((i) => i.value),
+    [2, 0, 1, 3],
+    'observedAt order',
+  );
+  t.same(
+    (await get('&lastN=3')).map((i) => i.value),
+    [0, 1, 3],
+  );
+  t.same(
+    (await get('&lastN=1&timerel=before&timeAt=1970-01-01T00:00:00Z')).map((i) => i.value),
+    [1],
+  );
+  t.same(
+    (await get('&timerel=between&timeAt=1955-01-01T00:00:00Z&endTimeAt=1970-01-01T00:00:00Z')).map((i) => i.value),
+    [0, 1],
+  );
+  const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${e}?format=aggregatedValues&aggrMethods=totalCount,min`);
+  t.equal(r.status, 200, r.text);
+  const [[count, from]] = r.json.power.totalCount as [[number, string]];
+  t.equal(count, 4);
+  t.match(from, /^1950-01-01T00:00:00/, 'the aggregation starts at the first observedAt');
+  t.equal((r.json.power.min as [[number]])[0][0], 0);
+});
+
+t.test('an instance whose observedAt an update moves is listed once, at its new time', async (t) => {
+  const e = 'urn:ngsi-ld:Meter:moved';
+  const power = [0, 1, 2].map((i) => ({ type: 'Property', value: i, observedAt: at(i) }));
+  t.equal((await call(broker, 'POST', `${NGSI}/temporal/entities`, { body: { id: e, type: 'Meter', power } })).status, 201);
+  const list = async (q = ''): Promise<Instance[]> => {
+    const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${e}?attrs=power${q}`);
+    t.equal(r.status, 200, r.text);
+    return (r.json.power ?? []) as Instance[];
+  };
+  const first = (await list())[0]!;
+  const path = `${NGSI}/temporal/entities/${e}/attrs/power/${encodeURIComponent(first.instanceId)}`;
+  const u = await call(broker, 'PATCH', path, { body: { type: 'Property', value: 10, observedAt: at(5) } });
+  t.equal(u.status, 204, u.text);
+  t.same(
+    (await list()).map((i) => i.value),
+    [1, 2, 10],
+  );
+  t.same(
+    (await list('&lastN=1')).map((i) => i.instanceId),
+    [first.instanceId],
+  );
+  t.same(
+    (await list('&timerel=before&timeAt=' + at(1))).map((i) => i.value),
+    [],
+    'nothing left at the old time',
+  );
+});

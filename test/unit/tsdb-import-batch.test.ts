@@ -57,7 +57,7 @@ t.test('a batch is one request per table, instances first', async (t) => {
   const out = await importBatch(settingsOf({ troePort: q.port, troeName: 'imp' }), batch);
   t.same(out, {});
   t.equal(q.writes.length, 2);
-  t.match(q.writes[0]!.body, /^imp_inst_d,/);
+  t.match(q.writes[0]!.body, /^imp_inst_v2_d,/);
   t.notMatch(q.writes[0]!.body, /imp_ent_d/, 'one table per request');
   t.equal(q.writes[0]!.body.trim().split('\n').length, 2, 'both instances in the one request');
   t.match(q.writes[1]!.body, /^imp_ent_d,entity=urn:ngsi-ld:Thing:1,kind=created /);

@@ -32,7 +32,7 @@ t.test('tenant keys are names QuestDB takes, and two tenants never share one', a
   t.equal(new Set(keys).size, tenants.length, 'distinct');
   for (const k of keys) t.match(k, /^[a-z0-9_]+$/);
   const { inst, ent } = tablesOf('ldbroker', 'a-b');
-  t.equal(inst, `ldbroker_inst_${tenantKey('a-b')}`);
+  t.equal(inst, `ldbroker_inst_v2_${tenantKey('a-b')}`);
   t.equal(ent, `ldbroker_ent_${tenantKey('a-b')}`);
   t.ok(inst.length <= 127, "within QuestDB's name length");
   t.ok(tablesOf('a'.repeat(40), 'a-'.repeat(25)).inst.length <= 127, 'the longest prefix and tenant too');

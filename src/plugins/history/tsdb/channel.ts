@@ -18,8 +18,8 @@ export type Greeting =
 
 /** On an instance's own channel, to the writer. */
 export type ToWriter =
-  /** Rows to append, in the order of these messages. */
-  | { k: 'rows'; b: RowBatch }
+  /** Rows to append, in the order of these messages and of the batches in each (one message per turn of a thread's loop). */
+  | { k: 'rows'; b: RowBatch[] }
   /** Answer `synced` once every rows message received before this one is in QuestDB and visible to reads. */
   | { k: 'sync'; id: string };
 

@@ -67,7 +67,11 @@ export function tenantKey(tenant: string): string {
 }
 
 export interface TenantTables {
-  /** Attribute instances, one row per instance version (dedup on createdAt and instanceId). */
+  /**
+   * Attribute instances, one row per instance version (dedup on the order time and instanceId: rows.ts). `_v2`: the
+   * designated timestamp is the observation time since this layout (the tables of the one before, `_inst_<tenant>`,
+   * held createdAt there, and are not read).
+   */
   inst: string;
   /** Entity rows: events, the temporal entity's record, purges and attribute drops. */
   ent: string;
@@ -79,6 +83,7 @@ const MAX_TABLE_NAME = 127;
 export function tablesOf(name: string, tenant: string): TenantTables {
   let k = tenantKey(tenant);
   // A long prefix with a long hex tenant would pass QuestDB's limit: such a tenant is named by a digest instead.
-  if (name.length + '_inst_'.length + k.length > MAX_TABLE_NAME) k = `h_${createHash('sha256').update(tenant).digest('hex').slice(0, 40)}`;
-  return { inst: `${name}_inst_${k}`, ent: `${name}_ent_${k}` };
+  if (name.length + '_inst_v2_'.length + k.length > MAX_TABLE_NAME)
+    k = `h_${createHash('sha256').update(tenant).digest('hex').slice(0, 40)}`;
+  return { inst: `${name}_inst_v2_${k}`, ent: `${name}_ent_${k}` };
 }
