@@ -10,6 +10,8 @@ import type { WorkerInit } from '../src/pipeline/worker-context.js';
 import type { BatchEntry, BatchReply } from '../src/pipeline/task.js';
 import { BatchSlot, ContextWait, ParkingLot } from '../src/pipeline/context-wait.js';
 import { nameThread } from './thread-name.js';
+import { problemResult } from '../src/pipeline/problem-result.js';
+import { LdError } from '../src/ngsild/problem.js';
 
 // No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module
 // that awaits at top level fails and can leave the module half-registered for the import() that follows.
@@ -59,7 +61,22 @@ function sendOutbox(): void {
     const now = performance.now();
     for (let i = 0; i < out.runMs.length; i++) out.runMs[i] = now - out.runMs[i]!;
   }
-  reply!.postMessage(out, bodiesOf(out.results));
+  try {
+    reply!.postMessage(out, bodiesOf(out.results));
+  } catch (error) {
+    // A body that cannot be transferred (a detached buffer: a defect) must not leave every request of the message
+    // unanswered, and their clients waiting for ever: each result goes alone, a failing one as a 500.
+    void ready.then((ctx) => ctx.log.error({ err: error }, 'pipeline: results could not be sent to the front'));
+    for (let i = 0; i < out.ids.length; i++) {
+      const one: BatchReply = { ids: [out.ids[i]!], results: [out.results[i]!], runMs: [out.runMs[i]!] };
+      try {
+        reply!.postMessage(one, bodiesOf(one.results));
+      } catch {
+        one.results[0] = problemResult(new LdError('InternalError', 'the answer could not be handed to the front').toProblem(), []);
+        reply!.postMessage(one, bodiesOf(one.results));
+      }
+    }
+  }
 }
 
 /** This thread's requests waiting for remote @contexts (src/pipeline/context-wait.ts). */

@@ -42,7 +42,10 @@ export class RetrieveCache {
     return `${n}\u0000${req.tenant}\u0000${req.media}\u0000${id.length}:${id}\u0000${req.task.query}`;
   }
 
-  /** The answer kept for `key` when it was rendered from exactly these stored bytes. */
+  /**
+   * A copy of the answer kept for `key` when it was rendered from exactly these stored bytes. A copy: a pool thread
+   * transfers the body it answers with to the front, which detaches its buffer (the kept one would be empty after).
+   */
   get(key: string, stored: Uint8Array): Uint8Array | undefined {
     const e = this.entries.get(key);
     if (e === undefined) return undefined;
@@ -50,10 +53,13 @@ export class RetrieveCache {
       this.drop(key, e);
       return undefined;
     }
-    return e.answer;
+    return e.answer.slice();
   }
 
-  /** Keeps `answer`, rendered from `stored` (a copy the caller no longer changes); the oldest entries go first. */
+  /**
+   * Keeps a copy of `answer` (the caller's goes out, and may be transferred), rendered from `stored` (a copy the
+   * caller no longer changes); the oldest entries go first.
+   */
   set(key: string, stored: Uint8Array, answer: Uint8Array): void {
     const size = stored.byteLength + answer.byteLength;
     if (size > MAX_ENTRY_BYTES) return;
@@ -63,7 +69,7 @@ export class RetrieveCache {
       const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry];
       this.drop(oldestKey, oldest);
     }
-    this.entries.set(key, { stored, answer });
+    this.entries.set(key, { stored, answer: answer.slice() });
     this.bytes += size;
   }
 
