@@ -22,6 +22,12 @@ async function dropDocdb(): Promise<void> {
 export const variants: BrokerVariant[] = [
   { name: 'uws-pool', description: 'uWS front, pipeline in the worker pool (the defaults)', args: [] },
   { name: 'uws-inline', description: 'uWS front, pipeline on the front thread', args: ['--connectionPoolSize', '0'] },
+  {
+    // What --frontOps auto (the default) saves or costs: the same pool with every operation handed to it.
+    name: 'uws-pool-all',
+    description: 'uWS front, worker pool, every operation in the pool (--frontOps none)',
+    args: ['--frontOps', 'none'],
+  },
   { name: 'node-pool', description: 'node:http front, pipeline in the worker pool', args: ['--httpServer', 'node'] },
   {
     // Issue 17: the entity rows and the query by type on docdb, beside embdb's in the same run.
