@@ -78,11 +78,9 @@ t.test('a RAM store left by a killed broker is removed when the next broker star
   t.ok(existsSync(join(root, dir!)), 'a kill -9 leaves the directory');
   const next = await spawnBroker(['--database', 'embdb']);
   try {
+    // Removed by this broker's start, or already by another broker's that started meanwhile (tests run in parallel,
+    // and every broker sweeps): which one logs it is not this test's to say (embdb-ram-dir.test.ts checks the line).
     t.notOk(existsSync(join(root, dir!)), "the next broker's start removed it");
-    t.ok(
-      next.logs.some((l) => l.includes('removed the RAM stores of brokers that no longer run') && l.includes(dir!)),
-      'and logged which',
-    );
     t.ok(ownedBy(next.proc!.pid!), "the new broker's own store is there");
   } finally {
     await next.stop();
