@@ -4,56 +4,24 @@
 // figures are CPU time of the whole process (every thread: garbage collection and lmdb's writer included) per
 // request or entity, which a loaded machine disturbs far less than wall time.
 // Run: npm run build && node dist/bench/micro/batch-upsert.js
-import { brokerConfig, brokerOptions, parseOptions, splitArgs } from '../../src/options.js';
-import { storeDispose, storeOpen, storePrepare } from '../../src/plugins/store/embdb/index.js';
-import { createWorkerContext } from '../../src/pipeline/init.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { handlers } from '../../src/ops/index.js';
 import { LdOp } from '../../src/ngsild/operations.js';
-import { createLogger } from '../../src/logger.js';
 import { expandEntity } from '../../src/ngsild/entity/expand.js';
 import { replaceEntity } from '../../src/ngsild/entity/merge.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import { benchEntity } from '../bench-entity.js';
+import { bytesOf, openPipeline, run, timeIt as time } from './harness.js';
 
 const BATCH = 100;
-const ROUND_MS = 200;
-const ROUNDS = 9;
 
-async function timeIt(name: string, fn: () => unknown, per = 1): Promise<void> {
-  for (let i = 0; i < 200; i++) await fn();
-  const rounds: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const t0 = process.hrtime.bigint();
-    const until = t0 + BigInt(ROUND_MS) * 1_000_000n;
-    const cpu0 = process.cpuUsage();
-    let n = 0;
-    do {
-      for (let i = 0; i < 10; i++) await fn();
-      n += 10;
-    } while (process.hrtime.bigint() < until);
-    const cpu = process.cpuUsage(cpu0);
-    rounds.push((cpu.user + cpu.system) / n / per);
-  }
-  rounds.sort((a, b) => a - b);
-  const unit = per % BATCH === 0 ? 'us/entity' : 'us';
-  process.stdout.write(
-    `${name.padEnd(44)} ${rounds[ROUNDS >> 1]!.toFixed(2).padStart(8)} ${unit}  (rounds ${rounds[0]!.toFixed(2)}-${rounds[ROUNDS - 1]!.toFixed(2)})\n`,
-  );
-}
-
-const bytesOf = (text: string): ArrayBuffer => {
-  const b = new TextEncoder().encode(text);
-  return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
-};
+/** Per entity where `per` counts a batch's entities; 10 calls per reading of the clock, as some steps are short. */
+const timeIt = (name: string, fn: () => unknown, per = 1): Promise<void> =>
+  time(name, fn, { per, unit: per % BATCH === 0 ? 'us/entity' : 'us', warmup: 200, step: 10 });
 
 async function main(): Promise<void> {
-  const config = brokerConfig(parseOptions(splitArgs(['--logLevel', 'warn']), brokerOptions));
-  const log = createLogger('warn', 'bench');
-  const params = { options: {} as Record<string, unknown>, primary: true, log };
-  params.options = { ...(await storePrepare(params)) };
-  const primary = await storeOpen(params);
-  const ctx = await createWorkerContext({ config, storeOptions: params.options }, 'bench', log);
+  const bench = await openPipeline();
+  const ctx = bench.ctx;
   const text = JSON.stringify(Array.from({ length: BATCH }, (_, i) => benchEntity(`urn:ngsi-ld:BenchBatch:${i + 1}`)));
   const upsert = (): PipelineTask => ({
     op: LdOp.BatchUpsert,
@@ -114,12 +82,7 @@ async function main(): Promise<void> {
     () => Promise.all(Array.from({ length: 50 }, () => runPipeline(ctx, create(), handlers))),
     50,
   );
-  await ctx.store.close();
-  await primary.close();
-  await storeDispose(params);
+  await bench.close();
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
-});
+run(main);

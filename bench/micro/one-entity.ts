@@ -2,54 +2,20 @@
 // /entities/{id} (the retrieve scenario: 1,000 entities read in turn, normalized and keyValues) and for PATCH
 // /entities/{id}/attrs (the patch scenario), 50 at once as the scenario's 50 connections. CPU time of the whole
 // process per request (every thread: garbage collection and lmdb's writer included), which a loaded machine disturbs
-// far less than wall time. Compare a build before and after a change (copy this file into the other worktree).
+// far less than wall time. Compare a build before and after a change (copy this file and harness.ts into the other worktree).
 // Run: npm run build && node dist/bench/micro/one-entity.js
-import { brokerConfig, brokerOptions, parseOptions, splitArgs } from '../../src/options.js';
-import { storeDispose, storeOpen, storePrepare } from '../../src/plugins/store/embdb/index.js';
-import { createWorkerContext } from '../../src/pipeline/init.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { handlers } from '../../src/ops/index.js';
 import { LdOp } from '../../src/ngsild/operations.js';
-import { createLogger } from '../../src/logger.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import { benchEntity } from '../bench-entity.js';
+import { bytesOf, openPipeline, run, timeIt } from './harness.js';
 
 const N = 1000;
-const ROUND_MS = 200;
-const ROUNDS = 9;
-
-async function timeIt(name: string, fn: () => unknown, per: number): Promise<void> {
-  for (let i = 0; i < 50; i++) await fn();
-  const rounds: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const until = process.hrtime.bigint() + BigInt(ROUND_MS) * 1_000_000n;
-    const cpu0 = process.cpuUsage();
-    let n = 0;
-    do {
-      await fn();
-      n++;
-    } while (process.hrtime.bigint() < until);
-    const cpu = process.cpuUsage(cpu0);
-    rounds.push((cpu.user + cpu.system) / n / per);
-  }
-  rounds.sort((a, b) => a - b);
-  process.stdout.write(
-    `${name.padEnd(44)} ${rounds[ROUNDS >> 1]!.toFixed(2).padStart(8)} us  (rounds ${rounds[0]!.toFixed(2)}-${rounds[ROUNDS - 1]!.toFixed(2)})\n`,
-  );
-}
-
-const bytesOf = (text: string): ArrayBuffer => {
-  const b = new TextEncoder().encode(text);
-  return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
-};
 
 async function main(): Promise<void> {
-  const config = brokerConfig(parseOptions(splitArgs(['--logLevel', 'warn']), brokerOptions));
-  const log = createLogger('warn', 'bench');
-  const params = { options: {} as Record<string, unknown>, primary: true, log };
-  params.options = { ...(await storePrepare(params)) };
-  const primary = await storeOpen(params);
-  const ctx = await createWorkerContext({ config, storeOptions: params.options }, 'bench', log);
+  const bench = await openPipeline();
+  const ctx = bench.ctx;
   const id = (i: number): string => `urn:ngsi-ld:Bench:${i}`;
   const upsert: PipelineTask = {
     op: LdOp.BatchUpsert,
@@ -100,15 +66,10 @@ async function main(): Promise<void> {
     await timeIt(
       `${name}: runPipeline, 50 at once`,
       () => Promise.all(Array.from({ length: 50 }, () => runPipeline(ctx, task(), handlers))),
-      50,
+      { per: 50 },
     );
   }
-  await ctx.store.close();
-  await primary.close();
-  await storeDispose(params);
+  await bench.close();
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
-});
+run(main);
