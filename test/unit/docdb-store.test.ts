@@ -341,3 +341,30 @@ t.test('the server-side pieces: scope patterns and literal prefixes', async (t) 
   t.equal(literalPrefix('^a|b'), undefined, 'an alternation leaves the anchor behind');
   t.equal(literalPrefix('urn:x'), undefined, 'unanchored');
 });
+
+t.test('documents handed one order number are paged in a total order (id), none repeated or dropped', async (t) => {
+  // FerretDB 1.24 runs findAndModify's $inc as a read, then a write: two brokers inserting at once can get one number.
+  const dbName = freshDbName();
+  const store = await storeOpen({ options: { dbURI: mongoUrl(), dbName }, primary: true, log });
+  const client = new MongoClient(mongoUrl());
+  t.teardown(async () => {
+    await store.close();
+    await client.close();
+    await dropDatabases(dbName);
+  });
+  const subs = store.collection('', 'subscriptions');
+  // Inserted in the reverse of the ids' order, so the server's natural order and the id order differ.
+  for (const id of ['urn:s:e', 'urn:s:d', 'urn:s:c', 'urn:s:b', 'urn:s:a']) t.ok(await subs.insert(id, { id }));
+  const raw = client.db(dbName).collection<{ _id: string; o: number }>('subscriptions');
+  await raw.updateMany({ _id: { $in: ['urn:s:b', 'urn:s:c', 'urn:s:d'] } }, { $set: { o: 7 } });
+  await raw.updateOne({ _id: 'urn:s:e' }, { $set: { o: 1 } });
+  await raw.updateOne({ _id: 'urn:s:a' }, { $set: { o: 9 } });
+  const expected = ['urn:s:e', 'urn:s:b', 'urn:s:c', 'urn:s:d', 'urn:s:a'];
+  t.same(
+    (await subs.list()).map((d) => d.id),
+    expected,
+  );
+  const paged: string[] = [];
+  for (let offset = 0; offset < 5; offset += 2) paged.push(...(await subs.list(offset, 2)).map((d) => d.id));
+  t.same(paged, expected, 'pages of 2 cover every document once, in the same order');
+});

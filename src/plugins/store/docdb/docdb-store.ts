@@ -921,7 +921,7 @@ class DocdbCollection implements DocCollection {
     if (limit <= 0) return [];
     const docs = await this.store.run(async () =>
       (await this.store.docs(this.tenant, this.name)).coll
-        .find({}, { sort: { o: 1 }, skip: offset, ...(limit < Number.MAX_SAFE_INTEGER ? { limit } : {}) })
+        .find({}, { sort: { o: 1, _id: 1 }, skip: offset, ...(limit < Number.MAX_SAFE_INTEGER ? { limit } : {}) })
         .toArray(),
     );
     return docs.map((d) => ({ id: d._id, doc: withBumped(JSON.parse(d.j) as Record<string, unknown>, d.b) }));

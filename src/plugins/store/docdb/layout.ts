@@ -79,6 +79,9 @@ export async function ensureLayout(db: Db, isDefault: boolean, server: ServerKin
     // The shapes of the geometries (geo-index.ts), which geo-queries ask with $geoWithin / $geoIntersects.
     await entities.createIndex({ 'gi.g': '2dsphere' }, { name: 'geo' });
   }
-  for (const name of DOC_COLLECTIONS) await db.collection(name).createIndex({ o: 1 }, { name: 'order' });
+  // The order is the insertion counter, then the id: two inserts can be handed one number (FerretDB 1.24 runs
+  // findAndModify's $inc as a read and a write, not one atomic step), and the id keeps their order total, so paging
+  // with skip never repeats or drops a document.
+  for (const name of DOC_COLLECTIONS) await db.collection(name).createIndex({ o: 1, _id: 1 }, { name: 'orderId' });
   if (isDefault) await db.collection(TENANTS).createIndex({ createdAt: 1 }, { name: 'created' });
 }
