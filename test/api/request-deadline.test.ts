@@ -61,37 +61,42 @@ function openRequest(port: number, path: string, headers: Record<string, string>
 const FLOOD = `${NGSI}/types`;
 const OTHER = `${NGSI}/attributes`;
 
-t.test('a client that goes away has its requests not started skipped, their places freed, and others served first', async (t) => {
-  const n = 20;
-  // Every place is the flood's: before, the other client was refused 503 until the flood had run.
-  const { broker, trace } = await brokerWith(['--maxPendingRequests', String(n)], true);
-  try {
-    const sockets = Array.from({ length: n }, () => openRequest(broker.port, FLOOD, { 'x-user': 'flood', 'x-busy-ms': '150' }));
-    await until(() => ran(trace(), FLOOD) >= 1, 'the thread started the flood');
-    for (const s of sockets) s.destroy();
-    // Once the front heard of the clients leaving (before, a request left the pool's count only once run).
-    await until(async () => (await inFlight(broker)) < n, 'the broker saw clients go');
-    const other = await call(broker, 'GET', OTHER, { headers: { 'x-user': 'bob' } });
-    t.equal(other.status, 200, "the other client's request is admitted and answered");
-    const lines = trace();
-    const before = lines.findIndex((l) => l.startsWith('authorize ') && l.endsWith(`path=${OTHER}`));
-    t.ok(ran(lines.slice(0, before), FLOOD) < n / 2, `it ran before most of the flood (${ran(lines.slice(0, before), FLOOD)} of ${n})`);
-    // What the thread had not started when the clients left is skipped, never run later: let the thread go through
-    // its queue (one more request after it), then count.
-    t.equal((await call(broker, 'GET', OTHER, { headers: { 'x-user': 'bob' } })).status, 200);
-    const started = ran(trace(), FLOOD);
-    t.ok(started < n / 2, `the thread ran ${started} of the ${n} requests of the client gone`);
-    await until(async () => (await metric(broker, 'ldbroker_requests_skipped_total')) === n - started, 'the rest is counted skipped');
-    t.pass('skipped = the requests not run');
-    t.equal(await metric(broker, 'ldbroker_requests_abandoned_total'), n, 'every request of the clients gone is counted abandoned');
-    t.notOk(
-      broker.logs.some((l) => /"level":(50|60)/.test(l)),
-      'no error logged',
-    );
-  } finally {
-    t.equal(await broker.stop(), 0, 'clean exit');
-  }
-});
+for (const server of ['uws', 'node']) {
+  t.test(
+    `${server}: a client that goes away has its requests not started skipped, their places freed, and others served first`,
+    async (t) => {
+      const n = 20;
+      // Every place is the flood's: before, the other client was refused 503 until the flood had run.
+      const { broker, trace } = await brokerWith(['--maxPendingRequests', String(n), '--httpServer', server], true);
+      try {
+        const sockets = Array.from({ length: n }, () => openRequest(broker.port, FLOOD, { 'x-user': 'flood', 'x-busy-ms': '150' }));
+        await until(() => ran(trace(), FLOOD) >= 1, 'the thread started the flood');
+        for (const s of sockets) s.destroy();
+        // Once the front heard of the clients leaving (before, a request left the pool's count only once run).
+        await until(async () => (await inFlight(broker)) < n, 'the broker saw clients go');
+        const other = await call(broker, 'GET', OTHER, { headers: { 'x-user': 'bob' } });
+        t.equal(other.status, 200, "the other client's request is admitted and answered");
+        const lines = trace();
+        const before = lines.findIndex((l) => l.startsWith('authorize ') && l.endsWith(`path=${OTHER}`));
+        t.ok(ran(lines.slice(0, before), FLOOD) < n / 2, `it ran before most of the flood (${ran(lines.slice(0, before), FLOOD)} of ${n})`);
+        // What the thread had not started when the clients left is skipped, never run later: let the thread go through
+        // its queue (one more request after it), then count.
+        t.equal((await call(broker, 'GET', OTHER, { headers: { 'x-user': 'bob' } })).status, 200);
+        const started = ran(trace(), FLOOD);
+        t.ok(started < n / 2, `the thread ran ${started} of the ${n} requests of the client gone`);
+        await until(async () => (await metric(broker, 'ldbroker_requests_skipped_total')) === n - started, 'the rest is counted skipped');
+        t.pass('skipped = the requests not run');
+        t.equal(await metric(broker, 'ldbroker_requests_abandoned_total'), n, 'every request of the clients gone is counted abandoned');
+        t.notOk(
+          broker.logs.some((l) => /"level":(50|60)/.test(l)),
+          'no error logged',
+        );
+      } finally {
+        t.equal(await broker.stop(), 0, 'clean exit');
+      }
+    },
+  );
+}
 
 t.test('--requestTimeout: a request whose answer does not come is answered 503, its late answer dropped', async (t) => {
   const { broker, trace } = await brokerWith(['--requestTimeout', '300']);
