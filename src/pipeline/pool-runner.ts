@@ -209,7 +209,7 @@ class PoolRunner implements PipelineRunner {
       const thread = this.flags.cancel(id);
       // The operation and thread only: nothing of the client's request.
       this.log.warn(
-        { op: ldOpName(waiter.op), thread: thread === 0 ? undefined : thread, requestTimeout: this.timeoutMs },
+        { op: ldOpName(waiter.op), pipelineThread: thread === 0 ? undefined : thread, requestTimeout: this.timeoutMs },
         thread === 0
           ? 'pipeline: a request waited past --requestTimeout before a thread started it; answered 503, it will not run'
           : 'pipeline: a request started on a pipeline thread got no answer within --requestTimeout; answered 503, a late answer is dropped',
