@@ -107,7 +107,11 @@ t.test('--requestTimeout: a request whose answer does not come is answered 503, 
     t.match(late.json.detail, /requestTimeout \(300 ms\).*started and may still complete/);
     const warned = broker.logs.filter((l) => l.includes('--requestTimeout'));
     t.equal(warned.length, 1, 'one log line');
-    t.match(JSON.parse(warned[0]!), { level: 40, op: 'ListTypes', pipelineThread: Number, requestTimeout: 300 }, 'with the operation and thread');
+    t.match(
+      JSON.parse(warned[0]!),
+      { level: 40, op: 'ListTypes', pipelineThread: Number, requestTimeout: 300 },
+      'with the operation and thread',
+    );
     t.notOk(warned[0]!.includes('secret-user'), 'and nothing of the request');
     // The thread answers at 1.5 s: the broker drops it and goes on.
     await until(() => trace().some((l) => l === `release GET ${FLOOD}`), 'the thread finished the request');
