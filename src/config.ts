@@ -61,6 +61,11 @@ export interface BrokerConfig {
   /** --forwardTimeout: milliseconds a context source has to answer a forwarded request, unless its registration says. */
   forwardTimeout: number;
   /**
+   * --requestTimeout: milliseconds a request handed to the pool may take before it is answered 503 and cancelled
+   * (pool-runner.ts, the watchdog of a lost reply); 0: none.
+   */
+  requestTimeout: number;
+  /**
    * Set by createBroker (src/broker.ts): names this broker's BroadcastChannels, so brokers sharing a process (the
    * API tests run several) never hear each other.
    */

@@ -136,6 +136,13 @@ export const brokerOptions: OptionSpec[] = [
     help: 'WebSocket: bytes of answers and notifications a client has not read; past it its connection is closed (a slow reader)',
   },
   {
+    name: 'requestTimeout',
+    type: 'int',
+    default: 30_000,
+    min: 0,
+    help: 'milliseconds a request handed to the pipeline threads may take; past it the broker answers 503 and a thread that has not started it skips it (0: no deadline)',
+  },
+  {
     name: 'maxPendingRequests',
     type: 'int',
     default: 10_000,
@@ -329,7 +336,16 @@ export function brokerConfig(values: OptionValues, storeInMemory = false, storeS
     insecureNotif: values.insecureNotif as boolean,
     contextSourceAlias: parseAlias(values.contextSourceAlias as string | undefined),
     forwardTimeout: values.forwardTimeout as number,
+    requestTimeout: requestTimeout(values.requestTimeout as number),
   };
+}
+
+/** The longest --requestTimeout: a day (a longer one is a mistake; Node's timers stop at 2^31 ms). */
+export const MAX_REQUEST_TIMEOUT = 86_400_000;
+
+function requestTimeout(ms: number): number {
+  if (ms > MAX_REQUEST_TIMEOUT) throw new OptionError(`--requestTimeout: ${ms} is above ${MAX_REQUEST_TIMEOUT} (a day)`);
+  return ms;
 }
 
 /** --bridges: comma-separated plugin names, each once; an empty list loads none. */

@@ -12,6 +12,7 @@ import { BatchSlot, ContextWait, ParkingLot } from '../src/pipeline/context-wait
 import { nameThread } from './thread-name.js';
 import { problemResult } from '../src/pipeline/problem-result.js';
 import { LdError } from '../src/ngsild/problem.js';
+import { RequestFlags } from '../src/pipeline/request-flags.js';
 
 // No top-level await: Piscina loads this file with require() first, and Node 20's require() of an ES module
 // that awaits at top level fails and can leave the module half-registered for the import() that follows.
@@ -19,6 +20,11 @@ nameThread('ldb-pipeline');
 const ready = createWorkerContext(workerData as WorkerInit, `pipeline-${threadId}`);
 /** --metrics: each result's time on this thread goes back with it (BatchReply.runMs). */
 const timed = (workerData as WorkerInit).config.metrics;
+/** Requests the front cancelled (client gone, --requestTimeout): skipped here if not started. */
+const flagBuffer = (workerData as WorkerInit).requestFlags;
+const flags = flagBuffer === undefined ? undefined : new RequestFlags(flagBuffer);
+/** The result of a skipped request, in a reply the front reads whole (no reply port): it has no waiter for it. */
+const SKIPPED: PipelineResult = { status: 499, headers: [], body: null };
 
 /** Moves a value to the front with the buffers (or port) it names transferred. */
 class Moved<T> {
@@ -94,6 +100,8 @@ export async function batch(entries: BatchEntry[]): Promise<unknown> {
     const runMs: number[] = [];
     const results = await Promise.all(
       entries.map(async (e, i) => {
+        runMs[i] = 0;
+        if (flags !== undefined && !flags.start(e.id, threadId)) return SKIPPED;
         const wait = new ContextWait(lot, undefined);
         const start = performance.now();
         const result = await runPipeline(ctx, e.task, handlers, wait);
@@ -108,6 +116,11 @@ export async function batch(entries: BatchEntry[]): Promise<unknown> {
   const slot = new BatchSlot(entries.length);
   const start = timed ? performance.now() : 0;
   for (const e of entries) {
+    // Checked as each request starts, not as the batch comes: a request ahead of it in the batch may have run long.
+    if (flags !== undefined && !flags.start(e.id, threadId)) {
+      slot.release();
+      continue;
+    }
     const wait = new ContextWait(lot, slot);
     void runPipeline(ctx, e.task, handlers, wait).then((result) => {
       wait.end();

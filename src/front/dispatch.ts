@@ -137,7 +137,9 @@ async function handle(ex: Exchange, deps: FrontDeps, match: RouteMatch): Promise
     answer,
   };
   if (ex.connection !== undefined) task.connection = ex.connection;
-  return respond(ex, await deps.runner.run(task), deps);
+  // A client that left while the request was authenticated or its body read gets nothing run for it.
+  if (!ex.open) return 0;
+  return respond(ex, await deps.runner.run(task, ex), deps);
 }
 
 /** The front's answer to a request no operation serves: 404, 400 (an empty path segment), 405 with Allow, OPTIONS. */

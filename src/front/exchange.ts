@@ -23,6 +23,11 @@ export interface Exchange {
   /** False once the client went away: nothing may be written then. */
   readonly open: boolean;
   /**
+   * `listener` is called once if the client goes away before the answer is written (the pool then skips the request
+   * if no thread has started it). One listener per request; absent where the transport cannot tell.
+   */
+  onGone?(listener: () => void): void;
+  /**
    * Writes the answer. The headers have passed safeHeaders. To a HEAD request the server sends the status and headers
    * with the Content-Length of `body` and no body (RFC 9110 §9.3.2); a 204 or 304 has neither (§8.6).
    */

@@ -68,6 +68,32 @@ export async function metricsRegistry(src: MetricSources): Promise<Registry> {
   pool('ldbroker_pool_queue_length', 'Requests handed to the pool and not yet taken by a thread', (s) => s.queued);
   pool('ldbroker_pool_in_flight', 'Requests handed to the pipeline and not answered yet', (s) => s.inFlight);
   pool('ldbroker_pool_utilization', "The pool threads' busy share since start, 0 to 1 (Piscina's utilization)", (s) => s.utilization);
+  const poolCounter = (name: string, help: string, read: (s: ReturnType<PipelineRunner['stats']>) => number): void => {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (src.runner !== undefined) this.inc(read(src.runner.stats()));
+      },
+    });
+  };
+  poolCounter(
+    'ldbroker_requests_abandoned_total',
+    'Requests handed to the pool whose client went away before their answer',
+    (s) => s.abandoned,
+  );
+  poolCounter(
+    'ldbroker_requests_skipped_total',
+    'Requests the pool did not run: cancelled (client gone, or past --requestTimeout) before a thread started them',
+    (s) => s.skipped,
+  );
+  poolCounter(
+    'ldbroker_requests_expired_total',
+    'Requests answered 503 at --requestTimeout (the pool got no answer in time; a late one is dropped)',
+    (s) => s.expired,
+  );
 
   if (src.notificationHosts !== undefined) {
     const ask = src.notificationHosts;

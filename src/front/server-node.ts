@@ -50,6 +50,13 @@ class NodeExchange implements Exchange {
     return this.bodyPromise;
   }
 
+  onGone(listener: () => void): void {
+    // 'close' also ends an answered response: only one closed before its end is a client gone.
+    this.res.once('close', () => {
+      if (!this.res.writableEnded) listener();
+    });
+  }
+
   private readBody(max: number): Promise<ArrayBuffer | null> {
     const declared = Number(this.req.headers['content-length'] ?? -1);
     if (declared > max) {

@@ -48,6 +48,7 @@ class UwsExchange implements Exchange {
   open = true;
   private readonly headers: Record<string, string>;
   private readonly bodyPromise: Promise<ArrayBuffer | null>;
+  private gone: (() => void) | undefined;
 
   constructor(
     private readonly res: HttpResponse,
@@ -72,6 +73,7 @@ class UwsExchange implements Exchange {
     res.onAborted(() => {
       this.open = false;
       reading?.abort();
+      this.gone?.();
     });
     this.bodyPromise =
       reading === undefined ? Promise.resolve(null) : reading.body.then((bytes) => (bytes === null ? null : wholeBuffer(bytes)));
@@ -88,6 +90,10 @@ class UwsExchange implements Exchange {
 
   body(): Promise<ArrayBuffer | null> {
     return this.bodyPromise;
+  }
+
+  onGone(listener: () => void): void {
+    this.gone = listener;
   }
 
   respond(status: number, headers: readonly string[], body: Uint8Array | null): void {

@@ -58,7 +58,18 @@ class InlineRunner implements PipelineRunner {
   }
 
   stats(): PoolStats {
-    return { mode: 'inline', threads: 0, inFlight: this.inFlight, queued: 0, utilization: 0, completed: this.completed };
+    // Nothing waits here to be skipped: a request runs as soon as it is taken.
+    return {
+      mode: 'inline',
+      threads: 0,
+      inFlight: this.inFlight,
+      queued: 0,
+      utilization: 0,
+      completed: this.completed,
+      abandoned: 0,
+      skipped: 0,
+      expired: 0,
+    };
   }
 
   async close(): Promise<void> {

@@ -6,8 +6,12 @@ import type { MessagePort } from 'node:worker_threads';
 import type { BatchEntry, BatchReply, PipelineResult, PipelineTask } from './task.js';
 import type { WorkerInit } from './worker-context.js';
 import type { Logger } from '../logger.js';
-import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import { Admission, type PipelineRunner, type PoolStats, type RequestClient } from './runner.js';
 import { OpLatency } from './op-latency.js';
+import { RequestFlags, requestFlagSlots } from './request-flags.js';
+import { problemResult } from './problem-result.js';
+import { LdError } from '../ngsild/problem.js';
+import { ldOpName } from '../ngsild/operations.js';
 
 /**
  * Batches one pipeline thread holds at once. A thread never blocks: while a request awaits its write's commit (the
@@ -33,6 +37,7 @@ export async function createPoolRunner(
   latency = init.config.metrics ? new OpLatency() : undefined,
 ): Promise<PipelineRunner> {
   const threads = Math.max(1, Math.min(init.config.connectionPoolSize, availableParallelism()));
+  const flags = RequestFlags.create(requestFlagSlots(init.config.maxPendingRequests));
   const pool = new Piscina({
     filename: new URL('../../workers/pipeline.js', import.meta.url).href,
     minThreads: threads,
@@ -41,7 +46,7 @@ export async function createPoolRunner(
     // thread serves many requests at once, as an event-driven server thread serves many connections.
     concurrentTasksPerWorker: TASKS_PER_THREAD,
     idleTimeout: Number.MAX_SAFE_INTEGER,
-    workerData: init,
+    workerData: { ...init, requestFlags: flags.buffer } satisfies WorkerInit,
     execArgv,
     recordTiming: false,
     // Workers must keep their event loop turning between tasks: plugin state, subscription changes and other
@@ -53,7 +58,7 @@ export async function createPoolRunner(
   const ports = await replyPorts(pool, threads);
   if (ports.length < threads)
     log.warn({ threads, replyPorts: ports.length }, 'pipeline: some threads answer through Piscina only (slower)');
-  return new PoolRunner(pool, threads, ports, admission, latency);
+  return new PoolRunner(pool, threads, ports, admission, latency, flags, init.config.requestTimeout, log);
 }
 
 /**
@@ -78,7 +83,27 @@ interface Waiter {
   op: number;
   /** performance.now() at the hand-off (0 without --metrics). */
   start: number;
+  /** The watchdog's tick at the hand-off (see `sweep`). */
+  tick: number;
 }
+
+/** What a request whose client went away resolves with: no one reads it (the front writes nothing to a gone client). */
+const GONE: PipelineResult = { status: 499, headers: [], body: null };
+
+/**
+ * The answer at --requestTimeout. 503, not 504: the broker is the origin server, not a gateway (RFC 9110 §15.6.5 is
+ * a proxy's upstream not answering), and a load balancer takes 503 as this server's retryable failure. A request a
+ * thread started may still complete: the detail says so, since a write is applied whole or not at all, never half.
+ */
+function expiredResult(timeoutMs: number, started: boolean): PipelineResult {
+  const detail = started
+    ? `no answer within --requestTimeout (${timeoutMs} ms); the request was started and may still complete`
+    : `no answer within --requestTimeout (${timeoutMs} ms); the request was not started and will not be`;
+  return problemResult(new LdError('Unavailable', detail).toProblem(), []);
+}
+
+/** Watchdog ticks per --requestTimeout: a request is answered at most a tenth of it late (and at least 5 ms). */
+const TICKS = 10;
 
 /**
  * Hands requests to the pool in batches: every request that arrived in one turn of the event loop (uWS delivers all
@@ -91,6 +116,16 @@ interface Waiter {
 class PoolRunner implements PipelineRunner {
   private nextId = 1;
   private completed = 0;
+  private abandoned = 0;
+  private expired = 0;
+  /** Requests abandoned or expired since the last flush: the flush leaves them out. */
+  private dropped = 0;
+  /** Requests left out by a flush: skipped before any thread saw them. */
+  private unposted = 0;
+  /** Ticks of the watchdog since start; a request past its deadline is `ticks` behind (the sweep). */
+  private tick = 0;
+  private readonly ticks: number;
+  private readonly watchdog: NodeJS.Timeout | undefined;
   private readonly waiting = new Map<number, Waiter>();
   private pending: BatchEntry[] = [];
   private flushScheduled = false;
@@ -103,20 +138,31 @@ class PoolRunner implements PipelineRunner {
     ports: MessagePort[],
     private readonly admission: Admission,
     readonly latency: OpLatency | undefined,
+    private readonly flags: RequestFlags,
+    /** --requestTimeout in ms; 0: no deadline. */
+    private readonly timeoutMs: number,
+    private readonly log: Logger,
   ) {
     for (const port of ports) {
       port.on('message', (reply: BatchReply) => this.settleAll(reply));
       port.unref();
     }
+    // One timer for every request, not one each: a request carries the tick it came in (no clock read, no timer to
+    // arm and clear per request), and the sweep answers those `ticks` behind.
+    const every = Math.max(5, timeoutMs / TICKS);
+    this.ticks = Math.ceil(timeoutMs / every);
+    this.watchdog = timeoutMs > 0 ? setInterval(this.sweep, every).unref() : undefined;
   }
 
-  run(task: PipelineTask): Promise<PipelineResult> {
+  run(task: PipelineTask, client?: RequestClient): Promise<PipelineResult> {
     try {
       this.admission.check(this.waiting.size);
     } catch (error) {
       return Promise.reject(error);
     }
-    const id = this.nextId++;
+    const id = this.nextId;
+    // Ids stay Int32s (RequestFlags keeps them in an Int32Array); wrapping takes 2^31 requests.
+    this.nextId = id === 0x7fffffff ? 1 : id + 1;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       // One clock read per turn, not per request: the requests of a turn arrived in one poll of the sockets, and
@@ -126,15 +172,62 @@ class PoolRunner implements PipelineRunner {
     }
     const start = this.turnStart;
     return new Promise<PipelineResult>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject, op: task.op, start });
+      this.waiting.set(id, { resolve, reject, op: task.op, start, tick: this.tick });
       this.pending.push({ id, task });
+      client?.onGone?.(() => this.abandon(id));
     });
   }
 
+  /**
+   * The client went away: its place under --maxPendingRequests is free at once, and a thread that has not started
+   * the request skips it (RequestFlags); one that has finishes it and its answer is dropped (settleAll).
+   */
+  private abandon(id: number): void {
+    const waiter = this.waiting.get(id);
+    if (waiter === undefined) return;
+    this.waiting.delete(id);
+    this.abandoned++;
+    this.dropped++;
+    this.flags.cancel(id);
+    waiter.resolve(GONE);
+  }
+
+  /**
+   * The watchdog: every request still waiting `ticks` after its hand-off (a request that waits for a remote @context
+   * included: its fetch has its own, shorter, deadline) is answered 503 and cancelled; a thread skips it if not
+   * started, and a reply that comes late is dropped. The waiting map is in hand-off order, so the sweep stops at
+   * the first request still in time.
+   */
+  private readonly sweep = (): void => {
+    this.tick++;
+    const due = this.tick - this.ticks - 1;
+    for (const [id, waiter] of this.waiting) {
+      if (waiter.tick > due) break;
+      this.waiting.delete(id);
+      this.expired++;
+      this.dropped++;
+      const thread = this.flags.cancel(id);
+      // The operation and thread only: nothing of the client's request.
+      this.log.warn(
+        { op: ldOpName(waiter.op), pipelineThread: thread === 0 ? undefined : thread, requestTimeout: this.timeoutMs },
+        thread === 0
+          ? 'pipeline: a request waited past --requestTimeout before a thread started it; answered 503, it will not run'
+          : 'pipeline: a request started on a pipeline thread got no answer within --requestTimeout; answered 503, a late answer is dropped',
+      );
+      waiter.resolve(expiredResult(this.timeoutMs, thread !== 0));
+    }
+  };
+
   private readonly flush = (): void => {
     this.flushScheduled = false;
-    const all = this.pending;
+    let all = this.pending;
     this.pending = [];
+    if (this.dropped > 0) {
+      this.dropped = 0;
+      const before = all.length;
+      all = all.filter((e) => this.waiting.has(e.id));
+      this.unposted += before - all.length;
+    }
     const size = Math.min(MAX_BATCH, Math.ceil(all.length / this.threads));
     for (let i = 0; i < all.length; i += size) this.post(all.slice(i, i + size));
   };
@@ -189,10 +282,14 @@ class PoolRunner implements PipelineRunner {
       queued: this.pending.length + this.pool.queueSize,
       utilization: this.pool.utilization,
       completed: this.completed,
+      abandoned: this.abandoned,
+      skipped: this.flags.skipped() + this.unposted,
+      expired: this.expired,
     };
   }
 
   async close(): Promise<void> {
+    clearInterval(this.watchdog);
     await this.pool.close();
   }
 }

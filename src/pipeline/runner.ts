@@ -15,10 +15,25 @@ export interface PoolStats {
   completed: number;
   /** split: how many of `completed` ran on the front thread. */
   onFront?: number;
+  /** Requests whose client went away before their answer (their result, if any comes, is dropped). */
+  abandoned: number;
+  /** Requests a pipeline thread did not run: cancelled (client gone, or past --requestTimeout) before they started. */
+  skipped: number;
+  /** Requests answered 503 at --requestTimeout (the pool's watchdog), started or not. */
+  expired: number;
+}
+
+/**
+ * The client of a request, as a runner sees it: `onGone` (optional: the broker's own requests have no client) is
+ * called once if the client goes away before its answer, so a request not yet started is not run for no one.
+ */
+export interface RequestClient {
+  onGone?(listener: () => void): void;
 }
 
 export interface PipelineRunner {
-  run(task: PipelineTask): Promise<PipelineResult>;
+  /** Never rejects for a request whose client left: it resolves with a result no one reads. */
+  run(task: PipelineTask, client?: RequestClient): Promise<PipelineResult>;
   /** Requests taken and not yet answered (what --maxPendingRequests bounds). */
   held(): number;
   stats(): PoolStats;

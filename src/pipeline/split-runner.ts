@@ -4,7 +4,7 @@
 // never holds the front. Issue 24: on 2 cores the hand-off was about half of a PATCH's and a create's cost.
 import { operationOf } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
-import { Admission, type PipelineRunner, type PoolStats } from './runner.js';
+import { Admission, type PipelineRunner, type PoolStats, type RequestClient } from './runner.js';
 import type { OpLatency } from './op-latency.js';
 
 /**
@@ -33,13 +33,14 @@ export class SplitRunner implements PipelineRunner {
     readonly latency: OpLatency | undefined,
   ) {}
 
-  run(task: PipelineTask): Promise<PipelineResult> {
+  run(task: PipelineTask, client?: RequestClient): Promise<PipelineResult> {
     try {
       this.admission.check(this.held());
     } catch (error) {
       return Promise.reject(error);
     }
-    return runsOnFront(task) ? this.front.run(task) : this.pool.run(task);
+    // On the front a request runs as soon as it is taken: only the pool's can wait long enough to be cancelled.
+    return runsOnFront(task) ? this.front.run(task) : this.pool.run(task, client);
   }
 
   held(): number {

@@ -47,6 +47,11 @@ export interface WorkerInit {
    * 201 is matched against it whichever thread runs each.
    */
   subscriptionChanges?: SharedArrayBuffer;
+  /**
+   * The pool's RequestFlags (request-flags.ts): requests the front cancelled, which a thread skips if it has not
+   * started them. Only a pool's threads have it.
+   */
+  requestFlags?: SharedArrayBuffer;
   /** Options for the store plugin, including what the primary's storePrepare returned. */
   storeOptions: Record<string, unknown>;
   /** Options of the auth plugin, parsed by the primary. */
