@@ -30,6 +30,13 @@ export const MAX_BATCH = 64;
  */
 export const YOUNG_GENERATION_MB = 96;
 
+/** The young generation a pipeline thread gets: none set here when Node was given a semi-space size (`make tune`). */
+export function youngGeneration(execArgv: readonly string[]): { maxYoungGenerationSizeMb: number } | undefined {
+  const given = (a: string): boolean => /--max[-_]semi[-_]space[-_]size/.test(a);
+  if (execArgv.some(given) || given(process.env.NODE_OPTIONS ?? '')) return undefined;
+  return { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
+}
+
 /**
  * Starts the pool of --connectionPoolSize threads (at most one per core) and waits until each is up. `execArgv`: the
  * Node options of the pool's threads (default: this thread's, as node:worker_threads has it). `admission`: the bound
@@ -54,7 +61,7 @@ export async function createPoolRunner(
     idleTimeout: Number.MAX_SAFE_INTEGER,
     workerData: init,
     execArgv,
-    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    resourceLimits: youngGeneration(execArgv ?? process.execArgv),
     recordTiming: false,
     // Workers must keep their event loop turning between tasks: plugin state, subscription changes and other
     // BroadcastChannel mail arrive there. Piscina's default ('sync') blocks an idle worker in Atomics.wait.
