@@ -229,7 +229,35 @@ function checkBody(input: unknown): Record<string, unknown> {
   return input;
 }
 
+/**
+ * Names already checked and expanded, per resolved @context (equal contexts expand alike): the entities of a batch,
+ * and the requests of one client, repeat the same few names, each of which cost a character scan, the expansion and
+ * its size check (bench/micro/batch-upsert.ts). Only names that passed every check are kept; a context holding more
+ * than NAMES_KEPT starts over, so a client sending ever new names costs memory bounded as without the cache.
+ */
+const NAMES_KEPT = 1024;
+const attrNames = new WeakMap<ResolvedContext, Map<string, string>>();
+const typeNames = new WeakMap<ResolvedContext, Map<string, string>>();
+
+function namesOf(kept: WeakMap<ResolvedContext, Map<string, string>>, ctx: ResolvedContext): Map<string, string> {
+  let names = kept.get(ctx);
+  if (names === undefined) {
+    names = new Map();
+    kept.set(ctx, names);
+  } else if (names.size >= NAMES_KEPT) names.clear();
+  return names;
+}
+
 function attrIriOf(name: string, ctx: ResolvedContext): string {
+  const names = namesOf(attrNames, ctx);
+  const known = names.get(name);
+  if (known !== undefined) return known;
+  const iri = checkedAttrIri(name, ctx);
+  names.set(name, iri);
+  return iri;
+}
+
+function checkedAttrIri(name: string, ctx: ResolvedContext): string {
   if (name === '') throw badRequest('an attribute name is empty');
   if (name.charCodeAt(0) === 64 /* @ */) throw badRequest(`${name}: JSON-LD keywords are not allowed as attribute names`);
   const bad = forbiddenNameChar(name);
@@ -244,19 +272,29 @@ function expandTypes(raw: unknown, at: string, ctx: ResolvedContext): string[] {
   if (!Array.isArray(list)) throw badRequest(`${at}: ${show(raw)} is not a string or an array of strings`);
   if (list.length === 0) throw badRequest(`${at}: the array of types is empty`);
   const out: string[] = [];
+  const names = namesOf(typeNames, ctx);
   for (let i = 0; i < list.length; i++) {
     const t: unknown = list[i];
     if (typeof t !== 'string') throw badRequest(`${at}: ${show(t)} is not a string`);
-    if (t === '') throw badRequest(`${at}: a type name is empty`);
-    const bad = forbiddenNameChar(t);
-    if (bad !== undefined) throw badRequest(`${at}: ${show(t)} holds the forbidden character ${JSON.stringify(bad)}`);
-    const iri = checkNameSize(ctx.expandTerm(t), at);
-    // CIM 009 §5.2.4 (Entity type: a Name expanded to an IRI): a term the @context maps to a keyword (the core's
-    // `type` and `id` aliases) or to no IRI names no type.
-    if (iri.indexOf(':') < 0) throw badRequest(`${at}: ${show(t)} does not expand to an IRI`);
+    let iri = names.get(t);
+    if (iri === undefined) {
+      iri = checkedTypeIri(t, at, ctx);
+      names.set(t, iri);
+    }
     if (!out.includes(iri)) out.push(iri);
   }
   return out;
+}
+
+function checkedTypeIri(t: string, at: string, ctx: ResolvedContext): string {
+  if (t === '') throw badRequest(`${at}: a type name is empty`);
+  const bad = forbiddenNameChar(t);
+  if (bad !== undefined) throw badRequest(`${at}: ${show(t)} holds the forbidden character ${JSON.stringify(bad)}`);
+  const iri = checkNameSize(ctx.expandTerm(t), at);
+  // CIM 009 §5.2.4 (Entity type: a Name expanded to an IRI): a term the @context maps to a keyword (the core's
+  // `type` and `id` aliases) or to no IRI names no type.
+  if (iri.indexOf(':') < 0) throw badRequest(`${at}: ${show(t)} does not expand to an IRI`);
+  return iri;
 }
 
 function expandScope(raw: unknown): string[] {

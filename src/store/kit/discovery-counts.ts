@@ -29,6 +29,41 @@ export function entitySignature(entity: StoredEntity): EntitySignature {
   return { types: entity.type, attrs };
 }
 
+/**
+ * Whether two entities contribute equally to the counts, without building their signatures: the same types in the
+ * same order, the same attributes in the same order, each with instances of the same types in the same order. A
+ * replace or upsert of an entity by one of its shape (the usual case) then moves no count and allocates nothing;
+ * false is no more than "compare the signatures" (members in another order contribute alike).
+ */
+export function sameContribution(a: StoredEntity, b: StoredEntity): boolean {
+  const ta = a.type;
+  const tb = b.type;
+  if (ta.length !== tb.length) return false;
+  for (let i = 0; i < ta.length; i++) if (ta[i] !== tb[i]) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < ka.length && !isAttrKey(ka[i]!, a)) i++;
+    while (j < kb.length && !isAttrKey(kb[j]!, b)) j++;
+    if (i === ka.length || j === kb.length) return i === ka.length && j === kb.length;
+    const key = ka[i]!;
+    if (key !== kb[j]) return false;
+    const x = a[key] as Array<{ type?: unknown }>;
+    const y = b[key] as Array<{ type?: unknown }>;
+    if (x.length !== y.length) return false;
+    for (let n = 0; n < x.length; n++) if (x[n]!.type !== y[n]!.type) return false;
+    i++;
+    j++;
+  }
+}
+
+/** A member entitySignature counts: an attribute (an expanded name holding its instances). */
+function isAttrKey(key: string, entity: StoredEntity): boolean {
+  return key.includes(':') && !ENTITY_MEMBER_KEYS.has(key) && Array.isArray(entity[key]);
+}
+
 export function sameSignature(a: EntitySignature, b: EntitySignature): boolean {
   if (a.types.length !== b.types.length || a.attrs.length !== b.attrs.length) return false;
   for (let i = 0; i < a.types.length; i++) if (a.types[i] !== b.types[i]) return false;

@@ -21,7 +21,7 @@ import type {
   WriteEvent,
 } from '../../../store/contract.js';
 import { changeBetween } from '../../../ngsild/entity/write-change.js';
-import { entitySignature } from '../../../store/kit/discovery-counts.js';
+import { entitySignature, sameContribution } from '../../../store/kit/discovery-counts.js';
 import { applyBump, withBumped, type Bumped } from '../../../store/kit/bump.js';
 import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
@@ -290,6 +290,7 @@ export class EmbdbStore implements Store {
     const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const outcomes = await this.write(() => {
       if (events !== undefined) events.length = 0;
+      let seq = 0;
       const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
       const pairs = this.numberPairs.current();
       const outcomes: BatchOutcome<R>[] = [];
@@ -305,7 +306,9 @@ export class EmbdbStore implements Store {
           outcomes.push({ ok: false, error });
           continue;
         }
-        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, pairs, opts, events) });
+        // The transaction's id, read once: every write of it has the same sequence (a native call per entity else).
+        if (events !== undefined && seq === 0) seq = this.env.getWriteTxnId();
+        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, pairs, opts, events, seq) });
       }
       stats.flush();
       return outcomes;
@@ -329,6 +332,8 @@ export class EmbdbStore implements Store {
     pairs: NumberPairs,
     opts: MutateOptions | undefined,
     events: WriteEvent[] | undefined,
+    /** The transaction's id when the caller read it already. */
+    seq = 0,
   ): R {
     const next = outcome.next;
     if (next === undefined || (next === null && current === undefined)) return outcome.result;
@@ -338,7 +343,9 @@ export class EmbdbStore implements Store {
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
     moveGeoEntries(this.geoCells, tenant, id, current, next);
     moveNumberEntries(this.attrNumbers, pairs, tenant, id, current, next);
-    stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
+    // An entity rewritten in its own shape (a batch upsert's replace, usually) moves no count: no signatures built.
+    if (current === undefined || next === null || !sameContribution(current, next))
+      stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
     if (next === null) this.entities.removeSync(key);
     else {
       this.entities.putSync(key, next);
@@ -348,7 +355,7 @@ export class EmbdbStore implements Store {
     const after = next === null ? undefined : next;
     const change = outcome.change ?? changeBetween(current, after);
     if (opts?.noHistory !== true) this.history?.recordWrite(tenant, id, current, next, change);
-    events?.push({ tenant, id, before: current, after, change, seq: this.env.getWriteTxnId() });
+    events?.push({ tenant, id, before: current, after, change, seq: seq === 0 ? this.env.getWriteTxnId() : seq });
     return outcome.result;
   }
 
