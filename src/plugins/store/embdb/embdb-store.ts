@@ -40,7 +40,7 @@ import {
   type PairState,
 } from './number-index.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
-import { StatsBatch } from './stats-batch.js';
+import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -211,7 +211,15 @@ export class EmbdbStore implements Store {
    * as a child transaction, which a throw aborts alone.
    */
   private async write<R>(fn: () => R): Promise<R> {
-    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.childTransaction(fn);
+    const guarded = (): R => {
+      try {
+        return fn();
+      } catch (error) {
+        forgetCarriedStats(this.settings.path);
+        throw error;
+      }
+    };
+    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(guarded) : await this.env.childTransaction(guarded);
     if (this.settings.sync === 'request') await this.env.flushed;
     return result;
   }
@@ -270,11 +278,16 @@ export class EmbdbStore implements Store {
     return storablePart(id) ? this.entities.get(entityKey(tenant, id)) : undefined;
   }
 
+  /** Inside a write transaction: the count records it moves (stats-batch.ts). */
+  private statsBatch(): StatsBatch {
+    return new StatsBatch(this.typeStatDb, this.attrStatDb, this.settings.path, this.env.getWriteTxnId());
+  }
+
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
-      const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const stats = this.statsBatch();
       const pairs = this.numberPairs.current();
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
@@ -290,7 +303,7 @@ export class EmbdbStore implements Store {
     const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const outcomes = await this.write(() => {
       if (events !== undefined) events.length = 0;
-      const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const stats = this.statsBatch();
       const pairs = this.numberPairs.current();
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
