@@ -2,6 +2,9 @@
 // deletes entities of one type, with a failing entry among them, leaves the counts of the entries that succeeded;
 // single writes sharing one LMDB transaction carry the records to each other and keep them exact.
 import t, { type Test } from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { tempEmbdb } from './helpers/embdb.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { EmbdbStore, type EmbdbSettings } from '../../src/plugins/store/embdb/embdb-store.js';
@@ -167,4 +170,21 @@ t.test('a count record another writer changed between two transactions is read a
   });
   await write(store, '', 'urn:ngsi-ld:A:2', entity(2, ['speed']));
   t.equal((await store.typeStats('', NS + 'A'))[0]?.count, 42, "the other writer's 40 kept");
+});
+
+t.test('a store made again at the same path (its transaction ids start afresh) carries nothing from the one before', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-embdb-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'embdb');
+  const settings: EmbdbSettings = { path, sync: 'interval', compress: false, lockPrefer: 'reads', ram: true };
+  const first = new EmbdbStore(settings);
+  // The same writes in both: the second store's write runs in a transaction of the id the first one's did.
+  await write(first, '', 'urn:ngsi-ld:A:1', entity(1, ['speed']));
+  await first.close();
+  rmSync(path, { recursive: true, force: true });
+  const second = new EmbdbStore(settings);
+  t.teardown(() => second.close());
+  await write(second, '', 'urn:ngsi-ld:A:3', entity(3, ['speed']));
+  await countsMatch(t, second, '', 'the new store');
+  t.equal((await second.typeStats('', NS + 'A'))[0]?.count, 1);
 });

@@ -169,6 +169,8 @@ export class EmbdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A store made again at this path starts its transaction ids afresh: nothing this one carried may match them.
+    forgetCarriedStats(this.settings.path);
     await this.env.flushed;
     await this.env.close();
   }
