@@ -145,10 +145,17 @@ t.test('a write that throws after moving the counts, between others of its trans
   t.equal((await store.typeStats('', NS + 'A'))[0]?.count, 3);
 });
 
-t.test('two handles on one store in one thread write in the same transactions: exact counts', async (t) => {
+t.test('two handles on one store in one thread (its path written two ways) write in the same transactions: exact counts', async (t) => {
   const store = tempEmbdb(t);
   const path = (store as unknown as { settings: EmbdbSettings }).settings.path;
-  const other = new EmbdbStore({ path, sync: 'interval', compress: false, lockPrefer: 'reads', ram: true });
+  // The path written another way: the same environment, the same transactions.
+  const other = new EmbdbStore({
+    path: path.replace(/\/embdb$/, '/./embdb'),
+    sync: 'interval',
+    compress: false,
+    lockPrefer: 'reads',
+    ram: true,
+  });
   t.teardown(() => other.close());
   await Promise.all(
     Array.from({ length: 10 }, (_, k) =>

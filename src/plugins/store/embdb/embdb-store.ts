@@ -1,5 +1,6 @@
 // embdb: the Store contract on one LMDB environment (lmdb-js), opened by every thread of the broker.
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
+import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type {
   AttrStat,
@@ -120,8 +121,11 @@ export class EmbdbStore implements Store {
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
   readonly history: EmbdbHistory | undefined;
+  /** The environment's path as the count records carried between writes know it (stats-batch.ts): one per env. */
+  private readonly statsPath: string;
 
   constructor(private readonly settings: EmbdbSettings) {
+    this.statsPath = resolve(settings.path);
     this.env = open({
       path: settings.path,
       maxDbs: 32, // the store's own DBs, the history's (history.ts) and room for indexes
@@ -170,7 +174,7 @@ export class EmbdbStore implements Store {
     if (this.closed) return;
     this.closed = true;
     // A store made again at this path starts its transaction ids afresh: nothing this one carried may match them.
-    forgetCarriedStats(this.settings.path);
+    forgetCarriedStats(this.statsPath);
     await this.env.flushed;
     await this.env.close();
   }
@@ -217,7 +221,7 @@ export class EmbdbStore implements Store {
       try {
         return fn();
       } catch (error) {
-        forgetCarriedStats(this.settings.path);
+        forgetCarriedStats(this.statsPath);
         throw error;
       }
     };
@@ -282,7 +286,7 @@ export class EmbdbStore implements Store {
 
   /** Inside a write transaction: the count records it moves (stats-batch.ts). */
   private statsBatch(): StatsBatch {
-    return new StatsBatch(this.typeStatDb, this.attrStatDb, this.settings.path, this.env.getWriteTxnId());
+    return new StatsBatch(this.typeStatDb, this.attrStatDb, this.statsPath, this.env.getWriteTxnId());
   }
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
