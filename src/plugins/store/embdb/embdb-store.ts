@@ -1,5 +1,6 @@
 // embdb: the Store contract on one LMDB environment (lmdb-js), opened by every thread of the broker.
 // Reads are synchronous on the latest committed snapshot; writes run as one transaction per call.
+import { resolve } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type {
   AttrStat,
@@ -40,7 +41,7 @@ import {
   type PairState,
 } from './number-index.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
-import { StatsBatch } from './stats-batch.js';
+import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -120,8 +121,11 @@ export class EmbdbStore implements Store {
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
   readonly history: EmbdbHistory | undefined;
+  /** The environment's path as the count records carried between writes know it (stats-batch.ts): one per env. */
+  private readonly statsPath: string;
 
   constructor(private readonly settings: EmbdbSettings) {
+    this.statsPath = resolve(settings.path);
     this.env = open({
       path: settings.path,
       maxDbs: 32, // the store's own DBs, the history's (history.ts) and room for indexes
@@ -169,6 +173,8 @@ export class EmbdbStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A store made again at this path starts its transaction ids afresh: nothing this one carried may match them.
+    forgetCarriedStats(this.statsPath);
     await this.env.flushed;
     await this.env.close();
   }
@@ -211,7 +217,15 @@ export class EmbdbStore implements Store {
    * as a child transaction, which a throw aborts alone.
    */
   private async write<R>(fn: () => R): Promise<R> {
-    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(fn) : await this.env.childTransaction(fn);
+    const guarded = (): R => {
+      try {
+        return fn();
+      } catch (error) {
+        forgetCarriedStats(this.statsPath);
+        throw error;
+      }
+    };
+    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(guarded) : await this.env.childTransaction(guarded);
     if (this.settings.sync === 'request') await this.env.flushed;
     return result;
   }
@@ -270,11 +284,16 @@ export class EmbdbStore implements Store {
     return storablePart(id) ? this.entities.get(entityKey(tenant, id)) : undefined;
   }
 
+  /** Inside a write transaction: the count records it moves (stats-batch.ts). */
+  private statsBatch(): StatsBatch {
+    return new StatsBatch(this.typeStatDb, this.attrStatDb, this.statsPath, this.env.getWriteTxnId());
+  }
+
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
-      const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const stats = this.statsBatch();
       const pairs = this.numberPairs.current();
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
@@ -291,7 +310,7 @@ export class EmbdbStore implements Store {
     const outcomes = await this.write(() => {
       if (events !== undefined) events.length = 0;
       let seq = 0;
-      const stats = new StatsBatch(this.typeStatDb, this.attrStatDb);
+      const stats = this.statsBatch();
       const pairs = this.numberPairs.current();
       const outcomes: BatchOutcome<R>[] = [];
       for (const item of items) {
