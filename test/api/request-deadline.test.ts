@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { repoPath } from '../helpers/repo.js';
+import { WsClient } from './helpers/ws-client.js';
 
 const PLUGIN = repoPath('test/fixtures/auth/contract-plugin.js');
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-deadline-'));
@@ -97,6 +98,28 @@ for (const server of ['uws', 'node']) {
     },
   );
 }
+
+t.test('a WebSocket connection that closes has its requests not started skipped, as an HTTP client gone', async (t) => {
+  const n = 20;
+  const { broker, trace } = await brokerWith([], true);
+  try {
+    const c = await WsClient.open(broker.port);
+    const headers = { 'x-user': 'flood', 'x-busy-ms': '150' };
+    for (let i = 0; i < n; i++) void c.request({ method: 'GET', path: FLOOD, headers });
+    await until(() => ran(trace(), FLOOD) >= 1, 'the thread started the flood');
+    await c.close();
+    // Before, the connection's running requests were all run, answering nowhere.
+    await until(async () => (await inFlight(broker)) < n, 'the broker saw the connection go');
+    t.equal((await call(broker, 'GET', OTHER, { headers: { 'x-user': 'bob' } })).status, 200, 'another client is answered');
+    const started = ran(trace(), FLOOD);
+    t.ok(started < n / 2, `the thread ran ${started} of the ${n} requests of the closed connection`);
+    await until(async () => (await metric(broker, 'ldbroker_requests_skipped_total')) === n - started, 'the rest is counted skipped');
+    t.pass('skipped = the requests not run');
+    t.equal(await metric(broker, 'ldbroker_requests_abandoned_total'), n, 'every request of the connection is counted abandoned');
+  } finally {
+    t.equal(await broker.stop(), 0, 'clean exit');
+  }
+});
 
 t.test('--requestTimeout: a request whose answer does not come is answered 503, its late answer dropped', async (t) => {
   const { broker, trace } = await brokerWith(['--requestTimeout', '300']);

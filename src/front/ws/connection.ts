@@ -40,6 +40,8 @@ export class WsConnection {
   private readonly queue: WsRequest[] = [];
   private queueBytes = 0;
   private inFlight = 0;
+  /** Requests running, told when the socket closes (pool-runner.ts skips those no thread started). */
+  private readonly running = new Set<WsExchange>();
   /** Below this many unread bytes the connection takes more of its waiting messages (a quarter of the bound). */
   private readonly resumeBelow: number;
 
@@ -91,11 +93,17 @@ export class WsConnection {
     this.pump();
   }
 
-  /** The socket is gone: waiting messages are dropped, running ones answer nowhere. */
+  /**
+   * The socket is gone: waiting messages are dropped; running ones answer nowhere, and those a pipeline thread has not
+   * started are not run (as for an HTTP client that went away).
+   */
   closed(): void {
     this.open = false;
     this.queue.length = 0;
     this.queueBytes = 0;
+    const running = [...this.running];
+    this.running.clear();
+    for (const ex of running) ex.closed();
   }
 
   /** Sends one message (an answer or a notification); closes the connection once its unread bytes pass the bound. */
@@ -127,7 +135,9 @@ export class WsConnection {
       this.queueBytes -= m.size;
       this.inFlight++;
       const ex = new WsExchange(m, this.id, this.limits.maxBodySize, (bytes) => this.send(bytes));
+      this.running.add(ex);
       void this.run(ex).finally(() => {
+        this.running.delete(ex);
         this.inFlight--;
         this.pump();
       });

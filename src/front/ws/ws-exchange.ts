@@ -46,6 +46,8 @@ export class WsExchange implements Exchange {
   readonly query: string;
   readonly headProblem: LdError | undefined;
   open = true;
+  /** The runner's listener for the client going away (Exchange.onGone): the connection closing before the answer. */
+  private gone: (() => void) | undefined;
 
   constructor(
     private readonly request: WsRequest,
@@ -83,9 +85,23 @@ export class WsExchange implements Exchange {
     );
   }
 
+  onGone(listener: () => void): void {
+    this.gone = listener;
+  }
+
+  /** The connection closed before this request was answered: what the pool has not started is skipped. */
+  closed(): void {
+    if (!this.open) return;
+    this.open = false;
+    const gone = this.gone;
+    this.gone = undefined;
+    gone?.();
+  }
+
   respond(status: number, headers: readonly string[], body: Uint8Array | null): void {
     if (!this.open) return;
     this.open = false;
+    this.gone = undefined;
     // RFC 9110 §9.3.2 as over HTTP: HEAD answers the headers of the GET and no body; 204 and 304 have none.
     const sent = this.method === 'HEAD' || status === 204 || status === 304 ? null : body;
     this.answer(encodeAnswer(this.request.correlationId, status, headers, sent));
