@@ -206,13 +206,17 @@ async function runQuery(
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
+  const start = performance.now();
   const { opts, sel, join, query, linkBase, formKey } = compiledGet(req, () => {
     const opts = renderOptions(req);
     const sel = selectionFromParams(req);
     const join = joinOptions(req);
     return { opts, sel, join, query: compileQuery(req, sel, opts), linkBase: pageLinkBase(req), formKey: formKeyOf(req) };
   });
-  return runQuery(req, ctx, sel, opts, join, query, linkBase, formKey);
+  const result = await runQuery(req, ctx, sel, opts, join, query, linkBase, formKey);
+  // What the split runner weighs to run this query string on the front next time (pipeline/front-queries.ts).
+  result.costMs = performance.now() - start;
+  return result;
 };
 
 export const QUERY_MEMBERS: ReadonlySet<string> = new Set([
