@@ -156,6 +156,8 @@ async function runQuery(
   let warnings: readonly string[];
   let status = 200;
   const headers: string[] = [];
+  // What the store read for a page of its own (none reached a source): the split runner weighs it (front-queries.ts).
+  let examined: number | undefined;
   if (use?.wanted === true) {
     const mapped =
       use.doc !== undefined
@@ -173,6 +175,7 @@ async function runQuery(
     const onlyRendered =
       distributed === undefined && formKey !== undefined && ctx.auth === undefined && join === undefined && req.media !== GEO_JSON;
     page = distributed?.value ?? (await ctx.store.queryEntities(req.tenant, onlyRendered ? compiled.readOnlyQuery : storeQuery));
+    if (distributed === undefined) examined = page.examined;
     if (page.sortCap !== undefined)
       throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
     more = page.entities.length > limit;
@@ -199,24 +202,20 @@ async function runQuery(
     return { status, body, headers, withContext: true };
   }
   if (page.kept === true && formKey !== undefined && (req.media === JSON_TYPE || req.media === LD_JSON))
-    return { status, encoded: encodedPage(req, page.entities, opts, formKey), headers, withContext: true };
+    return { status, encoded: encodedPage(req, page.entities, opts, formKey), headers, withContext: true, examined };
   const body = page.entities.map((e) => renderEntity(e, req.context, opts));
   if (join?.mode === 'flat') body.push(...(await flatLinked(req, ctx, page.entities, join, opts)));
-  return { status, body, headers, withContext: true };
+  return { status, body, headers, withContext: true, examined };
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const start = performance.now();
   const { opts, sel, join, query, linkBase, formKey } = compiledGet(req, () => {
     const opts = renderOptions(req);
     const sel = selectionFromParams(req);
     const join = joinOptions(req);
     return { opts, sel, join, query: compileQuery(req, sel, opts), linkBase: pageLinkBase(req), formKey: formKeyOf(req) };
   });
-  const result = await runQuery(req, ctx, sel, opts, join, query, linkBase, formKey);
-  // What the split runner weighs to run this query string on the front next time (pipeline/front-queries.ts).
-  result.costMs = performance.now() - start;
-  return result;
+  return runQuery(req, ctx, sel, opts, join, query, linkBase, formKey);
 };
 
 export const QUERY_MEMBERS: ReadonlySet<string> = new Set([

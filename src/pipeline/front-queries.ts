@@ -1,28 +1,27 @@
 // --frontOps cheap, queries: on a broker with no more cores than its front and pool threads (the front shares its
 // core with the pool, so every hand-off is paid in CPU and in time slices: p99 22 ms pooled against 9 inline, issue 24),
-// a GET /entities bounded by its parameters whose runs were measured cheap runs on the front like a one-entity
-// operation. An unmeasured, unbounded or slow query stays in the pool, so one client's expensive query never holds the
-// front: a query runs on the front only after runs measured under FRONT_QUERY_MAX_MS, and a front run measured above
-// it sends the next ones back to the pool.
+// a GET /entities bounded by its parameters whose last run read few entities runs on the front like a one-entity
+// operation. An unmeasured, unbounded or large query stays in the pool, so one client's expensive query never holds
+// the front: a query runs on the front only after a run that read at most FRONT_QUERY_MAX_EXAMINED entities, and a
+// front run that read more sends the next ones back to the pool. Entities read, not time: a measure of the query's
+// own work, the same however busy the machine (a wall time on the front counts the requests interleaved with it).
 import { LdOp } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
 import type { PipelineRunner } from './runner.js';
 
 /** A larger page is rendered work in proportion: the pool's. */
 export const FRONT_QUERY_MAX_LIMIT = 100;
-/** A query whose measured cost (a moving average of its runs) is above this runs in the pool. */
-export const FRONT_QUERY_MAX_MS = 0.5;
+/** A query whose last run read more entities (PipelineResult.examined) runs in the pool: about a millisecond's reads. */
+export const FRONT_QUERY_MAX_EXAMINED = 500;
 /** Query strings whose cost is kept: a client sending ever new ones replaces the oldest, never grows the map. */
 export const MEASURED_QUERIES = 256;
-/** Weight of the newest run in the moving average: a few cheap runs outweigh a cold first one. */
-const WEIGHT = 0.25;
 
 /** Parameters that make a query's work grow with the data whatever its page: count, a sort, joins, a map. */
 const UNBOUNDED = /(?:^|&)(?:count|orderBy|join|joinLevel|containedBy|entityMap)=|(?:^|&)options=[^&]*\bcount\b/;
 const LIMIT = /(?:^|&)limit=([^&]*)/;
 
 export class FrontQueries {
-  /** Milliseconds per run, by tenant, Link and query string (the same string may cost otherwise in another tenant). */
+  /** Entities the last run read, by tenant, Link and query string (the same string may read more in another tenant). */
   private readonly costs = new Map<string, number>();
 
   /** The key of a query the front may run, undefined for anything else (which the pool runs). */
@@ -34,35 +33,28 @@ export class FrontQueries {
     return `${task.headers.tenant ?? ''}\u0000${task.headers.link ?? ''}\u0000${task.query}`;
   }
 
-  /** Runs `task` (keyed by keyOf) on the front when its runs were measured cheap, else in the pool; measures it. */
+  /** Runs `task` (keyed by keyOf) on the front when its last run read few entities, else in the pool; keeps its count. */
   run(key: string, task: PipelineTask, front: PipelineRunner, pool: PipelineRunner): Promise<PipelineResult> {
-    const cost = this.costs.get(key);
-    if (cost === undefined || cost > FRONT_QUERY_MAX_MS) {
-      // The pool thread measured its run (PipelineResult.costMs): the hand-off and the queue are not the query's.
-      return pool.run(task).then((result) => {
-        if (result.costMs !== undefined) this.measured(key, result.costMs);
-        return result;
-      });
-    }
-    const start = performance.now();
-    return front.run(task).then((result) => {
-      this.measured(key, performance.now() - start);
+    const examined = this.costs.get(key);
+    const runner = examined !== undefined && examined <= FRONT_QUERY_MAX_EXAMINED ? front : pool;
+    return runner.run(task).then((result) => {
+      this.measured(key, result.examined);
       return result;
     });
   }
 
-  /** The cost kept for `key` (tests, /health). */
-  costOf(key: string): number | undefined {
+  /** The count kept for `key` (tests). */
+  examinedBy(key: string): number | undefined {
     return this.costs.get(key);
   }
 
-  private measured(key: string, ms: number): void {
-    const cost = this.costs.get(key);
-    if (cost === undefined) {
-      if (this.costs.size >= MEASURED_QUERIES) this.costs.delete(this.costs.keys().next().value!);
-      this.costs.set(key, ms);
-    } else {
-      this.costs.set(key, cost + WEIGHT * (ms - cost));
+  private measured(key: string, examined: number | undefined): void {
+    // A run that says nothing (an error, a page from context sources) leaves the query to the pool.
+    if (examined === undefined) {
+      this.costs.delete(key);
+      return;
     }
+    if (!this.costs.has(key) && this.costs.size >= MEASURED_QUERIES) this.costs.delete(this.costs.keys().next().value!);
+    this.costs.set(key, examined);
   }
 }

@@ -104,7 +104,7 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
   }
   headers.push('Content-Type', contentType);
   const body = result.encoded ?? bodyBytes(req, result.body, result.withContext, result.geoJson);
-  return { status: result.status, headers, body, costMs: result.costMs };
+  return { status: result.status, headers, body, examined: result.examined };
 }
 
 function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {

@@ -126,6 +126,11 @@ export interface EntityPage {
    * entity (same id, same content), so a caller may key what it derives from one on the object (a WeakMap).
    */
   kept?: boolean;
+  /**
+   * How many entities the store read to answer (candidates tested, the page's included): the work the query costs,
+   * whatever else runs on the machine. The split runner runs a query that reads few on the front (front-queries.ts).
+   */
+  examined?: number;
 }
 
 /**

@@ -137,6 +137,8 @@ t.test(`one query adds at most ${ADMITTED_PER_QUERY} entities; past them its can
     readOnly: true,
   });
   t.equal(page.count, 0);
+  t.equal(page.examined, n, 'every candidate read is counted (EntityPage.examined)');
+  t.equal((await store.queryEntities('', byType(true))).examined, 5, 'a page by type reads its entities only');
   t.equal((store as unknown as { entityCache: EntityCache }).entityCache.size, ADMITTED_PER_QUERY);
 });
 

@@ -123,6 +123,8 @@ export class EmbdbStore implements Store {
   private readonly meta: Database<number, string>;
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
+  /** Entities the query being paged read (EntityPage.examined). */
+  private examined = 0;
   /** The entities read-only queries decoded before (entity-cache.ts). */
   private readonly entityCache = new EntityCache();
   readonly history: EmbdbHistory | undefined;
@@ -381,8 +383,14 @@ export class EmbdbStore implements Store {
       plan.numbers = undefined;
     if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
       plan.numbers = undefined;
-    const read = query.readOnly === true ? this.keptReader(tenant) : this.plainReader(tenant);
-    const page = this.pageOf(tenant, plan, query, read);
+    const reader = query.readOnly === true ? this.keptReader(tenant) : this.plainReader(tenant);
+    // pageOf runs in one synchronous turn: no other query of this handle counts in between.
+    this.examined = 0;
+    const page = this.pageOf(tenant, plan, query, (id) => {
+      this.examined++;
+      return reader(id);
+    });
+    page.examined = this.examined;
     if (query.readOnly === true) page.kept = true;
     return page;
   }
@@ -486,7 +494,10 @@ export class EmbdbStore implements Store {
         }
       }
     } else {
-      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!visit(value)) return;
+      for (const { value } of this.entities.getRange(tenantRange(tenant))) {
+        this.examined++;
+        if (!visit(value)) return;
+      }
     }
   }
 
