@@ -127,8 +127,9 @@ export interface EntityPage {
    */
   kept?: boolean;
   /**
-   * How many entities the store read to answer (candidates tested, the page's included): the work the query costs,
-   * whatever else runs on the machine. The split runner runs a query that reads few on the front (front-queries.ts).
+   * With kept: how many entities the store read to answer (candidates tested, the page's included), the work the
+   * query costs whatever else runs on the machine. The split runner runs a query that reads few on the front
+   * (front-queries.ts).
    */
   examined?: number;
 }

@@ -383,15 +383,16 @@ export class EmbdbStore implements Store {
       plan.numbers = undefined;
     if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
       plan.numbers = undefined;
-    const reader = query.readOnly === true ? this.keptReader(tenant) : this.plainReader(tenant);
+    if (query.readOnly !== true) return this.pageOf(tenant, plan, query, this.plainReader(tenant));
+    const reader = this.keptReader(tenant);
     // pageOf runs in one synchronous turn: no other query of this handle counts in between.
     this.examined = 0;
     const page = this.pageOf(tenant, plan, query, (id) => {
       this.examined++;
       return reader(id);
     });
+    page.kept = true;
     page.examined = this.examined;
-    if (query.readOnly === true) page.kept = true;
     return page;
   }
 
