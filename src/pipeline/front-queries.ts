@@ -43,11 +43,6 @@ export class FrontQueries {
     });
   }
 
-  /** The count kept for `key` (tests). */
-  examinedBy(key: string): number | undefined {
-    return this.costs.get(key);
-  }
-
   private measured(key: string, examined: number | undefined): void {
     // A run that says nothing (an error, a page from context sources) leaves the query to the pool.
     if (examined === undefined) {
