@@ -10,6 +10,8 @@ import { handlers } from './ops/index.js';
 import { SplitRunner } from './pipeline/split-runner.js';
 import { Admission } from './pipeline/runner.js';
 import { OpLatency } from './pipeline/op-latency.js';
+import { FrontQueries } from './pipeline/front-queries.js';
+import { availableParallelism } from 'node:os';
 
 export type { PipelineRunner } from './pipeline/runner.js';
 
@@ -24,5 +26,7 @@ export async function createRunner(init: WorkerInit, log: Logger, execArgv?: str
     createInlineRunner(init, log, handlers, unbounded, latency),
     createPoolRunner(init, log, execArgv, unbounded, latency),
   ]);
-  return new SplitRunner(front, pool, new Admission(init.config.maxPendingRequests), latency);
+  // Cores no more than the front and the pool threads: the front shares a core with the pool, cheap queries run there.
+  const queries = availableParallelism() <= 1 + init.config.connectionPoolSize ? new FrontQueries() : undefined;
+  return new SplitRunner(front, pool, new Admission(init.config.maxPendingRequests), latency, queries);
 }

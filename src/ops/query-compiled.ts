@@ -15,6 +15,8 @@ export interface CompiledGet {
   readonly query: CompiledQuery;
   /** The start of its page links (page-links.ts pageLinkBase). */
   readonly linkBase: string;
+  /** What its rendered entities depend on but the media type (query-fragments.ts formKeyOf). */
+  readonly formKey: string;
 }
 
 /** Query strings kept per @context: a client sending ever new ones replaces the oldest, never grows the map. */
@@ -38,6 +40,7 @@ export function compiledGet(req: LdRequest, build: () => CompiledGet): CompiledG
   Object.freeze(made.opts);
   Object.freeze(made.sel);
   Object.freeze(made.query.storeQuery);
+  Object.freeze(made.query.readOnlyQuery);
   Object.freeze(made.query);
   if (byQuery.size >= COMPILED_PER_CONTEXT) byQuery.delete(byQuery.keys().next().value!);
   byQuery.set(text, Object.freeze(made));

@@ -20,13 +20,14 @@ import { renderOptions, setProjection, type RenderOptions } from './render-optio
 import { paging, selectionFromBody, selectionFromParams, storeSelectors, type Selection } from './selection.js';
 import { readableEntity } from './entity-auth.js';
 import { boolParam } from './types.js';
-import { GEO_JSON } from '../pipeline/media.js';
+import { GEO_JSON, JSON_TYPE, LD_JSON } from '../pipeline/media.js';
 import { pageLinkBase, pageLinks } from './page-links.js';
 import { LdOp } from '../ngsild/operations.js';
 import { queryWithSources } from './forward/query.js';
 import { mapLocation, mapUseOf, pageFromMap, pageWithNewMap } from './entity-maps.js';
 import { joinOptions, flatLinked, renderInline, joinedFeatures, type JoinOptions } from './linked.js';
 import { compiledGet } from './query-compiled.js';
+import { encodedPage, formKeyOf } from './query-fragments.js';
 
 /** Re-exported for the other query-like operations; TooManyResults is HTTP 403 (table 5.5.2-1). */
 export { DEFAULT_LIMIT, MAX_LIMIT } from './selection.js';
@@ -104,6 +105,8 @@ function namesAnAttribute(attrs: readonly string[] | undefined): boolean {
 /** A query's store query (one past its page) and its paging, every bad part of it the request's 400. */
 export interface CompiledQuery {
   storeQuery: EntityQuery;
+  /** The same with readOnly (store/contract.ts): for a page that is only rendered (query-fragments.ts). */
+  readOnlyQuery: EntityQuery;
   limit: number;
   offset: number;
   count: boolean;
@@ -128,7 +131,7 @@ export function compileQuery(req: LdRequest, sel: Selection, opts: RenderOptions
     offset,
     count,
   };
-  return { storeQuery, limit, offset, count };
+  return { storeQuery, readOnlyQuery: { ...storeQuery, readOnly: true }, limit, offset, count };
 }
 
 async function runQuery(
@@ -139,6 +142,7 @@ async function runQuery(
   join: JoinOptions | undefined,
   compiled: CompiledQuery,
   linkBase?: string,
+  formKey?: string,
 ): Promise<OpResult> {
   const { storeQuery, limit, offset, count } = compiled;
   // CIM 009 v1.9.1 §5.5.14, §5.5.9.3: GET /entities with entityMap=true makes an EntityMap of every match and a
@@ -152,6 +156,8 @@ async function runQuery(
   let warnings: readonly string[];
   let status = 200;
   const headers: string[] = [];
+  // What the store read for a page of its own (none reached a source): the split runner weighs it (front-queries.ts).
+  let examined: number | undefined;
   if (use?.wanted === true) {
     const mapped =
       use.doc !== undefined
@@ -164,7 +170,12 @@ async function runQuery(
   } else {
     // CIM 009 v1.8.1 §5.7.2.4: registered context sources are asked too, unless local=true (ops/forward/query.ts).
     const distributed = await queryWithSources(req, ctx, sel, storeQuery);
-    page = distributed?.value ?? (await ctx.store.queryEntities(req.tenant, storeQuery));
+    // A page of the store alone, rendered as it is (no auth plugin's view of it, no join, not GeoJSON): its entities
+    // are only read, so the store may hand out kept ones, and their rendered forms are kept (query-fragments.ts).
+    const onlyRendered =
+      distributed === undefined && formKey !== undefined && ctx.auth === undefined && join === undefined && req.media !== GEO_JSON;
+    page = distributed?.value ?? (await ctx.store.queryEntities(req.tenant, onlyRendered ? compiled.readOnlyQuery : storeQuery));
+    if (distributed === undefined) examined = page.examined;
     if (page.sortCap !== undefined)
       throw new LdError('TooManyResults', `orderBy sorts at most ${page.sortCap} matching entities: narrow the query`);
     more = page.entities.length > limit;
@@ -190,19 +201,21 @@ async function runQuery(
     for (const e of page.entities) body.push(await renderInline(req, ctx, e, join, opts));
     return { status, body, headers, withContext: true };
   }
+  if (page.kept === true && formKey !== undefined && (req.media === JSON_TYPE || req.media === LD_JSON))
+    return { status, encoded: encodedPage(req, page.entities, opts, formKey), headers, withContext: true, examined };
   const body = page.entities.map((e) => renderEntity(e, req.context, opts));
   if (join?.mode === 'flat') body.push(...(await flatLinked(req, ctx, page.entities, join, opts)));
-  return { status, body, headers, withContext: true };
+  return { status, body, headers, withContext: true, examined };
 }
 
 export const queryEntities: OpHandler = async (req, ctx) => {
-  const { opts, sel, join, query, linkBase } = compiledGet(req, () => {
+  const { opts, sel, join, query, linkBase, formKey } = compiledGet(req, () => {
     const opts = renderOptions(req);
     const sel = selectionFromParams(req);
     const join = joinOptions(req);
-    return { opts, sel, join, query: compileQuery(req, sel, opts), linkBase: pageLinkBase(req) };
+    return { opts, sel, join, query: compileQuery(req, sel, opts), linkBase: pageLinkBase(req), formKey: formKeyOf(req) };
   });
-  return runQuery(req, ctx, sel, opts, join, query, linkBase);
+  return runQuery(req, ctx, sel, opts, join, query, linkBase, formKey);
 };
 
 export const QUERY_MEMBERS: ReadonlySet<string> = new Set([

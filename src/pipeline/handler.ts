@@ -16,6 +16,8 @@ export interface OpResult {
   withContext?: boolean;
   /** The body is GeoJSON (application/geo+json): @context goes into each Feature's properties? no: into the top. */
   geoJson?: boolean;
+  /** Entities a query read (store/contract.ts EntityPage.examined): what the split runner weighs (front-queries.ts). */
+  examined?: number;
 }
 
 export type OpHandler = (req: LdRequest, ctx: WorkerContext) => Promise<OpResult>;

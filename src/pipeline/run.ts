@@ -103,7 +103,8 @@ function render(req: LdRequest, ctx: WorkerContext, result: OpResult): PipelineR
     else headers.unshift('Link', formatLinkHeader(servedUrl(req, ctx.config, linkUrlIn(req.context, req.apiTenant))));
   }
   headers.push('Content-Type', contentType);
-  return { status: result.status, headers, body: result.encoded ?? bodyBytes(req, result.body, result.withContext, result.geoJson) };
+  const body = result.encoded ?? bodyBytes(req, result.body, result.withContext, result.geoJson);
+  return { status: result.status, headers, body, examined: result.examined };
 }
 
 function failure(ctx: WorkerContext, req: LdRequest, error: unknown): PipelineResult {

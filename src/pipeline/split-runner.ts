@@ -6,6 +6,7 @@ import { operationOf } from '../ngsild/operations.js';
 import type { PipelineResult, PipelineTask } from './task.js';
 import { Admission, type PipelineRunner, type PoolStats, type RequestClient } from './runner.js';
 import type { OpLatency } from './op-latency.js';
+import type { FrontQueries } from './front-queries.js';
 
 /**
  * A body above this goes to the pool even for a one-entity operation: parsing and validating it would hold the front
@@ -31,6 +32,8 @@ export class SplitRunner implements PipelineRunner {
     private readonly admission: Admission,
     /** Shared with both runners, which time what they run into it. */
     readonly latency: OpLatency | undefined,
+    /** Queries measured cheap run on the front too, where the cores are no more than the threads (front-queries.ts). */
+    private readonly queries?: FrontQueries,
   ) {}
 
   run(task: PipelineTask, client?: RequestClient): Promise<PipelineResult> {
@@ -40,7 +43,9 @@ export class SplitRunner implements PipelineRunner {
       return Promise.reject(error);
     }
     // On the front a request runs as soon as it is taken: only the pool's can wait long enough to be cancelled.
-    return runsOnFront(task) ? this.front.run(task) : this.pool.run(task, client);
+    if (runsOnFront(task)) return this.front.run(task);
+    const query = this.queries?.keyOf(task);
+    return query === undefined ? this.pool.run(task, client) : this.queries!.run(query, task, this.front, this.pool, client);
   }
 
   held(): number {

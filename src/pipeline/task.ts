@@ -56,6 +56,8 @@ export interface PipelineResult {
   /** Flat list: name, value, name, value... */
   headers: string[];
   body: Uint8Array | null;
+  /** OpResult.examined, for the split runner's choice of thread (front-queries.ts). */
+  examined?: number;
 }
 
 /** One request of a batch a pipeline thread is handed (src/pipeline/pool-runner.ts), with the front's id for it. */

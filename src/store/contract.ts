@@ -99,6 +99,11 @@ export interface EntityQuery extends EntitySelectionQuery {
   limit: number;
   offset: number;
   count: boolean;
+  /**
+   * The caller only reads the entities of the page (renders them), changes none: the store may answer with objects
+   * it keeps and hands out again, frozen, while the stored entity is unchanged (EntityPage.kept). A store may ignore it.
+   */
+  readOnly?: boolean;
 }
 
 /** What an EntityQuery selects, without order and paging (ngsild/query/entity-selection.ts). */
@@ -116,6 +121,17 @@ export interface EntityPage {
    * (entities is then empty): the caller answers 403 TooManyResults.
    */
   sortCap?: number;
+  /**
+   * Set by a store that answered a readOnly query with kept objects: an entity object seen again is the same stored
+   * entity (same id, same content), so a caller may key what it derives from one on the object (a WeakMap).
+   */
+  kept?: boolean;
+  /**
+   * With kept: how many entities the store read to answer (candidates tested, the page's included), the work the
+   * query costs whatever else runs on the machine. The split runner runs a query that reads few on the front
+   * (front-queries.ts).
+   */
+  examined?: number;
 }
 
 /**

@@ -42,6 +42,7 @@ import {
 } from './number-index.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
+import { ADMITTED_PER_QUERY, EntityCache, cacheKey } from './entity-cache.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -59,6 +60,9 @@ const AFTER_ANY_NAME = Uint8Array.of(0xff) as unknown as string;
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
+
+/** The entity of an id in one query's tenant, undefined when there is none. */
+type EntityReader = (id: string) => StoredEntity | undefined;
 
 export interface EmbdbSettings {
   path: string;
@@ -120,6 +124,10 @@ export class EmbdbStore implements Store {
   private readonly meta: Database<number, string>;
   private readonly knownTenants = new Set<string>(['']);
   private closed = false;
+  /** Entities the query being paged read (EntityPage.examined). */
+  private examined = 0;
+  /** The entities read-only queries decoded before (entity-cache.ts). */
+  private readonly entityCache = new EntityCache();
   readonly history: EmbdbHistory | undefined;
   /** The environment's path as the count records carried between writes know it (stats-batch.ts): one per env. */
   private readonly statsPath: string;
@@ -401,14 +409,28 @@ export class EmbdbStore implements Store {
       plan.numbers = undefined;
     if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
       plan.numbers = undefined;
-    if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy);
+    if (query.readOnly !== true) return this.pageOf(tenant, plan, query, this.plainReader(tenant));
+    const reader = this.keptReader(tenant);
+    // pageOf runs in one synchronous turn: no other query of this handle counts in between.
+    this.examined = 0;
+    const page = this.pageOf(tenant, plan, query, (id) => {
+      this.examined++;
+      return reader(id);
+    });
+    page.kept = true;
+    page.examined = this.examined;
+    return page;
+  }
+
+  private pageOf(tenant: string, plan: QueryPlan<StoredEntity>, query: EntityQuery, read: EntityReader): EntityPage {
+    if (query.orderBy !== undefined) return this.orderedPage(tenant, plan, query, query.orderBy, read);
     if (plan.ids === undefined && plan.typeIris !== undefined && plan.filter === undefined)
-      return this.typePage(tenant, plan.typeIris, query);
+      return this.typePage(tenant, plan.typeIris, query, read);
     const page: StoredEntity[] = [];
     let matched = 0;
     const end = query.offset + query.limit;
     const filter = plan.filter;
-    this.scan(tenant, plan, (entity) => {
+    this.scan(tenant, plan, read, (entity) => {
       if (filter !== undefined && !filter(entity)) return true;
       if (matched >= query.offset && matched < end) page.push(entity);
       matched++;
@@ -417,13 +439,45 @@ export class EmbdbStore implements Store {
     return query.count ? { entities: page, count: matched } : { entities: page };
   }
 
+  /** Each entity decoded afresh: the caller may change what it gets. */
+  private plainReader(tenant: string): EntityReader {
+    return (id) => (storablePart(id) ? this.entities.get(entityKey(tenant, id)) : undefined);
+  }
+
+  /**
+   * EntityQuery.readOnly: the entity this thread decoded before while its stored bytes are the same (entity-cache.ts),
+   * else decoded and kept, at most ADMITTED_PER_QUERY new ones per query. The bytes and the entity are read in the
+   * same synchronous turn, so from the same read snapshot.
+   */
+  private keptReader(tenant: string): EntityReader {
+    let admitted = 0;
+    return (id) => {
+      if (!storablePart(id)) return undefined;
+      const key = entityKey(tenant, id);
+      const raw = this.entities.getBinaryFast(key);
+      if (raw === undefined) return undefined;
+      // lmdb's reused read buffer is larger than the value: its `length` property (not its byteLength) is the value's.
+      const stored = raw.subarray(0, raw.length);
+      const name = cacheKey(tenant, id);
+      const kept = this.entityCache.get(name, stored);
+      if (kept !== undefined) return kept;
+      if (admitted >= ADMITTED_PER_QUERY) return this.entities.get(key);
+      // A copy (a Buffer's slice is a view): the next read overwrites lmdb's buffer.
+      const bytes = new Uint8Array(stored);
+      const entity = this.entities.get(key);
+      if (entity === undefined) return undefined;
+      admitted++;
+      return this.entityCache.set(name, bytes, entity);
+    };
+  }
+
   /**
    * The candidates of a query, each once, in a stable order (the ids as given, else id order per index; the number
    * index's: by number, then id), until `visit` answers false. Candidates come from the spatial index, the ids, the
    * number index (a `q` comparing an attribute with a number, per type), the type index or the whole tenant;
    * types are checked here where the index read did not; the plan's filter is the caller's.
    */
-  private scan(tenant: string, plan: QueryPlan<StoredEntity>, visit: (entity: StoredEntity) => boolean): void {
+  private scan(tenant: string, plan: QueryPlan<StoredEntity>, read: EntityReader, visit: (entity: StoredEntity) => boolean): void {
     const geo = plan.ids === undefined ? plan.geo : undefined;
     const geoIds =
       geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
@@ -431,13 +485,13 @@ export class EmbdbStore implements Store {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = plan.typeIris;
       for (const id of geoIds) {
-        const entity = this.entities.get(entityKey(tenant, id));
+        const entity = read(id);
         if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) continue;
         if (!visit(entity)) return;
       }
     } else if (plan.ids !== undefined) {
       for (const id of plan.ids) {
-        const entity = this.entityOf(tenant, id);
+        const entity = read(id);
         if (entity !== undefined && !visit(entity)) return;
       }
     } else if (plan.typeIris !== undefined && plan.numbers !== undefined) {
@@ -448,7 +502,7 @@ export class EmbdbStore implements Store {
         const more = visitNumberCandidates(this.attrNumbers, tenant, typeIri, range, (id) => {
           if (seen.has(id)) return true;
           seen.add(id);
-          const entity = this.entities.get(entityKey(tenant, id));
+          const entity = read(id);
           return entity === undefined || visit(entity);
         });
         if (!more) return;
@@ -462,12 +516,15 @@ export class EmbdbStore implements Store {
             if (seen.has(id)) continue;
             seen.add(id);
           }
-          const entity = this.entities.get(entityKey(tenant, id));
+          const entity = read(id);
           if (entity !== undefined && !visit(entity)) return;
         }
       }
     } else {
-      for (const { value } of this.entities.getRange(tenantRange(tenant))) if (!visit(value)) return;
+      for (const { value } of this.entities.getRange(tenantRange(tenant))) {
+        this.examined++;
+        if (!visit(value)) return;
+      }
     }
   }
 
@@ -555,12 +612,18 @@ export class EmbdbStore implements Store {
    * Only the sort keys and ids of the matches are held, at most ORDERED_QUERY_CAP of them: a query matching more is
    * answered `sortCap` (the caller refuses it, 403 TooManyResults) rather than sorted, as no index serves any key.
    */
-  private orderedPage(tenant: string, plan: QueryPlan<StoredEntity>, query: EntityQuery, order: EntityOrder): EntityPage {
+  private orderedPage(
+    tenant: string,
+    plan: QueryPlan<StoredEntity>,
+    query: EntityQuery,
+    order: EntityOrder,
+    read: EntityReader,
+  ): EntityPage {
     const cap = this.settings.orderedQueryCap ?? ORDERED_QUERY_CAP;
     const matches: Array<{ id: string; key: SortKey }> = [];
     let over = false;
     const filter = plan.filter;
-    this.scan(tenant, plan, (entity) => {
+    this.scan(tenant, plan, read, (entity) => {
       if (filter !== undefined && !filter(entity)) return true;
       if (matches.length >= cap) {
         over = true;
@@ -573,7 +636,7 @@ export class EmbdbStore implements Store {
     matches.sort((a, b) => order.compare(a.key, b.key) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const page: StoredEntity[] = [];
     for (const { id } of matches.slice(query.offset, query.offset + query.limit)) {
-      const entity = this.entityOf(tenant, id);
+      const entity = read(id);
       if (entity !== undefined) page.push(entity);
     }
     return query.count ? { entities: page, count: matches.length } : { entities: page };
@@ -583,7 +646,7 @@ export class EmbdbStore implements Store {
    * A query by types alone: the page is read from the type index (offset skips keys, no entity read), and one type's
    * count comes from the discovery index, so the cost does not grow with the other data of the tenant.
    */
-  private typePage(tenant: string, typeIris: readonly string[], query: EntityQuery): EntityPage {
+  private typePage(tenant: string, typeIris: readonly string[], query: EntityQuery, read: EntityReader): EntityPage {
     const page: StoredEntity[] = [];
     const end = query.offset + query.limit;
     let position = 0;
@@ -598,7 +661,7 @@ export class EmbdbStore implements Store {
         if (position >= query.offset) {
           if (position >= end && !(query.count && seen !== undefined)) break outer;
           if (position < end) {
-            const entity = this.entities.get(entityKey(tenant, id));
+            const entity = read(id);
             if (entity !== undefined) page.push(entity);
           }
         }
