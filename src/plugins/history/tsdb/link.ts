@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import type { FromWriter, Greeting, ToWriter } from './channel.js';
-import type { RowBatch } from './rows.js';
+import type { LineBatch } from './rows.js';
 import type { HistoryLag } from '../../../history/contract.js';
 
 /** How long an instance waits for the writer's welcome at open. */
@@ -21,7 +21,7 @@ export class WriterLink {
   private readonly syncs = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private next = 0;
   /** Rows handed in this turn of the event loop, per tenant, not yet posted (send). */
-  private readonly pending = new Map<string, RowBatch>();
+  private readonly pending = new Map<string, LineBatch>();
   private posting = false;
 
   private constructor(
@@ -77,17 +77,19 @@ export class WriterLink {
   }
 
   /**
-   * Hands rows to the writer (waiting first while its buffer is full): they go in one message with every other row
-   * this thread hands it in the same turn of its event loop. A message per write cost more than its rows to clone
-   * and to receive under a PATCH load; the rows of one tenant are appended to one batch, in order.
+   * Hands rows (ILP lines, ilp.ts) of a tenant to the writer, waiting first while its buffer is full: they go in one
+   * message with every other row this thread hands it in the same turn of its event loop, one string per tenant. A
+   * message per write cost more than its rows to clone and to receive under a PATCH load, and row objects cost a
+   * clone per field where a string is one copy.
    */
-  async send(b: RowBatch): Promise<void> {
+  async send(tenant: string, lines: string, inst: number, ent: number): Promise<void> {
     while (this.full) await new Promise<void>((res) => this.waiters.push(res));
-    const p = this.pending.get(b.tenant);
-    if (p === undefined) this.pending.set(b.tenant, { tenant: b.tenant, inst: b.inst.slice(), ent: b.ent.slice() });
+    const p = this.pending.get(tenant);
+    if (p === undefined) this.pending.set(tenant, { tenant, lines, inst, ent });
     else {
-      for (const r of b.inst) p.inst.push(r);
-      for (const r of b.ent) p.ent.push(r);
+      p.lines += lines;
+      p.inst += inst;
+      p.ent += ent;
     }
     if (!this.posting) {
       this.posting = true;
