@@ -102,11 +102,11 @@ const questdbPid = (): string => readFileSync(QUESTDB_PID, 'utf8').trim();
 /** Pins a broker's tsdb writer thread (named WRITER_THREAD, workers/thread-name.ts) to `cores`, beside QuestDB. */
 function pinWriter(pid: number, cores: string): void {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let name = '';
+    let name: string;
     try {
       name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
     } catch {
-      continue;
+      continue; // The thread ended meanwhile.
     }
     if (name === WRITER_THREAD) {
       execFileSync('taskset', ['-p', '-c', cores, tid], { stdio: 'ignore' });
