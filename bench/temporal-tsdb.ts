@@ -8,8 +8,11 @@
 // broker by thread (front, pipeline, the tsdb writer, the rest) and of QuestDB's java process, read from /proc (what
 // counts on a loaded machine), and for the PATCH rows the history rows per ILP request (QuestDB's WAL transactions).
 // Placement (2 cores or more): the load generator (this process) on core 0, the brokers on the others, and QuestDB,
-// part of a --troe tsdb deployment, beside the brokers (--questdb servers, the default: one host) or beside the load
-// generator (--questdb apart: QuestDB on a host of its own, only the broker's cost in the ratio).
+// part of a --troe tsdb deployment, beside the brokers (--questdb servers, the default: one host: the whole CPU cost
+// of the history on the request threads' core) or beside the load generator (--questdb apart: QuestDB and the
+// broker's tsdb writer thread, `ldb-tsdb-writer`, pinned on core 0, the request threads alone on the others: the
+// deployment the design intends on a machine with a spare core, the writer being off the request path on a thread of
+// its own).
 // The tsdb history of the big entity is seeded inside QuestDB (INSERT … SELECT on long_sequence: the rows the broker
 // writes for the same instances; 10,000,000 rows through ILP took 15 minutes), embdb's through the temporal API.
 // `node dist/bench/temporal-tsdb.js [--instances 10000000] [--rounds 3] [--duration 5] [--connections 20]
@@ -18,7 +21,7 @@
 // (or goes to --out).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,11 +93,28 @@ function placement(): Placement {
   } catch (e) {
     return { text: `not pinned (taskset: ${(e as Error).message.split('\n')[0]})` };
   }
-  const where = values.questdb === 'servers' ? 'beside the brokers' : 'beside the load generator';
+  const where = values.questdb === 'servers' ? 'beside the brokers' : "beside the load generator, with the brokers' tsdb writer threads";
   return { text: `load generator on core 0, brokers on ${servers}, QuestDB on ${questdb} (${where})`, servers, questdb };
 }
 
 const questdbPid = (): string => readFileSync(QUESTDB_PID, 'utf8').trim();
+
+/** Pins a broker's tsdb writer thread (named WRITER_THREAD, workers/thread-name.ts) to `cores`, beside QuestDB. */
+function pinWriter(pid: number, cores: string): void {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let name: string;
+    try {
+      name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // The thread ended meanwhile.
+    }
+    if (name === WRITER_THREAD) {
+      execFileSync('taskset', ['-p', '-c', cores, tid], { stdio: 'ignore' });
+      return;
+    }
+  }
+  throw new Error(`no thread named ${WRITER_THREAD} in broker ${pid}`);
+}
 
 async function broker(troe: Troe, what: string, where: Placement): Promise<Broker> {
   const tables = troe === 'tsdb' ? `bench${randomBytes(4).toString('hex')}` : undefined;
@@ -102,6 +122,7 @@ async function broker(troe: Troe, what: string, where: Placement): Promise<Broke
   if (tables !== undefined) args.push('--troeHost', '127.0.0.1', '--troePort', QDB_PORT, '--troeName', tables);
   const opts = where.servers === undefined ? {} : { cores: where.servers };
   const p = await startServer(`broker troe=${troe} (${what})`, MAIN, args, opts);
+  if (troe === 'tsdb' && where.questdb !== undefined && where.questdb !== where.servers) pinWriter(p.proc.pid!, where.questdb);
   return tables === undefined ? { p, url: p.url } : { p, url: p.url, tables };
 }
 
@@ -318,6 +339,7 @@ async function main(): Promise<void> {
       const cpuOf = (r: Row): number => median(r.runs.map((x) => x.cpu.front + x.cpu.pipeline + x.cpu.writer + x.cpu.other));
       lines.push(
         `- write throughput with --troe tsdb: **${tsdbWrite.median.toFixed(2)}** of --troe none (rounds ${tsdbWrite.range}; target >= 0.9); --troe embdb: ${embdbWrite.median.toFixed(2)}.`,
+        `- the 0.9 target is judged with --questdb apart (QuestDB and the tsdb writer thread beside the load generator): the issue asks that the write path not wait for QuestDB, with the history written "off the request path on a thread of its own"; with --questdb servers (the default) the request threads share their one core with QuestDB and the writer, so the ratio also counts their CPU, reported here beside it.`,
         `- broker CPU per PATCH: none ${cpuOf(rows[0]!).toFixed(1)} µs, tsdb ${cpuOf(rows[1]!).toFixed(1)} µs (QuestDB ${median(rows[1]!.runs.map((x) => x.cpu.questdb)).toFixed(1)} µs more), embdb ${cpuOf(rows[2]!).toFixed(1)} µs.`,
       );
     }

@@ -88,7 +88,13 @@ function addWritten(
 
 /** The instance as a history keeps it: its own identity, created and modified at the write's time. */
 export function historyInstanceOf(inst: AttrInstance, at: string, instanceId: string): HistoryInstance {
-  return { ...inst, instanceId, createdAt: at, modifiedAt: at };
+  // Object.assign, not a spread followed by members: V8 (Node 20) takes a slow path for the spread, 1.7 µs against
+  // 0.1 per instance, once per attribute of every write with a history (bench/micro/tsdb-handoff.ts).
+  const h = Object.assign({}, inst) as HistoryInstance;
+  h.instanceId = instanceId;
+  h.createdAt = at;
+  h.modifiedAt = at;
+  return h;
 }
 
 /** seed 001 importer behaviour 4: a deletion is the attribute's type, value `urn:ngsi-ld:null` and deletedAt. */

@@ -2,14 +2,17 @@
 // and its writer thread, plain data only. The broker instance's channel (channelName) carries the greetings and the
 // back-pressure state to every thread; each instance then talks to the writer on a channel of its own (a
 // BroadcastChannel only the two of them open), so a thread's rows are read by the writer alone, in the order sent.
-import type { RowBatch } from './rows.js';
+import type { LineBatch } from './rows.js';
 
 export const channelName = (instance: string): string => `ldbroker:tsdb:${instance}`;
 
 /** On the broker instance's channel. */
 export type Greeting =
-  /** An instance opened its own channel: the writer opens it too and answers welcome. */
-  | { k: 'hello'; name: string }
+  /**
+   * An instance opened its own channel: the writer opens it too and answers welcome. `hold`: it holds rows a few ms
+   * before it posts them (link.ts HOLD_MS), so another thread's sync first asks it for them (flush).
+   */
+  | { k: 'hello'; name: string; hold?: boolean }
   | { k: 'welcome'; name: string }
   /** The buffer is past --troeBuffer (full) or back under half of it: entity writes wait while it is full. */
   | { k: 'pressure'; full: boolean }
@@ -18,13 +21,21 @@ export type Greeting =
 
 /** On an instance's own channel, to the writer. */
 export type ToWriter =
-  /** Rows to append, in the order of these messages and of the batches in each (one message per turn of a thread's loop). */
-  | { k: 'rows'; b: RowBatch[] }
+  /**
+   * Rows to append, in the order of these messages and of the batches in each (one message per turn of a thread's
+   * loop, one batch per tenant): plain strings, which cross threads as one copy each.
+   */
+  | { k: 'rows'; b: LineBatch[] }
   /** Answer `synced` once every rows message received before this one is in QuestDB and visible to reads. */
-  | { k: 'sync'; id: string };
+  | { k: 'sync'; id: string }
+  /** Every row held when the writer asked (flush `n`) was posted before this. */
+  | { k: 'flushed'; n: number };
 
 /** On an instance's own channel, from the writer. */
-export type FromWriter = { k: 'synced'; id: string; error?: string };
+export type FromWriter =
+  | { k: 'synced'; id: string; error?: string }
+  /** Post the rows held now, then answer flushed: another thread's read waits for them. */
+  | { k: 'flush'; n: number };
 
 /** The writer thread to its parent (the history's primary instance), by its parentPort. */
 export type WriterReport =

@@ -2,9 +2,9 @@
 // rows go out without waiting (unless the writer's buffer is full: back-pressure), and a sync resolves once what
 // this thread sent before it is in QuestDB and visible to reads.
 import { randomBytes } from 'node:crypto';
-import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import type { FromWriter, Greeting, ToWriter } from './channel.js';
-import type { RowBatch } from './rows.js';
+import type { LineBatch } from './rows.js';
 import type { HistoryLag } from '../../../history/contract.js';
 
 /** How long an instance waits for the writer's welcome at open. */
@@ -12,6 +12,17 @@ const WELCOME_MS = 10_000;
 const HELLO_EVERY_MS = 50;
 /** How long a sync may take: QuestDB's own request timeout plus the wait for its WAL to apply. */
 const SYNC_MS = 25_000;
+/**
+ * How long rows wait in this thread before they go to the writer, and how many characters of lines go at once. A
+ * message costs its sender about 7 µs whatever it holds (the channel, and waking the writer thread): posted per turn
+ * of the loop, the front's carried one PATCH's row under load (bench/temporal-tsdb.ts, a profile of the front). The
+ * writer holds rows up to a second anyway (writer.ts LINGER_MS), and a read's sync posts what waits here first.
+ * Only the main thread (the front) holds them: the broker closes its history at exit, which posts them; a pipeline
+ * thread is ended by its pool without a word, so it posts at the end of each turn, which there is one task of
+ * requests the front gathered for it.
+ */
+const HOLD_MS = isMainThread ? 10 : 0;
+const HOLD_CHARS = 1 << 20;
 
 export class WriterLink {
   private full = false;
@@ -20,9 +31,10 @@ export class WriterLink {
   private readonly waiters: Array<() => void> = [];
   private readonly syncs = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private next = 0;
-  /** Rows handed in this turn of the event loop, per tenant, not yet posted (send). */
-  private readonly pending = new Map<string, RowBatch>();
-  private posting = false;
+  /** Rows handed in the last HOLD_MS, per tenant, not yet posted (send). */
+  private readonly pending = new Map<string, LineBatch>();
+  private pendingChars = 0;
+  private holding: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
   private constructor(
     private readonly main: BroadcastChannel,
@@ -37,6 +49,11 @@ export class WriterLink {
     };
     own.onmessage = (ev: MessageEvent): void => {
       const m = ev.data as FromWriter;
+      if (m.k === 'flush') {
+        this.post();
+        this.own.postMessage({ k: 'flushed', n: m.n } satisfies ToWriter);
+        return;
+      }
       const s = this.syncs.get(m.id);
       if (s === undefined) return;
       this.syncs.delete(m.id);
@@ -52,7 +69,7 @@ export class WriterLink {
     const own = new BroadcastChannel(name);
     // The writer thread may not listen yet (it starts with the primary instance): hello again until it answers.
     await new Promise<void>((resolve, reject) => {
-      const hello = (): void => main.postMessage({ k: 'hello', name } satisfies Greeting);
+      const hello = (): void => main.postMessage({ k: 'hello', name, hold: HOLD_MS > 0 } satisfies Greeting);
       const again = setInterval(hello, HELLO_EVERY_MS);
       const timer = setTimeout(() => {
         clearInterval(again);
@@ -77,30 +94,36 @@ export class WriterLink {
   }
 
   /**
-   * Hands rows to the writer (waiting first while its buffer is full): they go in one message with every other row
-   * this thread hands it in the same turn of its event loop. A message per write cost more than its rows to clone
-   * and to receive under a PATCH load; the rows of one tenant are appended to one batch, in order.
+   * Hands rows (ILP lines, ilp.ts) of a tenant to the writer, waiting first while its buffer is full: they go in one
+   * message with every other row this thread hands it within HOLD_MS, one string per tenant. Row objects cost a
+   * clone per field where a string is one copy, and a message per write cost more than its rows.
    */
-  async send(b: RowBatch): Promise<void> {
+  async send(tenant: string, lines: string, inst: number, ent: number): Promise<void> {
     while (this.full) await new Promise<void>((res) => this.waiters.push(res));
-    const p = this.pending.get(b.tenant);
-    if (p === undefined) this.pending.set(b.tenant, { tenant: b.tenant, inst: b.inst.slice(), ent: b.ent.slice() });
+    const p = this.pending.get(tenant);
+    if (p === undefined) this.pending.set(tenant, { tenant, lines, inst, ent });
     else {
-      for (const r of b.inst) p.inst.push(r);
-      for (const r of b.ent) p.ent.push(r);
+      p.lines += lines;
+      p.inst += inst;
+      p.ent += ent;
     }
-    if (!this.posting) {
-      this.posting = true;
-      setImmediate(() => this.post());
-    }
+    this.pendingChars += lines.length;
+    if (this.pendingChars >= HOLD_CHARS) this.post();
+    else if (this.holding === undefined)
+      this.holding = HOLD_MS > 0 ? setTimeout(() => this.post(), HOLD_MS) : setImmediate(() => this.post());
   }
 
-  /** Sends what this thread's turn gathered (send), before any sync so that the sync follows its rows. */
+  /** Sends what waits here (send), before any sync so that the sync follows its rows. */
   private post(): void {
-    this.posting = false;
+    if (this.holding !== undefined) {
+      if (HOLD_MS > 0) clearTimeout(this.holding as NodeJS.Timeout);
+      else clearImmediate(this.holding as NodeJS.Immediate);
+    }
+    this.holding = undefined;
     if (this.pending.size === 0) return;
     const b = [...this.pending.values()];
     this.pending.clear();
+    this.pendingChars = 0;
     this.own.postMessage({ k: 'rows', b } satisfies ToWriter);
   }
 

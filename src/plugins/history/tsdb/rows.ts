@@ -60,11 +60,15 @@ export interface EntRow {
   ds?: string;
 }
 
-/** What one thread hands the writer: rows of one tenant. */
-export interface RowBatch {
+/**
+ * What one thread hands the writer: rows of one tenant as ILP lines (ilp.ts), in the order written, and how many of
+ * each table (the writer's buffer is bounded in rows; a table written waits to be applied before a read).
+ */
+export interface LineBatch {
   tenant: string;
-  inst: InstRow[];
-  ent: EntRow[];
+  lines: string;
+  inst: number;
+  ent: number;
 }
 
 /** The key distinctCount counts a value by: the one aggregate.ts uses. */
@@ -88,7 +92,7 @@ export function instRow(entity: string, attr: string, h: HistoryInstance, gone =
     vtype: h.type,
     body: JSON.stringify(h),
     val: '',
-    mod: Date.parse(h.modifiedAt),
+    mod: h.modifiedAt === h.createdAt ? crt : Date.parse(h.modifiedAt),
     gone,
   };
   const v = h[VALUE_MEMBER[h.type]];

@@ -27,10 +27,11 @@ import { addDuration } from '../../../ngsild/temporal/duration.js';
 import { LdError } from '../../../ngsild/problem.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { WriterLink } from './link.js';
-import { entRow, instRow, newInstanceId, recordOf, type EntRow, type InstRow, type RowBatch } from './rows.js';
+import { entRow, instRow, newInstanceId, recordOf, type EntRow, type InstRow } from './rows.js';
+import { entLine, instLine } from './ilp.js';
 import { importBatch } from './import-batch.js';
 import { QueryTooLong, QuestDbRefused, exec, isoOf, lit, literalGroups, rowsOf, tsLit, type SqlResult } from './sql.js';
-import { endpointOf, tablesOf, type TsdbSettings } from './settings.js';
+import { endpointOf, tablesOf, type TenantTables, type TsdbSettings } from './settings.js';
 
 /** Asked attributes up to which instances are read attribute by attribute without first listing the entity's. */
 const FEW_ATTRS = 8;
@@ -129,7 +130,24 @@ export class TsdbHistory implements History {
   }
 
   private async write(tenant: string, inst: InstRow[], ent: EntRow[]): Promise<void> {
-    await this.link.send({ tenant, inst, ent });
+    const t = this.tables(tenant);
+    let lines = '';
+    for (const r of inst) lines += instLine(t.inst, r);
+    for (const r of ent) lines += entLine(t.ent, r);
+    if (lines !== '') await this.link.send(tenant, lines, inst.length, ent.length);
+  }
+
+  /** The tables of the tenants this thread wrote, kept: tablesOf may hash the tenant, and PATCH writes one row each. */
+  private readonly tableCache = new Map<string, TenantTables>();
+
+  private tables(tenant: string): TenantTables {
+    let t = this.tableCache.get(tenant);
+    if (t === undefined) {
+      if (this.tableCache.size >= 10_000) this.tableCache.clear();
+      t = tablesOf(this.s.name, tenant);
+      this.tableCache.set(tenant, t);
+    }
+    return t;
   }
 
   /** The purge and drops of one entity (rows of the entity table), read once per request. */
@@ -502,14 +520,21 @@ export class TsdbHistory implements History {
   // ---- writes ---------------------------------------------------------------------------------------------
 
   async record(tenant: string, events: readonly WriteEvent[]): Promise<void> {
-    const b: RowBatch = { tenant, inst: [], ent: [] };
+    // Each row becomes its ILP line here, once (ilp.ts): what crosses to the writer thread is one string.
+    const t = this.tables(tenant);
+    let lines = '';
+    let inst = 0;
+    let ent = 0;
     for (const ev of events) {
       const w = historyOfWrite(ev.before, ev.after ?? null, ev.change, newInstanceId);
-      if (w.event !== undefined) b.ent.push(entRow(ev.id, w.event.kind, w.event.at, w.entity));
-      else if (w.entity !== undefined) b.ent.push(entRow(ev.id, 'record', w.entity.modifiedAt, w.entity));
-      for (const { attrIri, instance } of w.instances) b.inst.push(instRow(ev.id, attrIri, instance));
+      if (w.event !== undefined) lines += entLine(t.ent, entRow(ev.id, w.event.kind, w.event.at, w.entity));
+      else if (w.entity !== undefined) lines += entLine(t.ent, entRow(ev.id, 'record', w.entity.modifiedAt, w.entity));
+      else ent--;
+      ent++;
+      for (const { attrIri, instance } of w.instances) lines += instLine(t.inst, instRow(ev.id, attrIri, instance));
+      inst += w.instances.length;
     }
-    if (b.inst.length > 0 || b.ent.length > 0) await this.link.send(b);
+    if (inst + ent > 0) await this.link.send(tenant, lines, inst, ent);
   }
 
   async addInstances(

@@ -18,6 +18,33 @@ const data = workerData as WriterData;
 const main = new BroadcastChannel(data.channel);
 const threads = new Map<string, BroadcastChannel>();
 const report = (m: WriterReport): void => parentPort!.postMessage(m);
+
+/**
+ * The instance that holds rows a few ms before it posts them (the front, link.ts HOLD_MS): a sync of another thread
+ * first has it post them, so that a read sees a write the front answered just before (README: a client reads its own
+ * writes whichever thread serves the read). Its answer comes after its rows on its channel; a holder that no longer
+ * answers (closed) holds the sync FLUSH_WAIT_MS at most.
+ */
+let holder: BroadcastChannel | undefined;
+const FLUSH_WAIT_MS = 1000;
+const flushes = new Map<number, () => void>();
+let flushN = 0;
+
+function flushHolder(h: BroadcastChannel): Promise<void> {
+  const n = ++flushN;
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      flushes.delete(n);
+      resolve();
+    }, FLUSH_WAIT_MS);
+    flushes.set(n, () => {
+      clearTimeout(timer);
+      flushes.delete(n);
+      resolve();
+    });
+    h.postMessage({ k: 'flush', n } satisfies FromWriter);
+  });
+}
 const writer = new Writer(data.settings, (m: Greeting) => main.postMessage(m), report);
 
 main.onmessage = (ev: MessageEvent): void => {
@@ -26,8 +53,14 @@ main.onmessage = (ev: MessageEvent): void => {
   if (!threads.has(m.name)) {
     const own = new BroadcastChannel(m.name);
     const reply = (r: FromWriter): void => own.postMessage(r);
-    own.onmessage = (e: MessageEvent): void => writer.on(e.data as ToWriter, reply);
+    own.onmessage = (e: MessageEvent): void => {
+      const t = e.data as ToWriter;
+      if (t.k === 'flushed') flushes.get(t.n)?.();
+      else if (t.k === 'sync' && holder !== undefined && holder !== own) void flushHolder(holder).then(() => writer.on(t, reply));
+      else writer.on(t, reply);
+    };
     threads.set(m.name, own);
+    if (m.hold === true) holder = own;
   }
   main.postMessage({ k: 'welcome', name: m.name } satisfies Greeting);
 };

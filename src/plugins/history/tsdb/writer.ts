@@ -1,11 +1,12 @@
-// The tsdb history's writer (its own thread, writer-thread.ts): takes the rows every thread hands it, appends them
-// to QuestDB through ILP over HTTP (@questdb/nodejs-client) in batches, off the request path. While QuestDB is slow
+// The tsdb history's writer (its own thread, writer-thread.ts): takes the rows every thread hands it (ILP lines made
+// by the writing thread, ilp.ts), appends them to QuestDB through ILP over HTTP (@questdb/nodejs-client's transport)
+// in batches, off the request path. While QuestDB is slow
 // or down, rows wait in a bounded buffer (--troeBuffer rows; past it, entity writes wait: back-pressure) and are sent
 // again, in order, once it answers: QuestDB's dedup keys make a batch sent twice land once (rows.ts).
-import { Sender, SenderOptions } from '@questdb/nodejs-client';
+import { Sender, SenderOptions, createTransport, type SenderTransport } from '@questdb/nodejs-client';
 import { fastEscape } from './fast-escape.js';
 import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
-import type { EntRow, InstRow, RowBatch } from './rows.js';
+import type { EntRow, InstRow, LineBatch } from './rows.js';
 import { migrateOld } from './migrate-v1.js';
 import { tableDdl } from './rows.js';
 import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
@@ -35,10 +36,10 @@ interface Pending {
   reply: (m: FromWriter) => void;
 }
 
-const rowCount = (b: RowBatch): number => b.inst.length + b.ent.length;
+const rowCount = (b: LineBatch): number => b.inst + b.ent;
 
 export class Writer {
-  private readonly queue: RowBatch[] = [];
+  private readonly queue: LineBatch[] = [];
   /** When each batch of the queue arrived (Date.now()), for the lag. */
   private readonly queuedAt: number[] = [];
   private lagToldAt = 0;
@@ -50,7 +51,7 @@ export class Writer {
   private readonly ensured = new Set<string>();
   /** Tables written since QuestDB last said it applied everything. */
   private readonly unapplied = new Set<string>();
-  private sender: Sender | undefined;
+  private transport: SenderTransport | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private down = false;
@@ -73,7 +74,7 @@ export class Writer {
   }
 
   /** A message of one instance, whose answers go back by `reply`. */
-  on(m: ToWriter, reply: (m: FromWriter) => void): void {
+  on(m: Exclude<ToWriter, { k: 'flushed' }>, reply: (m: FromWriter) => void): void {
     if (m.k === 'rows') {
       const now = Date.now();
       for (const b of m.b) {
@@ -140,7 +141,7 @@ export class Writer {
       this.down = false;
       this.retryMs = RETRY_MIN_MS;
     } catch (e) {
-      this.sender = undefined;
+      this.transport = undefined;
       this.lastError = e instanceof Error ? e.message : String(e);
       if (!this.down)
         this.log(
@@ -172,36 +173,30 @@ export class Writer {
     while (n < this.queue.length && (n === 0 || rows + rowCount(this.queue[n]!) <= BATCH_ROWS)) rows += rowCount(this.queue[n++]!);
     const batches = this.queue.slice(0, n);
     await this.migrate();
-    const sender = await this.senderOf();
+    const transport = await this.transportOf();
     const touched = new Set<string>();
-    try {
-      for (const b of batches) {
-        const t = tablesOf(this.s.name, b.tenant);
-        try {
-          await this.ensure(t.inst, t.ent);
-        } catch (e) {
-          if (!(e instanceof QuestDbRefused)) throw e;
-          // QuestDB refuses the tables themselves (not a passing failure): the tenant's rows cannot land, and kept
-          // they would hold back every other tenant's behind them.
-          this.log(
-            'error',
-            { err: e.message, tenant: b.tenant, rows: rowCount(b) },
-            'tsdb: QuestDB refuses the tables: history rows dropped',
-          );
-          b.inst.length = 0;
-          b.ent.length = 0;
-          continue;
-        }
-        for (const r of b.inst) await writeInst(sender, t.inst, r);
-        for (const r of b.ent) await writeEnt(sender, t.ent, r);
-        if (b.inst.length > 0) touched.add(t.inst);
-        if (b.ent.length > 0) touched.add(t.ent);
+    let text = '';
+    for (const b of batches) {
+      const t = tablesOf(this.s.name, b.tenant);
+      try {
+        await this.ensure(t.inst, t.ent);
+      } catch (e) {
+        if (!(e instanceof QuestDbRefused)) throw e;
+        // QuestDB refuses the tables themselves (not a passing failure): the tenant's rows cannot land, and kept
+        // they would hold back every other tenant's behind them.
+        this.log(
+          'error',
+          { err: e.message, tenant: b.tenant, rows: rowCount(b) },
+          'tsdb: QuestDB refuses the tables: history rows dropped',
+        );
+        continue;
       }
-      await sender.flush();
-    } catch (e) {
-      sender.reset();
-      throw e;
+      text += b.lines;
+      if (b.inst > 0) touched.add(t.inst);
+      if (b.ent > 0) touched.add(t.ent);
     }
+    // One UTF-8 conversion of the whole request: the client's row API wrote each string of each row on its own.
+    if (text !== '') await transport.send(Buffer.from(text, 'utf8'));
     this.queue.splice(0, n);
     this.queuedAt.splice(0, n);
     this.queuedRows -= rows;
@@ -223,9 +218,9 @@ export class Writer {
     this.post({ k: 'lag', rows: this.queuedRows, seconds });
   }
 
-  private async senderOf(): Promise<Sender> {
-    this.sender ??= await newSender(this.s, 1_000);
-    return this.sender;
+  private async transportOf(): Promise<SenderTransport> {
+    this.transport ??= createTransport(await senderOptions(this.s, 1_000));
+    return this.transport;
   }
 
   private async ensure(inst: string, ent: string): Promise<void> {
@@ -274,7 +269,7 @@ export class Writer {
     } catch {
       // Reported below as rows lost.
     }
-    await this.sender?.close().catch(() => {});
+    await this.transport?.close().catch(() => {});
     return this.queuedRows;
   }
 
@@ -284,10 +279,11 @@ export class Writer {
 }
 
 /**
- * An ILP-over-HTTP sender that sends only on flush: each flush is one HTTP request, which QuestDB commits as one
- * transaction per table it names (import-batch.ts relies on that).
+ * The client's options for ILP over HTTP. A Sender made of them sends only on flush: each flush is one HTTP request,
+ * which QuestDB commits as one transaction per table it names (import-batch.ts relies on that); the writer sends its
+ * lines through a transport made of them, one request per send.
  */
-export async function newSender(s: TsdbSettings, retryMs: number): Promise<Sender> {
+async function senderOptions(s: TsdbSettings, retryMs: number): Promise<SenderOptions> {
   // stdlib_http: the client's undici transport kept retrying a refused connection for more than 30 s whatever
   // retry_timeout said (4.2.0), which held the buffer; node:http fails at once and the writer retries on its own.
   const conf = `http::addr=${s.host}:${s.port};protocol_version=1;auto_flush=off;request_timeout=10000;retry_timeout=${retryMs};stdlib_http=on`;
@@ -297,7 +293,12 @@ export async function newSender(s: TsdbSettings, retryMs: number): Promise<Sende
     opts.username = s.user;
     opts.password = s.pwd ?? '';
   }
-  const sender = new Sender(opts);
+  return opts;
+}
+
+/** A sender (the client's row API) for the importer's batches (import-batch.ts). */
+export async function newSender(s: TsdbSettings, retryMs: number): Promise<Sender> {
+  const sender = new Sender(await senderOptions(s, retryMs));
   fastEscape(sender);
   return sender;
 }
