@@ -184,6 +184,16 @@ export async function metricsRegistry(src: MetricSources): Promise<Registry> {
         this.set(history.lag!().seconds);
       },
     });
+    // A counter: rows the history's database refused (a line QuestDB cannot take) are dropped, the others written.
+    new Counter({
+      name: 'ldbroker_history_rows_refused_total',
+      help: 'History rows the database beside the store refused and that were dropped (the log has a warn line each)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(history.lag!().refused ?? 0);
+      },
+    });
   }
   return registry;
 }

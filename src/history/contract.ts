@@ -99,6 +99,8 @@ export interface HistoryLag {
   rows: number;
   /** Age of the oldest of them; 0 when none waits. */
   seconds: number;
+  /** Rows the history's database refused and that were dropped, since start (a history that can refuse rows). */
+  refused?: number;
 }
 
 export interface History {

@@ -16,8 +16,11 @@ export type Greeting =
   | { k: 'welcome'; name: string }
   /** The buffer is past --troeBuffer (full) or back under half of it: entity writes wait while it is full. */
   | { k: 'pressure'; full: boolean }
-  /** Rows waiting for QuestDB and the age of the oldest (/metrics' history lag), at most every LAG_EVERY_MS. */
-  | { k: 'lag'; rows: number; seconds: number };
+  /**
+   * Rows waiting for QuestDB and the age of the oldest (/metrics' history lag), at most every LAG_EVERY_MS, and the
+   * rows QuestDB refused since start (dropped: refusals.ts).
+   */
+  | { k: 'lag'; rows: number; seconds: number; refused: number };
 
 /** On an instance's own channel, to the writer. */
 export type ToWriter =

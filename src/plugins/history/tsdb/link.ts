@@ -42,7 +42,7 @@ export class WriterLink {
   ) {
     main.onmessage = (ev: MessageEvent): void => {
       const m = ev.data as Greeting;
-      if (m.k === 'lag') this.lag = { rows: m.rows, seconds: m.seconds };
+      if (m.k === 'lag') this.lag = { rows: m.rows, seconds: m.seconds, refused: m.refused };
       if (m.k !== 'pressure') return;
       this.full = m.full;
       if (!m.full) for (const w of this.waiters.splice(0)) w();

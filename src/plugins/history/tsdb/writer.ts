@@ -10,6 +10,7 @@ import type { EntRow, InstRow, LineBatch } from './rows.js';
 import { migrateOld } from './migrate-v1.js';
 import { tableDdl } from './rows.js';
 import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
+import { describe, itemsOf, refusedStatus, writeFinding } from './refusals.js';
 import { tablesOf, type TsdbSettings } from './settings.js';
 
 /** Rows sent in one ILP request at most. */
@@ -44,6 +45,8 @@ export class Writer {
   private readonly queuedAt: number[] = [];
   private lagToldAt = 0;
   private queuedRows = 0;
+  /** History rows QuestDB refused and the writer dropped since start (/metrics). */
+  private refused = 0;
   /** rows messages received, and how many of them are in QuestDB. */
   private received = 0;
   private sent = 0;
@@ -175,6 +178,7 @@ export class Writer {
     await this.migrate();
     const transport = await this.transportOf();
     const touched = new Set<string>();
+    const taken: LineBatch[] = [];
     let text = '';
     for (const b of batches) {
       const t = tablesOf(this.s.name, b.tenant);
@@ -192,11 +196,21 @@ export class Writer {
         continue;
       }
       text += b.lines;
+      taken.push(b);
       if (b.inst > 0) touched.add(t.inst);
       if (b.ent > 0) touched.add(t.ent);
     }
     // One UTF-8 conversion of the whole request: the client's row API wrote each string of each row on its own.
-    if (text !== '') await transport.send(Buffer.from(text, 'utf8'));
+    if (text !== '')
+      try {
+        await transport.send(Buffer.from(text, 'utf8'));
+      } catch (e) {
+        // QuestDB refused a line (400): the request was rolled back whole, and sent again as it is it would be
+        // refused for ever, holding every later row of every tenant. Unavailability (5xx, no answer) is thrown: the
+        // batch waits and goes again (run's back-off).
+        if (!refusedStatus(e)) throw e;
+        this.dropRefused(await writeFinding(this.s, itemsOf(taken)));
+      }
     this.queue.splice(0, n);
     this.queuedAt.splice(0, n);
     this.queuedRows -= rows;
@@ -209,13 +223,20 @@ export class Writer {
     }
   }
 
+  /** One warn line per line QuestDB refused (dropped: its other lines were written), and the count for /metrics. */
+  private dropRefused(refused: ReadonlyArray<Parameters<typeof describe>[0]>): void {
+    for (const r of refused) this.log('warn', describe(r), 'tsdb: QuestDB refused a history row: dropped');
+    this.refused += refused.length;
+    this.lagToldAt = 0;
+  }
+
   /** Tells every instance the lag, at most every LAG_EVERY_MS unless `now` (the queue just emptied). */
   private tellLag(now: boolean): void {
     const t = Date.now();
     if (!now && t - this.lagToldAt < LAG_EVERY_MS) return;
     this.lagToldAt = t;
     const seconds = this.queuedAt.length === 0 ? 0 : (t - this.queuedAt[0]!) / 1000;
-    this.post({ k: 'lag', rows: this.queuedRows, seconds });
+    this.post({ k: 'lag', rows: this.queuedRows, seconds, refused: this.refused });
   }
 
   private async transportOf(): Promise<SenderTransport> {

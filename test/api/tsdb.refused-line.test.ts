@@ -1,0 +1,69 @@
+// A history line QuestDB refuses must not stall the history (issue 18). Through the API a client can send an
+// observedAt past 2262-04-11T23:47:16.854Z: the broker takes it (a valid DateTime), but the line's designated
+// timestamp, in ns (ILP protocol version 1), is past what QuestDB can hold, and it answers the ILP request 400 and
+// rolls it back whole. Before the fix the writer sent that request again for ever: every later history row of every
+// tenant stayed behind it. Now the refused line is dropped (a warn line, /metrics), and the lines before and after
+// it in the same request, another tenant's among them, are written. Against the real QuestDB (test/services).
+import t, { type Test } from 'tap';
+import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { tsdbArgs } from './helpers/troe.js';
+
+let broker: Broker;
+t.before(async () => {
+  broker = await startBroker(tsdbArgs());
+});
+t.teardown(async () => {
+  await broker.stop();
+});
+
+const ID = 'urn:ngsi-ld:Sensor:refused-line';
+const patch = (value: number, observedAt: string, tenant?: string): Promise<{ status: number; text: string }> =>
+  call(broker, 'PATCH', `${NGSI}/entities/${ID}/attrs`, {
+    headers: tenant === undefined ? {} : { 'NGSILD-Tenant': tenant },
+    body: { v: { type: 'Property', value, observedAt } },
+  });
+const values = async (t: Test, tenant?: string): Promise<unknown[]> => {
+  const r = await call(broker, 'GET', `${NGSI}/temporal/entities/${ID}?options=temporalValues`, {
+    headers: tenant === undefined ? {} : { 'NGSILD-Tenant': tenant },
+  });
+  t.equal(r.status, 200, r.text);
+  return (r.json.v.values as Array<[unknown, string]>).map((p) => p[0]).sort();
+};
+
+t.test('the refused line is dropped; the lines around it in the same request are written; the writer goes on', async (t) => {
+  for (const tenant of [undefined, 'other']) {
+    const r = await call(broker, 'POST', `${NGSI}/entities`, {
+      headers: tenant === undefined ? {} : { 'NGSILD-Tenant': tenant },
+      body: { id: ID, type: 'Sensor', v: { type: 'Property', value: 0, observedAt: '2024-01-01T00:00:00Z' } },
+    });
+    t.equal(r.status, 201, r.text);
+  }
+  t.same(await values(t), [0], 'written before: the history works');
+  // No read between these: the writer sends them in one ILP request (a read's sync sends what waits).
+  t.equal((await patch(1, '2024-01-01T00:00:01Z')).status, 204);
+  t.equal((await patch(2, '2300-01-01T00:00:00Z')).status, 204, 'the broker takes the time: it is a valid DateTime');
+  t.equal((await patch(3, '2024-01-01T00:00:03Z')).status, 204);
+  t.equal((await patch(30, '2024-01-01T00:00:03Z', 'other')).status, 204);
+  t.same(await values(t), [0, 1, 3], 'the lines before and after the refused one are written; it is not');
+  t.same(await values(t, 'other'), [0, 30], "another tenant's line of the same request is written");
+
+  t.equal((await patch(4, '2024-01-01T00:00:04Z')).status, 204);
+  t.same(await values(t), [0, 1, 3, 4], 'a later write is read back: the writer is not stuck');
+
+  const warns = broker.logs.filter((l) => l.includes('QuestDB refused a history row'));
+  t.equal(warns.length, 1, 'one warn line per refused line');
+  const w = JSON.parse(warns[0]!) as Record<string, unknown>;
+  t.equal(w.level, 40);
+  t.equal(w.tenant, '');
+  t.match(w.table, /_inst_v2_/);
+  t.equal(w.entity, ID);
+  t.match(w.err, /timestamp/i, "QuestDB's message");
+
+  let refused: number | undefined;
+  for (let i = 0; i < 40 && refused !== 1; i++) {
+    const text = await (await fetch(`http://127.0.0.1:${broker.healthPort}/metrics`)).text();
+    refused = Number(/^ldbroker_history_rows_refused_total (\S+)$/m.exec(text)?.[1]);
+    if (refused !== 1) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(refused, 1, '/metrics counts the refused row');
+});
