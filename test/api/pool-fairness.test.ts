@@ -3,7 +3,14 @@
 // machine may be as slow as it likes, a query sent after 100 batches completes while most of them are still queued.
 import t from 'tap';
 import { setImmediate as turn } from 'node:timers/promises';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { repoPath } from '../helpers/repo.js';
+import { BATCHES_PER_THREAD } from '../../src/pipeline/pool-runner.js';
+
+const PLUGIN = repoPath('test/fixtures/auth/contract-plugin.js');
 
 const CLIENTS = 100;
 const ENTITIES = 100;
@@ -56,5 +63,53 @@ t.test("a query and a GET by id sent after 100 clients' batches complete before 
     // at the front, behind which the query does not.
     t.ok(atQuery < CLIENTS / 3, `round ${round}: the query completed after ${atQuery} of ${CLIENTS} batches`);
     t.ok(atById < CLIENTS / 3, `round ${round}: the GET by id completed after ${atById} of ${CLIENTS} batches`);
+  }
+});
+
+// The batches waiting at the front keep every guarantee of a request handed to the pool: --requestTimeout answers one
+// that waited too long 503 and it never runs, and the pool's room for batches comes back when those it held end,
+// answered in time or not. The test auth plugin (x-delay-ms: authorize answers late, holding nothing) holds them.
+t.test('batches waiting at the front: 503 at --requestTimeout and never run; the room comes back', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-fair-'));
+  const file = join(dir, 'trace.txt');
+  const slow = await startBroker(
+    ['--auth', PLUGIN, '--testTrace', file, '--connectionPoolSize', '1', '--requestTimeout', '400'],
+    {},
+    { pool: true },
+  );
+  const upsert = `${NGSI}/entityOperations/upsert`;
+  const lines = (): string[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []);
+  const started = (): number => lines().filter((l) => l.startsWith('authorize ') && l.endsWith(`path=${upsert}`)).length;
+  try {
+    const send = (user: string, delay: number): Promise<number> =>
+      call(slow, 'POST', upsert, {
+        body: [{ id: `urn:ngsi-ld:Held:${user}`, type: 'Held' }],
+        headers: { 'x-user': user, 'x-delay-ms': String(delay) },
+      }).then((r) => r.status);
+    // BATCHES_PER_THREAD (8) are held by the thread past the deadline; the ninth waits at the front and expires.
+    const held: Array<Promise<number>> = [];
+    for (let i = 0; i < BATCHES_PER_THREAD; i++) {
+      held.push(send(`held${i}`, 1500));
+      await turn();
+    }
+    const queued = await call(slow, 'POST', upsert, {
+      body: [{ id: 'urn:ngsi-ld:Held:queued', type: 'Held' }],
+      headers: { 'x-user': 'queued' },
+    });
+    t.equal(queued.status, 503, queued.text);
+    t.match(queued.json.detail, /not started and will not be/);
+    t.same(await Promise.all(held), Array(BATCHES_PER_THREAD).fill(503), 'the held ones answered 503 at the deadline too');
+    t.equal(started(), BATCHES_PER_THREAD, 'the queued one never ran');
+    // Still held by the thread: a new batch waits at the front, past the deadline.
+    t.equal(await send('early', 0), 503, 'no room while the thread holds them');
+    // Once the thread ends the held ones (1.5 s), their room is free: a new batch runs.
+    for (let i = 0; i < 500 && lines().filter((l) => l === `release POST ${upsert}`).length < BATCHES_PER_THREAD; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    t.equal(await send('after', 0), 201, 'a batch runs again once the held ones end');
+    t.equal(started(), BATCHES_PER_THREAD + 1);
+    t.equal((await call(slow, 'GET', `${NGSI}/entities/urn:ngsi-ld:Held:queued`, { headers: { 'x-user': 'a' } })).status, 404);
+  } finally {
+    t.equal(await slow.stop(), 0, 'clean exit');
+    rmSync(dir, { recursive: true, force: true });
   }
 });
