@@ -5,6 +5,7 @@ import t from 'tap';
 import { setImmediate as turn } from 'node:timers/promises';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { repoPath } from '../helpers/repo.js';
@@ -108,6 +109,54 @@ t.test('batches waiting at the front: 503 at --requestTimeout and never run; the
     t.equal(await send('after', 0), 201, 'a batch runs again once the held ones end');
     t.equal(started(), BATCHES_PER_THREAD + 1);
     t.equal((await call(slow, 'GET', `${NGSI}/entities/urn:ngsi-ld:Held:queued`, { headers: { 'x-user': 'a' } })).status, 404);
+  } finally {
+    t.equal(await slow.stop(), 0, 'clean exit');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+t.test('a batch waiting at the front whose client goes away frees its place at once and never runs', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'ldbroker-fair-'));
+  const file = join(dir, 'trace.txt');
+  const slow = await startBroker(['--auth', PLUGIN, '--testTrace', file, '--connectionPoolSize', '1'], {}, { pool: true, http: true });
+  const upsert = `${NGSI}/entityOperations/upsert`;
+  const lines = (): string[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []);
+  const started = (): number => lines().filter((l) => l.startsWith('authorize ') && l.endsWith(`path=${upsert}`)).length;
+  const inFlight = async (): Promise<number> =>
+    ((await (await fetch(`http://127.0.0.1:${slow.healthPort}/health`)).json()) as { pool: { inFlight: number } }).pool.inFlight;
+  try {
+    const held = Array.from({ length: BATCHES_PER_THREAD }, (_, i) =>
+      call(slow, 'POST', upsert, {
+        body: [{ id: `urn:ngsi-ld:Held:${i}`, type: 'Held' }],
+        headers: { 'x-user': `held${i}`, 'x-delay-ms': '1000' },
+      }),
+    );
+    for (let i = 0; i < 500 && started() < BATCHES_PER_THREAD; i++) await new Promise((r) => setTimeout(r, 10));
+    t.equal(started(), BATCHES_PER_THREAD, 'the thread holds its share of batches');
+    const body = JSON.stringify([{ id: 'urn:ngsi-ld:Held:gone', type: 'Held' }]);
+    const socket = connect(slow.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST ${upsert} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-user: gone\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+    );
+    for (let i = 0; i < 500 && (await inFlight()) <= BATCHES_PER_THREAD; i++) await new Promise((r) => setTimeout(r, 10));
+    t.equal(await inFlight(), BATCHES_PER_THREAD + 1, 'the ninth batch waits at the front');
+    socket.destroy();
+    for (let i = 0; i < 500 && (await inFlight()) > BATCHES_PER_THREAD; i++) await new Promise((r) => setTimeout(r, 10));
+    t.equal(await inFlight(), BATCHES_PER_THREAD, 'its place is free once its client is gone');
+    t.same(
+      (await Promise.all(held)).map((r) => r.status),
+      Array(BATCHES_PER_THREAD).fill(201),
+    );
+    t.equal(
+      (await call(slow, 'GET', `${NGSI}/entities/urn:ngsi-ld:Held:gone`, { headers: { 'x-user': 'a' } })).status,
+      404,
+      'never written',
+    );
+    // A batch after it (FIFO among batches) runs: the one of the client gone never did.
+    const last = await call(slow, 'POST', upsert, { body: [{ id: 'urn:ngsi-ld:Held:last', type: 'Held' }], headers: { 'x-user': 'last' } });
+    t.equal(last.status, 201, last.text);
+    t.equal(started(), BATCHES_PER_THREAD + 1, 'never run');
   } finally {
     t.equal(await slow.stop(), 0, 'clean exit');
     rmSync(dir, { recursive: true, force: true });
