@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type * as BrokerModule from '../../../src/broker.js';
+import type * as CommandLine from '../../../src/command-line.js';
 import { docdbArgs, dropDatabases, freshDbName } from './docdb.js';
 import { ROOT_URL } from '../../helpers/repo.js';
 
@@ -195,6 +196,31 @@ export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
       return code;
     },
   };
+}
+
+/**
+ * The broker command's start-up refusal in this process, as src/main.ts gives it: the arguments read (readArgs,
+ * readConfig, createBroker), a StartError is `ldbroker: <message>` on standard error (unless the broker logged it
+ * already) and exit 1. For refused options where the process is not the subject: a refusal costs no process start
+ * (a spawned broker loads its modules in about a CPU-second); each file keeps one runBroker case of the real exit.
+ * A broker that starts is closed at once (code 0).
+ */
+export async function refuseBroker(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cl = (await import(new URL('command-line.js', DIST).href)) as typeof CommandLine;
+  brokerModule ??= import(new URL('broker.js', DIST).href) as Promise<typeof BrokerModule>;
+  const { createBroker } = await brokerModule;
+  let stdout = '';
+  const logDestination = { write: (text: string) => void (stdout += text) };
+  try {
+    const parsed = await cl.readArgs(args, { ...process.env, ...env });
+    cl.readConfig(parsed);
+    const broker = await createBroker(parsed, { env: { ...process.env, ...env }, logDestination, threadExecArgv: [] });
+    await broker.close();
+    return { code: 0, stdout, stderr: '' };
+  } catch (e) {
+    if (!(e instanceof cl.StartError)) throw e;
+    return { code: 1, stdout, stderr: e.logged ? '' : `ldbroker: ${e.message}\n` };
+  }
 }
 
 /** Runs the broker binary to completion (for option errors, -u). */
