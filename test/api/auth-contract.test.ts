@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, runBroker, runBrokerHere, call, NGSI, type Broker } from './helpers/broker.js';
 import { repoPath } from '../helpers/repo.js';
 
 const PLUGIN = repoPath('test/fixtures/auth/contract-plugin.js');
@@ -183,7 +183,8 @@ t.test('a plugin built for an older ABI still loads; a newer one is refused', as
     t.equal((await call(b, 'GET', `${NGSI}/entities/urn:x:none`, { headers: U })).status, 404, `ABI ${abi} serves`);
     t.equal(await b.stop(), 0);
   }
-  const newer = await runBroker(['--auth', PLUGIN, '--testAbi', '5', '--port', '0']);
+  // As main.ts runs the command, in this process (no process start each); 'nosuchplugin' below is the spawned command.
+  const newer = await runBrokerHere(['--auth', PLUGIN, '--testAbi', '5', '--port', '0']);
   t.equal(newer.code, 1);
   t.match(newer.stderr, /ABI 5/);
 });
@@ -192,15 +193,15 @@ t.test('a plugin that cannot be loaded, or refuses its options, stops the broker
   const missing = await runBroker(['--auth', 'nosuchplugin', '--port', '0']);
   t.equal(missing.code, 1);
   t.match(missing.stderr, /nosuchplugin/);
-  const refused = await runBroker(['--auth', PLUGIN, '--testRefuse', '--port', '0']);
+  const refused = await runBrokerHere(['--auth', PLUGIN, '--testRefuse', '--port', '0']);
   t.equal(refused.code, 1);
   t.match(refused.stderr, /options refused/);
 });
 
 t.test('plugin options exist only when it is loaded; --auth <plugin> -u lists them', async (t) => {
-  const without = await runBroker(['--testTrace', '/tmp/x', '--port', '0']);
+  const without = await runBrokerHere(['--testTrace', '/tmp/x', '--port', '0']);
   t.equal(without.code, 1);
-  const u = await runBroker(['--auth', PLUGIN, '-u']);
+  const u = await runBrokerHere(['--auth', PLUGIN, '-u']);
   t.equal(u.code, 0);
   t.match(u.stdout, '--testAbi');
   t.match(u.stdout, '--testTrace');

@@ -4,7 +4,7 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { refuseBroker, runBroker } from './helpers/broker.js';
+import { runBrokerHere, runBroker } from './helpers/broker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-bridge-config-'));
 let n = 0;
@@ -114,10 +114,10 @@ const refused: Array<[string, string[], RegExp]> = [
 ];
 
 // The first refusal from the command itself (a process: its exit status and standard error); the others as main.ts
-// gives them, in this process (refuseBroker), which spares a process start each.
+// gives them, in this process (runBrokerHere), which spares a process start each.
 for (const [i, [what, args, line]] of refused.entries()) {
   t.test(`${what}: one line, exit 1`, async (t) => {
-    const r = await (i === 0 ? runBroker : refuseBroker)(['--port', '0', ...args]);
+    const r = await (i === 0 ? runBroker : runBrokerHere)(['--port', '0', ...args]);
     t.equal(r.code, 1);
     const lines = r.stderr.trim().split('\n');
     t.equal(lines.length, 1, r.stderr);

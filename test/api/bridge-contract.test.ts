@@ -6,7 +6,7 @@ import t from 'tap';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, runBroker, call, NGSI } from './helpers/broker.js';
+import { startBroker, runBroker, runBrokerHere, call, NGSI } from './helpers/broker.js';
 import { repoPath } from '../helpers/repo.js';
 
 const FIXTURES = repoPath('test/fixtures/bridge/');
@@ -110,7 +110,8 @@ t.test('a bridge ABI newer than the broker, or a refusal of bridgeCheckConfig, s
   const newer = await runBroker(['--port', '0', '--pluginDir', pluginDir, '--bridges', 'recorder10']);
   t.equal(newer.code, 1);
   t.match(newer.stderr.trim(), /^ldbroker: --bridges: bridge 'recorder10' wants bridge ABI 10; this broker speaks 9$/);
-  const refused = await runBroker([
+  // As main.ts runs the command, in this process (no process start); the one above is the spawned command.
+  const refused = await runBrokerHere([
     '--port',
     '0',
     '--pluginDir',

@@ -2,7 +2,7 @@
 // read from their BROKER_* twins, and the password never in a log line.
 import t from 'tap';
 import { MongoClient } from 'mongodb';
-import { refuseBroker, runBroker, spawnBroker, call, NGSI } from './helpers/broker.js';
+import { runBrokerHere, runBroker, spawnBroker, call, NGSI } from './helpers/broker.js';
 import { dropDatabases, freshDbName, mongoUrl } from './helpers/docdb.js';
 
 t.test('-u lists the options of docdb', async (t) => {
@@ -24,8 +24,8 @@ t.test('bad values are refused in one line, exit 1', async (t) => {
     [['--troe', 'embdb'], /--troe embdb.*needs --database embdb/],
   ] as const) {
     // The first from the command itself (a process: its exit status, standard error), the others as main.ts gives
-    // them, in this process (refuseBroker): a process start spared each.
-    const r = await (args[0] === '--dbName' && args[1] === 'bad.name' ? runBroker : refuseBroker)(['-db', 'docdb', '--port', '0', ...args]);
+    // them, in this process (runBrokerHere): a process start spared each.
+    const r = await (args[0] === '--dbName' && args[1] === 'bad.name' ? runBroker : runBrokerHere)(['-db', 'docdb', '--port', '0', ...args]);
     t.equal(r.code, 1, `${args.join(' ')}: exit 1`);
     t.match(r.stderr, says, `${args.join(' ')}: says why`);
     t.equal(r.stderr.trim().split('\n').length, 1, `${args.join(' ')}: one line, no stack`);

@@ -1,7 +1,7 @@
 // The front end: route table, 404/405/415/413/406/501, health port, options and start-up errors.
 import t from 'tap';
 import { connect } from 'node:net';
-import { startBroker, spawnBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, spawnBroker, runBroker, runBrokerHere, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
 t.before(async () => {
@@ -128,14 +128,14 @@ t.test('an unknown option or a bad value is a one-line message and exit status 1
     ['--maxPendingRequests', '0'],
     ['--maxPendingRequests', 'many'],
   ]) {
-    const r = await runBroker(args);
+    const r = await runBrokerHere(args); // -u above is the spawned command; these as main.ts runs them, in this process
     t.equal(r.code, 1, args.join(' '));
     t.equal(r.stderr.trim().split('\n').length, 1, `one line for ${args.join(' ')}`);
   }
 });
 
 t.test('options read BROKER_<OPTION> from the environment and the command line wins', async (t) => {
-  const bad = await runBroker([], { BROKER_DBLOCKPREFER: 'sideways' });
+  const bad = await runBrokerHere([], { BROKER_DBLOCKPREFER: 'sideways' });
   t.equal(bad.code, 1, 'the environment value is checked');
   t.match(bad.stderr, /dbLockPrefer/);
   const b = await startBroker(['--dbLockPrefer', 'writes'], { BROKER_DBLOCKPREFER: 'sideways' });

@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, runBroker, call, NGSI } from './helpers/broker.js';
+import { startBroker, runBroker, runBrokerHere, call, NGSI } from './helpers/broker.js';
 import { repoPath } from '../helpers/repo.js';
 
 const RECORDER = repoPath('test/fixtures/history/recorder.js');
@@ -183,7 +183,7 @@ t.test('bad tsdb options, an unknown history and embdb without its store are ref
     [['--troe', 'nothing-here'], /history plugin 'nothing-here' cannot be loaded/],
     [['--troe', 'embdb', '--database', 'docdb'], /--troe embdb: that history lives inside the embdb store; it needs --database embdb/],
   ] as Array<[string[], RegExp]>) {
-    const r = await runBroker(args);
+    const r = await runBrokerHere(args); // -u above is the spawned command; these as main.ts runs them, in this process
     t.equal(r.code, 1, args.join(' '));
     t.equal(r.stderr.trim().split('\n').length, 1, `one line for ${args.join(' ')}`);
     t.match(r.stderr, message);

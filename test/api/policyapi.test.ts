@@ -2,7 +2,7 @@
 // shapes, uid uniqueness under concurrency, and every bad input answered with a ProblemDetails and nothing stored.
 import t, { type Test } from 'tap';
 import { connect } from 'node:net';
-import { startBroker, runBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { startBroker, runBroker, runBrokerHere, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
 
 let broker: Broker;
 let pap: string;
@@ -444,13 +444,13 @@ t.test('--policyApiPort with the node:http server is refused at start-up with on
   const r = await runBroker(['--port', '0', '--httpServer', 'node', '--policyApiPort', '0']);
   t.equal(r.code, 1);
   t.match(r.stderr, /^ldbroker: --policyApiPort needs the uWebSockets\.js server[^\n]*\n$/);
-  const bad = await runBroker(['--port', '0', '--policyApiPort', 'x']);
+  const bad = await runBrokerHere(['--port', '0', '--policyApiPort', 'x']); // as main.ts runs it, in this process
   t.equal(bad.code, 1);
   t.match(bad.stderr, /--policyApiPort/);
 });
 
 t.test('-u lists --policyApiPort and --policyApiHost with its default', async (t) => {
-  const r = await runBroker(['-u']);
+  const r = await runBrokerHere(['-u']); // as main.ts prints it, in this process
   t.equal(r.code, 0);
   t.match(r.stdout, /--policyApiPort\s+int\s+port of the policy API/);
   t.match(r.stdout, /--policyApiHost\s+string\s+address the policy API listens on \(default: 127\.0\.0\.1\)/);

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
-import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, runBroker, runBrokerHere, call, NGSI, type Broker } from './helpers/broker.js';
 
 const DEAD = 100;
 const WRITES = 60;
@@ -163,11 +163,12 @@ t.test('deleting the dead subscriptions frees their queue and ends their request
 
 t.test('--notificationQueueBytes must be a positive integer: otherwise one line and exit status 1; -u lists it', async (t) => {
   for (const value of ['0', '-5', 'lots', '1.5', '']) {
-    const r = await runBroker(['--notificationQueueBytes', value]);
+    // The first from the spawned command, the others as main.ts runs them, in this process (no process start each).
+    const r = await (value === '0' ? runBroker : runBrokerHere)(['--notificationQueueBytes', value]);
     t.equal(r.code, 1, `'${value}' is refused`);
     t.equal(r.stderr.trim().split('\n').length, 1, `in one line for '${value}'`);
     t.match(r.stderr, /--notificationQueueBytes/);
   }
-  const u = await runBroker(['-u']);
+  const u = await runBrokerHere(['-u']);
   t.match(u.stdout, /--notificationQueueBytes .*\(default: 67108864\)/);
 });

@@ -1,7 +1,7 @@
 // History capture with --troe embdb (issue 5): every entity write records instances and tombstones that the
 // temporal API (CIM 009 v1.8 §6.18, §6.19) serves; --troe none keeps no history and the temporal API is 501.
 import t from 'tap';
-import { startBroker, runBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, runBroker, runBrokerHere, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
 t.before(async () => {
@@ -155,7 +155,7 @@ t.test('with --troe none the temporal API answers 501 OperationNotSupported and 
 });
 
 t.test('--troe takes none, embdb or tsdb: -u lists it, another value is one line and exit 1, BROKER_TROE sets it', async (t) => {
-  const u = await runBroker(['-u']);
+  const u = await runBrokerHere(['-u']); // as main.ts prints it; the refusal below is the spawned command
   t.match(u.stdout, /--troe\s+none\|embdb\|tsdb.*\(default: none\)/);
   const bad = await runBroker(['--troe', 'nosuch']);
   t.equal(bad.code, 1);

@@ -199,22 +199,27 @@ export async function spawnBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
 }
 
 /**
- * The broker command's start-up refusal in this process, as src/main.ts gives it: the arguments read (readArgs,
- * readConfig, createBroker), a StartError is `ldbroker: <message>` on standard error (unless the broker logged it
- * already) and exit 1. For refused options where the process is not the subject: a refusal costs no process start
- * (a spawned broker loads its modules in about a CPU-second); each file keeps one runBroker case of the real exit.
- * A broker that starts is closed at once (code 0).
+ * The broker command run in this process as src/main.ts runs it, for option errors and -u where the process itself
+ * is not the subject: -u prints the usage (exit 0); a refusal (readArgs, readConfig, createBroker) is a StartError,
+ * `ldbroker: <message>` on standard error unless the broker logged it already, and exit 1. A spawned broker costs
+ * about a CPU-second of module loading; each file keeps a runBroker case of the real process. A broker that starts
+ * is closed at once (code 0).
  */
-export async function refuseBroker(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runBrokerHere(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const cl = (await import(new URL('command-line.js', DIST).href)) as typeof CommandLine;
   brokerModule ??= import(new URL('broker.js', DIST).href) as Promise<typeof BrokerModule>;
   const { createBroker } = await brokerModule;
   let stdout = '';
   const logDestination = { write: (text: string) => void (stdout += text) };
+  const all = { ...process.env, ...env };
   try {
-    const parsed = await cl.readArgs(args, { ...process.env, ...env });
+    const parsed = await cl.readArgs(args, all);
+    if (parsed.values.u === true) return { code: 0, stdout: parsed.usage, stderr: '' };
     cl.readConfig(parsed);
-    const broker = await createBroker(parsed, { env: { ...process.env, ...env }, logDestination, threadExecArgv: [] });
+    const broker = await createBroker(parsed, { env: all, listen: true, logDestination, threadExecArgv: [] });
     await broker.close();
     return { code: 0, stdout, stderr: '' };
   } catch (e) {
