@@ -1,8 +1,8 @@
 // SLOW (about 30 s on a quiet machine: 12 brokers started one after the other; the training tries the pipeline threads
 // only): `make tune` end to end on a tiny workload, every run and the training a quarter of a second after a 0.1 s
-// warm-up (the load is most of the file's CPU: 1 s runs cost 38 CPU-s, 0.5 s runs 22, these 15-18; the wiring checked
-// is the same). The result
-// file must have §2.8's shape and a winner that had no failed request; its subscriptions must have been notified.
+// warm-up (1 s runs cost 38 CPU-s, 0.5 s runs 22, these 15-18, most of it the brokers' starts; the wiring checked is
+// the same). The result file must have §2.8's shape and a winner that had no failed request; its subscriptions must
+// have been notified.
 // No speed is asserted: only that the tuner's wiring holds.
 import t from 'tap';
 import { spawn } from 'node:child_process';
