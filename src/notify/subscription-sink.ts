@@ -33,6 +33,11 @@ export class SubscriptionSink implements ChangeSink {
     return this.sync.behind() ? this.sync.caughtUp() : undefined;
   }
 
+  /** Behind the announced changes, a subscription may be on its way here: wanted until caught up. */
+  wants(tenant: string): boolean {
+    return this.sync.behind() || this.sync.index.holds(tenant);
+  }
+
   publish(events: readonly WriteEvent[]): void {
     const index = this.sync.index;
     let due: DueNotification[] | undefined;

@@ -5,9 +5,14 @@
 import type { BatchItem, BatchOutcome, MutateOptions, Mutation, WriteEvent } from '../store/contract.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
 
-/** Does anything consume this thread's write events? */
-const listened = (ctx: WorkerContext): boolean =>
-  ctx.changes !== undefined || ctx.history?.record !== undefined || ctx.bridges !== undefined;
+/**
+ * Does anything consume this thread's write events of the tenant? Most tenants have no subscription: their writes
+ * skip building events (the change between the states, issue 24) unless a history or a bridge takes them. The
+ * subscriptions are those the thread knows as the write starts, caught up with every change announced before
+ * (ChangeSink.wants), as a request already waits for at its start (caughtUp).
+ */
+const listened = (ctx: WorkerContext, tenant: string): boolean =>
+  (ctx.changes !== undefined && ctx.changes.wants?.(tenant) !== false) || ctx.history?.record !== undefined || ctx.bridges !== undefined;
 
 /** One entity write (Store.mutateEntity), its event published once committed. */
 export async function writeEntity<R>(
@@ -17,7 +22,7 @@ export async function writeEntity<R>(
   mutation: Mutation<R>,
   opts?: MutateOptions,
 ): Promise<R> {
-  if (!listened(ctx)) return ctx.store.mutateEntity(tenant, id, mutation, opts);
+  if (!listened(ctx, tenant)) return ctx.store.mutateEntity(tenant, id, mutation, opts);
   const events: WriteEvent[] = [];
   const result = await ctx.store.mutateEntity(tenant, id, mutation, { ...opts, events });
   if (events.length > 0) {
@@ -35,7 +40,7 @@ export async function writeEntities<R>(
   items: readonly BatchItem<R>[],
   opts?: MutateOptions,
 ): Promise<BatchOutcome<R>[]> {
-  if (!listened(ctx)) return ctx.store.mutateEntities(tenant, items, opts);
+  if (!listened(ctx, tenant)) return ctx.store.mutateEntities(tenant, items, opts);
   const events: WriteEvent[] = [];
   const outcomes = await ctx.store.mutateEntities(tenant, items, { ...opts, events });
   if (events.length > 0) {

@@ -8,4 +8,9 @@ export interface ChangeSink {
   publish(events: readonly WriteEvent[]): void;
   /** What to wait for before a request runs so that its writes are matched as they should be; undefined: nothing. */
   caughtUp?(): Promise<void> | undefined;
+  /**
+   * False when nothing would come of a write of this tenant now (no subscription of the tenant in the caught-up
+   * index): the write then builds no events for this sink (ops/changes.ts, issue 24). Absent: always wanted.
+   */
+  wants?(tenant: string): boolean;
 }

@@ -172,6 +172,12 @@ export interface DocCollection {
   /** In insertion order. */
   list(offset?: number, limit?: number): Promise<Array<{ id: string; doc: Record<string, unknown> }>>;
   /**
+   * A number that changes whenever a document is added, replaced or removed, by any thread or broker (not by
+   * `bump`): what a reader derived from `list` stays true while it reads the same number. Absent where the store
+   * cannot tell cheaply (docdb): the reader lists again.
+   */
+  generation?(): number;
+  /**
    * Counts into the member `member` (an object) of the document `id` as one atomic change, however many threads and
    * brokers count at once (a get and a put would lose the counts that raced them): `inc`'s numbers added (absent:
    * 0), `set`'s values written. The counted members are kept apart from `put` (a put of the document read before

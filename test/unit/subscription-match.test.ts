@@ -44,6 +44,22 @@ const w = (before: StoredEntity | undefined, after: StoredEntity | undefined): E
   change: changeBetween(before, after),
 });
 
+t.test('holds: a tenant with a subscription, not one without nor one whose last subscription went', async (t) => {
+  const index = new SubscriptionIndex();
+  t.equal(index.holds(''), false, 'an empty index');
+  const a = compiled({ entities: [{ type: 'Car' }] }, 'a');
+  const b = compiled({ entities: [{ type: 'Car' }] }, 'a');
+  index.upsert(a);
+  index.upsert(b);
+  t.equal(index.holds('a'), true);
+  t.equal(index.holds(''), false, 'another tenant');
+  index.remove('a', a.id);
+  t.equal(index.holds('a'), true, 'one left');
+  index.remove('a', b.id);
+  t.equal(index.holds('a'), false, 'none left (the tenant stays in the index)');
+  t.same(index.candidates('a', 'urn:ngsi-ld:Car:1', undefined, car({})), [], 'and candidates agree');
+});
+
 t.test('the index gives a change only the subscriptions of its types, ids and wildcards', async (t) => {
   const index = new SubscriptionIndex();
   const onCar = compiled({ entities: [{ type: 'Car' }] });

@@ -1,189 +1,68 @@
-// Write events (issue 14 item 4): what a write changed is computed once where it is applied (merge.ts), handed back by
-// the store with the committed write (MutateOptions.events), and read by the subscription matcher and the history
-// instead of comparing or guessing.
+// ops/changes.ts builds a write's events only when something consumes them (issue 24): the change sink when the
+// tenant has a subscription in the thread's caught-up index (ChangeSink.wants), a history that records, bridges.
 import t from 'tap';
-import { tempEmbdb } from './helpers/embdb.js';
-import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
-import { expandAttributes, expandEntity } from '../../src/ngsild/entity/expand.js';
-import { appendAttributes, deleteAttribute, mergeEntity, replaceEntity, updateAttributes } from '../../src/ngsild/entity/merge.js';
-import { changeOf } from '../../src/ngsild/entity/write-change.js';
-import type { StoredEntity } from '../../src/ngsild/entity/model.js';
-import type { WriteEvent } from '../../src/store/contract.js';
-import { compileSubscription } from '../../src/ngsild/subscription/compile.js';
-import { matchChange } from '../../src/ngsild/subscription/match.js';
-import type { SubscriptionBody } from '../../src/ngsild/subscription/model.js';
-import { mapContext, DEFAULT_VOCAB } from './helpers/map-context.js';
+import { writeEntity, writeEntities } from '../../src/ops/changes.js';
+import type { ChangeSink } from '../../src/pipeline/change-sink.js';
+import type { WorkerContext } from '../../src/pipeline/worker-context.js';
+import type { MutateOptions, WriteEvent } from '../../src/store/contract.js';
 
-const ctx = mapContext();
-const dc = (term: string): string => DEFAULT_VOCAB + term;
-const T0 = '2024-01-01T00:00:00.000Z';
-const T1 = '2024-06-01T00:00:00.000Z';
-const ID = 'urn:ngsi-ld:Car:1';
-const car = (body: Record<string, unknown>, now = T0): StoredEntity => expandEntity({ id: ID, type: 'Car', ...body }, ctx, { now });
-
-function openStore(t: { teardown: (fn: () => void | Promise<void>) => void }, lockPrefer: 'reads' | 'writes' = 'reads'): EmbdbStore {
-  const store = tempEmbdb(t, { lockPrefer, troe: 'embdb' });
-  return store;
+/** A store whose writes give one event each when asked for events, and note whether they were. */
+function fakeStore(asked: boolean[]): unknown {
+  const event = (tenant: string, id: string): WriteEvent =>
+    ({ tenant, id, before: undefined, after: undefined, change: undefined, seq: 1 }) as unknown as WriteEvent;
+  return {
+    mutateEntity: async (tenant: string, id: string, _m: unknown, opts?: MutateOptions) => {
+      asked.push(opts?.events !== undefined);
+      opts?.events?.push(event(tenant, id));
+      return 'done';
+    },
+    mutateEntities: async (tenant: string, items: { id: string }[], opts?: MutateOptions) => {
+      asked.push(opts?.events !== undefined);
+      for (const it of items) opts?.events?.push(event(tenant, it.id));
+      return items.map(() => ({ ok: true }));
+    },
+  };
 }
 
-t.test('merge.ts reports, per attribute, the datasetIds of the instances a write put there', async (t) => {
-  const e = car({
-    speed: [
-      { type: 'Property', value: 1 },
-      { type: 'Property', value: 2, datasetId: 'urn:d:a' },
-    ],
-    owner: { type: 'Relationship', object: 'urn:p:1' },
-  });
-  const more = appendAttributes(
-    e,
-    expandAttributes({ speed: { type: 'Property', value: 3, datasetId: 'urn:d:b' }, fuel: 9 }, ctx, { now: T1 }),
-    { noOverwrite: false, now: T1 },
-  );
-  t.strictSame(more.written, { [dc('speed')]: ['urn:d:b'], [dc('fuel')]: ['@none'] }, 'a new instance and a new attribute');
-  const updated = updateAttributes(e, expandAttributes({ speed: { type: 'Property', value: 5, datasetId: 'urn:d:a' } }, ctx, { now: T1 }), {
-    now: T1,
-  });
-  t.strictSame(updated.written, { [dc('speed')]: ['urn:d:a'] }, 'only the instance replaced');
-  const gone = deleteAttribute(e, dc('speed'), { datasetId: 'urn:d:a', now: T1 });
-  t.strictSame(gone.modified, [dc('speed')]);
-  t.strictSame(gone.written, { [dc('speed')]: [] }, 'a deletion writes no instance');
-  const replaced = replaceEntity(e, car({ speed: 4 }, T1), T1);
-  t.strictSame(replaced.written, { [dc('speed')]: ['@none'] });
-  t.strictSame(replaced.deleted, [dc('owner')]);
-  const merged = mergeEntity(e, car({ owner: { type: 'Relationship', object: 'urn:p:2' } }, T1), T1);
-  t.strictSame(merged.written, { [dc('owner')]: ['@none'] });
-});
-
-for (const lockPrefer of ['reads', 'writes'] as const) {
-  t.test(`dbLockPrefer ${lockPrefer}: the store hands back each committed write's event, its change as the mutation gave it`, async (t) => {
-    const store = openStore(t, lockPrefer);
-    const events: WriteEvent[] = [];
-    const created = car({ speed: 1 });
-    await store.mutateEntity('', ID, () => ({ next: created, result: undefined }), { events });
-    t.equal(events.length, 1);
-    t.match(events[0], {
-      tenant: '',
-      id: ID,
-      before: undefined,
-      after: created,
-      change: { kind: 'create', created: [dc('speed')], written: { [dc('speed')]: ['@none'] } },
-    });
-    const r = appendAttributes(created, expandAttributes({ speed: 2 }, ctx, { now: T1 }), { noOverwrite: false, now: T1 });
-    const change = changeOf('append', r);
-    await store.mutateEntity('', ID, () => ({ next: r.entity, result: undefined, change }), { events });
-    t.equal(events[1]!.change, change, 'the change the operation computed, as it is');
-    t.ok(events[1]!.seq > events[0]!.seq, 'a later write has a greater seq');
-    await store.mutateEntity('', ID, () => ({ next: undefined, result: undefined }), { events });
-    await store.mutateEntity('', 'urn:ngsi-ld:Car:none', () => ({ next: null, result: undefined }), { events });
-    t.equal(events.length, 2, 'no event for a write that changed nothing');
-    await store.mutateEntities(
-      '',
-      [
-        { id: 'urn:ngsi-ld:Car:2', mutation: () => ({ next: car({ speed: 1 }), result: 1 }) },
-        {
-          id: 'urn:ngsi-ld:Car:3',
-          mutation: () => {
-            throw new Error('refused');
-          },
-        },
-        { id: ID, mutation: (cur) => ({ next: null, result: 2 }) },
-      ],
-      { events },
-    );
-    t.same(
-      events.slice(2).map((e) => [e.id, e.change.kind, e.after === undefined]),
-      [
-        ['urn:ngsi-ld:Car:2', 'create', false],
-        [ID, 'delete', true],
-      ],
-      'a batch: the events of the entries written, in order, none of the one that failed',
-    );
-    t.equal(events[2]!.seq, events[3]!.seq, 'one transaction, one seq');
-    await t.rejects(
-      store.mutateEntity(
-        '',
-        ID,
-        () => {
-          throw new Error('refused');
-        },
-        { events },
-      ),
-    );
-    t.equal(events.length, 4, 'none for a write that threw');
-  });
+/** A sink that wants the writes of the tenants in `wanted` (undefined: no wants(), as a sink written before it). */
+function sink(published: string[], wanted: Set<string> | undefined): ChangeSink {
+  const s: ChangeSink = { publish: (events) => published.push(...events.map((e) => `${e.tenant}/${e.id}`)) };
+  if (wanted !== undefined) s.wants = (tenant) => wanted.has(tenant);
+  return s;
 }
 
-t.test("the history records a replace by the write's kind, not by guessing from its effect", async (t) => {
-  const store = openStore(t);
-  const history = store.history!;
-  const bare = car({});
-  await store.mutateEntity('', ID, () => ({ next: bare, result: undefined }));
-  // PUT over an entity without attributes: the old guess needed attributes before to call it a replace.
-  const put = replaceEntity(bare, car({ speed: 1 }, T1), T1);
-  await store.mutateEntity('', ID, () => ({ next: put.entity, result: undefined, change: changeOf('replace', put) }));
-  t.same(
-    (await history.entityEvents('', ID)).map((e) => e.kind),
-    ['created', 'replaced'],
-  );
-  // A merge-patch that deletes the only attribute and adds another leaves only instances new at its time, as a replace
-  // would (the old guess took it for one): it is a merge.
-  const T2 = '2024-07-01T00:00:00.000Z';
-  const patch = car({ speed: { type: 'Property', value: 'urn:ngsi-ld:null' }, fuel: 3 }, T2);
-  const merged = mergeEntity(put.entity, patch, T2);
-  await store.mutateEntity('', ID, () => ({ next: merged.entity, result: undefined, change: changeOf('merge', merged) }));
-  t.same(
-    (await history.entityEvents('', ID)).map((e) => e.kind),
-    ['created', 'replaced'],
-    'no replaced event for a merge',
-  );
-  const page = await history.instances('', ID, { limit: 10 });
-  t.same(
-    page.attrs[dc('speed')]!.map((i) => i.value),
-    [1, 'urn:ngsi-ld:null'],
-    'the merge deleted speed: a tombstone',
-  );
-  t.same(
-    page.attrs[dc('fuel')]!.map((i) => i.value),
-    [3],
-  );
+const ctxOf = (over: Partial<WorkerContext>, asked: boolean[]): WorkerContext =>
+  ({ store: fakeStore(asked), changes: undefined, log: { error: () => {} }, ...over }) as unknown as WorkerContext;
+
+t.test('a tenant the sink does not want: no events asked for, nothing published; a wanted one: published', async (t) => {
+  const asked: boolean[] = [];
+  const published: string[] = [];
+  const ctx = ctxOf({ changes: sink(published, new Set(['subscribed'])) }, asked);
+  t.equal(await writeEntity(ctx, 'quiet', 'urn:a', () => ({ next: undefined, result: undefined })), 'done');
+  t.same(asked, [false], 'no events built');
+  await writeEntity(ctx, 'subscribed', 'urn:b', () => ({ next: undefined, result: undefined }));
+  t.same(asked, [false, true]);
+  t.same(published, ['subscribed/urn:b']);
+  await writeEntities(ctx, 'quiet', [{ id: 'urn:c' }] as never);
+  await writeEntities(ctx, 'subscribed', [{ id: 'urn:d' }] as never);
+  t.same(asked, [false, true, false, true], 'a batch the same');
+  t.same(published, ['subscribed/urn:b', 'subscribed/urn:d']);
 });
 
-t.test('the matcher reads the change the operation computed: per datasetId, without comparing values', async (t) => {
-  const sub = (body: Partial<SubscriptionBody>) =>
-    compileSubscription(
-      '',
-      {
-        body: {
-          id: `urn:ngsi-ld:Subscription:${Math.random()}`,
-          type: 'Subscription',
-          entities: [{ type: 'Car' }],
-          notification: { endpoint: { uri: 'http://r/n' } },
-          ...body,
-        },
-        context: null,
-        createdAt: '',
-        modifiedAt: '',
-      },
-      ctx,
-      ctx,
-    );
-  const before = car({
-    speed: [
-      { type: 'Property', value: 1 },
-      { type: 'Property', value: 2, datasetId: 'urn:d:a' },
-    ],
-  });
-  const r = appendAttributes(before, expandAttributes({ speed: { type: 'Property', value: 2, datasetId: 'urn:d:a' } }, ctx, { now: T1 }), {
-    noOverwrite: false,
-    now: T1,
-  });
-  const write = { before, after: r.entity, change: changeOf('append', r) };
-  t.equal(
-    matchChange(sub({ datasetId: ['urn:d:a'] }), write, Date.parse(T1))?.trigger,
-    'attributeUpdated',
-    'the instance written, its value the same',
-  );
-  t.equal(matchChange(sub({ datasetId: ['@none'] }), write, Date.parse(T1)), undefined, 'the default instance was not written');
-  const untouched = { before, after: r.entity, change: { ...changeOf('append', r), modified: [], previous: {}, written: {} } };
-  t.equal(matchChange(sub({}), untouched, Date.parse(T1)), undefined, 'what the change does not name did not change');
+t.test('a sink without wants(), bridges or a recording history: events built whatever the sink wants', async (t) => {
+  for (const [name, over] of [
+    ['a sink without wants()', { changes: sink([], undefined) }],
+    ['bridges', { changes: sink([], new Set()), bridges: sink([], undefined) }],
+    ['a recording history', { changes: sink([], new Set()), history: { name: 'h', record: async () => {} } }],
+  ] as const) {
+    const asked: boolean[] = [];
+    await writeEntity(ctxOf(over as Partial<WorkerContext>, asked), 'quiet', 'urn:a', () => ({ next: undefined, result: undefined }));
+    t.same(asked, [true], name);
+  }
+});
+
+t.test('nothing listening at all: no events', async (t) => {
+  const asked: boolean[] = [];
+  await writeEntity(ctxOf({}, asked), '', 'urn:a', () => ({ next: undefined, result: undefined }));
+  t.same(asked, [false]);
 });

@@ -24,6 +24,12 @@ export class SubscriptionIndex {
     return n;
   }
 
+  /** Whether the tenant has a subscription here (candidates() finds none for any change of a tenant without). */
+  holds(tenant: string): boolean {
+    const t = this.tenants.get(tenant);
+    return t !== undefined && t.all.size > 0;
+  }
+
   get(tenant: string, id: string): CompiledSubscription | undefined {
     return this.tenants.get(tenant)?.all.get(id);
   }

@@ -5,20 +5,50 @@ import { REGISTRATIONS, type RegistrationBody } from '../../ngsild/subscription/
 import { isLive, type SourceTarget } from '../../ngsild/registration/match.js';
 import type { LdRequest } from '../../pipeline/ld-request.js';
 import type { WorkerContext } from '../../pipeline/worker-context.js';
+import type { DocCollection, Store } from '../../store/contract.js';
 import { outgoingVia } from './via.js';
 import { API_PREFIX } from '../../ngsild/operations.js';
 import { pathSegment } from '../../ngsild/uri-encode.js';
 import { registrationHeaders, SAFE_HEADER_VALUE } from '../../ngsild/registration/source-headers.js';
 import { sendToSource, SourceFailure, type SourceReply } from '../../pipeline/source-http.js';
 
+/** What a thread last listed of a tenant's registrations, with the collection's generation then. */
+interface ListedRegistrations {
+  collection: DocCollection;
+  generation: number | undefined;
+  bodies: RegistrationBody[];
+}
+
+/**
+ * Per store, per tenant: every entity request asks for the tenant's live registrations (issue 24: a listing on each
+ * GET and write, most often of an empty collection); while the collection's generation stays, the last listing
+ * holds. Tenant names come from clients: past this many the map starts over rather than grow.
+ */
+const listed = new WeakMap<Store, Map<string, ListedRegistrations>>();
+const MAX_LISTED_TENANTS = 1024;
+
 /** The registrations of the request's tenant that have not expired, as stored (names expanded). */
 export async function liveRegistrations(req: LdRequest, ctx: WorkerContext): Promise<RegistrationBody[]> {
-  const now = Date.now();
-  const out: RegistrationBody[] = [];
-  for (const { doc } of await ctx.store.collection(req.tenant, REGISTRATIONS).list()) {
-    const body = (doc as { body: RegistrationBody }).body;
-    if (isLive(body, now)) out.push(body);
+  let tenants = listed.get(ctx.store);
+  if (tenants === undefined) listed.set(ctx.store, (tenants = new Map()));
+  let known = tenants.get(req.tenant);
+  if (known === undefined) {
+    if (tenants.size >= MAX_LISTED_TENANTS) tenants.clear();
+    known = { collection: ctx.store.collection(req.tenant, REGISTRATIONS), generation: undefined, bodies: [] };
+    tenants.set(req.tenant, known);
   }
+  // Read before the listing: a listing newer than its number is only listed again, never kept past a change.
+  const generation = known.collection.generation?.();
+  if (generation === undefined || generation !== known.generation) {
+    const bodies: RegistrationBody[] = [];
+    for (const { doc } of await known.collection.list()) bodies.push((doc as { body: RegistrationBody }).body);
+    known.bodies = bodies;
+    known.generation = generation;
+  }
+  const out: RegistrationBody[] = [];
+  if (known.bodies.length === 0) return out;
+  const now = Date.now();
+  for (const body of known.bodies) if (isLive(body, now)) out.push(body);
   return out;
 }
 

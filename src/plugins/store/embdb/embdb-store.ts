@@ -690,7 +690,7 @@ export class EmbdbStore implements Store {
    */
   readonly emptyCollections = new Map<string, number>();
 
-  /** @internal: the generation of a collection, moved by each write that adds or removes a document. */
+  /** @internal: the generation of a collection, moved by each write that adds, replaces or removes a document. */
   collectionGeneration(key: string): number {
     return this.meta.get(key) ?? 0;
   }
@@ -776,6 +776,8 @@ class EmbdbCollection implements DocCollection {
     if (existing !== undefined) {
       if (onlyNew) return false;
       docs.putSync(key, existing.b === undefined ? { seq: existing.seq, doc } : { seq: existing.seq, doc, b: existing.b });
+      // A replaced document moves it too: readers keep what they derived from the list while it stays (generation()).
+      this.store.moveCollectionGeneration(this.generationKey);
       return true;
     }
     let seq = 0;
@@ -803,6 +805,10 @@ class EmbdbCollection implements DocCollection {
       this.store.moveCollectionGeneration(this.generationKey);
       return true;
     });
+  }
+
+  generation(): number {
+    return this.store.collectionGeneration(this.generationKey);
   }
 
   async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {

@@ -500,6 +500,36 @@ export function storeContractSuite(t: Test, open: OpenSubject): void {
     t.equal(await store.collection('t2', 'things').get('urn:x:1'), undefined);
   });
 
+  t.test('document collections: a generation, where the store gives one, moves with every document change', async (t) => {
+    const { store } = await open(t, { history: false });
+    const c = store.collection('t', 'generations');
+    if (c.generation === undefined) {
+      t.pass('this store gives none: readers list each time');
+      return;
+    }
+    const seen = [c.generation()];
+    const moved = (what: string): void => {
+      const g = c.generation!();
+      t.notOk(seen.includes(g), `${what} moves it`);
+      seen.push(g);
+    };
+    await c.insert('urn:x:1', { n: 1 });
+    moved('an insert');
+    t.equal(await c.insert('urn:x:1', { n: 2 }), false);
+    t.equal(c.generation(), seen.at(-1), 'a refused insert leaves it');
+    await c.put('urn:x:1', { n: 3 });
+    moved('a put that replaces');
+    await c.put('urn:x:2', { n: 1 });
+    moved('a put that creates');
+    await c.bump('urn:x:1', 'counters', { inc: { n: 1 } });
+    t.equal(c.generation(), seen.at(-1), 'a bump leaves it (counts are not what readers derive)');
+    await c.delete('urn:x:1');
+    moved('a delete');
+    t.equal(await c.delete('urn:x:1'), false);
+    t.equal(c.generation(), seen.at(-1), 'a delete of nothing leaves it');
+    t.not(store.collection('t', 'other').generation!(), undefined, 'another collection has its own');
+  });
+
   t.test('document collections: bump counts atomically, apart from put, gone with delete', async (t) => {
     const { store } = await open(t, { history: false });
     const c = store.collection('t', 'counted');
