@@ -6,13 +6,14 @@
 // string per message, one UTF-8 conversion per request.
 // Run: npm run build && node dist/bench/micro/tsdb-handoff.js
 import { instRow, newInstanceId, type InstRow } from '../../src/plugins/history/tsdb/rows.js';
-import { instLine } from '../../src/plugins/history/tsdb/ilp.js';
+import { instLine, str } from '../../src/plugins/history/tsdb/ilp.js';
 import { newSender, writeInst } from '../../src/plugins/history/tsdb/writer.js';
 import type { TsdbSettings } from '../../src/plugins/history/tsdb/settings.js';
 import { historyInstanceOf } from '../../src/store/kit/history-of-write.js';
 import { run, timeIt } from './harness.js';
 
 const ROWS_PER_TURN = 20;
+const QUOTED_ALL = /["\n\r\\]/g;
 const TABLE = 'ldb_inst_v2_default';
 const ATTR = 'https://uri.etsi.org/ngsi-ld/default-context/temperature';
 let k = 0;
@@ -29,6 +30,7 @@ run(async () => {
   const sender = await newSender(s, 1000);
   const objects = Array.from({ length: ROWS_PER_TURN }, patchRow);
   const text = objects.map((r) => instLine(TABLE, r)).join('');
+  const body = objects[0]!.body;
   for (let round = 0; round < 2; round++) {
     await timeIt(
       'front before: row objects, cloned',
@@ -57,5 +59,10 @@ run(async () => {
       { per: ROWS_PER_TURN },
     );
     await timeIt('writer now: one Buffer.from per request', () => Buffer.from(text, 'utf8'), { per: ROWS_PER_TURN });
+    // A PATCH's body column, JSON quoted throughout: the regular expression's replace, and what ilp.ts str does now.
+    await timeIt('body escaped before: replace(/["\\n\\r\\\\]/g)', () => `"${body.replace(QUOTED_ALL, '\\$&')}"`);
+    await timeIt('body escaped now: ilp.ts str', () => str(body));
+    // Writes under load come several to the same ms (here 8): its part of the id is made once per ms (0.22 -> 0.14 µs).
+    await timeIt('newInstanceId, 8 per ms', () => newInstanceId(1_700_000_000_000 + (k++ >> 3)));
   }
 });

@@ -152,10 +152,11 @@ export interface History {
    * A history beside the store receives each committed write here, in commit order per entity, and appends
    * `historyOfWrite` of it (store/kit/history-of-write.ts). Resolves once a temporal read sees the write, or, for a
    * history that buffers its writes off the request path (tsdb), once the write is queued and its own reads wait for
-   * what was queued before them; rejects when it cannot keep it (the broker logs that: the write stands, its history
-   * is lost). A history inside the store has no `record`.
+   * what was queued before them; rejects (or throws) when it cannot keep it (the broker logs that: the write stands,
+   * its history is lost). Returns nothing when the write is queued at once: the answer then waits for no promise
+   * (tsdb, issue 18: three promises and a turn of microtasks per PATCH). A history inside the store has no `record`.
    */
-  record?(tenant: string, events: readonly WriteEvent[]): Promise<void>;
+  record?(tenant: string, events: readonly WriteEvent[]): Promise<void> | undefined;
   /**
    * The importer's history (seed 001 §2.5, importer behaviour 4, §8): one batch of at most 500 records of the stream,
    * written as one transaction with their own times and instanceIds. Refused whole (nothing written, `refused` says

@@ -28,7 +28,10 @@ export async function writeEntity<R>(
   if (events.length > 0) {
     ctx.changes?.publish(events);
     ctx.bridges?.publish(events);
-    if (ctx.history?.record !== undefined) await record(ctx, tenant, events);
+    if (ctx.history?.record !== undefined) {
+      const queued = record(ctx, tenant, events);
+      if (queued !== undefined) await queued;
+    }
   }
   return result;
 }
@@ -46,20 +49,28 @@ export async function writeEntities<R>(
   if (events.length > 0) {
     ctx.changes?.publish(events);
     ctx.bridges?.publish(events);
-    if (ctx.history?.record !== undefined) await record(ctx, tenant, events);
+    if (ctx.history?.record !== undefined) {
+      const queued = record(ctx, tenant, events);
+      if (queued !== undefined) await queued;
+    }
   }
   return outcomes;
 }
 
 /**
  * Committed writes to a history beside the store, which the answer waits for so that a temporal read after it sees
- * them. The write stands whatever the history does: its failure is logged.
+ * them: undefined when the history queued them at once (history/contract.ts record). The write stands whatever the
+ * history does: its failure is logged.
  */
-async function record(ctx: WorkerContext, tenant: string, events: WriteEvent[]): Promise<void> {
+function record(ctx: WorkerContext, tenant: string, events: WriteEvent[]): Promise<void> | undefined {
   const history = ctx.history!;
-  try {
-    await history.record!(tenant, events);
-  } catch (err) {
+  const lost = (err: unknown): void => {
     ctx.log.error({ err, history: history.name, tenant, entities: events.length }, 'the history beside the store lost a committed write');
+  };
+  try {
+    return history.record!(tenant, events)?.catch(lost);
+  } catch (err) {
+    lost(err);
+    return undefined;
   }
 }

@@ -1,7 +1,8 @@
 // The tsdb history's SQL literals, literal groups, table names and settings (plugins/history/tsdb sql.ts,
 // settings.ts): what a client sends is only ever a quoted literal, each tenant has tables of its own, and a bad
-// option value is refused at start with a message naming the option.
+// option value is refused at start with a message naming the option. Instance ids name their time.
 import t from 'tap';
+import { newInstanceId } from '../../src/plugins/history/tsdb/rows.js';
 import { MAX_SQL, lit, literalGroups } from '../../src/plugins/history/tsdb/sql.js';
 import { settingsOf, tablesOf, tenantKey } from '../../src/plugins/history/tsdb/settings.js';
 
@@ -57,4 +58,15 @@ t.test('settings: defaults, and each bad value refused with its option named', a
   t.throws(() => settingsOf({ troePwd: 'p' }), /--troePwd needs --troeUser/);
   t.doesNotThrow(() => settingsOf({ troeHost: '[::1]' }));
   t.doesNotThrow(() => settingsOf({ troeHost: 'questdb.example.org' }));
+});
+
+t.test('instance ids carry the ms they are made for, in order, and never repeat within or across ms', async (t) => {
+  const times = [1_700_000_000_123, 1_700_000_000_123, 5, 1_700_000_000_123, 0, 0, 2 ** 44];
+  const ids = times.map((ms) => newInstanceId(ms));
+  t.equal(new Set(ids).size, ids.length);
+  ids.forEach((id, i) =>
+    t.match(id, new RegExp(`^urn:ngsi-ld:attribute:instance:${times[i]!.toString(16).padStart(12, '0')}-[0-9a-f]{6}-[0-9a-f]{16}$`)),
+  );
+  // Ids of later ms sort after (the hex time is fixed width).
+  t.ok(newInstanceId(16) > newInstanceId(15));
 });

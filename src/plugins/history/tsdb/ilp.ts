@@ -15,8 +15,17 @@ const QUOTED_ALL = /["\n\r\\]/g;
 /** A symbol value (tag) as ILP writes it. */
 export const sym = (v: string): string => (UNQUOTED_SPECIAL.test(v) ? v.replace(UNQUOTED_ALL, '\\$&') : v);
 
-/** A string column's value, quoted. */
-export const str = (v: string): string => `"${QUOTED_SPECIAL.test(v) ? v.replace(QUOTED_ALL, '\\$&') : v}"`;
+const LINE_BREAK = /[\n\r]/;
+
+/**
+ * A string column's value, quoted. Every body is JSON, quoted throughout but never with a raw line break: two
+ * replaceAll of a plain string cost half the regular expression's replace (0.6 of 1.1 µs per PATCH, issue 18).
+ */
+export function str(v: string): string {
+  if (!QUOTED_SPECIAL.test(v)) return `"${v}"`;
+  if (LINE_BREAK.test(v)) return `"${v.replace(QUOTED_ALL, '\\$&')}"`;
+  return `"${(v.includes('\\') ? v.replaceAll('\\', '\\\\') : v).replaceAll('"', '\\"')}"`;
+}
 
 /** A timestamp column of ms since the epoch: µs and the `t` suffix. */
 const tsCol = (ms: number): string => (ms === 0 ? '0t' : `${ms}000t`);

@@ -96,10 +96,22 @@ export class WriterLink {
   /**
    * Hands rows (ILP lines, ilp.ts) of a tenant to the writer, waiting first while its buffer is full: they go in one
    * message with every other row this thread hands it within HOLD_MS, one string per tenant. Row objects cost a
-   * clone per field where a string is one copy, and a message per write cost more than its rows.
+   * clone per field where a string is one copy, and a message per write cost more than its rows. Returns nothing
+   * when they are queued at once (no promise for the write to wait for), else a promise of their turn.
    */
-  async send(tenant: string, lines: string, inst: number, ent: number): Promise<void> {
+  send(tenant: string, lines: string, inst: number, ent: number): Promise<void> | undefined {
+    if (this.full) return this.sendWhenRoom(tenant, lines, inst, ent);
+    this.queue(tenant, lines, inst, ent);
+    return undefined;
+  }
+
+  /** Waits while the writer's buffer is full (the waiters wake in order, before any later send runs), then queues. */
+  private async sendWhenRoom(tenant: string, lines: string, inst: number, ent: number): Promise<void> {
     while (this.full) await new Promise<void>((res) => this.waiters.push(res));
+    this.queue(tenant, lines, inst, ent);
+  }
+
+  private queue(tenant: string, lines: string, inst: number, ent: number): void {
     const p = this.pending.get(tenant);
     if (p === undefined) this.pending.set(tenant, { tenant, lines, inst, ent });
     else {

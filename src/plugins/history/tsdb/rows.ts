@@ -114,9 +114,17 @@ let counter = 0;
 const threadTag = randomBytes(8).toString('hex');
 const ID_PREFIX = 'urn:ngsi-ld:attribute:instance:';
 
+/** The last ms an instanceId was made for, and its part of the id: writes under load come many to the same ms. */
+let lastMs = -1;
+let lastMsPart = '';
+
 export function newInstanceId(ms: number): string {
   counter = (counter + 1) & 0xffffff;
-  return `${ID_PREFIX}${ms.toString(16).padStart(12, '0')}-${counter.toString(16).padStart(6, '0')}-${threadTag}`;
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastMsPart = `${ID_PREFIX}${ms.toString(16).padStart(12, '0')}-`;
+  }
+  return `${lastMsPart}${counter.toString(16).padStart(6, '0')}-${threadTag}`;
 }
 
 export function newRowId(ms: number): string {

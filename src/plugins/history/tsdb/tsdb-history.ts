@@ -519,7 +519,7 @@ export class TsdbHistory implements History {
 
   // ---- writes ---------------------------------------------------------------------------------------------
 
-  async record(tenant: string, events: readonly WriteEvent[]): Promise<void> {
+  record(tenant: string, events: readonly WriteEvent[]): Promise<void> | undefined {
     // Each row becomes its ILP line here, once (ilp.ts): what crosses to the writer thread is one string.
     const t = this.tables(tenant);
     let lines = '';
@@ -534,7 +534,7 @@ export class TsdbHistory implements History {
       for (const { attrIri, instance } of w.instances) lines += instLine(t.inst, instRow(ev.id, attrIri, instance));
       inst += w.instances.length;
     }
-    if (inst + ent > 0) await this.link.send(tenant, lines, inst, ent);
+    return inst + ent > 0 ? this.link.send(tenant, lines, inst, ent) : undefined;
   }
 
   async addInstances(
