@@ -25,7 +25,13 @@ t.test('bad values are refused in one line, exit 1', async (t) => {
   ] as const) {
     // The first from the command itself (a process: its exit status, standard error), the others as main.ts gives
     // them, in this process (runBrokerHere): a process start spared each.
-    const r = await (args[0] === '--dbName' && args[1] === 'bad.name' ? runBroker : runBrokerHere)(['-db', 'docdb', '--port', '0', ...args]);
+    const r = await (args[0] === '--dbName' && args[1] === 'bad.name' ? runBroker : runBrokerHere)([
+      '-db',
+      'docdb',
+      '--port',
+      '0',
+      ...args,
+    ]);
     t.equal(r.code, 1, `${args.join(' ')}: exit 1`);
     t.match(r.stderr, says, `${args.join(' ')}: says why`);
     t.equal(r.stderr.trim().split('\n').length, 1, `${args.join(' ')}: one line, no stack`);
