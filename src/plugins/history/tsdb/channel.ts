@@ -32,13 +32,21 @@ export type ToWriter =
   /** Answer `synced` once every rows message received before this one is in QuestDB and visible to reads. */
   | { k: 'sync'; id: string }
   /** Every row held when the writer asked (flush `n`) was posted before this. */
-  | { k: 'flushed'; n: number };
+  | { k: 'flushed'; n: number }
+  /**
+   * The instance closes: answer `bye` (every rows message it sent came before this one, so the writer holds them).
+   * The primary's close waits for it before it stops the writer, whose close arrives on another port, in no order
+   * with this channel's messages.
+   */
+  | { k: 'bye' };
 
 /** On an instance's own channel, from the writer. */
 export type FromWriter =
   | { k: 'synced'; id: string; error?: string }
   /** Post the rows held now, then answer flushed: another thread's read waits for them. */
-  | { k: 'flush'; n: number };
+  | { k: 'flush'; n: number }
+  /** Every rows message of this instance before its bye is in the writer's queue. */
+  | { k: 'bye' };
 
 /** The writer thread to its parent (the history's primary instance), by its parentPort. */
 export type WriterReport =

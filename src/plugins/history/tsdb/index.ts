@@ -69,7 +69,7 @@ export async function historyOpen(params: HistoryOpenParams): Promise<History> {
   // The primary's close also stops the writer, once every other thread closed its link.
   return Object.assign(history, {
     close: async (): Promise<void> => {
-      link.close();
+      await link.close();
       await stopWriter(channel, params.log);
     },
   });

@@ -12,6 +12,8 @@ const WELCOME_MS = 10_000;
 const HELLO_EVERY_MS = 50;
 /** How long a sync may take: QuestDB's own request timeout plus the wait for its WAL to apply. */
 const SYNC_MS = 25_000;
+/** How long a closing instance waits for the writer to say it holds every row the instance sent (bye). */
+const BYE_MS = 2_000;
 /**
  * How long rows wait in this thread before they go to the writer, and how many characters of lines go at once. A
  * message costs its sender about 7 µs whatever it holds (the channel, and waking the writer thread): posted per turn
@@ -35,6 +37,8 @@ export class WriterLink {
   private readonly pending = new Map<string, LineBatch>();
   private pendingChars = 0;
   private holding: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  /** Resolves close once the writer answered bye. */
+  private bye: (() => void) | undefined;
 
   private constructor(
     private readonly main: BroadcastChannel,
@@ -49,6 +53,10 @@ export class WriterLink {
     };
     own.onmessage = (ev: MessageEvent): void => {
       const m = ev.data as FromWriter;
+      if (m.k === 'bye') {
+        this.bye?.();
+        return;
+      }
       if (m.k === 'flush') {
         this.post();
         this.own.postMessage({ k: 'flushed', n: m.n } satisfies ToWriter);
@@ -152,10 +160,22 @@ export class WriterLink {
     });
   }
 
-  close(): void {
+  /**
+   * Posts what waits here and closes once the writer answered bye (or after BYE_MS: a writer gone answers nothing),
+   * so that the writer's own close, which comes by another port, counts these rows as sent or lost.
+   */
+  async close(): Promise<void> {
     this.post();
     this.full = false;
     for (const w of this.waiters.splice(0)) w();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, BYE_MS);
+      this.bye = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.own.postMessage({ k: 'bye' } satisfies ToWriter);
+    });
     this.main.close();
     this.own.close();
   }

@@ -643,7 +643,7 @@ export class TsdbHistory implements History {
   }
 
   async close(): Promise<void> {
-    this.link.close();
+    await this.link.close();
   }
 }
 

@@ -56,6 +56,7 @@ main.onmessage = (ev: MessageEvent): void => {
     own.onmessage = (e: MessageEvent): void => {
       const t = e.data as ToWriter;
       if (t.k === 'flushed') flushes.get(t.n)?.();
+      else if (t.k === 'bye') reply({ k: 'bye' });
       else if (t.k === 'sync' && holder !== undefined && holder !== own) void flushHolder(holder).then(() => writer.on(t, reply));
       else writer.on(t, reply);
     };

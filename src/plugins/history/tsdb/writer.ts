@@ -77,7 +77,7 @@ export class Writer {
   }
 
   /** A message of one instance, whose answers go back by `reply`. */
-  on(m: Exclude<ToWriter, { k: 'flushed' }>, reply: (m: FromWriter) => void): void {
+  on(m: Exclude<ToWriter, { k: 'flushed' } | { k: 'bye' }>, reply: (m: FromWriter) => void): void {
     if (m.k === 'rows') {
       const now = Date.now();
       for (const b of m.b) {
