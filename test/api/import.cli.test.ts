@@ -181,7 +181,9 @@ t.test('interrupted: exit 2 with a line saying what stays, its temporary file re
   proc.stderr.on('data', (d) => (stderr += String(d)));
   // Standard input stays open: the importer waits for more lines until the signal.
   proc.stdin.write(ndjson([entity(1)]));
-  for (let i = 0; i < 200 && !stdout.includes('import started'); i++) await new Promise((r) => setTimeout(r, 50));
+  // The importer makes its temporary file once its import runs, just after it logs 'import started': wait for both.
+  for (let i = 0; i < 200 && !(stdout.includes('import started') && readdirSync(tmpDir).length > 0); i++)
+    await new Promise((r) => setTimeout(r, 50));
   t.ok(readdirSync(tmpDir).length > 0, 'a temporary file while importing');
   proc.kill('SIGINT');
   const [code] = (await once(proc, 'exit')) as [number | null];
