@@ -2,7 +2,7 @@
 // rows go out without waiting (unless the writer's buffer is full: back-pressure), and a sync resolves once what
 // this thread sent before it is in QuestDB and visible to reads.
 import { randomBytes } from 'node:crypto';
-import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import type { FromWriter, Greeting, ToWriter } from './channel.js';
 import type { LineBatch } from './rows.js';
 import type { HistoryLag } from '../../../history/contract.js';
@@ -23,7 +23,11 @@ const BYE_MS = 2_000;
  * thread is ended by its pool without a word, so it posts at the end of each turn, which there is one task of
  * requests the front gathered for it.
  */
-const HOLD_MS = isMainThread ? 10 : 0;
+// Held 10 ms on the front, rows posted by the timer were lost on the way to the writer in a test process (tsdb.faults
+// 'stopped while QuestDB is away': the writer received the bye posted after them, never the rows; reproduced with
+// test/helpers/js-tests.mjs preloaded, not understood yet). Until it is, every thread posts at the end of its turn,
+// which delivered every row in every run: the hold's saving (about 7 µs per PATCH on the front) waits for the cause.
+const HOLD_MS: number = 0;
 const HOLD_CHARS = 1 << 20;
 
 export class WriterLink {
