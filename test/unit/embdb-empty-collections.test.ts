@@ -1,27 +1,8 @@
 // embdb remembers, per thread, the collections it listed empty until a document is created in them (their generation in meta):
 // a document created by another thread's store, in the same tenant or another, or by this one, is listed at once.
-import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { storeOpen } from '../../src/plugins/store/embdb/index.js';
+import t from 'tap';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
-
-const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-
-async function twoStores(t: Test): Promise<[EmbdbStore, EmbdbStore]> {
-  const dir = mkdtempSync(join(tmpdir(), 'embdb-empty-'));
-  const path = join(dir, 'embdb');
-  const a = (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log })) as EmbdbStore;
-  // A worker thread's store: its own instance on the same files.
-  const b = (await storeOpen({ options: { dbPath: path, ram: false }, primary: false, log })) as EmbdbStore;
-  t.teardown(async () => {
-    await b.close();
-    await a.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return [a, b];
-}
+import { twoStores } from '../helpers/embdb-two.js';
 
 const ids = async (s: EmbdbStore, tenant: string, name = 'registrations'): Promise<string[]> => {
   s.freshen();
@@ -29,7 +10,7 @@ const ids = async (s: EmbdbStore, tenant: string, name = 'registrations'): Promi
 };
 
 t.test('a document another store creates after this one listed the collection empty is listed', async (t) => {
-  const [a, b] = await twoStores(t);
+  const [a, b] = await twoStores(t, 'embdb-empty-');
   t.same(await ids(a, ''), []);
   t.same(await ids(a, ''), [], 'empty twice (the second from what the store kept)');
   await b.collection('', 'registrations').insert('urn:ngsi-ld:ContextSourceRegistration:1', { body: { n: 1 } });
@@ -38,7 +19,7 @@ t.test('a document another store creates after this one listed the collection em
 });
 
 t.test('per tenant and per collection: a document elsewhere leaves an empty one empty, then its own is listed', async (t) => {
-  const [a, b] = await twoStores(t);
+  const [a, b] = await twoStores(t, 'embdb-empty-');
   t.same(await ids(a, 'x'), []);
   t.same(await ids(a, 'y'), []);
   await b.collection('x', 'subscriptions').insert('urn:ngsi-ld:Subscription:1', { n: 1 });
@@ -51,7 +32,7 @@ t.test('per tenant and per collection: a document elsewhere leaves an empty one 
 });
 
 t.test('its own creations, deletions down to empty, and creations again', async (t) => {
-  const [a] = await twoStores(t);
+  const [a] = await twoStores(t, 'embdb-empty-');
   const c = a.collection('', 'registrations');
   t.same(await ids(a, ''), []);
   await c.insert('urn:a', { n: 1 });

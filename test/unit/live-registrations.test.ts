@@ -1,32 +1,13 @@
 // ops/forward/sources.ts keeps, per thread and tenant, the registrations it last listed while the collection's
 // generation stays (issue 24: every entity request asks for them). A registration created, replaced or deleted by
 // another thread's store is seen at the next request, expiry is judged at each request, and bumps leave the number.
-import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { storeOpen } from '../../src/plugins/store/embdb/index.js';
+import t from 'tap';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { twoStores } from '../helpers/embdb-two.js';
 import { REGISTRATIONS } from '../../src/ngsild/subscription/registration.js';
 import { liveRegistrations } from '../../src/ops/forward/sources.js';
 import type { LdRequest } from '../../src/pipeline/ld-request.js';
 import type { WorkerContext } from '../../src/pipeline/worker-context.js';
-
-const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
-
-async function twoStores(t: Test): Promise<[EmbdbStore, EmbdbStore]> {
-  const dir = mkdtempSync(join(tmpdir(), 'live-regs-'));
-  const path = join(dir, 'embdb');
-  const a = (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log })) as EmbdbStore;
-  // A worker thread's store: its own instance on the same files.
-  const b = (await storeOpen({ options: { dbPath: path, ram: false }, primary: false, log })) as EmbdbStore;
-  t.teardown(async () => {
-    await b.close();
-    await a.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return [a, b];
-}
 
 /** The ids of the tenant's live registrations as a request on store `s` sees them. */
 async function live(s: EmbdbStore, tenant: string): Promise<string[]> {
@@ -40,7 +21,7 @@ const reg = (id: string, extra: Record<string, unknown> = {}): Record<string, un
 });
 
 t.test('created, replaced and deleted by another store: each seen at the next request', async (t) => {
-  const [a, b] = await twoStores(t);
+  const [a, b] = await twoStores(t, 'live-regs-');
   const regs = b.collection('', REGISTRATIONS);
   t.same(await live(a, ''), []);
   t.same(await live(a, ''), [], 'empty twice (the second from what the thread kept)');
@@ -60,7 +41,7 @@ t.test('created, replaced and deleted by another store: each seen at the next re
 });
 
 t.test('per tenant: a registration of one tenant is not another one', async (t) => {
-  const [a, b] = await twoStores(t);
+  const [a, b] = await twoStores(t, 'live-regs-');
   t.same(await live(a, 'x'), []);
   t.same(await live(a, 'y'), []);
   await b.collection('y', REGISTRATIONS).insert('urn:y', reg('urn:y'));
@@ -69,7 +50,7 @@ t.test('per tenant: a registration of one tenant is not another one', async (t) 
 });
 
 t.test('expiry is judged at each request, not when listed', async (t) => {
-  const [a] = await twoStores(t);
+  const [a] = await twoStores(t, 'live-regs-');
   const soon = new Date(Date.now() + 150).toISOString();
   await a.collection('', REGISTRATIONS).insert('urn:soon', reg('urn:soon', { expiresAt: soon }));
   t.same(await live(a, ''), ['urn:soon']);
@@ -78,7 +59,7 @@ t.test('expiry is judged at each request, not when listed', async (t) => {
 });
 
 t.test('the generation: moved by insert, replace and delete, not by a refused insert nor a bump', async (t) => {
-  const [a, b] = await twoStores(t);
+  const [a, b] = await twoStores(t, 'live-regs-');
   const c = a.collection('', 'csourceSubscriptions');
   const gen = (): number => {
     a.freshen();
@@ -100,7 +81,7 @@ t.test('the generation: moved by insert, replace and delete, not by a refused in
 });
 
 t.test('many tenants: past the kept number, answers stay right', async (t) => {
-  const [a, b] = await twoStores(t);
+  const [a, b] = await twoStores(t, 'live-regs-');
   await b.collection('t7', REGISTRATIONS).insert('urn:t7', reg('urn:t7'));
   for (let i = 0; i < 1100; i++) t.same(await live(a, `t${i}`), i === 7 ? ['urn:t7'] : [], `t${i}`, { diagnostic: false });
   await b.collection('t1099', REGISTRATIONS).insert('urn:t1099', reg('urn:t1099'));
