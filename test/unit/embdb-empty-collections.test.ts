@@ -1,7 +1,7 @@
 // embdb remembers, per thread, the collections it listed empty until a document is created in them (their generation in meta):
 // a document created by another thread's store, in the same tenant or another, or by this one, is listed at once.
 import t from 'tap';
-import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
+import { EMPTY_COLLECTIONS_MAX, type EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import { twoStores } from '../helpers/embdb-two.js';
 
 const ids = async (s: EmbdbStore, tenant: string, name = 'registrations'): Promise<string[]> => {
@@ -48,4 +48,19 @@ t.test('its own creations, deletions down to empty, and creations again', async 
     'a page past the end is empty',
   );
   t.same(await ids(a, ''), ['urn:b'], 'which is not taken for an empty collection');
+});
+
+t.test('what it remembers is bounded: one entry per tenant a client names, at most EMPTY_COLLECTIONS_MAX', async (t) => {
+  const [a, b] = await twoStores(t, 'embdb-empty-');
+  const n = EMPTY_COLLECTIONS_MAX + 10;
+  const listed: string[] = [];
+  for (let i = 0; i < n; i++) listed.push(...(await ids(a, `t${i}`)));
+  t.same(listed, [], 'every tenant empty');
+  t.ok(a.emptyCollections.size <= EMPTY_COLLECTIONS_MAX, `${a.emptyCollections.size} entries after ${n} tenants`);
+  t.ok(a.emptyCollections.size > 0, 'the latest are remembered');
+  // Forgetting never lies: a document created in a forgotten tenant and in a remembered one is listed.
+  await b.collection('t0', 'registrations').insert('urn:ngsi-ld:ContextSourceRegistration:0', { n: 1 });
+  await b.collection(`t${n - 1}`, 'registrations').insert('urn:ngsi-ld:ContextSourceRegistration:last', { n: 1 });
+  t.same(await ids(a, 't0'), ['urn:ngsi-ld:ContextSourceRegistration:0']);
+  t.same(await ids(a, `t${n - 1}`), ['urn:ngsi-ld:ContextSourceRegistration:last']);
 });

@@ -56,6 +56,8 @@ export const ORDERED_QUERY_CAP = 20_000;
  */
 export const MAX_NUMBER_PAIRS_PER_TYPE = 8;
 /** A key element after any name (UTF-8 never holds 0xff). */
+/** How many (tenant, collection) pairs EmbdbStore.noteEmpty remembers as empty before it starts again. */
+export const EMPTY_COLLECTIONS_MAX = 4096;
 const AFTER_ANY_NAME = Uint8Array.of(0xff) as unknown as string;
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
@@ -690,6 +692,15 @@ export class EmbdbStore implements Store {
    */
   readonly emptyCollections = new Map<string, number>();
 
+  /**
+   * @internal for EmbdbCollection: one entry per tenant and collection, and tenants are as many as clients name, so the
+   * map is bounded: past EMPTY_COLLECTIONS_MAX entries it starts again (a forgotten entry costs one range read).
+   */
+  noteEmpty(key: string, generation: number): void {
+    if (this.emptyCollections.size >= EMPTY_COLLECTIONS_MAX && !this.emptyCollections.has(key)) this.emptyCollections.clear();
+    this.emptyCollections.set(key, generation);
+  }
+
   /** @internal: the generation of a collection, moved by each write that adds, replaces or removes a document. */
   collectionGeneration(key: string): number {
     return this.meta.get(key) ?? 0;
@@ -826,7 +837,7 @@ class EmbdbCollection implements DocCollection {
       const rec = docs.get(docKey(this.tenant, this.name, id));
       if (rec !== undefined) out.push({ id, doc: withBumped(rec.doc, rec.b) });
     }
-    if (out.length === 0 && offset === 0 && limit > 0) this.store.emptyCollections.set(this.generationKey, generation);
+    if (out.length === 0 && offset === 0 && limit > 0) this.store.noteEmpty(this.generationKey, generation);
     else this.store.emptyCollections.delete(this.generationKey);
     return out;
   }
