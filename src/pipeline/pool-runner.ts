@@ -83,7 +83,14 @@ export async function createPoolRunner(
     // Workers must keep their event loop turning between tasks: plugin state, subscription changes and other
     // BroadcastChannel mail arrive there. Piscina's default ('sync') blocks an idle worker in Atomics.wait.
     atomics: 'async',
+    // At close the pool waits for the tasks in flight. Past --requestTimeout each was answered 503 already (its
+    // client waits no more), so a thread still busy then is wedged: the pool ends it instead of waiting Piscina's 30 s.
+    closeTimeout: init.config.requestTimeout > 0 ? init.config.requestTimeout : undefined,
   });
+  // Piscina reports that timeout as an 'error' event; the threads are ended all the same.
+  pool.on('error', (e: unknown) =>
+    log.warn({ err: e instanceof Error ? e.message : String(e) }, 'pipeline: threads still busy at close were ended'),
+  );
   // Store and resolver are opened by each thread before its first task: a start-up task surfaces a thread that fails to.
   await pool.run({ warmup: true } as never, { name: 'warmup' });
   const ports = await replyPorts(pool, threads);

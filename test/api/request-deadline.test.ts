@@ -199,3 +199,14 @@ t.test('--requestTimeout: bad values are refused at start; BROKER_REQUESTTIMEOUT
   const u = await runBroker(['-u']);
   t.match(u.stdout, /--requestTimeout\s+int\s+.*\(default: 30000\)/);
 });
+
+t.test('--requestTimeout bounds the stop: a thread still wedged at shutdown is ended after it, the stop is clean', async (t) => {
+  // Piscina waits 30 s for tasks in flight at close, then reports the timeout as an 'error' event nobody listened to.
+  const { broker, trace } = await brokerWith(['--requestTimeout', '300']);
+  // Busy for 20 s, less than Piscina's wait: waited for, the thread would finish and release the request.
+  const wedge = call(broker, 'GET', FLOOD, { headers: { 'x-user': 'a', 'x-busy-ms': '20000' } });
+  await until(() => ran(trace(), FLOOD) === 1, 'the thread is wedged');
+  t.equal((await wedge).status, 503, 'answered at the deadline');
+  t.equal(await broker.stop(), 0, 'clean exit');
+  t.notOk(trace().includes(`release GET ${FLOOD}`), 'the wedged thread was ended, not waited for');
+});
