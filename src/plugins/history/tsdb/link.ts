@@ -18,7 +18,8 @@ const BYE_MS = 2_000;
  * How long rows wait in the front's thread before they go to the writer (`open`'s default there), and how many
  * characters of lines go at once. A message costs its sender about 7 µs whatever it holds (the channel, and waking the
  * writer thread): posted per turn of the loop, the front's carried one PATCH's row under load (bench/temporal-tsdb.ts,
- * a profile of the front). The writer holds rows up to a second anyway (writer.ts LINGER_MS); a read's sync, and the
+ * a profile of the front); held 10 ms, the hand-off costs under 1.1 µs a PATCH, less than a SharedArrayBuffer ring
+ * would (bench/micro/tsdb-handoff.ts). The writer holds rows up to a second anyway (writer.ts LINGER_MS); a read's sync, and the
  * writer's close, first ask every holding instance for what it holds (flush, writer-thread.ts), so no row waits here
  * past either, even in an instance never closed (the front's inline pipeline context is not). A pipeline thread is
  * ended by its pool without a word, so it posts at the end of each turn, which there is one task of requests the
