@@ -10,7 +10,8 @@ export const channelName = (instance: string): string => `ldbroker:tsdb:${instan
 export type Greeting =
   /**
    * An instance opened its own channel: the writer opens it too and answers welcome. `hold`: it holds rows a few ms
-   * before it posts them (link.ts HOLD_MS), so another thread's sync first asks it for them (flush).
+   * before it posts them (link.ts FRONT_HOLD_MS), so a sync of another instance, and the writer's close, first ask it
+   * for them (flush).
    */
   | { k: 'hello'; name: string; hold?: boolean }
   | { k: 'welcome'; name: string }

@@ -2,7 +2,7 @@
 // rows go out without waiting (unless the writer's buffer is full: back-pressure), and a sync resolves once what
 // this thread sent before it is in QuestDB and visible to reads.
 import { randomBytes } from 'node:crypto';
-import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import type { FromWriter, Greeting, ToWriter } from './channel.js';
 import type { LineBatch } from './rows.js';
 import type { HistoryLag } from '../../../history/contract.js';
@@ -15,19 +15,17 @@ const SYNC_MS = 25_000;
 /** How long a closing instance waits for the writer to say it holds every row the instance sent (bye). */
 const BYE_MS = 2_000;
 /**
- * How long rows wait in this thread before they go to the writer, and how many characters of lines go at once. A
- * message costs its sender about 7 µs whatever it holds (the channel, and waking the writer thread): posted per turn
- * of the loop, the front's carried one PATCH's row under load (bench/temporal-tsdb.ts, a profile of the front). The
- * writer holds rows up to a second anyway (writer.ts LINGER_MS), and a read's sync posts what waits here first.
- * Only the main thread (the front) holds them: the broker closes its history at exit, which posts them; a pipeline
- * thread is ended by its pool without a word, so it posts at the end of each turn, which there is one task of
- * requests the front gathered for it.
+ * How long rows wait in the front's thread before they go to the writer (`open`'s default there), and how many
+ * characters of lines go at once. A message costs its sender about 7 µs whatever it holds (the channel, and waking the
+ * writer thread): posted per turn of the loop, the front's carried one PATCH's row under load (bench/temporal-tsdb.ts,
+ * a profile of the front); held 10 ms, the hand-off costs under 1.1 µs a PATCH, less than a SharedArrayBuffer ring
+ * would (bench/micro/tsdb-handoff.ts). The writer holds rows up to a second anyway (writer.ts LINGER_MS); a read's sync, and the
+ * writer's close, first ask every holding instance for what it holds (flush, writer-thread.ts), so no row waits here
+ * past either, even in an instance never closed (the front's inline pipeline context is not). A pipeline thread is
+ * ended by its pool without a word, so it posts at the end of each turn, which there is one task of requests the
+ * front gathered for it.
  */
-// Held 10 ms on the front, rows posted by the timer were lost on the way to the writer in a test process (tsdb.faults
-// 'stopped while QuestDB is away': the writer received the bye posted after them, never the rows; reproduced with
-// test/helpers/js-tests.mjs preloaded, not understood yet). Until it is, every thread posts at the end of its turn,
-// which delivered every row in every run: the hold's saving (about 7 µs per PATCH on the front) waits for the cause.
-const HOLD_MS: number = 0;
+export const FRONT_HOLD_MS = 10;
 const HOLD_CHARS = 1 << 20;
 
 export class WriterLink {
@@ -37,7 +35,7 @@ export class WriterLink {
   private readonly waiters: Array<() => void> = [];
   private readonly syncs = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private next = 0;
-  /** Rows handed in the last HOLD_MS, per tenant, not yet posted (send). */
+  /** Rows handed in the last holdMs, per tenant, not yet posted (send). */
   private readonly pending = new Map<string, LineBatch>();
   private pendingChars = 0;
   private holding: NodeJS.Timeout | NodeJS.Immediate | undefined;
@@ -47,6 +45,7 @@ export class WriterLink {
   private constructor(
     private readonly main: BroadcastChannel,
     private readonly own: BroadcastChannel,
+    private readonly holdMs: number,
   ) {
     main.onmessage = (ev: MessageEvent): void => {
       const m = ev.data as Greeting;
@@ -75,13 +74,14 @@ export class WriterLink {
     };
   }
 
-  static async open(channel: string): Promise<WriterLink> {
+  /** `holdMs`: how long rows wait here before they are posted (0: at the end of the turn). */
+  static async open(channel: string, holdMs = isMainThread ? FRONT_HOLD_MS : 0): Promise<WriterLink> {
     const name = `${channel}:${threadId}:${randomBytes(4).toString('hex')}`;
     const main = new BroadcastChannel(channel);
     const own = new BroadcastChannel(name);
     // The writer thread may not listen yet (it starts with the primary instance): hello again until it answers.
     await new Promise<void>((resolve, reject) => {
-      const hello = (): void => main.postMessage({ k: 'hello', name, hold: HOLD_MS > 0 } satisfies Greeting);
+      const hello = (): void => main.postMessage({ k: 'hello', name, hold: holdMs > 0 } satisfies Greeting);
       const again = setInterval(hello, HELLO_EVERY_MS);
       const timer = setTimeout(() => {
         clearInterval(again);
@@ -102,12 +102,12 @@ export class WriterLink {
     // Neither channel keeps a thread alive.
     main.unref();
     own.unref();
-    return new WriterLink(main, own);
+    return new WriterLink(main, own, holdMs);
   }
 
   /**
    * Hands rows (ILP lines, ilp.ts) of a tenant to the writer, waiting first while its buffer is full: they go in one
-   * message with every other row this thread hands it within HOLD_MS, one string per tenant. Row objects cost a
+   * message with every other row this instance is handed within its hold, one string per tenant. Row objects cost a
    * clone per field where a string is one copy, and a message per write cost more than its rows. Returns nothing
    * when they are queued at once (no promise for the write to wait for), else a promise of their turn.
    */
@@ -134,13 +134,13 @@ export class WriterLink {
     this.pendingChars += lines.length;
     if (this.pendingChars >= HOLD_CHARS) this.post();
     else if (this.holding === undefined)
-      this.holding = HOLD_MS > 0 ? setTimeout(() => this.post(), HOLD_MS) : setImmediate(() => this.post());
+      this.holding = this.holdMs > 0 ? setTimeout(() => this.post(), this.holdMs) : setImmediate(() => this.post());
   }
 
   /** Sends what waits here (send), before any sync so that the sync follows its rows. */
   private post(): void {
     if (this.holding !== undefined) {
-      if (HOLD_MS > 0) clearTimeout(this.holding as NodeJS.Timeout);
+      if (this.holdMs > 0) clearTimeout(this.holding as NodeJS.Timeout);
       else clearImmediate(this.holding as NodeJS.Immediate);
     }
     this.holding = undefined;

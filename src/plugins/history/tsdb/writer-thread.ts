@@ -20,12 +20,15 @@ const threads = new Map<string, BroadcastChannel>();
 const report = (m: WriterReport): void => parentPort!.postMessage(m);
 
 /**
- * The instance that holds rows a few ms before it posts them (the front, link.ts HOLD_MS): a sync of another thread
- * first has it post them, so that a read sees a write the front answered just before (README: a client reads its own
- * writes whichever thread serves the read). Its answer comes after its rows on its channel; a holder that no longer
- * answers (closed) holds the sync FLUSH_WAIT_MS at most.
+ * The instances that hold rows a few ms before they post them (the front's, link.ts FRONT_HOLD_MS; a thread may have
+ * several: the history's primary instance and the front's pipeline context). A sync of another instance first has
+ * each of them post what it holds, so that a read sees a write the front answered just before (README: a client
+ * reads its own writes whichever thread serves the read); so does the writer's close, so that rows an instance still
+ * holds (one that is never closed, as the front's inline pipeline context) are sent or counted lost, not left behind
+ * unseen. An answer comes after the holder's rows on its channel; a holder that no longer answers holds the wait
+ * FLUSH_WAIT_MS at most. A holder leaves the set at its bye (closed: it posted everything before).
  */
-let holder: BroadcastChannel | undefined;
+const holders = new Set<BroadcastChannel>();
 const FLUSH_WAIT_MS = 1000;
 const flushes = new Map<number, () => void>();
 let flushN = 0;
@@ -45,6 +48,11 @@ function flushHolder(h: BroadcastChannel): Promise<void> {
     h.postMessage({ k: 'flush', n } satisfies FromWriter);
   });
 }
+
+/** Every holder but `except` has posted what it held (or did not answer in time). */
+async function flushHolders(except?: BroadcastChannel): Promise<void> {
+  await Promise.all([...holders].filter((h) => h !== except).map(flushHolder));
+}
 const writer = new Writer(data.settings, (m: Greeting) => main.postMessage(m), report);
 
 main.onmessage = (ev: MessageEvent): void => {
@@ -56,21 +64,25 @@ main.onmessage = (ev: MessageEvent): void => {
     own.onmessage = (e: MessageEvent): void => {
       const t = e.data as ToWriter;
       if (t.k === 'flushed') flushes.get(t.n)?.();
-      else if (t.k === 'bye') reply({ k: 'bye' });
-      else if (t.k === 'sync' && holder !== undefined && holder !== own) void flushHolder(holder).then(() => writer.on(t, reply));
+      else if (t.k === 'bye') {
+        holders.delete(own);
+        reply({ k: 'bye' });
+      } else if (t.k === 'sync' && [...holders].some((h) => h !== own)) void flushHolders(own).then(() => writer.on(t, reply));
       else writer.on(t, reply);
     };
     threads.set(m.name, own);
-    if (m.hold === true) holder = own;
+    if (m.hold === true) holders.add(own);
   }
   main.postMessage({ k: 'welcome', name: m.name } satisfies Greeting);
 };
 
 parentPort!.on('message', (m: { k: 'close'; ms: number }) => {
   if (m.k !== 'close') return;
-  void writer.close(m.ms).then((lost) => {
-    main.close();
-    for (const c of threads.values()) c.close();
-    report({ k: 'closed', lost });
-  });
+  void flushHolders()
+    .then(() => writer.close(m.ms))
+    .then((lost) => {
+      main.close();
+      for (const c of threads.values()) c.close();
+      report({ k: 'closed', lost });
+    });
 });
