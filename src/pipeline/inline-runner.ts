@@ -73,6 +73,9 @@ class InlineRunner implements PipelineRunner {
   }
 
   async close(): Promise<void> {
+    // A history beside the store has an instance of its own here (the tsdb link, which may hold rows): closed first,
+    // it hands them over before the primary's close ends the writer.
+    if (this.ctx.history !== this.ctx.store.history) await this.ctx.history?.close?.();
     await this.ctx.store.close();
   }
 }
