@@ -43,6 +43,7 @@ import {
 import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
 import { ADMITTED_PER_QUERY, EntityCache, cacheKey } from './entity-cache.js';
+import { PendingEntries } from './pending-entries.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -128,6 +129,9 @@ export class EmbdbStore implements Store {
   private examined = 0;
   /** The entities read-only queries decoded before (entity-cache.ts). */
   private readonly entityCache = new EntityCache();
+  /** The index entries of the write being applied (applyOutcome), written after everything that can throw. */
+  private readonly pendingGeo = new PendingEntries<GeoKey>();
+  private readonly pendingNumbers = new PendingEntries<NumberKey>();
   readonly history: EmbdbHistory | undefined;
   /** The environment's path as the count records carried between writes know it (stats-batch.ts): one per env. */
   private readonly statsPath: string;
@@ -222,9 +226,11 @@ export class EmbdbStore implements Store {
    * Runs fn as one write transaction as the lock preference says; resolves after commit (and flush with sync=request).
    * Whatever fn throws undoes all it wrote. transactionSync aborts on a throw; lmdb's batched async writer runs the
    * callbacks of one batch in one LMDB transaction and commits what a callback wrote before it threw, so fn runs there
-   * as a child transaction, which a throw aborts alone.
+   * as a child transaction, which a throw aborts alone. `flat`: fn does everything that can throw before its first put
+   * (applyOutcome), so it needs no child transaction of its own (its begin and commit were ~3 us of a create,
+   * bench/micro/one-entity.ts); a throw leaves the batch's other writes as they are.
    */
-  private async write<R>(fn: () => R): Promise<R> {
+  private async write<R>(fn: () => R, flat = false): Promise<R> {
     const guarded = (): R => {
       try {
         return fn();
@@ -233,7 +239,10 @@ export class EmbdbStore implements Store {
         throw error;
       }
     };
-    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(guarded) : await this.env.childTransaction(guarded);
+    const result =
+      this.settings.lockPrefer === 'writes'
+        ? this.env.transactionSync(guarded)
+        : await (flat ? this.env.transaction(guarded) : this.env.childTransaction(guarded));
     if (this.settings.sync === 'request') await this.env.flushed;
     return result;
   }
@@ -299,6 +308,8 @@ export class EmbdbStore implements Store {
 
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
+    // The history's write (troe embdb) may still throw after the entity's puts: then a child transaction undoes them.
+    const flat = this.history === undefined || opts?.noHistory === true;
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
       const stats = this.statsBatch();
@@ -308,7 +319,7 @@ export class EmbdbStore implements Store {
       const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, pairs, opts, events);
       stats.flush();
       return r;
-    });
+    }, flat);
     if (events !== undefined) opts!.events!.push(...events);
     return result;
   }
@@ -347,7 +358,10 @@ export class EmbdbStore implements Store {
   /**
    * Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and
    * history, and notes its event (its sequence: LMDB's transaction id, which grows with each write transaction of
-   * the env whichever thread commits it).
+   * the env whichever thread commits it). Every step that can throw (the index entries, the counts, the change) runs
+   * before the first put, the entity's own first (its encoding is the one put that can still fail on the data): a
+   * single write that throws has written nothing (write, `flat`). What follows it is puts of checked keys
+   * (ngsild/entity/limits.ts) and, with troe embdb, the history, which runs in a child transaction.
    */
   private applyOutcome<R>(
     tenant: string,
@@ -364,23 +378,25 @@ export class EmbdbStore implements Store {
   ): R {
     const next = outcome.next;
     if (next === undefined || (next === null && current === undefined)) return outcome.result;
+    const geo = this.pendingGeo.clear();
+    moveGeoEntries(geo, tenant, id, current, next);
+    const numbers = this.pendingNumbers.clear();
+    moveNumberEntries(numbers, pairs, tenant, id, current, next);
+    // An entity rewritten in its own shape (a batch upsert's replace, usually) moves no count: no signatures built.
+    if (current === undefined || next === null || !sameContribution(current, next))
+      stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
+    const after = next === null ? undefined : next;
+    const change = this.history === undefined && events === undefined ? undefined : (outcome.change ?? changeBetween(current, after));
+    if (next === null) this.entities.removeSync(key);
+    else this.entities.putSync(key, next);
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
-    moveGeoEntries(this.geoCells, tenant, id, current, next);
-    moveNumberEntries(this.attrNumbers, pairs, tenant, id, current, next);
-    // An entity rewritten in its own shape (a batch upsert's replace, usually) moves no count: no signatures built.
-    if (current === undefined || next === null || !sameContribution(current, next))
-      stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
-    if (next === null) this.entities.removeSync(key);
-    else {
-      this.entities.putSync(key, next);
-      if (opts?.createTenant) this.registerTenant(tenant);
-    }
-    if (this.history === undefined && events === undefined) return outcome.result;
-    const after = next === null ? undefined : next;
-    const change = outcome.change ?? changeBetween(current, after);
+    geo.writeTo(this.geoCells);
+    numbers.writeTo(this.attrNumbers);
+    if (next !== null && opts?.createTenant) this.registerTenant(tenant);
+    if (change === undefined) return outcome.result;
     if (opts?.noHistory !== true) this.history?.recordWrite(tenant, id, current, next, change);
     events?.push({ tenant, id, before: current, after, change, seq: seq === 0 ? this.env.getWriteTxnId() : seq });
     return outcome.result;
