@@ -1,8 +1,8 @@
 // embdb: an exception inside a write transaction undoes all of it (issue 13, item 4), with either lock preference:
 // an error while writing an entity of a batch leaves neither it nor the batch's other entries, nor any index entry,
-// count, tenant or history; a mutation's own error stays its entry's outcome. A single write without a history runs
-// without a child transaction (issue 24): there every step that can throw comes before its first put, and the cases
-// below run both with and without the history to cover that path.
+// count, tenant or history; a mutation's own error stays its entry's outcome. Single writes without a history run in
+// groups (issue 24, embdb-store.ts mutateEntity, embdb-write-group.test.ts), where a write that throws before its first
+// put fails alone and one that throws after it undoes the group: the cases below run with and without the history.
 import t, { type Test } from 'tap';
 import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
@@ -30,8 +30,8 @@ interface PutDb {
 
 /**
  * A store whose entities database throws when it is asked to write BOOM: by then the entries of a batch before it are
- * written in the same transaction, and with a history its own history too. A single write puts its entity first
- * (everything else that can throw is done before it, embdb-store.ts applyOutcome).
+ * written in the same transaction. A write puts its entity first (everything else that can throw on its data is done
+ * before it, embdb-store.ts planOutcome); in a group, the writes before it are.
  */
 function faultyStore(
   t: { teardown: (fn: () => void | Promise<void>) => void },

@@ -1,7 +1,7 @@
 // The discovery counts (CIM 009 v1.8 §5.7.5 to §5.7.8) moved by the writes of one transaction: each count record
 // is read once, changed in memory by every entity of the batch, and written once when the transaction ends.
-// lmdb's batched writer runs many writes (each its own StatsBatch, in a child transaction or, a single write without
-// a history, in none: embdb-store.ts write) in one LMDB transaction:
+// lmdb's batched writer runs many writes (each its own StatsBatch, in a child transaction; single writes that came
+// together share one, embdb-store.ts mutateEntity) in one LMDB transaction:
 // the records one of them wrote are carried to the next of the same transaction, which then reads none of them
 // (3 reads and decodes of msgpack maps fewer per created entity, bench/micro/one-entity.ts).
 import type { Database } from 'lmdb';
@@ -23,10 +23,7 @@ interface Carried {
  */
 const carriedByPath = new Map<string, Carried>();
 
-/**
- * A write of the store that threw: its child transaction is undone (or, without one, it threw before its first put),
- * and the records it took may have been changed in memory: none carried may be trusted.
- */
+/** A write of the store that threw: its child transaction is undone, so what it carried may not be stored. */
 export function forgetCarriedStats(path: string): void {
   carriedByPath.delete(path);
 }
