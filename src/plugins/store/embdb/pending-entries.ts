@@ -15,6 +15,8 @@ export class PendingEntries<K> implements IndexWriter<K> {
   private readonly puts: boolean[] = [];
 
   clear(): this {
+    // Most writes move no entry: setting an array's length costs more than reading it.
+    if (this.keys.length === 0) return this;
     this.keys.length = 0;
     this.ids.length = 0;
     this.puts.length = 0;
