@@ -9,7 +9,7 @@ import { parseTenant } from '../ngsild/tenant.js';
 import { isUri } from '../ngsild/entity/syntax.js';
 import { checkIdSize } from '../ngsild/entity/limits.js';
 import { baseMediaType, JSON_TYPE, type ResponseMedia } from './media.js';
-import { MAX_BODY_NESTING, tooDeepAt } from '../ngsild/entity/depth.js';
+import { MAX_BODY_NESTING, mayNestDeeper, tooDeepAt } from '../ngsild/entity/depth.js';
 import { illFormedString } from '../ngsild/entity/well-formed.js';
 import { LdOp, NO_OPERATION, operationOf, type Operation } from '../ngsild/operations.js';
 
@@ -115,7 +115,7 @@ export class LdRequest {
     }
     // JSON.parse takes any depth; the walks after it (expansion, @context processing and digests, rendering,
     // serialization) may recurse: bounded once here, before any of them.
-    const deep = tooDeepAt(parsed, MAX_BODY_NESTING);
+    const deep = mayNestDeeper(text, MAX_BODY_NESTING) ? tooDeepAt(parsed, MAX_BODY_NESTING) : undefined;
     if (deep !== undefined) throw badRequest(`${deep}: the body is nested deeper than ${MAX_BODY_NESTING} levels`);
     // The bytes are valid UTF-8, so only a \u escape can make a lone surrogate.
     if (text.includes('\\u')) {

@@ -21,7 +21,8 @@ export type { EntityWrite, WriteChange, WriteKind } from '../ngsild/entity/write
  * the mutation and writes only if the version is still the one it read, else reads again and runs the mutation
  * again. So the caller learns what was written from the outcome the call resolves with and from the write events
  * (MutateOptions.events), never from what a run of the mutation did on the side. (embdb's write transaction holds
- * the entity from read to commit: its check is trivially true and a mutation runs once.)
+ * the entity from read to commit: its check is trivially true; a mutation runs again only when the group of writes it
+ * ran in is undone by another's failure, embdb-store.ts mutateEntity.)
  */
 export type Mutation<R> = (current: StoredEntity | undefined) => MutationOutcome<R>;
 

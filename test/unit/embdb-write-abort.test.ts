@@ -1,6 +1,8 @@
 // embdb: an exception inside a write transaction undoes all of it (issue 13, item 4), with either lock preference:
 // an error while writing an entity of a batch leaves neither it nor the batch's other entries, nor any index entry,
-// count, tenant or history; a mutation's own error stays its entry's outcome.
+// count, tenant or history; a mutation's own error stays its entry's outcome. Single writes without a history run in
+// groups (issue 24, embdb-store.ts mutateEntity, embdb-write-group.test.ts), where a write that throws before its first
+// put fails alone and one that throws after it undoes the group: the cases below run with and without the history.
 import t, { type Test } from 'tap';
 import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
@@ -27,11 +29,16 @@ interface PutDb {
 }
 
 /**
- * A store whose entities database throws when it is asked to write BOOM: by then that entity's type index, spatial
- * index and (in a batch) the entries before it are written in the same transaction.
+ * A store whose entities database throws when it is asked to write BOOM: by then the entries of a batch before it are
+ * written in the same transaction. A write puts its entity first (everything else that can throw on its data is done
+ * before it, embdb-store.ts planOutcome); in a group, the writes before it are.
  */
-function faultyStore(t: { teardown: (fn: () => void | Promise<void>) => void }, lockPrefer: 'reads' | 'writes'): EmbdbStore {
-  const store = tempEmbdb(t, { lockPrefer, troe: 'embdb' });
+function faultyStore(
+  t: { teardown: (fn: () => void | Promise<void>) => void },
+  lockPrefer: 'reads' | 'writes',
+  troe: 'embdb' | 'none' = 'embdb',
+): EmbdbStore {
+  const store = tempEmbdb(t, { lockPrefer, troe });
   const entities = (store as unknown as { entities: PutDb }).entities;
   const putSync = entities.putSync.bind(entities);
   entities.putSync = (key, value) => {
@@ -68,7 +75,22 @@ async function nothingWritten(t: Test, store: EmbdbStore, tenant: string, ids: s
     [],
     'the spatial index database is empty',
   );
-  for (const id of ids) t.equal(await store.history!.getTemporalEntity(tenant, id), undefined, `no history of ${id}`);
+  if (store.history !== undefined)
+    for (const id of ids) t.equal(await store.history.getTemporalEntity(tenant, id), undefined, `no history of ${id}`);
+}
+
+/** A vehicle whose location's coordinates throw when read: its spatial index entries cannot be computed. */
+function unreadableVehicle(id: string): StoredEntity {
+  const e = vehicle(id);
+  const value = { type: 'Point' };
+  Object.defineProperty(value, 'coordinates', {
+    enumerable: true,
+    get: () => {
+      throw new Error('injected: the coordinates cannot be read');
+    },
+  });
+  e[NS + 'location'] = [{ type: 'GeoProperty', value }];
+  return e;
 }
 
 for (const lockPrefer of ['reads', 'writes'] as const) {
@@ -98,42 +120,101 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
     t.equal((await store.queryEntities('openiot', { limit: 10, offset: 0, count: true })).count, 2);
   });
 
-  t.test(`dbLockPrefer ${lockPrefer}: one entity whose write fails leaves no index entry behind`, async (t) => {
-    const store = faultyStore(t, lockPrefer);
-    await t.rejects(
-      store.mutateEntity('openiot', BOOM, () => ({ next: vehicle(BOOM), result: undefined }), { createTenant: true }),
-      /injected/,
-    );
-    await nothingWritten(t, store, 'openiot', [BOOM]);
-  });
+  for (const troe of ['embdb', 'none'] as const) {
+    t.test(`dbLockPrefer ${lockPrefer}, troe ${troe}: one entity whose write fails leaves no index entry behind`, async (t) => {
+      const store = faultyStore(t, lockPrefer, troe);
+      await t.rejects(
+        store.mutateEntity('openiot', BOOM, () => ({ next: vehicle(BOOM), result: undefined }), { createTenant: true }),
+        /injected/,
+      );
+      await nothingWritten(t, store, 'openiot', [BOOM]);
+    });
 
-  t.test(`dbLockPrefer ${lockPrefer}: several writers in one lmdb batch: the one that throws is undone alone`, async (t) => {
-    const store = faultyStore(t, lockPrefer);
-    const ids = ['urn:ngsi-ld:Vehicle:1', BOOM, 'urn:ngsi-ld:Vehicle:2'];
-    const settled = await Promise.allSettled(ids.map((id) => store.mutateEntity('', id, () => ({ next: vehicle(id), result: id }))));
-    t.same(
-      settled.map((s) => s.status),
-      ['fulfilled', 'rejected', 'fulfilled'],
+    t.test(
+      `dbLockPrefer ${lockPrefer}, troe ${troe}: several writers in one lmdb batch: the one that throws is undone alone`,
+      async (t) => {
+        const store = faultyStore(t, lockPrefer, troe);
+        const ids = ['urn:ngsi-ld:Vehicle:1', BOOM, 'urn:ngsi-ld:Vehicle:2'];
+        const settled = await Promise.allSettled(ids.map((id) => store.mutateEntity('', id, () => ({ next: vehicle(id), result: id }))));
+        t.same(
+          settled.map((s) => s.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        t.same(
+          (await store.queryEntities('', { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
+          ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+          'the type index holds the two written',
+        );
+        t.equal((await store.typeStats(''))[0]?.count, 2);
+        if (troe === 'embdb') t.equal(await store.history!.getTemporalEntity('', BOOM), undefined);
+        const dbs = store.indexedDbs();
+        t.same(
+          [...dbs.typeMembers.getRange()].map((e) => e.value),
+          ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+          'no type index entry of the one undone',
+        );
+        t.same(
+          [...dbs.geoCells.getRange()].map((e) => e.value),
+          ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+          'no spatial index entry of it',
+        );
+      },
     );
-    t.same(
-      (await store.queryEntities('', { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
-      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
-      'the type index holds the two written',
+
+    t.test(
+      `dbLockPrefer ${lockPrefer}, troe ${troe}: a write whose index entries cannot be computed leaves nothing, the others beside it stay`,
+      async (t) => {
+        const store = faultyStore(t, lockPrefer, troe);
+        const bad = 'urn:ngsi-ld:Vehicle:unreadable';
+        await t.rejects(
+          store.mutateEntity('openiot', bad, () => ({ next: unreadableVehicle(bad), result: undefined }), { createTenant: true }),
+          /injected/,
+        );
+        await nothingWritten(t, store, 'openiot', [bad]);
+        // In one lmdb batch (lockPrefer reads) with writes before and after it: those are written whole.
+        const ids = ['urn:ngsi-ld:Vehicle:1', bad, 'urn:ngsi-ld:Vehicle:2'];
+        const settled = await Promise.allSettled(
+          ids.map((id) => store.mutateEntity('', id, () => ({ next: id === bad ? unreadableVehicle(id) : vehicle(id), result: id }))),
+        );
+        t.same(
+          settled.map((s) => s.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        t.equal(await store.getEntity('', bad), undefined, 'the unreadable one is not stored');
+        t.same(
+          (await store.queryEntities('', { type: ofTypes(NS + 'Vehicle'), limit: 10, offset: 0, count: true })).entities.map((e) => e.id),
+          ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+        );
+        t.same(
+          (await store.typeStats('')).map((s) => s.count),
+          [2],
+          'the type counts the two written',
+        );
+        const dbs = store.indexedDbs();
+        t.same(
+          [...dbs.typeMembers.getRange()].map((e) => e.value),
+          ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+          'no type index entry of the one refused',
+        );
+        t.same(
+          [...dbs.geoCells.getRange()].map((e) => e.value),
+          ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
+          'no spatial index entry of it',
+        );
+        // A write after it in the same tenant counts from the records as they are (none carried from the failed one).
+        await store.mutateEntity('', 'urn:ngsi-ld:Vehicle:3', () => ({ next: vehicle('urn:ngsi-ld:Vehicle:3'), result: undefined }));
+        t.same(
+          (await store.typeStats('')).map((s) => s.count),
+          [3],
+        );
+        t.same(
+          (await store.attributeStats('')).map((s) => s.count),
+          [3, 3],
+          'each attribute counts the three written',
+        );
+      },
     );
-    t.equal((await store.typeStats(''))[0]?.count, 2);
-    t.equal(await store.history!.getTemporalEntity('', BOOM), undefined);
-    const dbs = store.indexedDbs();
-    t.same(
-      [...dbs.typeMembers.getRange()].map((e) => e.value),
-      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
-      'no type index entry of the one undone',
-    );
-    t.same(
-      [...dbs.geoCells.getRange()].map((e) => e.value),
-      ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
-      'no spatial index entry of it',
-    );
-  });
+  }
 
   t.test(`dbLockPrefer ${lockPrefer}: a mutation's own error is its entry's outcome, the others are written`, async (t) => {
     const store = faultyStore(t, lockPrefer);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { isUri, isDateTime, forbiddenNameChar, isScope, isLanguageKey } from '../../src/ngsild/entity/syntax.js';
-import { tooDeepAt } from '../../src/ngsild/entity/depth.js';
+import { mayNestDeeper, tooDeepAt } from '../../src/ngsild/entity/depth.js';
 import { geometryProblem, looksLikeGeometry } from '../../src/ngsild/entity/geometry.js';
 import { parseLangRanges, bestLanguage } from '../../src/ngsild/entity/lang.js';
 import { isNullMarker } from '../../src/ngsild/entity/value-members.js';
@@ -73,6 +73,20 @@ t.test('tooDeepAt names the top-level member of the deepest value and walks arra
   let v: unknown = 0;
   for (let i = 0; i < 1_000_000; i++) v = [v];
   t.equal(tooDeepAt({ deep: v }), 'deep', 'a million levels are refused without a stack overflow');
+});
+
+t.test('mayNestDeeper rules out only texts with too few brackets to nest past the bound', async (t) => {
+  t.equal(mayNestDeeper('{"a":{"b":1}}', 2), false, 'two containers, bound 2');
+  t.equal(mayNestDeeper('{"a":{"b":[1]}}', 2), true, 'three containers');
+  t.equal(mayNestDeeper('{"a":"[[[{{{"}', 2), true, 'brackets in a string count: the walk decides');
+  t.equal(mayNestDeeper('[1,2,3]', 0), true);
+  t.equal(mayNestDeeper('"x"', 0), false, 'a scalar');
+  // Wherever the bound is, what tooDeepAt refuses is never ruled out.
+  for (const text of ['[[[1]]]', '{"a":{"b":{}}}', '[{"a":[{}]}]', '{"a":1,"b":[[2]],"c":{"d":{"e":{}}}}']) {
+    for (let max = 0; max <= 5; max++) {
+      if (tooDeepAt(JSON.parse(text), max) !== undefined) t.ok(mayNestDeeper(text, max), `${text}, bound ${max}`);
+    }
+  }
 });
 
 t.test('geometryProblem refuses a GeometryCollection inside a GeometryCollection and bad positions', async (t) => {

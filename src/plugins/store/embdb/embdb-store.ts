@@ -21,8 +21,8 @@ import type {
   TypeStat,
   WriteEvent,
 } from '../../../store/contract.js';
-import { changeBetween } from '../../../ngsild/entity/write-change.js';
-import { entitySignature, sameContribution } from '../../../store/kit/discovery-counts.js';
+import { changeBetween, type WriteChange } from '../../../ngsild/entity/write-change.js';
+import { entitySignature, sameContribution, type EntitySignature } from '../../../store/kit/discovery-counts.js';
 import { applyBump, withBumped, type Bumped } from '../../../store/kit/bump.js';
 import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
@@ -43,6 +43,7 @@ import {
 import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
 import { ADMITTED_PER_QUERY, EntityCache, cacheKey } from './entity-cache.js';
+import { PendingEntries } from './pending-entries.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -90,6 +91,31 @@ interface DocRecord {
   b?: Bumped;
 }
 
+/** What planOutcome computed of a write, for writePlan. */
+interface WritePlan {
+  next: StoredEntity | null;
+  /** Whether the write moves counts, from the signature `before` to `after` (undefined: absent). */
+  counted: boolean;
+  before: EntitySignature | undefined;
+  after: EntitySignature | undefined;
+  /** Undefined when neither a history nor an event takes it. */
+  change: WriteChange | undefined;
+}
+
+/** A single write in a group (mutateEntity): what it asks, and once its group ran, how it ended. */
+interface GroupedWrite {
+  tenant: string;
+  id: string;
+  mutation: Mutation<unknown>;
+  opts: MutateOptions | undefined;
+  events: WriteEvent[] | undefined;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+  /** Its own error (nothing of it written), else its result. */
+  failed: boolean;
+  outcome: unknown;
+}
+
 /** Where msgpackr's shared structures of the entities are kept, in the entities DB (no range of keys sees it). */
 const STRUCTURES_KEY = Symbol.for('structures');
 
@@ -130,6 +156,11 @@ export class EmbdbStore implements Store {
   private examined = 0;
   /** The entities read-only queries decoded before (entity-cache.ts). */
   private readonly entityCache = new EntityCache();
+  /** The index entries of the write being applied (applyOutcome), written after everything that can throw. */
+  private readonly pendingGeo = new PendingEntries<GeoKey>();
+  private readonly pendingNumbers = new PendingEntries<NumberKey>();
+  /** The single writes waiting for their group's transaction to start (mutateEntity); undefined once it started. */
+  private openGroup: GroupedWrite[] | undefined;
   readonly history: EmbdbHistory | undefined;
   /** The environment's path as the count records carried between writes know it (stats-batch.ts): one per env. */
   private readonly statsPath: string;
@@ -299,7 +330,37 @@ export class EmbdbStore implements Store {
     return new StatsBatch(this.typeStatDb, this.attrStatDb, this.statsPath, this.env.getWriteTxnId());
   }
 
+  /**
+   * With the batched writer (lockPrefer reads), the single writes that come while the writer is busy run together as
+   * one group: one callback and one child transaction for all, their counts written once (issue 24: a count record
+   * written per create was a fifth of the store's CPU per create, bench/micro/one-entity.ts). A write that fails
+   * before its first put (its mutation, its index entries) fails alone in the group; anything thrown after a put
+   * undoes the group, whose writes then run again one by one (runGroup). With a history (troe embdb), which can still
+   * throw after the entity's puts, and with lockPrefer writes (a synchronous commit per call), each runs alone.
+   */
   async mutateEntity<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
+    if (this.settings.lockPrefer === 'writes' || (this.history !== undefined && opts?.noHistory !== true))
+      return this.mutateAlone(tenant, id, mutation, opts);
+    return new Promise<R>((resolve, reject) => {
+      const w: GroupedWrite = {
+        tenant,
+        id,
+        mutation,
+        opts,
+        events: opts?.events === undefined ? undefined : [],
+        resolve: resolve as (r: unknown) => void,
+        reject,
+        failed: false,
+        outcome: undefined,
+      };
+      // Joined before the group's write starts (it may run its callback at once inside another transaction).
+      if (this.openGroup !== undefined) this.openGroup.push(w);
+      else void this.runGroup((this.openGroup = [w]));
+    });
+  }
+
+  /** One write in a transaction (a child transaction with the batched writer) of its own. */
+  private async mutateAlone<R>(tenant: string, id: string, mutation: Mutation<R>, opts?: MutateOptions): Promise<R> {
     const events = opts?.events === undefined ? undefined : ([] as WriteEvent[]);
     const result = await this.write(() => {
       if (events !== undefined) events.length = 0;
@@ -307,12 +368,67 @@ export class EmbdbStore implements Store {
       const pairs = this.numberPairs.current();
       const key = entityKey(tenant, id);
       const current = this.entities.get(key);
-      const r = this.applyOutcome(tenant, id, key, current, mutation(current), stats, pairs, opts, events);
+      const outcome = mutation(current);
+      const plan = this.planOutcome(tenant, id, current, outcome, pairs, events !== undefined);
+      const r = plan === undefined ? outcome.result : this.writePlan(tenant, id, key, current, outcome, plan, stats, opts, events, 0);
       stats.flush();
       return r;
     });
     if (events !== undefined) opts!.events!.push(...events);
     return result;
+  }
+
+  /** Runs a group of single writes (mutateEntity) and settles each once the group is committed. */
+  private async runGroup(group: GroupedWrite[]): Promise<void> {
+    try {
+      await this.write(() => this.writeGroup(group));
+    } catch {
+      // Thrown after a put (LMDB refused one): the group is undone, and each write runs again alone, so that only
+      // the one at fault fails (a mutation may run more than once, store/contract.ts Mutation).
+      if (this.openGroup === group) this.openGroup = undefined;
+      for (const w of group) this.mutateAlone(w.tenant, w.id, w.mutation, w.opts).then(w.resolve, w.reject);
+      return;
+    }
+    for (const w of group) {
+      if (w.failed) w.reject(w.outcome);
+      else {
+        if (w.events !== undefined) w.opts!.events!.push(...w.events);
+        w.resolve(w.outcome);
+      }
+    }
+  }
+
+  /** Inside the group's write transaction: each write in turn, then the counts they moved, written once. */
+  private writeGroup(group: GroupedWrite[]): void {
+    // Writes from now on start the next group.
+    if (this.openGroup === group) this.openGroup = undefined;
+    const stats = this.statsBatch();
+    const pairs = this.numberPairs.current();
+    let seq = 0;
+    for (const w of group) {
+      if (w.events !== undefined) w.events.length = 0;
+      const key = entityKey(w.tenant, w.id);
+      const current = this.entities.get(key);
+      let outcome: MutationOutcome<unknown>;
+      let plan: WritePlan | undefined;
+      // Thrown before any put of it: this write's own error, nothing of it written.
+      try {
+        outcome = w.mutation(current);
+        plan = this.planOutcome(w.tenant, w.id, current, outcome, pairs, w.events !== undefined);
+      } catch (error) {
+        w.failed = true;
+        w.outcome = error;
+        continue;
+      }
+      w.failed = false;
+      if (plan === undefined) {
+        w.outcome = outcome.result;
+        continue;
+      }
+      if (w.events !== undefined && seq === 0) seq = this.env.getWriteTxnId();
+      w.outcome = this.writePlan(w.tenant, w.id, key, current, outcome, plan, stats, w.opts, w.events, seq);
+    }
+    stats.flush();
   }
 
   async mutateEntities<R>(tenant: string, items: readonly BatchItem<R>[], opts?: MutateOptions): Promise<BatchOutcome<R>[]> {
@@ -335,9 +451,14 @@ export class EmbdbStore implements Store {
           outcomes.push({ ok: false, error });
           continue;
         }
+        const plan = this.planOutcome(tenant, item.id, current, outcome, pairs, events !== undefined);
+        if (plan === undefined) {
+          outcomes.push({ ok: true, result: outcome.result });
+          continue;
+        }
         // The transaction's id, read once: every write of it has the same sequence (a native call per entity else).
         if (events !== undefined && seq === 0) seq = this.env.getWriteTxnId();
-        outcomes.push({ ok: true, result: this.applyOutcome(tenant, item.id, key, current, outcome, stats, pairs, opts, events, seq) });
+        outcomes.push({ ok: true, result: this.writePlan(tenant, item.id, key, current, outcome, plan, stats, opts, events, seq) });
       }
       stats.flush();
       return outcomes;
@@ -347,42 +468,64 @@ export class EmbdbStore implements Store {
   }
 
   /**
-   * Inside a write transaction: writes what a mutation computed from `current` with its indexes, counts, tenant and
-   * history, and notes its event (its sequence: LMDB's transaction id, which grows with each write transaction of
-   * the env whichever thread commits it).
+   * Inside a write transaction: everything of a write that can throw on its data, before any put (a write of a group
+   * that throws here fails alone, mutateEntity): the index entries it moves (noted in pendingGeo and pendingNumbers),
+   * the signatures of its counts and its change. Undefined when it writes nothing.
    */
-  private applyOutcome<R>(
+  private planOutcome(
+    tenant: string,
+    id: string,
+    current: StoredEntity | undefined,
+    outcome: MutationOutcome<unknown>,
+    pairs: NumberPairs,
+    /** Whether the caller takes the write's event. */
+    eventsWanted: boolean,
+  ): WritePlan | undefined {
+    const next = outcome.next;
+    if (next === undefined || (next === null && current === undefined)) return undefined;
+    moveGeoEntries(this.pendingGeo.clear(), tenant, id, current, next);
+    moveNumberEntries(this.pendingNumbers.clear(), pairs, tenant, id, current, next);
+    // An entity rewritten in its own shape (a batch upsert's replace, usually) moves no count: no signatures built.
+    const counted = current === undefined || next === null || !sameContribution(current, next);
+    const before = counted && current !== undefined ? entitySignature(current) : undefined;
+    const after = counted && next !== null ? entitySignature(next) : undefined;
+    const change = this.history === undefined && !eventsWanted ? undefined : (outcome.change ?? changeBetween(current, next ?? undefined));
+    return { next, counted, before, after, change };
+  }
+
+  /**
+   * Inside a write transaction, right after planOutcome: writes the entity (first: its encoding is the one step left
+   * that can fail on the data), its counts, index entries, tenant and history, and notes its event (its sequence:
+   * LMDB's transaction id, which grows with each write transaction of the env whichever thread commits it). Past
+   * the entity's put only puts of checked keys (ngsild/entity/limits.ts) and reads follow, and the history.
+   */
+  private writePlan<R>(
     tenant: string,
     id: string,
     key: EntityKey,
     current: StoredEntity | undefined,
     outcome: MutationOutcome<R>,
+    plan: WritePlan,
     stats: StatsBatch,
-    pairs: NumberPairs,
     opts: MutateOptions | undefined,
     events: WriteEvent[] | undefined,
     /** The transaction's id when the caller read it already. */
-    seq = 0,
+    seq: number,
   ): R {
-    const next = outcome.next;
-    if (next === undefined || (next === null && current === undefined)) return outcome.result;
+    const next = plan.next;
+    if (next === null) this.entities.removeSync(key);
+    else this.entities.putSync(key, next);
+    if (plan.counted) stats.move(tenant, plan.before, plan.after);
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
     for (const t of oldTypes) if (!newTypes.includes(t)) this.typeMembers.removeSync([tenant, t], id);
     for (const t of newTypes) if (!oldTypes.includes(t)) this.typeMembers.putSync([tenant, t], id);
-    moveGeoEntries(this.geoCells, tenant, id, current, next);
-    moveNumberEntries(this.attrNumbers, pairs, tenant, id, current, next);
-    // An entity rewritten in its own shape (a batch upsert's replace, usually) moves no count: no signatures built.
-    if (current === undefined || next === null || !sameContribution(current, next))
-      stats.move(tenant, current === undefined ? undefined : entitySignature(current), next === null ? undefined : entitySignature(next));
-    if (next === null) this.entities.removeSync(key);
-    else {
-      this.entities.putSync(key, next);
-      if (opts?.createTenant) this.registerTenant(tenant);
-    }
-    if (this.history === undefined && events === undefined) return outcome.result;
+    this.pendingGeo.writeTo(this.geoCells);
+    this.pendingNumbers.writeTo(this.attrNumbers);
+    if (next !== null && opts?.createTenant) this.registerTenant(tenant);
+    const change = plan.change;
+    if (change === undefined) return outcome.result;
     const after = next === null ? undefined : next;
-    const change = outcome.change ?? changeBetween(current, after);
     if (opts?.noHistory !== true) this.history?.recordWrite(tenant, id, current, next, change);
     events?.push({ tenant, id, before: current, after, change, seq: seq === 0 ? this.env.getWriteTxnId() : seq });
     return outcome.result;

@@ -10,6 +10,7 @@ import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { ENTITY_CORE_MEMBERS } from '../../../ngsild/entity/model.js';
 import { bboxOf, geometryOf, type BBox } from '../../../ngsild/query/geoq.js';
 import { compareIds } from './keys.js';
+import type { IndexWriter } from './pending-entries.js';
 
 /** Key of the spatial index: `[tenant, geoproperty IRI, cell]`; values: entity ids (sorted duplicates). */
 export type GeoKey = [string, string, number];
@@ -74,7 +75,7 @@ export function geoCellsOf(entity: StoredEntity | null | undefined): Map<string,
 
 /** Inside the write transaction: moves an entity's index entries from its old state to its new one. */
 export function moveGeoEntries(
-  db: Database<string, GeoKey>,
+  db: IndexWriter<GeoKey>,
   tenant: string,
   id: string,
   before: StoredEntity | undefined,

@@ -15,6 +15,7 @@
 import type { Database } from 'lmdb';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { comparableNumbers, type QNumberRange } from '../../../ngsild/query/q-eval.js';
+import type { IndexWriter } from './pending-entries.js';
 
 /** `[tenant, typeIri, attrIri, number]` → ids (sorted duplicates); `[tenant, typeIri, attrIri]` is the WIDE key. */
 export type NumberKey = [string, string, string, number] | [string, string, string];
@@ -93,7 +94,7 @@ export class NumberPairs {
  * the index covers (none for most writes: then two map lookups per type are all it costs).
  */
 export function moveNumberEntries(
-  db: Database<string, NumberKey>,
+  db: IndexWriter<NumberKey>,
   pairs: NumberPairs,
   tenant: string,
   id: string,

@@ -1,6 +1,7 @@
 // The discovery counts (CIM 009 v1.8 §5.7.5 to §5.7.8) moved by the writes of one transaction: each count record
 // is read once, changed in memory by every entity of the batch, and written once when the transaction ends.
-// lmdb's batched writer runs many writes (each its own StatsBatch, in a child transaction) in one LMDB transaction:
+// lmdb's batched writer runs many writes (each its own StatsBatch, in a child transaction; single writes that came
+// together share one, embdb-store.ts mutateEntity) in one LMDB transaction:
 // the records one of them wrote are carried to the next of the same transaction, which then reads none of them
 // (3 reads and decodes of msgpack maps fewer per created entity, bench/micro/one-entity.ts).
 import type { Database } from 'lmdb';
