@@ -67,3 +67,20 @@ t.test('the refused line is dropped; the lines around it in the same request are
   }
   t.equal(refused, 1, '/metrics counts the refused row');
 });
+
+t.test('a client whose every row is refused cannot fill the log: 10 warn lines a minute, one notice, all counted', async (t) => {
+  const before = broker.logs.filter((l) => l.includes('QuestDB refused a history row')).length;
+  for (let i = 0; i < 25; i++) t.equal((await patch(100 + i, `2300-01-01T00:00:${String(i).padStart(2, '0')}Z`)).status, 204);
+  t.same(await values(t), [0, 1, 3, 4], 'none of them written, the earlier history intact');
+  const rows = broker.logs.filter((l) => l.includes('QuestDB refused a history row')).length - before;
+  // The first test's refusal was the first of this minute's ten, unless a minute passed since.
+  t.ok(rows === 9 || rows === 10, `${rows} warn lines for 25 refused rows`);
+  t.equal(broker.logs.filter((l) => l.includes('more history rows refused this minute')).length, 1, 'one notice');
+  let refused: number | undefined;
+  for (let i = 0; i < 40 && refused !== 26; i++) {
+    const text = await (await fetch(`http://127.0.0.1:${broker.healthPort}/metrics`)).text();
+    refused = Number(/^ldbroker_history_rows_refused_total (\S+)$/m.exec(text)?.[1]);
+    if (refused !== 26) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(refused, 26, '/metrics counts every refused row');
+});

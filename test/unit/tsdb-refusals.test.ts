@@ -4,7 +4,7 @@
 import t from 'tap';
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { describe, itemsOf, refusedStatus, shown, writeFinding, type Item } from '../../src/plugins/history/tsdb/refusals.js';
+import { RefusalWarns, describe, itemsOf, refusedStatus, shown, writeFinding, type Item } from '../../src/plugins/history/tsdb/refusals.js';
 import { questDbPort } from '../api/helpers/troe.js';
 import type { TsdbSettings } from '../../src/plugins/history/tsdb/settings.js';
 
@@ -106,4 +106,15 @@ t.test("what a warn line shows of a refused line: the table, the client's entity
   t.ok((o.err as string).length <= 301, 'capped');
   t.equal(describe({ tenant: '', line: `t,entity=${entity} n=1 0\n`, message: '' }).entity, `${entity.slice(0, 200)}…`);
   t.equal(shown('plain'), 'plain');
+});
+
+t.test('warn lines of refused rows are bounded per minute: 3 logged, one notice, then quiet until the minute ends', async (t) => {
+  let now = 1_000_000;
+  const warns = new RefusalWarns(3, () => now);
+  const said = (n: number): string[] => Array.from({ length: n }, () => warns.next());
+  t.same(said(6), ['log', 'log', 'log', 'notice', 'quiet', 'quiet']);
+  now += 59_999;
+  t.same(said(1), ['quiet'], 'the same minute');
+  now += 1;
+  t.same(said(5), ['log', 'log', 'log', 'notice', 'quiet'], 'the next minute');
 });

@@ -128,3 +128,34 @@ export function describe(r: Refusal): Record<string, unknown> {
   if (entity !== undefined) o.entity = shown(entity, 200);
   return o;
 }
+
+/** Refused lines logged one by one per minute; past them a notice, then only /metrics counts them. */
+export const REFUSAL_WARNS_PER_MINUTE = 10;
+const MINUTE_MS = 60_000;
+
+/**
+ * Whether the next refused line gets its warn line: a client can make every history row it writes refused (an
+ * observedAt past 2262), and one warn line each would let it fill the log at its write rate. 'log' for the first
+ * REFUSAL_WARNS_PER_MINUTE of a minute, 'notice' once for the next (the writer says further ones go unlogged), then
+ * 'quiet' until the minute ends.
+ */
+export class RefusalWarns {
+  private windowStart = -Infinity;
+  private inWindow = 0;
+
+  constructor(
+    private readonly perMinute = REFUSAL_WARNS_PER_MINUTE,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  next(): 'log' | 'notice' | 'quiet' {
+    const t = this.now();
+    if (t - this.windowStart >= MINUTE_MS) {
+      this.windowStart = t;
+      this.inWindow = 0;
+    }
+    this.inWindow++;
+    if (this.inWindow <= this.perMinute) return 'log';
+    return this.inWindow === this.perMinute + 1 ? 'notice' : 'quiet';
+  }
+}

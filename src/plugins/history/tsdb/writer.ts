@@ -10,7 +10,7 @@ import type { EntRow, InstRow, LineBatch } from './rows.js';
 import { migrateOld } from './migrate-v1.js';
 import { tableDdl } from './rows.js';
 import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
-import { describe, itemsOf, refusedStatus, writeFinding } from './refusals.js';
+import { REFUSAL_WARNS_PER_MINUTE, RefusalWarns, describe, itemsOf, refusedStatus, writeFinding } from './refusals.js';
 import { tablesOf, type TsdbSettings } from './settings.js';
 
 /** Rows sent in one ILP request at most. */
@@ -47,6 +47,7 @@ export class Writer {
   private queuedRows = 0;
   /** History rows QuestDB refused and the writer dropped since start (/metrics). */
   private refused = 0;
+  private readonly refusalWarns = new RefusalWarns();
   /** rows messages received, and how many of them are in QuestDB. */
   private received = 0;
   private sent = 0;
@@ -225,7 +226,16 @@ export class Writer {
 
   /** One warn line per line QuestDB refused (dropped: its other lines were written), and the count for /metrics. */
   private dropRefused(refused: ReadonlyArray<Parameters<typeof describe>[0]>): void {
-    for (const r of refused) this.log('warn', describe(r), 'tsdb: QuestDB refused a history row: dropped');
+    for (const r of refused) {
+      const say = this.refusalWarns.next();
+      if (say === 'log') this.log('warn', describe(r), 'tsdb: QuestDB refused a history row: dropped');
+      else if (say === 'notice')
+        this.log(
+          'warn',
+          { perMinute: REFUSAL_WARNS_PER_MINUTE },
+          'tsdb: more history rows refused this minute: dropped and counted (ldbroker_history_rows_refused_total), not logged until the minute ends',
+        );
+    }
     this.refused += refused.length;
     this.lagToldAt = 0;
   }
