@@ -420,8 +420,6 @@ export class TsdbHistory implements History {
       const col = TIME_COLUMN[sel.timeproperty];
       t = col === 'created_at' ? col : `coalesce(${col}, created_at)`;
     }
-    // No ORDER BY: every aggregate below is of a set, and sorting 10,000,000 rows cost more than aggregating them.
-    const sub = (extra: string): string => `(SELECT ds, vtype, num, str, val, cast(${t} AS long) t FROM ${inst} WHERE ${cond}${extra})`;
     // The groups in time order, with their type (the last live instance's, else the last one's: typeOf in
     // temporal-render.ts) and the span of their live samples (tombstones take no part in aggregation): per datasetId
     // and type, its first and last time; the group's type is the one of its latest time.
@@ -450,7 +448,8 @@ export class TsdbHistory implements History {
       const l = live.get(ds);
       if (l === undefined) continue;
       group.type = l.vt as AttrType;
-      queries.push(this.aggregateGroup(sub(` AND deleted_at = null AND ds = ${lit(ds)}`), l, sel, periodMs, group));
+      const of = { inst, cond: `${cond} AND deleted_at = null AND ds = ${lit(ds)}`, t, onTs };
+      queries.push(this.aggregateGroup(of, l, sel, periodMs, group));
     }
     await Promise.all(queries);
     return groups;
@@ -484,9 +483,15 @@ export class TsdbHistory implements History {
     return out;
   }
 
-  /** One datasetId group's periods: rows of QuestDB's aggregates turned into the methods' triples. */
+  /**
+   * One datasetId group's periods: rows of QuestDB's aggregates turned into the methods' triples. When the sample
+   * time is the order time (`onTs`) and the periods start after 1970, the designated timestamp is the sample time
+   * (rows.ts): SAMPLE BY … FROM the group's origin reads the rows in ts order within the partitions from the origin
+   * on, where a GROUP BY on a period number computed per row from a subquery's time (the other time properties)
+   * hashed every row: an hourly avg over 10,000,000 instances 1.2 to 1.4 s of QuestDB CPU against 0.3 s.
+   */
   private async aggregateGroup(
-    sub: string,
+    of: { inst: string; cond: string; t: string; onTs: boolean },
     span: GroupSpan,
     sel: AggregateSelection,
     periodMs: number | undefined,
@@ -495,13 +500,29 @@ export class TsdbHistory implements History {
     // Microseconds, as QuestDB keeps time.
     const first = sel.from !== undefined ? sel.from * 1000 : span.ft;
     const aggs = aggregatesOf(sel.methods);
-    const rows: Array<Record<string, unknown>> =
-      periodMs === undefined
-        ? (await this.sql(`SELECT ${aggs} FROM ${sub} WHERE t >= ${first}L`)).map((r) => ({ ...r, b: first }))
-        : await this.sql(
-            `SELECT (t - ${first}L) / ${periodMs * 1000}L * ${periodMs * 1000}L + ${first}L b, ${aggs} FROM ${sub} ` +
-              `WHERE t >= ${first}L GROUP BY b ORDER BY b`,
-          );
+    let rows: Array<Record<string, unknown>>;
+    const every = periodMs === undefined ? undefined : sampleUnit(periodMs);
+    if (of.onTs && first > 0 && every !== null) {
+      // From 1970 on, ts is the sample time; the rows kept at ts 0 (observed before) are before any origin here.
+      const from = `${of.inst} WHERE ${of.cond} AND ts >= ${first}::timestamp`;
+      rows =
+        periodMs === undefined
+          ? (await this.sql(`SELECT ${aggs} FROM ${from}`)).map((r) => ({ ...r, b: first }))
+          : (await this.sql(`SELECT ts, ${aggs} FROM ${from} SAMPLE BY ${every} FROM ${first}::timestamp`)).map((r) => ({
+              ...r,
+              b: Date.parse(r.ts as string) * 1000,
+            }));
+    } else {
+      // No ORDER BY in the subquery: every aggregate is of a set, and sorting 10,000,000 rows cost more than aggregating them.
+      const sub = `(SELECT ds, vtype, num, str, val, cast(${of.t} AS long) t FROM ${of.inst} WHERE ${of.cond})`;
+      rows =
+        periodMs === undefined
+          ? (await this.sql(`SELECT ${aggs} FROM ${sub} WHERE t >= ${first}L`)).map((r) => ({ ...r, b: first }))
+          : await this.sql(
+              `SELECT (t - ${first}L) / ${periodMs * 1000}L * ${periodMs * 1000}L + ${first}L b, ${aggs} FROM ${sub} ` +
+                `WHERE t >= ${first}L GROUP BY b ORDER BY b`,
+            );
+    }
     const lastMs = Math.floor(span.lt / 1000);
     for (const r of rows) {
       if (Number(r.n) === 0) continue;
@@ -647,7 +668,25 @@ export class TsdbHistory implements History {
   }
 }
 
-/** A method's result from one row of aggregates, as aggregate.ts computes it from the same values. */
+/** The largest count of units QuestDB 9.3 takes in SAMPLE BY (an int: 'invalid sample value' past it). */
+const MAX_SAMPLE_COUNT = 2 ** 31 - 1;
+
+/**
+ * A period of `ms` in SAMPLE BY's units, the largest that divides it (a day is 86,400 s: no calendar, as periodMs is
+ * computed), or null when its count is past MAX_SAMPLE_COUNT even so (then GROUP BY).
+ */
+export function sampleUnit(ms: number): string | null {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+    ['T', 1],
+  ] as const)
+    if (ms % size === 0) return ms / size <= MAX_SAMPLE_COUNT ? `${ms / size}${unit}` : null;
+  return null;
+}
+
 /** A datasetId group's span: its type (that of its latest sample) and its first and last time (µs). */
 interface GroupSpan {
   vt: string;
@@ -693,6 +732,7 @@ const AGGREGATES: Record<AggrMethod, readonly string[]> = {
   sumsq: ['sum(num * num) sq'],
 };
 
+/** A method's result from one row of aggregates, as aggregate.ts computes it from the same values. */
 function methodResult(m: AggrMethod, r: Record<string, unknown>): unknown {
   const numbers = Number(r.nn);
   switch (m) {
