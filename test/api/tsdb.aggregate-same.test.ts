@@ -1,4 +1,4 @@
-// --troe tsdb aggregates in QuestDB (History.aggregate, a GROUP BY per period) what --troe embdb aggregates in the
+// --troe tsdb aggregates in QuestDB (History.aggregate, a SAMPLE BY or a GROUP BY per period) what --troe embdb aggregates in the
 // worker (ngsild/temporal/aggregate.ts): the same history on both brokers gives the same aggregatedValues for every
 // method, period, time range, datasetId and value kind (numbers, strings, booleans, objects, tombstones).
 import t from 'tap';
@@ -45,6 +45,13 @@ const QUERIES = [
   `aggrMethods=${METHODS}&aggrPeriodDuration=P1W`,
   `aggrMethods=${METHODS}&aggrPeriodDuration=P1M`,
   `aggrMethods=${METHODS}&aggrPeriodDuration=PT0S`,
+  // Periods in each of SAMPLE BY's units (tsdb-history.ts sampleUnit), from an origin off the unit's grid, and past
+  // the count QuestDB takes in one (30 days in ms; 600,000 hours and a second in s: GROUP BY then).
+  `aggrMethods=${METHODS}&aggrPeriodDuration=PT1.5S&timerel=after&timeAt=2021-03-01T04:59:59.123Z`,
+  `aggrMethods=${METHODS}&aggrPeriodDuration=PT7M&timerel=after&timeAt=2021-03-01T00:00:01.001Z`,
+  `aggrMethods=${METHODS}&aggrPeriodDuration=P3DT1M`,
+  `aggrMethods=${METHODS}&aggrPeriodDuration=P30D&timerel=after&timeAt=2021-02-01T12:34:56.789Z`,
+  `aggrMethods=${METHODS}&aggrPeriodDuration=PT600000H1S`,
   `aggrMethods=${METHODS}&aggrPeriodDuration=PT6H&timerel=after&timeAt=2021-03-01T04:00:00Z`,
   `aggrMethods=${METHODS}&aggrPeriodDuration=PT6H&timerel=between&timeAt=2021-02-28T23:00:00Z&endTimeAt=2021-03-02T01:30:00Z`,
   `aggrMethods=${METHODS}&timerel=before&timeAt=2021-03-02T00:00:00Z`,
