@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   for (let c = cell(box[0], box[1]); c <= cell(box[2], box[1]); c++) cells.push(c);
   const readWhole = (): string[] => {
     const ids = new Set<string>();
-    for (const c of cells) for (const id of db.getValues(['', LOC, c])) ids.add(id);
+    for (const c of cells) for (const [id] of db.getValues(['', LOC, c])) ids.add(id);
     return [...ids].sort();
   };
   process.stdout.write(`box ${box.map((x) => x.toFixed(4)).join(',')}: ${readWhole().length} candidates in ${cells.length - 1} cells\n`);

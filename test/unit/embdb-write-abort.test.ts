@@ -129,7 +129,7 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
       'no type index entry of the one undone',
     );
     t.same(
-      [...dbs.geoCells.getRange()].map((e) => e.value),
+      [...dbs.geoCells.getRange()].map((e) => e.value[0]),
       ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
       'no spatial index entry of it',
     );

@@ -29,7 +29,7 @@ import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { ATTR_NUMBERS_DB, GEO_CELLS_DB, NUMBER_PAIRS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
-import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
+import { geoCandidates, moveGeoEntries, type GeoEntry, type GeoKey } from './geo-index.js';
 import {
   CHUNK as NUMBER_CHUNK,
   NumberPairs,
@@ -105,7 +105,7 @@ export class EmbdbStore implements Store {
    */
   private readonly typeMembers: Database<string, [string, string]>;
   /** The spatial index (geo-index.ts): `[tenant, geoproperty IRI, cell]` → ids. */
-  private readonly geoCells: Database<string, GeoKey>;
+  private readonly geoCells: Database<GeoEntry, GeoKey>;
   /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids, for the pairs below. */
   private readonly attrNumbers: Database<string, NumberKey>;
   /** The (tenant, type, attribute) pairs the number index covers, `building` or `complete`. */
@@ -149,7 +149,7 @@ export class EmbdbStore implements Store {
     this.entities = this.env.openDB<StoredEntity, EntityKey>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
-    this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
+    this.geoCells = this.env.openDB<GeoEntry, GeoKey>(GEO_CELLS_DB);
     this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
     this.numberPairsDb = this.env.openDB<PairState, PairKey>(NUMBER_PAIRS_DB);
     this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
@@ -480,7 +480,7 @@ export class EmbdbStore implements Store {
   private scan(tenant: string, plan: QueryPlan<StoredEntity>, read: EntityReader, visit: (entity: StoredEntity) => boolean): void {
     const geo = plan.ids === undefined ? plan.geo : undefined;
     const geoIds =
-      geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
+      geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box, geo.test) : [];
     if (geoIds !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = plan.typeIris;
