@@ -21,7 +21,7 @@ const fixture = JSON.parse(readFileSync(repoPath('test/fixtures/query/geo-entiti
 function kept(q: GeoQuery, e: StoredEntity): boolean | undefined {
   const g = geoIndexOf(e).get(q.geopropertyIri);
   if (g === undefined) return undefined;
-  return geoBoxTest(q, geoQuerySearchBox(q)!)(g.box, g.onePoint);
+  return geoBoxTest(q, geoQuerySearchBox(q)!)(...g.box, g.onePoint);
 }
 
 const pointAt = (id: string, coordinates: number[]): StoredEntity => ({
@@ -119,13 +119,19 @@ t.test('near a Point: a point entry is measured as the predicate measures it, to
     if (lon >= box[0] && lon <= box[2] && lat >= box[1] && lat <= box[3]) t.equal(keep, match, `${i}: the point decided exactly`);
   }
   t.ok(ruledOut > 500, `points beyond the distance are ruled out on their entry: ${ruledOut}`);
-  // A point at exactly maxDistance matches (<=) and is kept.
-  const here = pointAt('urn:x:edge', [2.0567, 48.0031]);
-  const d = distance([2.0567, 48.0031], [2.05, 48.005], { units: 'meters' });
-  const edge = { georel: `near;maxDistance==${d}`, geometry: 'Point', coordinates: [2.05, 48.005] };
-  const q = parseGeoQueryObject(edge, expand);
-  t.equal(compileGeoQuery(q)(here), true, 'the predicate matches at the exact distance');
-  t.equal(kept(q, here), true, 'and the box test keeps it');
+  // A point at exactly maxDistance (turf's measure) matches (<=) and is kept; a millionth closer it is ruled out.
+  for (let i = 0; i < 300; i++) {
+    const at = [(r() - 0.5) * 340, (r() - 0.5) * 160];
+    const p = [at[0]! + (r() - 0.5) * 0.02, at[1]! + (r() - 0.5) * 0.02];
+    const here = pointAt('urn:x:edge', p);
+    const d = distance(p, at, { units: 'meters' });
+    if (d === 0) continue;
+    const q = parseGeoQueryObject({ georel: `near;maxDistance==${d}`, geometry: 'Point', coordinates: at }, expand);
+    t.equal(compileGeoQuery(q)(here), true, `${i}: the predicate matches at the exact distance`);
+    t.equal(kept(q, here), true, `${i}: and the box test keeps it`);
+    const closer = parseGeoQueryObject({ georel: `near;maxDistance==${d * (1 - 1e-6)}`, geometry: 'Point', coordinates: at }, expand);
+    t.equal(kept(closer, here), false, `${i}: a millionth closer, ruled out`);
+  }
 });
 
 t.test('several instances, or a point among other geometries: the box only, never the point measure', async (t) => {

@@ -1,27 +1,44 @@
 // A geo-query's test on the bounding box of an entity's geometries alone (a spatial index keeps the box beside the
 // id, so it rules out candidates without reading them). It only rules out: what it keeps, the query's predicate
 // (geoq.ts compileGeoQuery) decides on the entity.
-import { distance } from '@turf/distance';
 import type { BBox, GeoQuery } from './geoq.js';
 
-/** Slack on the point-to-point distance: rounding never rules out what the predicate's own measure keeps. */
+/** The sphere the predicate measures on (turf's earthRadius, metres). */
+const EARTH_RADIUS = 6_371_008.8;
+const RADIANS = Math.PI / 180;
+/** Relative slack on the distance: rounding never rules out what the predicate's own measure keeps. */
 const SLACK = 1e-9;
 
-/** `box`: the box of the geoproperty's geometries; `onePoint`: they are all Points at one position (the box's corner). */
-export type GeoBoxTest = (box: BBox, onePoint: boolean) => boolean;
+/**
+ * `west, south, east, north`: the box of the geoproperty's geometries; `onePoint`: they are all Points at one
+ * position (west, south). Plain numbers: called once per index entry read.
+ */
+export type GeoBoxTest = (west: number, south: number, east: number, north: number, onePoint: boolean) => boolean;
 
 /**
- * False when no geometry inside `box` (the box of every geometry of the entity's geoproperty) can stand in the
- * query's relation. `search`: the query's search box (geoq.ts geoQuerySearchBox), which holds every geometry that
- * can match (the spatial index reads the cells it covers). For `near;maxDistance` around a Point, geometries that
- * are all one Point are measured as the predicate measures a Point (turf distance, geoq.ts metresBetween).
+ * False when no geometry inside the box (of every geometry of the entity's geoproperty) can stand in the query's
+ * relation. `search`: the query's search box (geoq.ts geoQuerySearchBox), which holds every geometry that can match
+ * (the spatial index reads the cells it covers). For `near;maxDistance` around a Point, geometries that are all one
+ * Point are measured as the predicate measures a Point: the great-circle distance on turf's sphere (haversine),
+ * compared through its haversine so no square root or arc is taken per entry.
  */
 export function geoBoxTest(q: GeoQuery, search: BBox): GeoBoxTest {
   const [w, s, e, n] = search;
-  const overlaps = (b: BBox): boolean => b[0] <= e && b[2] >= w && b[1] <= n && b[3] >= s;
   const max = q.maxDistance;
-  if (q.georel !== 'near' || max === undefined || q.geometry.type !== 'Point') return overlaps;
-  const at = q.geometry.coordinates;
-  const limit = max + max * SLACK + SLACK;
-  return (b, onePoint) => overlaps(b) && (!onePoint || distance([b[0], b[1]], at, { units: 'meters' }) <= limit);
+  if (q.georel !== 'near' || max === undefined || q.geometry.type !== 'Point')
+    return (west, south, east, north) => west <= e && east >= w && south <= n && north >= s;
+  const lon0 = q.geometry.coordinates[0]! * RADIANS;
+  const lat0 = q.geometry.coordinates[1]! * RADIANS;
+  const cosLat0 = Math.cos(lat0);
+  // d <= limit exactly when hav(d / R) <= sin²(limit / 2R), for limit / 2R up to a quarter turn (beyond: everything).
+  const half = (max * (1 + SLACK) + SLACK) / (2 * EARTH_RADIUS);
+  const most = half >= Math.PI / 2 ? Infinity : Math.sin(half) ** 2;
+  return (west, south, east, north, onePoint) => {
+    if (!(west <= e && east >= w && south <= n && north >= s)) return false;
+    if (!onePoint) return true;
+    const lat = south * RADIANS;
+    const sinLat = Math.sin((lat - lat0) / 2);
+    const sinLon = Math.sin((west * RADIANS - lon0) / 2);
+    return sinLat * sinLat + sinLon * sinLon * cosLat0 * Math.cos(lat) <= most;
+  };
 }

@@ -148,8 +148,8 @@ export function putGeoEntries(db: Database<GeoEntry, GeoKey>, tenant: string, en
 /** Whether an entry's box leaves its entity possible for the query (no test: every entry does). */
 function passes(entry: GeoEntry, test: GeoBoxTest | undefined): boolean {
   if (test === undefined) return true;
-  if (entry.length === 3) return test([entry[1]!, entry[2]!, entry[1]!, entry[2]!], true);
-  return test([entry[1]!, entry[2]!, entry[3]!, entry[4]!], false);
+  if (entry.length === 3) return test(entry[1]!, entry[2]!, entry[1]!, entry[2]!, true);
+  return test(entry[1]!, entry[2]!, entry[3]!, entry[4]!, false);
 }
 
 /**
