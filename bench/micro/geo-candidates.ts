@@ -57,10 +57,10 @@ async function main(): Promise<void> {
   const db = store.indexedDbs().geoCells;
   const page = (n: number): string[] => {
     const out: string[] = [];
-    for (const id of geoCandidates(db, '', LOC, box)!) {
+    geoCandidates(db, '', LOC, box)!((id) => {
       out.push(id);
-      if (out.length === n) break;
-    }
+      return out.length < n;
+    });
     return out;
   };
   // What geoCandidates did before: every cell of the box read whole, then a Set and a sort.

@@ -6,7 +6,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { distance } from '@turf/distance';
 import { compileGeoQuery, geoQuerySearchBox, parseGeoQueryObject, type GeoQuery } from '../../src/ngsild/query/geoq.js';
-import { geoBoxTest } from '../../src/ngsild/query/geo-box-test.js';
+import { GEO_MAYBE, GEO_NO, GEO_YES, geoBoxTest } from '../../src/ngsild/query/geo-box-test.js';
 import { geoIndexOf } from '../../src/plugins/store/embdb/geo-index.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { repoPath } from '../helpers/repo.js';
@@ -17,11 +17,17 @@ const T0 = '2026-01-01T00:00:00Z';
 const expand = (term: string): string => (term === 'location' ? LOC : `https://example.org/ns/${term}`);
 const fixture = JSON.parse(readFileSync(repoPath('test/fixtures/query/geo-entities.json'), 'utf8')) as StoredEntity[];
 
-/** Whether the box test keeps the entity (an entity without an indexed geometry: not asked, the index has no entry). */
-function kept(q: GeoQuery, e: StoredEntity): boolean | undefined {
+/** The box test's verdict on the entity (an entity without an indexed geometry: not asked, the index has no entry). */
+function verdict(q: GeoQuery, e: StoredEntity): number | undefined {
   const g = geoIndexOf(e).get(q.geopropertyIri);
   if (g === undefined) return undefined;
   return geoBoxTest(q, geoQuerySearchBox(q)!)(...g.box, g.onePoint);
+}
+
+/** Whether the box test keeps the entity. */
+function kept(q: GeoQuery, e: StoredEntity): boolean | undefined {
+  const v = verdict(q, e);
+  return v === undefined ? undefined : v !== GEO_NO;
 }
 
 const pointAt = (id: string, coordinates: number[]): StoredEntity => ({
@@ -112,6 +118,7 @@ t.test('near a Point: a point entry is measured as the predicate measures it, to
     const match = compileGeoQuery(q)(e);
     const keep = kept(q, e);
     if (match) t.equal(keep, true, `${i}: a match is kept`);
+    if (verdict(q, e) === GEO_YES) t.equal(match, true, `${i}: what the box test finds met, the predicate matches`);
     else if (keep === false) ruledOut++;
     // Inside the search box, the box test decides a point as the predicate does.
     const box = geoQuerySearchBox(q)!;
@@ -128,7 +135,9 @@ t.test('near a Point: a point entry is measured as the predicate measures it, to
     if (d === 0) continue;
     const q = parseGeoQueryObject({ georel: `near;maxDistance==${d}`, geometry: 'Point', coordinates: at }, expand);
     t.equal(compileGeoQuery(q)(here), true, `${i}: the predicate matches at the exact distance`);
-    t.equal(kept(q, here), true, `${i}: and the box test keeps it`);
+    t.equal(verdict(q, here), GEO_MAYBE, `${i}: and the box test leaves it to the predicate`);
+    const farther = parseGeoQueryObject({ georel: `near;maxDistance==${d * (1 + 1e-6)}`, geometry: 'Point', coordinates: at }, expand);
+    t.equal(verdict(farther, here), GEO_YES, `${i}: a millionth farther, the box test decides`);
     const closer = parseGeoQueryObject({ georel: `near;maxDistance==${d * (1 - 1e-6)}`, geometry: 'Point', coordinates: at }, expand);
     t.equal(kept(closer, here), false, `${i}: a millionth closer, ruled out`);
   }
@@ -146,7 +155,7 @@ t.test('several instances, or a point among other geometries: the box only, neve
   };
   t.equal(geoIndexOf(two).get(LOC)!.onePoint, false);
   t.equal(compileGeoQuery(q)(two), true);
-  t.equal(kept(q, two), true, 'kept: one of its instances is near');
+  t.equal(verdict(q, two), GEO_MAYBE, 'kept, the predicate to decide: one of its instances is near');
   // The same Point twice is still one point.
   const twice: StoredEntity = {
     ...two,

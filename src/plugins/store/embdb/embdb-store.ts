@@ -29,7 +29,7 @@ import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { ATTR_NUMBERS_DB, GEO_CELLS_DB, NUMBER_PAIRS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
-import { geoCandidates, moveGeoEntries, type GeoEntry, type GeoKey } from './geo-index.js';
+import { geoCandidates, moveGeoEntries, type GeoCandidates, type GeoEntry, type GeoKey } from './geo-index.js';
 import {
   CHUNK as NUMBER_CHUNK,
   NumberPairs,
@@ -90,6 +90,9 @@ interface DocRecord {
 
 /** Where msgpackr's shared structures of the entities are kept, in the entities DB (no range of keys sees it). */
 const STRUCTURES_KEY = Symbol.for('structures');
+
+/** The spatial index's answer for a geoproperty no key can hold: no candidate. */
+const NONE: GeoCandidates = () => {};
 
 export class EmbdbStore implements Store {
   readonly name = 'embdb';
@@ -430,8 +433,10 @@ export class EmbdbStore implements Store {
     let matched = 0;
     const end = query.offset + query.limit;
     const filter = plan.filter;
-    this.scan(tenant, plan, read, (entity) => {
-      if (filter !== undefined && !filter(entity)) return true;
+    const rest = plan.geo?.rest;
+    this.scan(tenant, plan, read, (entity, geoMet) => {
+      const test = geoMet ? rest : filter;
+      if (test !== undefined && !test(entity)) return true;
       if (matched >= query.offset && matched < end) page.push(entity);
       matched++;
       return query.count || matched < end;
@@ -475,24 +480,34 @@ export class EmbdbStore implements Store {
    * The candidates of a query, each once, in a stable order (the ids as given, else id order per index; the number
    * index's: by number, then id), until `visit` answers false. Candidates come from the spatial index, the ids, the
    * number index (a `q` comparing an attribute with a number, per type), the type index or the whole tenant;
-   * types are checked here where the index read did not; the plan's filter is the caller's.
+   * types are checked here where the index read did not; the plan's filter is the caller's (`geoMet`: the spatial
+   * index's entry showed the geo-query met, plan.geo.rest is left to test).
    */
-  private scan(tenant: string, plan: QueryPlan<StoredEntity>, read: EntityReader, visit: (entity: StoredEntity) => boolean): void {
+  private scan(
+    tenant: string,
+    plan: QueryPlan<StoredEntity>,
+    read: EntityReader,
+    visit: (entity: StoredEntity, geoMet: boolean) => boolean,
+  ): void {
     const geo = plan.ids === undefined ? plan.geo : undefined;
-    const geoIds =
-      geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box, geo.test) : [];
-    if (geoIds !== undefined) {
+    const candidates =
+      geo === undefined
+        ? undefined
+        : storablePart(geo.attrIri)
+          ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box, geo.test)
+          : NONE;
+    if (candidates !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = plan.typeIris;
-      for (const id of geoIds) {
+      candidates((id, certain) => {
         const entity = read(id);
-        if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) continue;
-        if (!visit(entity)) return;
-      }
+        if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) return true;
+        return visit(entity, certain);
+      });
     } else if (plan.ids !== undefined) {
       for (const id of plan.ids) {
         const entity = read(id);
-        if (entity !== undefined && !visit(entity)) return;
+        if (entity !== undefined && !visit(entity, false)) return;
       }
     } else if (plan.typeIris !== undefined && plan.numbers !== undefined) {
       // The number index's candidates of each type, each entity once (it may hold several numbers in range).
@@ -503,7 +518,7 @@ export class EmbdbStore implements Store {
           if (seen.has(id)) return true;
           seen.add(id);
           const entity = read(id);
-          return entity === undefined || visit(entity);
+          return entity === undefined || visit(entity, false);
         });
         if (!more) return;
       }
@@ -517,13 +532,13 @@ export class EmbdbStore implements Store {
             seen.add(id);
           }
           const entity = read(id);
-          if (entity !== undefined && !visit(entity)) return;
+          if (entity !== undefined && !visit(entity, false)) return;
         }
       }
     } else {
       for (const { value } of this.entities.getRange(tenantRange(tenant))) {
         this.examined++;
-        if (!visit(value)) return;
+        if (!visit(value, false)) return;
       }
     }
   }
@@ -623,8 +638,10 @@ export class EmbdbStore implements Store {
     const matches: Array<{ id: string; key: SortKey }> = [];
     let over = false;
     const filter = plan.filter;
-    this.scan(tenant, plan, read, (entity) => {
-      if (filter !== undefined && !filter(entity)) return true;
+    const rest = plan.geo?.rest;
+    this.scan(tenant, plan, read, (entity, geoMet) => {
+      const test = geoMet ? rest : filter;
+      if (test !== undefined && !test(entity)) return true;
       if (matches.length >= cap) {
         over = true;
         return false;

@@ -14,7 +14,7 @@ import type { Database } from 'lmdb';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { ENTITY_CORE_MEMBERS } from '../../../ngsild/entity/model.js';
 import { bboxOf, geometryOf, type BBox } from '../../../ngsild/query/geoq.js';
-import type { GeoBoxTest } from '../../../ngsild/query/geo-box-test.js';
+import { GEO_MAYBE, GEO_NO, GEO_YES, type GeoBoxTest, type GeoVerdict } from '../../../ngsild/query/geo-box-test.js';
 import { compareIds } from './keys.js';
 
 /** Key of the spatial index: `[tenant, geoproperty IRI, cell]`; values: GeoEntry (sorted duplicates). */
@@ -145,20 +145,26 @@ export function putGeoEntries(db: Database<GeoEntry, GeoKey>, tenant: string, en
   }
 }
 
-/** Whether an entry's box leaves its entity possible for the query (no test: every entry does). */
-function passes(entry: GeoEntry, test: GeoBoxTest | undefined): boolean {
-  if (test === undefined) return true;
+/** What an entry's box says of its entity (no test: it may match). */
+function verdictOf(entry: GeoEntry, test: GeoBoxTest | undefined): GeoVerdict {
+  if (test === undefined) return GEO_MAYBE;
   if (entry.length === 3) return test(entry[1]!, entry[2]!, entry[1]!, entry[2]!, true);
   return test(entry[1]!, entry[2]!, entry[3]!, entry[4]!, false);
 }
 
 /**
- * The ids of the entities whose `attrIri` may lie in `box` and whose entry passes `test` (the query's box test), each
- * once, in the order of the scan and the type index (their keys' order, compareIds); undefined when the index would
- * not narrow the search (a box over too many cells, or too many entries): the caller scans as without an index. Each
+ * The candidates of a geo-query, visited in id order until `visit` answers false. `certain`: the entry's box decided
+ * that the geometry meets the relation (geo-box-test.ts GEO_YES), so the caller need not test it again.
+ */
+export type GeoCandidates = (visit: (id: string, certain: boolean) => boolean) => void;
+
+/**
+ * The entities whose `attrIri` may lie in `box` and whose entry the query's box `test` leaves possible, each once,
+ * in the order of the scan and the type index (their keys' order, compareIds); undefined when the index would not
+ * narrow the search (a box over too many cells, or too many entries): the caller scans as without an index. Each
  * cell's entries come sorted by id (ordered-binary values of a dupSort database): the cells of a small box (a
- * city-scale near) are merged as the caller reads, so a query that stops at its page reads no further; a larger
- * box's are read whole first.
+ * city-scale near) are merged as they are visited, so a query that stops at its page reads no further; a larger
+ * box's are read whole first (and its candidates are never `certain`).
  */
 export function geoCandidates(
   db: Database<GeoEntry, GeoKey>,
@@ -166,7 +172,7 @@ export function geoCandidates(
   attrIri: string,
   box: BBox,
   test?: GeoBoxTest,
-): Iterable<string> | undefined {
+): GeoCandidates | undefined {
   const s = span(box);
   if (s.cells > MAX_SEARCH_CELLS) return undefined;
   if (s.cells <= MERGED_RUNS) {
@@ -179,16 +185,18 @@ export function geoCandidates(
       total += n;
     }
     if (total > MAX_CANDIDATES) return undefined;
-    return mergedIds(
-      cells.map((key) => db.getValues(key)),
-      test,
-    );
+    return (visit) =>
+      visitMerged(
+        cells.map((key) => db.getValues(key)),
+        test,
+        visit,
+      );
   }
   const runs: string[][] = [];
   let total = 0;
   const wide = [...db.getValues([tenant, attrIri, WIDE])];
   total += wide.length;
-  const wideIds = wide.filter((entry) => passes(entry, test)).map((entry) => entry[0]);
+  const wideIds = wide.filter((entry) => verdictOf(entry, test) !== GEO_NO).map((entry) => entry[0]);
   if (wideIds.length > 0) runs.push(wideIds);
   for (let r = s.r0; r <= s.r1; r++) {
     const range = { start: [tenant, attrIri, r * COLUMNS + s.c0] as GeoKey, end: [tenant, attrIri, r * COLUMNS + s.c1 + 1] as GeoKey };
@@ -199,11 +207,14 @@ export function geoCandidates(
         cell = key[2];
         runs.push((run = []));
       }
-      if (passes(value, test)) run.push(value[0]);
+      if (verdictOf(value, test) !== GEO_NO) run.push(value[0]);
       if (++total > MAX_CANDIDATES) return undefined;
     }
   }
-  return sortedUnion(runs);
+  const ids = sortedUnion(runs);
+  return (visit) => {
+    for (const id of ids) if (!visit(id, false)) return;
+  };
 }
 
 /** The cells of a span, row by row. */
@@ -214,14 +225,18 @@ function cellsOfSpan(s: { r0: number; r1: number; c0: number; c1: number }): num
 }
 
 /**
- * Runs of entries sorted by id (compareIds) as one sorted sequence of the ids whose entry passes `test`, each once (a
- * geometry over several cells is in each, and comes out of them one after the other), read as the caller asks; a
- * caller that stops early closes every run's cursor.
+ * Runs of entries sorted by id (compareIds) merged into one sorted sequence of the entries `test` leaves possible,
+ * each id once (a geometry over several cells is in each, and comes out of them one after the other), visited until
+ * `visit` answers false; every run's cursor is closed then.
  */
-export function* mergedIds(runs: Iterable<GeoEntry>[], test?: GeoBoxTest): Generator<string> {
+export function visitMerged(
+  runs: Iterable<GeoEntry>[],
+  test: GeoBoxTest | undefined,
+  visit: (id: string, certain: boolean) => boolean,
+): void {
   const its = runs.map((run) => run[Symbol.iterator]());
-  const heads = its.map((it) => it.next().value as GeoEntry | undefined);
   try {
+    const heads = its.map((it) => it.next().value as GeoEntry | undefined);
     let last: string | undefined;
     for (;;) {
       let best = -1;
@@ -233,8 +248,10 @@ export function* mergedIds(runs: Iterable<GeoEntry>[], test?: GeoBoxTest): Gener
       const entry = heads[best]!;
       heads[best] = its[best]!.next().value as GeoEntry | undefined;
       const id = entry[0];
-      if (id !== last && passes(entry, test)) yield id;
+      if (id === last) continue;
       last = id;
+      const verdict = verdictOf(entry, test);
+      if (verdict !== GEO_NO && !visit(id, verdict === GEO_YES)) return;
     }
   } finally {
     for (const it of its) it.return?.();
