@@ -13,6 +13,7 @@ import { renderEntity } from '../../src/ngsild/entity/render.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { anyTypeOf } from '../../src/ngsild/query/type-expression.js';
+import { parseGeoQuery } from '../../src/ngsild/query/geoq.js';
 
 const NS = 'https://uri.etsi.org/ngsi-ld/default-context/';
 const N = 100_000;
@@ -132,6 +133,16 @@ async function main(): Promise<void> {
     await timeIt('store.queryEntities (page of 20)', () => ctx.store.queryEntities('', query));
     await timeIt('renderEntity x 20', () => page.map((e) => renderEntity(e, ctx.contexts.defaultContext, { format: 'normalized' })));
     await timeIt('JSON.stringify + encode', () => encoder.encode(JSON.stringify(rendered)));
+  }
+  if (rows.includes('near')) {
+    // The store's part of query-near (the spatial index's candidates, their reads and the predicate), as the pipeline
+    // asks it: readOnly, a page of 20.
+    const geo = parseGeoQuery({ georel: 'near;maxDistance==500', geometry: 'Point', coordinates: '[2.05,48.005]' }, (t) => NS + t)!;
+    geo.geopropertyIri = 'https://uri.etsi.org/ngsi-ld/location';
+    const query = { type: anyTypeOf([NS + 'QGeo']), geo, limit: 20, offset: 0, count: false, readOnly: true };
+    const page = await ctx.store.queryEntities('', query);
+    process.stdout.write(`store near: ${page.entities.length} entities, ${page.examined ?? '?'} read\n`);
+    await timeIt('store.queryEntities near (readOnly, 20)', () => ctx.store.queryEntities('', query));
   }
   await ctx.store.close();
   await primary.close();

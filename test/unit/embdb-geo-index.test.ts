@@ -10,8 +10,9 @@ import { storeOpen } from '../../src/plugins/store/embdb/index.js';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { compileGeoQuery, geoQuerySearchBox, parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
-import { geoCandidates, geoCellsOf, WIDE } from '../../src/plugins/store/embdb/geo-index.js';
+import { geoCandidates, geoIndexOf, WIDE, type GeoCandidates } from '../../src/plugins/store/embdb/geo-index.js';
 import { compareIds } from '../../src/plugins/store/embdb/keys.js';
+import { INDEX_FORMAT_VERSION } from '../../src/plugins/store/embdb/index-rebuild.js';
 import { rng } from './helpers/rng.js';
 import { ofTypes } from './helpers/store-query.js';
 
@@ -129,6 +130,19 @@ async function put(store: EmbdbStore, e: StoredEntity | null, id: string): Promi
   await store.mutateEntity('', id, () => ({ next: e, result: undefined }));
 }
 
+/** Every id the spatial index visits. */
+function idsOf(candidates: GeoCandidates): string[] {
+  const ids: string[] = [];
+  candidates((id) => {
+    ids.push(id);
+    return true;
+  });
+  return ids;
+}
+
+/** The cells of each geoproperty of an entity. */
+const geoCellsOf = (e: StoredEntity): Map<string, Set<number>> => new Map([...geoIndexOf(e)].map(([iri, g]) => [iri, g.cells]));
+
 t.test('cells: a point one cell, a wide polygon the WIDE cell, a plain Property holding a geometry too', async (t) => {
   const cells = geoCellsOf({
     id: 'x',
@@ -219,7 +233,7 @@ t.test('with the index, every geo-query answers what the scan answers', async (t
       }
       t.equal(indexed.count, scan.count);
       const read = geoCandidates(store.indexedDbs().geoCells, '', LOC, box);
-      const candidates = read === undefined ? undefined : [...read];
+      const candidates = read === undefined ? undefined : idsOf(read);
       if (candidates !== undefined) {
         t.same(candidates, [...new Set(candidates)].sort(compareIds), `${round}: the candidates in key order, each once`);
         if (scan.entities.length > 0) {
@@ -273,7 +287,7 @@ t.test('a store from before the spatial index gets it at open', async (t) => {
   });
   await store.close();
   store = await open();
-  t.same([...(geoCandidates(store.indexedDbs().geoCells, '', LOC, [2.3, 48.8, 2.4, 48.9]) ?? [])], [here.id]);
+  t.same(idsOf(geoCandidates(store.indexedDbs().geoCells, '', LOC, [2.3, 48.8, 2.4, 48.9])!), [here.id]);
   await store.close();
 });
 
@@ -362,7 +376,7 @@ t.test('a near query that stops at its page, then writes and the same query: eac
     modifiedAt: T0,
     [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates: [lon, 48.005] } }],
   });
-  // Ten points in each of two cells of a small box, read as merged cells (geo-index.ts mergedValues).
+  // Ten points in each of two cells of a small box, read as merged cells (geo-index.ts mergedIds).
   for (let k = 0; k < 20; k++) await put(store, at(k, k < 10 ? 2.045 + k * 0.0001 : 2.051 + k * 0.0001), `urn:ngsi-ld:Thing:p${k}`);
   const q = parseGeoQueryObject({ georel: 'near;maxDistance==2000', geometry: 'Point', coordinates: [2.05, 48.005] }, expand);
   const page = async (): Promise<string[]> => {
@@ -388,3 +402,115 @@ t.test('a near query that stops at its page, then writes and the same query: eac
   );
   await store.close();
 });
+
+t.test('a near query reads only the entities its index entries leave possible (the query-near row)', async (t) => {
+  const store = await openStore(t);
+  // The bench's grid (bench/scenarios/query.ts): 10 rows of 1000 points 0.001° apart; its query's box covers two cells
+  // holding 200 points, of which about 100 lie within 500 m.
+  const grid = Array.from({ length: 10_000 }, (_, k) =>
+    pointEntity(`urn:ngsi-ld:QGeo:${k}`, [2 + (k % 1000) * 0.001, 48 + Math.floor(k / 1000) * 0.001]),
+  );
+  await store.mutateEntities(
+    '',
+    grid.map((e) => ({ id: e.id, mutation: () => ({ next: e, result: undefined }) })),
+  );
+  const q = parseGeoQueryObject({ georel: 'near;maxDistance==500', geometry: 'Point', coordinates: [2.05, 48.005] }, expand);
+  const filter = compileGeoQuery(q);
+  const within = grid.filter(filter).map((e) => e.id);
+  const base = { type: ofTypes(NS + 'A'), geo: q, offset: 0, readOnly: true } as const;
+  const page = await store.queryEntities('', { ...base, limit: 20, count: false });
+  t.same(
+    page.entities.map((e) => e.id),
+    [...within].sort(compareIds).slice(0, 20),
+  );
+  t.equal(page.examined, 20, 'a page of 20: 20 entities read (before: every candidate of the cells up to the 20th match, 46)');
+  const all = await store.queryEntities('', { ...base, limit: 1000, count: true });
+  t.equal(all.count, within.length);
+  t.equal(all.examined, within.length, `every match read, nothing else: ${within.length} of the cells' 200`);
+  // The rest of the query still holds for the entities whose entry showed them near (their geometry not tested again).
+  const some = await store.queryEntities('', { ...base, idPattern: '.*5$', limit: 1000, count: true });
+  t.same(
+    some.entities.map((e) => e.id),
+    within.filter((id) => id.endsWith('5')).sort(compareIds),
+  );
+  t.ok(some.entities.length > 5);
+  await store.close();
+});
+
+t.test('an entry follows its geometry: moved within its cell, from one point to several, -0 to 0', async (t) => {
+  const store = await openStore(t);
+  const id = 'urn:ngsi-ld:Thing:mover';
+  const entries = (): unknown[] => [...store.indexedDbs().geoCells.getRange()].map((e) => e.value);
+  const near = async (at: number[]): Promise<string[]> =>
+    (
+      await store.queryEntities('', {
+        geo: parseGeoQueryObject({ georel: 'near;maxDistance==20', geometry: 'Point', coordinates: at }, expand),
+        limit: 10,
+        offset: 0,
+        count: false,
+      })
+    ).entities.map((e) => e.id);
+  await put(store, pointEntity(id, [2.3512, 48.8512]), id);
+  t.same(entries(), [[id, 2.3512, 48.8512]]);
+  // 0.0005° east, the same 0.01° cell: the entry's point moves with it.
+  await put(store, pointEntity(id, [2.3517, 48.8512]), id);
+  t.same(entries(), [[id, 2.3517, 48.8512]], 'one entry, at the new point');
+  t.same(await near([2.3517, 48.8512]), [id], 'found where it is');
+  t.same(await near([2.3512, 48.8512]), [], 'not where it was');
+  const two = { ...pointEntity(id, [2.3517, 48.8512]) };
+  two[LOC] = [...two[LOC]!, { type: 'GeoProperty', datasetId: 'urn:ds:2', value: { type: 'Point', coordinates: [2.3515, 48.8514] } }];
+  await put(store, two, id);
+  t.same(entries(), [[id, 2.3515, 48.8512, 2.3517, 48.8514]], 'two points: their box');
+  t.same(await near([2.3515, 48.8514]), [id], 'found by its second instance');
+  await put(store, pointEntity(id, [-0, 0]), id);
+  await put(store, pointEntity(id, [0, 0]), id);
+  t.equal(entries().length, 1, 'a point at -0 moved to 0: one entry');
+  t.same(await near([0, 0]), [id]);
+  await put(store, null, id);
+  t.same(entries(), [], 'deleted: no entry');
+  await store.close();
+});
+
+t.test('a store of the format before the boxes (ids as entries) gets its spatial index rebuilt at open', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'embdb-geo-format5-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+  const open = async (): Promise<EmbdbStore> =>
+    (await storeOpen({ options: { dbPath: join(dir, 'embdb'), ram: false }, primary: true, log })) as EmbdbStore;
+  let store = await open();
+  const ids = ['urn:ngsi-ld:Thing:a', 'urn:ngsi-ld:Thing:b', 'urn:ngsi-ld:Thing:c'];
+  for (const [k, id] of ids.entries()) await put(store, pointEntity(id, [2.35 + k * 0.001, 48.85]), id);
+  // As format 5 wrote it: the ids alone under each cell.
+  const dbs = store.indexedDbs();
+  const keys = [...dbs.geoCells.getRange()].map((e) => e.key);
+  dbs.env.transactionSync(() => {
+    dbs.geoCells.clearSync();
+    const old = dbs.geoCells as unknown as { putSync(key: unknown, value: string): void };
+    for (const [k, id] of ids.entries()) old.putSync(keys[k], id);
+    dbs.meta.putSync('indexFormat', 5);
+  });
+  await store.close();
+  store = await open();
+  t.same(
+    [...store.indexedDbs().geoCells.getRange()].map((e) => e.value),
+    ids.map((id, k) => [id, 2.35 + k * 0.001, 48.85]),
+    'the entries carry their points',
+  );
+  const q = parseGeoQueryObject({ georel: 'near;maxDistance==30', geometry: 'Point', coordinates: [2.351, 48.85] }, expand);
+  t.same(
+    (await store.queryEntities('', { geo: q, limit: 10, offset: 0, count: false })).entities.map((e) => e.id),
+    [ids[1]],
+  );
+  t.equal(store.indexedDbs().meta.get('indexFormat'), INDEX_FORMAT_VERSION);
+  await store.close();
+});
+
+function pointEntity(id: string, coordinates: number[]): StoredEntity {
+  return {
+    id,
+    type: [NS + 'A'],
+    createdAt: T0,
+    modifiedAt: T0,
+    [LOC]: [{ type: 'GeoProperty', value: { type: 'Point', coordinates } }],
+  };
+}

@@ -71,7 +71,7 @@ async function nothingWritten(t: Test, store: EmbdbStore, tenant: string, ids: s
     'the type index database is empty',
   );
   t.same(
-    [...dbs.geoCells.getRange()].map((e) => e.value),
+    [...dbs.geoCells.getRange()].map((e) => e.value[0]),
     [],
     'the spatial index database is empty',
   );
@@ -154,7 +154,7 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
           'no type index entry of the one undone',
         );
         t.same(
-          [...dbs.geoCells.getRange()].map((e) => e.value),
+          [...dbs.geoCells.getRange()].map((e) => e.value[0]),
           ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
           'no spatial index entry of it',
         );
@@ -197,7 +197,7 @@ for (const lockPrefer of ['reads', 'writes'] as const) {
           'no type index entry of the one refused',
         );
         t.same(
-          [...dbs.geoCells.getRange()].map((e) => e.value),
+          [...dbs.geoCells.getRange()].map((e) => e.value[0]),
           ['urn:ngsi-ld:Vehicle:1', 'urn:ngsi-ld:Vehicle:2'],
           'no spatial index entry of it',
         );

@@ -104,6 +104,7 @@ t.test("every embdb key built of parts at their limits fits LMDB's 1978 bytes", 
   };
   for (const [name, key] of Object.entries(keys)) t.ok(size(key) <= 1978, `${name}: ${size(key)} bytes`);
   t.ok(Buffer.byteLength(ID) <= 1978, 'an id fits as a value of the sorted-duplicates indexes');
+  t.ok(size([ID, -179.123456789, -89.123456789, 179.123456789, 89.123456789]) <= 1978, 'and of the spatial index, with its box');
 });
 
 t.test('an entity with every id and name at its limit is written with its history and found by every path', async (t) => {

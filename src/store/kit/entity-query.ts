@@ -6,6 +6,7 @@ import { compileQ, numberRangeOf, type QNumberRange } from '../../ngsild/query/q
 import { asWritten } from '../../ngsild/query/q-resolve.js';
 import { compileScopeQ } from '../../ngsild/query/scopeq.js';
 import { compileGeoQuery, geoQuerySearchBox, type BBox } from '../../ngsild/query/geoq.js';
+import { geoBoxTest, type GeoBoxTest } from '../../ngsild/query/geo-box-test.js';
 import { compileIdPattern } from '../../ngsild/query/id-pattern.js';
 import { compileTypeExpression } from '../../ngsild/query/type-expression.js';
 import { ENTITY_CORE_MEMBERS } from '../../ngsild/entity/model.js';
@@ -23,14 +24,16 @@ interface Selectable {
  * How to find the matches: read `ids` one by one (in that order), else the entities of any of `typeIris` (a type
  * index), else every entity; `filter` then decides on each candidate (undefined: every candidate matches). The
  * candidates of `ids` are not known to have the types: `filter` tests them. `geo` narrows any of the three to the
- * entities that have a geometry of `attrIri` meeting `box` (a spatial index); `filter` still holds the exact relation.
+ * entities that have a geometry of `attrIri` meeting `box` (a spatial index), and `test` rules out a candidate on the
+ * box of its geometries (an index that keeps them, geo-box-test.ts); `filter` still holds the exact relation, and
+ * `rest` is `filter` without it, for the candidates whose box `test` found meeting it (GEO_YES).
  * `numbers` narrows the entities of `typeIris` to those holding a number in an interval in one attribute (the `q`
  * asks it, q-eval.ts numberRangeOf: a value index); `filter` still holds the whole `q`.
  */
 export interface QueryPlan<T> {
   ids: readonly string[] | undefined;
   typeIris: readonly string[] | undefined;
-  geo: { attrIri: string; box: BBox } | undefined;
+  geo: { attrIri: string; box: BBox; test: GeoBoxTest; rest: ((candidate: T) => boolean) | undefined } | undefined;
   numbers: QNumberRange | undefined;
   filter: ((candidate: T) => boolean) | undefined;
 }
@@ -58,9 +61,9 @@ export function planEntityQuery(query: EntitySelectionQuery): QueryPlan<StoredEn
   if (query.projection !== undefined) preds.push(keepsAMember(query.projection));
   let geo: QueryPlan<StoredEntity>['geo'];
   if (query.geo !== undefined) {
-    preds.push(compileGeoQuery(query.geo));
     const box = geoQuerySearchBox(query.geo);
-    if (box !== undefined) geo = { attrIri: query.geo.geopropertyIri, box };
+    if (box !== undefined) geo = { attrIri: query.geo.geopropertyIri, box, test: geoBoxTest(query.geo, box), rest: all([...preds]) };
+    preds.push(compileGeoQuery(query.geo));
   }
   return { ids, typeIris, geo, numbers, filter: all(preds) };
 }

@@ -29,7 +29,7 @@ import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
 import { ATTR_NUMBERS_DB, GEO_CELLS_DB, NUMBER_PAIRS_DB, TYPE_MEMBERS_DB, type IndexedDbs } from './index-rebuild.js';
-import { geoCandidates, moveGeoEntries, type GeoKey } from './geo-index.js';
+import { geoCandidates, moveGeoEntries, type GeoCandidates, type GeoEntry, type GeoKey } from './geo-index.js';
 import {
   CHUNK as NUMBER_CHUNK,
   NumberPairs,
@@ -119,6 +119,9 @@ interface GroupedWrite {
 /** Where msgpackr's shared structures of the entities are kept, in the entities DB (no range of keys sees it). */
 const STRUCTURES_KEY = Symbol.for('structures');
 
+/** The spatial index's answer for a geoproperty no key can hold: no candidate. */
+const NONE: GeoCandidates = () => {};
+
 export class EmbdbStore implements Store {
   readonly name = 'embdb';
   /** Store contract: 1 to 8 at once cost the same per entity, 50 nearly twice that (bench/micro/batch-upsert.ts). */
@@ -133,7 +136,7 @@ export class EmbdbStore implements Store {
    */
   private readonly typeMembers: Database<string, [string, string]>;
   /** The spatial index (geo-index.ts): `[tenant, geoproperty IRI, cell]` → ids. */
-  private readonly geoCells: Database<string, GeoKey>;
+  private readonly geoCells: Database<GeoEntry, GeoKey>;
   /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids, for the pairs below. */
   private readonly attrNumbers: Database<string, NumberKey>;
   /** The (tenant, type, attribute) pairs the number index covers, `building` or `complete`. */
@@ -157,7 +160,7 @@ export class EmbdbStore implements Store {
   /** The entities read-only queries decoded before (entity-cache.ts). */
   private readonly entityCache = new EntityCache();
   /** The index entries of the write being applied (applyOutcome), written after everything that can throw. */
-  private readonly pendingGeo = new PendingEntries<GeoKey>();
+  private readonly pendingGeo = new PendingEntries<GeoKey, GeoEntry>();
   private readonly pendingNumbers = new PendingEntries<NumberKey>();
   /** The single writes waiting for their group's transaction to start (mutateEntity); undefined once it started. */
   private openGroup: GroupedWrite[] | undefined;
@@ -182,7 +185,7 @@ export class EmbdbStore implements Store {
     this.entities = this.env.openDB<StoredEntity, EntityKey>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
     this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
-    this.geoCells = this.env.openDB<string, GeoKey>(GEO_CELLS_DB);
+    this.geoCells = this.env.openDB<GeoEntry, GeoKey>(GEO_CELLS_DB);
     this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
     this.numberPairsDb = this.env.openDB<PairState, PairKey>(NUMBER_PAIRS_DB);
     this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
@@ -575,8 +578,10 @@ export class EmbdbStore implements Store {
     let matched = 0;
     const end = query.offset + query.limit;
     const filter = plan.filter;
-    this.scan(tenant, plan, read, (entity) => {
-      if (filter !== undefined && !filter(entity)) return true;
+    const rest = plan.geo?.rest;
+    this.scan(tenant, plan, read, (entity, geoMet) => {
+      const test = geoMet ? rest : filter;
+      if (test !== undefined && !test(entity)) return true;
       if (matched >= query.offset && matched < end) page.push(entity);
       matched++;
       return query.count || matched < end;
@@ -620,24 +625,34 @@ export class EmbdbStore implements Store {
    * The candidates of a query, each once, in a stable order (the ids as given, else id order per index; the number
    * index's: by number, then id), until `visit` answers false. Candidates come from the spatial index, the ids, the
    * number index (a `q` comparing an attribute with a number, per type), the type index or the whole tenant;
-   * types are checked here where the index read did not; the plan's filter is the caller's.
+   * types are checked here where the index read did not; the plan's filter is the caller's (`geoMet`: the spatial
+   * index's entry showed the geo-query met, plan.geo.rest is left to test).
    */
-  private scan(tenant: string, plan: QueryPlan<StoredEntity>, read: EntityReader, visit: (entity: StoredEntity) => boolean): void {
+  private scan(
+    tenant: string,
+    plan: QueryPlan<StoredEntity>,
+    read: EntityReader,
+    visit: (entity: StoredEntity, geoMet: boolean) => boolean,
+  ): void {
     const geo = plan.ids === undefined ? plan.geo : undefined;
-    const geoIds =
-      geo === undefined ? undefined : storablePart(geo.attrIri) ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box) : [];
-    if (geoIds !== undefined) {
+    const candidates =
+      geo === undefined
+        ? undefined
+        : storablePart(geo.attrIri)
+          ? geoCandidates(this.geoCells, tenant, geo.attrIri, geo.box, geo.test)
+          : NONE;
+    if (candidates !== undefined) {
       // The spatial index's candidates, in id order; the type index is not read, so types are checked here.
       const typeIris = plan.typeIris;
-      for (const id of geoIds) {
+      candidates((id, certain) => {
         const entity = read(id);
-        if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) continue;
-        if (!visit(entity)) return;
-      }
+        if (entity === undefined || (typeIris !== undefined && !typeIris.some((t) => entity.type.includes(t)))) return true;
+        return visit(entity, certain);
+      });
     } else if (plan.ids !== undefined) {
       for (const id of plan.ids) {
         const entity = read(id);
-        if (entity !== undefined && !visit(entity)) return;
+        if (entity !== undefined && !visit(entity, false)) return;
       }
     } else if (plan.typeIris !== undefined && plan.numbers !== undefined) {
       // The number index's candidates of each type, each entity once (it may hold several numbers in range).
@@ -648,7 +663,7 @@ export class EmbdbStore implements Store {
           if (seen.has(id)) return true;
           seen.add(id);
           const entity = read(id);
-          return entity === undefined || visit(entity);
+          return entity === undefined || visit(entity, false);
         });
         if (!more) return;
       }
@@ -662,13 +677,13 @@ export class EmbdbStore implements Store {
             seen.add(id);
           }
           const entity = read(id);
-          if (entity !== undefined && !visit(entity)) return;
+          if (entity !== undefined && !visit(entity, false)) return;
         }
       }
     } else {
       for (const { value } of this.entities.getRange(tenantRange(tenant))) {
         this.examined++;
-        if (!visit(value)) return;
+        if (!visit(value, false)) return;
       }
     }
   }
@@ -768,8 +783,10 @@ export class EmbdbStore implements Store {
     const matches: Array<{ id: string; key: SortKey }> = [];
     let over = false;
     const filter = plan.filter;
-    this.scan(tenant, plan, read, (entity) => {
-      if (filter !== undefined && !filter(entity)) return true;
+    const rest = plan.geo?.rest;
+    this.scan(tenant, plan, read, (entity, geoMet) => {
+      const test = geoMet ? rest : filter;
+      if (test !== undefined && !test(entity)) return true;
       if (matches.length >= cap) {
         over = true;
         return false;

@@ -7,7 +7,7 @@ import { addToAttrStats, addToTypeStats, entitySignature } from '../../../store/
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, type DocKey, type EntityKey } from './keys.js';
-import { putGeoEntries, type GeoKey } from './geo-index.js';
+import { putGeoEntries, type GeoEntry, type GeoKey } from './geo-index.js';
 import { PAIRS_GENERATION_KEY, type NumberKey, type PairKey, type PairState } from './number-index.js';
 import { migrateJoinedKeys } from './key-migration.js';
 
@@ -18,14 +18,16 @@ import { migrateJoinedKeys } from './key-migration.js';
  * duplicates `[tenant, typeIri]` → id (database `typeMembers`), `typeIds` dropped; 4: the spatial index
  * `[tenant, geoproperty IRI, cell]` → id (database `geoCells`, geo-index.ts); 5: the keys of `entities` and `docs` as
  * arrays `[tenant, id]`, `[tenant, collection, id]` where they were strings joined with NUL, which ordered-binary
- * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts).
+ * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts);
+ * 6: the spatial index's values `[id, lon, lat]` or `[id, west, south, east, north]` where they were ids (a query
+ * rules out candidates on the box without reading them: geo-index.ts), so a format-4 or -5 store is rebuilt.
  * The number index (number-index.ts) needs no format: it is built per pair on use, and a store without it has none.
  */
-export const INDEX_FORMAT_VERSION = 5;
+export const INDEX_FORMAT_VERSION = 6;
 /** The first format with array keys in `entities` and `docs`. */
 const ARRAY_KEYS_FORMAT = 5;
-/** The first format whose indexes and counts need no rebuild from the entities. */
-const INDEXES_FORMAT = 4;
+/** The first format whose indexes and counts need no rebuild from the entities (the spatial index's values). */
+const INDEXES_FORMAT = 6;
 export const INDEX_FORMAT_KEY = 'indexFormat';
 
 /** Entities read and rewritten per write transaction: bounded so a large store never holds one huge transaction. */
@@ -37,7 +39,7 @@ const PROGRESS_EVERY = 50_000;
 const idsByKey = (name: string) => ({ ...KEY_CODEC, name, dupSort: true, encoding: 'ordered-binary' }) as const;
 /** The type index (embdb-store.ts). */
 export const TYPE_MEMBERS_DB = idsByKey('typeMembers');
-/** The spatial index (geo-index.ts). */
+/** The spatial index (geo-index.ts): its values are [id, box...] arrays, in id order as well. */
 export const GEO_CELLS_DB = idsByKey('geoCells');
 /** The number index (number-index.ts) and the pairs it covers. */
 export const ATTR_NUMBERS_DB = idsByKey('attrNumbers');
@@ -50,7 +52,7 @@ export interface IndexedDbs {
   entities: Database<StoredEntity, EntityKey>;
   docs: Database<unknown, DocKey>;
   typeMembers: Database<string, [string, string]>;
-  geoCells: Database<string, GeoKey>;
+  geoCells: Database<GeoEntry, GeoKey>;
   attrNumbers: Database<string, NumberKey>;
   numberPairs: Database<PairState, PairKey>;
   typeStats: Database<TypeStat, [string, string]>;

@@ -3,15 +3,15 @@
 // must do so before its first put.
 
 /** What moving an index's entries calls: an lmdb database, or PendingEntries to write them later. */
-export interface IndexWriter<K> {
-  putSync(key: K, id: string): unknown;
-  removeSync(key: K, id: string): unknown;
+export interface IndexWriter<K, V = string> {
+  putSync(key: K, value: V): unknown;
+  removeSync(key: K, value: V): unknown;
 }
 
 /** The entries one write removes and puts, in their order; reused from write to write (cleared first). */
-export class PendingEntries<K> implements IndexWriter<K> {
+export class PendingEntries<K, V = string> implements IndexWriter<K, V> {
   private readonly keys: K[] = [];
-  private readonly ids: string[] = [];
+  private readonly ids: V[] = [];
   private readonly puts: boolean[] = [];
 
   clear(): this {
@@ -23,18 +23,18 @@ export class PendingEntries<K> implements IndexWriter<K> {
     return this;
   }
 
-  putSync(key: K, id: string): boolean {
+  putSync(key: K, id: V): boolean {
     this.note(key, id, true);
     return true;
   }
 
-  removeSync(key: K, id: string): boolean {
+  removeSync(key: K, id: V): boolean {
     this.note(key, id, false);
     return true;
   }
 
   /** Inside the write transaction: every noted entry, in order. */
-  writeTo(db: IndexWriter<K>): void {
+  writeTo(db: IndexWriter<K, V>): void {
     for (let i = 0; i < this.keys.length; i++) {
       if (this.puts[i]) db.putSync(this.keys[i]!, this.ids[i]!);
       else db.removeSync(this.keys[i]!, this.ids[i]!);
@@ -42,7 +42,7 @@ export class PendingEntries<K> implements IndexWriter<K> {
     this.clear();
   }
 
-  private note(key: K, id: string, put: boolean): void {
+  private note(key: K, id: V, put: boolean): void {
     this.keys.push(key);
     this.ids.push(id);
     this.puts.push(put);
