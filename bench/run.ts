@@ -30,7 +30,7 @@ import { scenarios as allScenarios } from './scenarios/index.js';
 import { startServer, type ServerProcess } from './server-process.js';
 import { databaseSnapshot, databaseSpent, listeningPid, type DatabaseProcess } from './database-cpu.js';
 import { cpuSnapshot, cpuSpent } from './thread-cpu.js';
-import { DEFAULT_VARIANTS, poolOf, variants as allVariants } from './variants.js';
+import { DEFAULT_VARIANTS, DOCDB_ROWS, DOCDB_VARIANTS, poolOf, variants as allVariants } from './variants.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -58,6 +58,8 @@ const USAGE = `Usage: node dist/bench/run.js [options]
                         of an older commit) with default options, measured in the same alternated rounds (A/B)
   --scale               add ${scaleVariant.name}: the defaults holding 1M unrelated entities, 10k unrelated subscriptions
                         and 100 other tenants (make bench-scale)
+  --docdb               the docdb rows (${DOCDB_ROWS.join(', ')}) on ${DOCDB_VARIANTS.join(', ')} unless --only and
+                        --variants say otherwise, into their own section of RESULTS.md (make bench)
   --ceiling             add ${CEILING_POOLS.map((n) => `pool${n}`).join(', ')}: that many pipeline threads whatever the cores
   --no-pin              do not pin the load generator and the servers to separate cores
   --out <file>          where the Markdown report goes (default bench/RESULTS.md, whose head it replaces, or with
@@ -133,6 +135,7 @@ function settings(argv: string[]): Settings {
       variants: { type: 'string' },
       variant: { type: 'string', multiple: true },
       scale: { type: 'boolean', default: false },
+      docdb: { type: 'boolean', default: false },
       ceiling: { type: 'boolean', default: false },
       baseline: { type: 'string' },
       'no-pin': { type: 'boolean', default: false },
@@ -148,8 +151,14 @@ function settings(argv: string[]): Settings {
   }
   const smoke = values.smoke === true;
   const defaults = allVariants.filter((v) => (smoke ? v === allVariants[0] : DEFAULT_VARIANTS.includes(v.name)));
+  const docdb = values.docdb === true;
   const variants = [
-    ...pick('variants', allVariants, values.variants, values.variant !== undefined ? [] : defaults),
+    ...pick(
+      'variants',
+      allVariants,
+      values.variants ?? (docdb ? DOCDB_VARIANTS.join(',') : undefined),
+      values.variant !== undefined ? [] : defaults,
+    ),
     ...(values.variant ?? []).map(adHocVariant),
     ...(values.scale === true ? [scaleVariant] : []),
     ...(values.ceiling === true ? CEILING_POOLS.map(poolOf) : []),
@@ -164,16 +173,18 @@ function settings(argv: string[]): Settings {
       warmupS: positive('warmup', values.warmup, smoke ? 0 : 1, true),
       connections: Math.round(positive('connections', values.connections, 50)),
     },
-    scenarios: pick('only', allScenarios, values.only, allScenarios),
+    scenarios: pick('only', allScenarios, values.only ?? (docdb ? DOCDB_ROWS.join(',') : undefined), allScenarios),
     variants,
     pin: values['no-pin'] !== true,
     out: values.out ?? RESULTS,
     section:
-      values.out !== undefined || (values.scale !== true && values.ceiling !== true)
+      values.out !== undefined || (values.scale !== true && values.ceiling !== true && !docdb)
         ? undefined
-        : values.scale === true
-          ? { name: 'run-scale', title: 'The same rows beside unrelated data (issue 24 item 3: `make bench-scale`)' }
-          : { name: 'run-ceiling', title: 'More pipeline threads than cores (issue 24 item 4: `make bench-ceiling`)' },
+        : docdb
+          ? { name: 'run-docdb', title: 'docdb beside embdb on FerretDB on PostgreSQL (issue 17: `make bench`, run.js --docdb)' }
+          : values.scale === true
+            ? { name: 'run-scale', title: 'The same rows beside unrelated data (issue 24 item 3: `make bench-scale`)' }
+            : { name: 'run-ceiling', title: 'More pipeline threads than cores (issue 24 item 4: `make bench-ceiling`)' },
     json: values.json,
   };
 }
