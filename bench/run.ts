@@ -30,7 +30,7 @@ import { scenarios as allScenarios } from './scenarios/index.js';
 import { startServer, type ServerProcess } from './server-process.js';
 import { databaseSnapshot, databaseSpent, listeningPid, type DatabaseProcess } from './database-cpu.js';
 import { cpuSnapshot, cpuSpent } from './thread-cpu.js';
-import { DEFAULT_VARIANTS, DOCDB_ROWS, DOCDB_VARIANTS, poolOf, variants as allVariants } from './variants.js';
+import { DEFAULT_VARIANTS, DOCDB_MAKE_ROWS, DOCDB_VARIANTS, poolOf, variants as allVariants } from './variants.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -58,7 +58,7 @@ const USAGE = `Usage: node dist/bench/run.js [options]
                         of an older commit) with default options, measured in the same alternated rounds (A/B)
   --scale               add ${scaleVariant.name}: the defaults holding 1M unrelated entities, 10k unrelated subscriptions
                         and 100 other tenants (make bench-scale)
-  --docdb               the docdb rows (${DOCDB_ROWS.join(', ')}) on ${DOCDB_VARIANTS.join(', ')} unless --only and
+  --docdb               the docdb rows (${DOCDB_MAKE_ROWS.join(', ')}) on ${DOCDB_VARIANTS.join(', ')} unless --only and
                         --variants say otherwise, into their own section of RESULTS.md (make bench)
   --ceiling             add ${CEILING_POOLS.map((n) => `pool${n}`).join(', ')}: that many pipeline threads whatever the cores
   --no-pin              do not pin the load generator and the servers to separate cores
@@ -173,7 +173,7 @@ function settings(argv: string[]): Settings {
       warmupS: positive('warmup', values.warmup, smoke ? 0 : 1, true),
       connections: Math.round(positive('connections', values.connections, 50)),
     },
-    scenarios: pick('only', allScenarios, values.only ?? (docdb ? DOCDB_ROWS.join(',') : undefined), allScenarios),
+    scenarios: pick('only', allScenarios, values.only ?? (docdb ? DOCDB_MAKE_ROWS.join(',') : undefined), allScenarios),
     variants,
     pin: values['no-pin'] !== true,
     out: values.out ?? RESULTS,
