@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 
 # name | estimated minutes | command
 STEPS=(
-  "FerretDB (docdb variant, import)|0.3|bash test/services/ferretdb.sh"
+  "FerretDB (import)|0.3|bash test/services/ferretdb.sh"
+  "FerretDB on PostgreSQL (docdb-pg-pool rows)|0.2|env FERRETDB_BACKEND=pg bash test/services/ferretdb.sh"
   "main table (run.js)|6|node dist/bench/run.js${BENCH_BASELINE:+ --baseline $BENCH_BASELINE}"
+  "docdb on FerretDB on PostgreSQL (run.js --docdb)|1|node dist/bench/run.js --docdb --rounds 1 --duration 3"
   "query by type in process (query-store.js)|1.5|node dist/bench/query-store.js"
   "auth (auth.js)|0.5|node dist/bench/auth.js --duration 3"
   "auth on the entity (auth-ngsild.js)|1|node dist/bench/auth-ngsild.js --duration 3"
@@ -43,10 +45,15 @@ for step in "${STEPS[@]}"; do
   IFS='|' read -r name estimate command <<<"$step"
   echo "== ${name} (about ${estimate} min; about ${left} min left in all)"
   t0=$(date +%s)
-  # FerretDB's address for what follows (import.js and the docdb variant read MONGO_URL), once its script wrote it.
+  # FerretDB's addresses for what follows (import.js reads MONGO_URL, the docdb-pg-pool variant MONGO_PG_URL and
+  # FERRETDB_POSTGRESQL_URL), once their script wrote them.
   if [ -z "${MONGO_URL:-}" ] && [ -f .services/ferretdb.env ]; then
     # shellcheck disable=SC1091 # written by test/services/ferretdb.sh
     . .services/ferretdb.env
+  fi
+  if [ -z "${MONGO_PG_URL:-}" ] && [ -f .services/ferretdb-pg.env ]; then
+    # shellcheck disable=SC1091 # written by FERRETDB_BACKEND=pg test/services/ferretdb.sh
+    . .services/ferretdb-pg.env
   fi
   # shellcheck disable=SC2086 # the command is words on purpose
   if ! $command; then failed+=("$name"); fi

@@ -34,6 +34,8 @@ export interface Sample {
   /** Wall time of the measured run (connecting and draining included) and the load generator's own CPU in it, µs. */
   wallUs?: number;
   loadGeneratorUs?: number;
+  /** The CPU of the database servers behind the broker during the run (bench/database-cpu.ts), µs by server. */
+  databaseCpu?: Record<string, number>;
 }
 
 /** CPU per request (µs) of the median round, and how busy the server and the load generator were (cores). */
@@ -47,6 +49,8 @@ export interface RowCpu {
   mostShare?: number;
   serverCores: number;
   loadGeneratorCores: number;
+  /** CPU per request (µs) of each database server behind the broker (docdb: FerretDB, PostgreSQL). */
+  databaseUs?: Record<string, number>;
 }
 
 export interface Row {
@@ -125,6 +129,7 @@ function rowCpu(samples: readonly Sample[]): RowCpu | undefined {
     // At the rate autocannon sampled, not over the run's wall time: connecting and draining add wall time without load.
     serverCores: (s.result.requestsPerSecond * (c.front + c.pipeline + c.other)) / n / 1e6,
     loadGeneratorCores: (s.result.requestsPerSecond * (s.loadGeneratorUs ?? 0)) / n / 1e6,
+    databaseUs: s.databaseCpu === undefined ? undefined : Object.fromEntries(Object.entries(s.databaseCpu).map(([k, us]) => [k, us / n])),
   };
 }
 
@@ -245,12 +250,17 @@ function cells(row: Row): string[] {
 }
 
 export function consoleTable(rows: readonly Row[]): string {
-  const all = [HEAD, ...rows.map(cells)];
-  const widths = HEAD.map((_, i) => Math.max(...all.map((c) => c[i]!.length)));
+  return alignedTable(HEAD, rows.map(cells), NUMERIC);
+}
+
+/** Columns padded to their widest cell; `numeric` ones aligned right. */
+export function alignedTable(head: readonly string[], lines: readonly string[][], numeric: ReadonlySet<number>): string {
+  const all = [head, ...lines];
+  const widths = head.map((_, i) => Math.max(...all.map((c) => c[i]!.length)));
   return all
     .map((c) =>
       c
-        .map((v, i) => (NUMERIC.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+        .map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
         .join('  ')
         .trimEnd(),
     )
@@ -360,6 +370,48 @@ function ceilingSection(rows: readonly Row[], info: RunInfo, sub: string): strin
   ];
 }
 
+/**
+ * Issue 17: where a docdb request's CPU goes, the broker's (every thread) beside each database server's behind it, for
+ * the rows whose variant names its databases (bench/variants.ts `databases`).
+ */
+export function databaseLines(rows: readonly Row[]): { head: string[]; lines: string[][] } | undefined {
+  const measured = rows.filter((r) => r.cpu?.databaseUs !== undefined && r.result !== undefined);
+  if (measured.length === 0) return undefined;
+  const names = [...new Set(measured.flatMap((r) => Object.keys(r.cpu!.databaseUs!)))];
+  const head = ['scenario', 'variant', 'req/s', 'broker µs/req', ...names.map((n) => `${n} µs/req`), 'broker share'];
+  const lines = measured.map((r) => {
+    const c = r.cpu!;
+    const broker = c.frontUs + c.pipelineUs + c.otherUs;
+    const dbs = names.map((n) => c.databaseUs![n]);
+    const total = broker + dbs.reduce<number>((a, x) => a + (x ?? 0), 0);
+    return [
+      r.scenario,
+      r.variant,
+      thousands(r.result!.requestsPerSecond),
+      broker.toFixed(0),
+      ...dbs.map((x) => (x === undefined ? '' : x.toFixed(0))),
+      total > 0 ? `${((broker / total) * 100).toFixed(0)}%` : '',
+    ];
+  });
+  return { head, lines };
+}
+
+function databaseSection(rows: readonly Row[], sub: string): string[] {
+  const t = databaseLines(rows);
+  if (t === undefined) return [];
+  return [
+    `${sub} The broker and its database (issue 17)`,
+    '',
+    'CPU per request of the broker (all its threads) and of each database server behind it, in the round with the median',
+    'req/s: the processes listening on the loopback ports of the variant (bench/database-cpu.ts; PostgreSQL with the',
+    'backends its postmaster forked), user + system time from /proc in 10 ms ticks. The database servers are not',
+    'pinned: they share the cores with the load generator and the broker.',
+    '',
+    markdownTable(t.head, t.lines, new Set(t.head.map((_, i) => i).filter((i) => i >= 2))),
+    '',
+  ];
+}
+
 function coreCount(list: string): number {
   let n = 0;
   for (const part of list.split(',')) {
@@ -416,6 +468,7 @@ export function markdownReport(rows: readonly Row[], info: RunInfo, title = 'Ben
     'every row; shown on every broker row, binding on the first variant (the defaults).',
     '',
     ...ceilingSection(rows, info, sub),
+    ...databaseSection(rows, sub),
     `${sub} Scenarios`,
     '',
     ...info.scenarios.map((s) => `- **${s.name}**: ${s.description}`),

@@ -12,13 +12,25 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { REPLY_PATH, type BareReply } from './bare-reply.js';
 import { runLoad, type LoadOptions, type LoadRequest, type LoadResult } from './load.js';
-import { BARE, consoleTable, rowFailed, summarize, writeReport, type Placement, type RunInfo, type Sample } from './report.js';
+import {
+  BARE,
+  alignedTable,
+  consoleTable,
+  databaseLines,
+  rowFailed,
+  summarize,
+  writeReport,
+  type Placement,
+  type RunInfo,
+  type Sample,
+} from './report.js';
 import { scaleVariant } from './scale.js';
 import type { BrokerVariant, Scenario } from './scenario.js';
 import { scenarios as allScenarios } from './scenarios/index.js';
 import { startServer, type ServerProcess } from './server-process.js';
+import { databaseSnapshot, databaseSpent, listeningPid, type DatabaseProcess } from './database-cpu.js';
 import { cpuSnapshot, cpuSpent } from './thread-cpu.js';
-import { DEFAULT_VARIANTS, poolOf, variants as allVariants } from './variants.js';
+import { DEFAULT_VARIANTS, DOCDB_MAKE_ROWS, DOCDB_VARIANTS, poolOf, variants as allVariants } from './variants.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -46,6 +58,8 @@ const USAGE = `Usage: node dist/bench/run.js [options]
                         of an older commit) with default options, measured in the same alternated rounds (A/B)
   --scale               add ${scaleVariant.name}: the defaults holding 1M unrelated entities, 10k unrelated subscriptions
                         and 100 other tenants (make bench-scale)
+  --docdb               the docdb rows (${DOCDB_MAKE_ROWS.join(', ')}) on ${DOCDB_VARIANTS.join(', ')} unless --only and
+                        --variants say otherwise, into their own section of RESULTS.md (make bench)
   --ceiling             add ${CEILING_POOLS.map((n) => `pool${n}`).join(', ')}: that many pipeline threads whatever the cores
   --no-pin              do not pin the load generator and the servers to separate cores
   --out <file>          where the Markdown report goes (default bench/RESULTS.md, whose head it replaces, or with
@@ -121,6 +135,7 @@ function settings(argv: string[]): Settings {
       variants: { type: 'string' },
       variant: { type: 'string', multiple: true },
       scale: { type: 'boolean', default: false },
+      docdb: { type: 'boolean', default: false },
       ceiling: { type: 'boolean', default: false },
       baseline: { type: 'string' },
       'no-pin': { type: 'boolean', default: false },
@@ -136,8 +151,14 @@ function settings(argv: string[]): Settings {
   }
   const smoke = values.smoke === true;
   const defaults = allVariants.filter((v) => (smoke ? v === allVariants[0] : DEFAULT_VARIANTS.includes(v.name)));
+  const docdb = values.docdb === true;
   const variants = [
-    ...pick('variants', allVariants, values.variants, values.variant !== undefined ? [] : defaults),
+    ...pick(
+      'variants',
+      allVariants,
+      values.variants ?? (docdb ? DOCDB_VARIANTS.join(',') : undefined),
+      values.variant !== undefined ? [] : defaults,
+    ),
     ...(values.variant ?? []).map(adHocVariant),
     ...(values.scale === true ? [scaleVariant] : []),
     ...(values.ceiling === true ? CEILING_POOLS.map(poolOf) : []),
@@ -152,16 +173,18 @@ function settings(argv: string[]): Settings {
       warmupS: positive('warmup', values.warmup, smoke ? 0 : 1, true),
       connections: Math.round(positive('connections', values.connections, 50)),
     },
-    scenarios: pick('only', allScenarios, values.only, allScenarios),
+    scenarios: pick('only', allScenarios, values.only ?? (docdb ? DOCDB_MAKE_ROWS.join(',') : undefined), allScenarios),
     variants,
     pin: values['no-pin'] !== true,
     out: values.out ?? RESULTS,
     section:
-      values.out !== undefined || (values.scale !== true && values.ceiling !== true)
+      values.out !== undefined || (values.scale !== true && values.ceiling !== true && !docdb)
         ? undefined
-        : values.scale === true
-          ? { name: 'run-scale', title: 'The same rows beside unrelated data (issue 24 item 3: `make bench-scale`)' }
-          : { name: 'run-ceiling', title: 'More pipeline threads than cores (issue 24 item 4: `make bench-ceiling`)' },
+        : docdb
+          ? { name: 'run-docdb', title: 'docdb beside embdb on FerretDB on PostgreSQL (issue 17: `make bench`, run.js --docdb)' }
+          : values.scale === true
+            ? { name: 'run-scale', title: 'The same rows beside unrelated data (issue 24 item 3: `make bench-scale`)' }
+            : { name: 'run-ceiling', title: 'More pipeline threads than cores (issue 24 item 4: `make bench-ceiling`)' },
     json: values.json,
   };
 }
@@ -225,10 +248,16 @@ async function mirror(bare: ServerProcess, reply: BareReply | undefined): Promis
 }
 
 /** One measured row of one round: a warm-up run, then the measured run between two readings of the server's CPU. */
-async function measureOnce(server: ServerProcess, scenario: Scenario, s: Settings): Promise<{ result: LoadResult } & Partial<Sample>> {
+async function measureOnce(
+  server: ServerProcess,
+  scenario: Scenario,
+  s: Settings,
+  databases: ReadonlyArray<DatabaseProcess & { pid: number }>,
+): Promise<{ result: LoadResult } & Partial<Sample>> {
   const url = server.url;
   if (s.load.warmupS > 0) await runLoad(scenario.requests(), { ...s.load, url, durationS: s.load.warmupS, warmupS: 0 });
   const pid = server.proc.pid!;
+  const dbBefore = databases.length > 0 ? databaseSnapshot(databases) : undefined;
   const before = cpuSnapshot(pid);
   const ownBefore = process.cpuUsage();
   const t0 = process.hrtime.bigint();
@@ -236,8 +265,10 @@ async function measureOnce(server: ServerProcess, scenario: Scenario, s: Setting
   const wallUs = Number(process.hrtime.bigint() - t0) / 1000;
   const own = process.cpuUsage(ownBefore);
   const after = cpuSnapshot(pid);
+  const dbAfter = dbBefore !== undefined ? databaseSnapshot(databases) : undefined;
   return {
     result,
+    databaseCpu: dbBefore !== undefined && dbAfter !== undefined ? databaseSpent(dbBefore, dbAfter) : undefined,
     cpu: before !== undefined && after !== undefined ? cpuSpent(before, after) : undefined,
     wallUs,
     loadGeneratorUs: own.user + own.system,
@@ -248,6 +279,8 @@ interface Side {
   variant: string;
   server?: ServerProcess;
   broker?: BrokerVariant;
+  /** The database servers behind it that were found (their listening process). */
+  databases?: Array<DatabaseProcess & { pid: number }>;
 }
 
 const includes = (v: BrokerVariant | undefined, scenario: Scenario): boolean => v?.only === undefined || v.only.includes(scenario.name);
@@ -308,7 +341,12 @@ async function main(): Promise<number> {
         nodeFlags: variant.nodeFlags,
       });
       log(`${variant.name} on ${server.url} (${variant.args.join(' ') || 'defaults'})`);
-      sides.push({ variant: variant.name, server, broker: variant });
+      const databases = (variant.databases ?? []).flatMap((d) => {
+        const pid = listeningPid(d.port);
+        if (pid === undefined) log(`${variant.name}: no process found listening on port ${d.port} (${d.name}): its CPU is not read`);
+        return pid === undefined ? [] : [{ ...d, pid }];
+      });
+      sides.push({ variant: variant.name, server, broker: variant, databases });
     } catch (e) {
       log(`${variant.name}: ${message(e).split('\n')[0]}`);
       for (const scenario of s.scenarios) note(scenario.name, variant.name, `broker did not start: ${message(e)}`);
@@ -371,7 +409,7 @@ async function main(): Promise<number> {
         if (side.server === undefined) continue;
         const label = `[${row}/${total}] ${scenario.name} ${side.variant} round ${round + 1}/${s.rounds}`;
         try {
-          const sample = await measureOnce(side.server, scenario, s);
+          const sample = await measureOnce(side.server, scenario, s, side.databases ?? []);
           samples.push({ scenario: scenario.name, variant: side.variant, round, ...sample });
           const r = sample.result;
           log(
@@ -416,6 +454,8 @@ async function main(): Promise<number> {
   );
   log('');
   log(consoleTable(rows));
+  const db = databaseLines(rows);
+  if (db !== undefined) log('\n' + alignedTable(db.head, db.lines, new Set([2, 3, 4, 5, 6])));
   if (!s.smoke) {
     await writeReport(s.out, rows, info, s.section);
     log(`\nwritten to ${s.out}`);

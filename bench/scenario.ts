@@ -1,5 +1,6 @@
 // What a benchmark scenario and a broker variant are: data the runner iterates over. A later issue adds a
 // scenario by adding an entry to a table in bench/scenarios/, and a variant by adding one to bench/variants.ts.
+import type { DatabaseProcess } from './database-cpu.js';
 import type { LoadRequest } from './load.js';
 
 export interface Scenario {
@@ -40,6 +41,8 @@ export interface BrokerVariant {
   env?: Record<string, string>;
   /** Node flags of the broker process. */
   nodeFlags?: string[];
+  /** The database servers behind the broker (docdb: FerretDB, PostgreSQL), whose CPU per request the rows add. */
+  databases?: readonly DatabaseProcess[];
   /** Run once the variant's broker stopped (docdb: drops its database). */
   cleanup?: () => Promise<void>;
 }

@@ -2,15 +2,22 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
+import { loopbackPort, type DatabaseProcess } from './database-cpu.js';
 import type { BrokerVariant } from './scenario.js';
 
 /** The MongoDB-wire server of `make bench`: MONGO_URL, else FerretDB as test/services/ferretdb.sh starts it. */
 const MONGO_URL = process.env.MONGO_URL ?? 'mongodb://127.0.0.1:57017/';
+/**
+ * FerretDB on its PostgreSQL backend (`FERRETDB_BACKEND=pg test/services/ferretdb.sh`, .services/ferretdb-pg.env):
+ * MONGO_PG_URL, and the PostgreSQL it stores in (FERRETDB_POSTGRESQL_URL), whose processes' CPU the rows add.
+ */
+const MONGO_PG_URL = process.env.MONGO_PG_URL ?? 'mongodb://127.0.0.1:57018/';
+const FERRETDB_POSTGRESQL_URL = process.env.FERRETDB_POSTGRESQL_URL ?? 'postgres://postgres@127.0.0.1:55432/ferretdb';
 /** A database of this run only, dropped (with its tenants' databases) after the variant. */
 const DOCDB_NAME = 'bench' + randomBytes(3).toString('hex');
 
-async function dropDocdb(): Promise<void> {
-  const client = new MongoClient(MONGO_URL, { serverSelectionTimeoutMS: 5000 });
+async function dropDocdb(url: string): Promise<void> {
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
   try {
     const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
     for (const { name } of databases) if (name === DOCDB_NAME || name.startsWith(DOCDB_NAME + '-')) await client.db(name).dropDatabase();
@@ -18,6 +25,31 @@ async function dropDocdb(): Promise<void> {
     await client.close();
   }
 }
+
+/** The database servers of a variant that listen on loopback ports (a remote one's CPU is not this machine's). */
+function local(dbs: Array<{ name: string; url: string; children?: boolean }>): DatabaseProcess[] {
+  return dbs.flatMap(({ name, url, children }) => {
+    const port = loopbackPort(url);
+    return port === undefined ? [] : [{ name, port, children }];
+  });
+}
+
+/**
+ * The docdb rows (issue 17): the entity rows and the query by type, beside embdb's in the same run. Batch upsert
+ * before query-type: on FerretDB a batch's read of its ids (`$in`, not pushed down) reads the whole collection, and
+ * query-type seeds 100,000 entities into it.
+ */
+export const DOCDB_ROWS = ['retrieve', 'create', 'patch', 'batch-upsert', 'query-type'];
+/**
+ * The rows of `run.js --docdb` (make bench): the single-entity ones. FerretDB serves neither of the others at 50
+ * connections within a 3 s row, and their requests left in flight outlast the runner's 20 s stop: a batch upsert
+ * reads its ids with `$in`, which FerretDB 1.24 does not push down (it reads the whole collection), and a page by type
+ * reads every match on PostgreSQL (about 1 s of PostgreSQL's CPU per page of 20 among 100,000). Measured with
+ * `--only batch-upsert` and `--only query-type`, `--connections 4 --duration 10` (bench/RESULTS.md, docdb section).
+ */
+export const DOCDB_MAKE_ROWS = ['retrieve', 'create', 'patch'];
+/** The variants of `run.js --docdb` (make bench): embdb's rows beside docdb's on FerretDB on PostgreSQL. */
+export const DOCDB_VARIANTS = ['uws-pool', 'docdb-pg-pool'];
 
 export const variants: BrokerVariant[] = [
   { name: 'uws-pool', description: 'uWS front, pipeline in the worker pool (the defaults)', args: [] },
@@ -30,12 +62,25 @@ export const variants: BrokerVariant[] = [
   },
   { name: 'node-pool', description: 'node:http front, pipeline in the worker pool', args: ['--httpServer', 'node'] },
   {
-    // Issue 17: the entity rows and the query by type on docdb, beside embdb's in the same run.
     name: 'docdb-pool',
-    description: 'uWS front, worker pool, --database docdb on the MongoDB-wire server of MONGO_URL (FerretDB by default)',
+    description: 'uWS front, worker pool, --database docdb on the MongoDB-wire server of MONGO_URL (FerretDB on SQLite by default)',
     args: ['--database', 'docdb', '--dbURI', MONGO_URL, '--dbName', DOCDB_NAME],
-    only: ['retrieve', 'create', 'patch', 'batch-upsert', 'query-type'],
-    cleanup: dropDocdb,
+    only: DOCDB_ROWS,
+    databases: local([{ name: 'FerretDB', url: MONGO_URL }]),
+    cleanup: () => dropDocdb(MONGO_URL),
+  },
+  {
+    // FerretDB's SQLite backend scans the collection for every update by _id (about 1 batch upsert/s): the same rows
+    // on its PostgreSQL backend say what the broker costs around a database that is not that slow.
+    name: 'docdb-pg-pool',
+    description: 'uWS front, worker pool, --database docdb on FerretDB on PostgreSQL (MONGO_PG_URL)',
+    args: ['--database', 'docdb', '--dbURI', MONGO_PG_URL, '--dbName', DOCDB_NAME],
+    only: DOCDB_ROWS,
+    databases: local([
+      { name: 'FerretDB', url: MONGO_PG_URL },
+      { name: 'PostgreSQL', url: FERRETDB_POSTGRESQL_URL, children: true },
+    ]),
+    cleanup: () => dropDocdb(MONGO_PG_URL),
   },
 ];
 

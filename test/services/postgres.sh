@@ -46,7 +46,9 @@ if [ "${1:-start}" = "stop" ]; then
   exit 0
 fi
 
-if "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then
+# -t: on a loaded machine a running server can take over the default 3 s to answer (then a second start failed).
+# -t: on a loaded machine a running server can take over pg_isready's default 3 s to answer (a second start then failed).
+if "$PGBIN/pg_isready" -q -t 20 -h 127.0.0.1 -p "$PG_PORT"; then
   write_env
   svc_log "PostgreSQL already running on 127.0.0.1:$PG_PORT (connection info: $ENV_FILE)"
   exit 0

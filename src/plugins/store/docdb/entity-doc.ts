@@ -30,7 +30,7 @@ export interface EntityDoc {
   s?: string[];
   /** Attribute IRIs (attrs, and the first test of any q term). */
   a: string[];
-  /** Discovery signature: `attrIri \0 attrType` per attribute type in use (kit/discovery-counts.ts). */
+  /** Discovery signature: `attrIri attrType` (a space between) per attribute type in use (kit/discovery-counts.ts). */
   ak: string[];
   /**
    * The scalar targets of q (CIM 009 §4.9) of each attribute, under its field key (fieldKey): Property values (and
@@ -68,7 +68,19 @@ export function fieldKey(iri: string): string {
 /** Strings longer than this are not copied into qv (an index key stays small): they are in qx instead. */
 export const QV_STRING_MAX = 256;
 
-const SIG_SEP = '\u0000';
+/**
+ * Between the attribute IRI and the attribute type in `ak`: a character no IRI holds (RFC 3987) and no attribute type
+ * name. Not NUL, which documents written before held: PostgreSQL's jsonb refuses \u0000 in any string, so FerretDB on
+ * its PostgreSQL backend refused every entity write (issue 17).
+ */
+const SIG_SEP = ' ';
+const OLD_SIG_SEP = '\u0000';
+
+/**
+ * The values a document copies into its fields (qv) hold no NUL, for the same reason: such a value stays in the
+ * entity's JSON text (`b`, where it is escaped) and its attribute goes to qx, which the worker tests.
+ */
+export const hasNul = (s: string): boolean => s.includes('\u0000');
 
 /** `geoIndex`: the server is MongoDB, which indexes the shapes of `gi` (layout.ts). */
 export function entityDoc(entity: StoredEntity, version: number, geoIndex = false): EntityDoc {
@@ -120,7 +132,7 @@ export function entityOfDoc(doc: Pick<EntityDoc, 'b'>): StoredEntity {
 export function signatureOfDoc(doc: Pick<EntityDoc, 't' | 'ak'>): EntitySignature {
   const attrs = new Map<string, string[]>();
   for (const entry of doc.ak) {
-    const at = entry.lastIndexOf(SIG_SEP);
+    const at = entry.includes(OLD_SIG_SEP) ? entry.lastIndexOf(OLD_SIG_SEP) : entry.lastIndexOf(SIG_SEP);
     const iri = entry.slice(0, at);
     let kinds = attrs.get(iri);
     if (kinds === undefined) attrs.set(iri, (kinds = []));
@@ -132,7 +144,7 @@ export function signatureOfDoc(doc: Pick<EntityDoc, 't' | 'ak'>): EntitySignatur
 type Scalar = string | number | boolean;
 
 const isScalar = (x: unknown): x is Scalar =>
-  typeof x === 'number' || typeof x === 'boolean' || (typeof x === 'string' && x.length <= QV_STRING_MAX);
+  typeof x === 'number' || typeof x === 'boolean' || (typeof x === 'string' && x.length <= QV_STRING_MAX && !hasNul(x));
 
 /**
  * The q targets of one instance without a compound path (q-eval.ts visitInstance) handed to `put`; false when it

@@ -250,6 +250,7 @@ export function literalPrefix(pattern: string): string | undefined {
       }
       break;
     }
+    if (c === '\u0000') break; // never sent to the server: PostgreSQL (FerretDB's backend) refuses it in a string
     if (/[.*+?()[\]{}|^$]/.test(c)) {
       // a quantifier applies to the character before it: that one is not certain either
       if (/[*+?{]/.test(c)) out = out.slice(0, -1);
