@@ -6,7 +6,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, spawnBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let broker: Broker;
@@ -262,7 +262,8 @@ t.test('an inline request @context is kept as ImplicitlyCreated and linked from 
 t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldb-ctx-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  let b = await spawnBroker(['--dbDir', dir]);
+  // The store's restart: two brokers in this process, one after the other, on the same files.
+  let b = await startBroker(['--dbDir', dir]);
   const r = await call(b, 'POST', `${NGSI}/jsonldContexts`, { body: { '@context': { Kept: 'https://example.org/Kept' } } });
   t.equal(r.status, 201, r.text);
   const loc = r.headers.get('location')!;
@@ -275,7 +276,7 @@ t.test('Hosted @contexts survive a restart of the disk store', async (t) => {
   t.equal(inTenant.status, 201, inTenant.text);
   const tenantLoc = inTenant.headers.get('location')!;
   await b.stop();
-  b = await spawnBroker(['--dbDir', dir]);
+  b = await startBroker(['--dbDir', dir]);
   t.teardown(() => b.stop());
   const listed = await call(b, 'GET', `${NGSI}/jsonldContexts?kind=Hosted`, { headers: tenant });
   t.same(

@@ -1,9 +1,11 @@
 // embdb on disk: a kill -9 with --dbSync request loses no acknowledged write; a clean restart keeps everything.
+// The broker that writes is a process (killed, or stopped by SIGTERM as main.ts handles it); the one that reads what
+// it left opens the same files in this process.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnBroker, call, NGSI } from './helpers/broker.js';
+import { spawnBroker, startBroker, call, NGSI } from './helpers/broker.js';
 
 t.test('kill -9 with --dbSync request loses no acknowledged write', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ldbroker-dur-'));
@@ -26,7 +28,7 @@ t.test('kill -9 with --dbSync request loses no acknowledged write', async (t) =>
   broker.proc.kill('SIGKILL');
   await writer;
   t.ok(acknowledged.length > 10, `${acknowledged.length} writes acknowledged before the kill`);
-  const again = await spawnBroker(['--dbDir', dir, '--dbSync', 'request']);
+  const again = await startBroker(['--dbDir', dir, '--dbSync', 'request']);
   try {
     let lost = 0;
     for (const id of acknowledged) if ((await call(again, 'GET', `${NGSI}/entities/${id}`)).status !== 200) lost++;
@@ -46,7 +48,7 @@ t.test('a clean restart on --dbDir keeps entities and tenants; --dbCompress roun
     headers: { 'NGSILD-Tenant': 'archive' },
   });
   t.equal(await broker.stop(), 0);
-  broker = await spawnBroker(['--dbDir', dir, '--dbCompress']);
+  broker = await startBroker(['--dbDir', dir, '--dbCompress']);
   try {
     const r = await call(broker, 'GET', `${NGSI}/entities/urn:ngsi-ld:Doc:1`, { headers: { 'NGSILD-Tenant': 'archive' } });
     t.equal(r.status, 200);
@@ -76,12 +78,12 @@ t.test('a RAM store left by a killed broker is removed when the next broker star
   killed.proc!.kill('SIGKILL');
   await killed.stop();
   t.ok(existsSync(join(root, dir!)), 'a kill -9 leaves the directory');
-  const next = await spawnBroker(['--database', 'embdb']);
+  const next = await startBroker(['--database', 'embdb']);
   try {
     // Removed by this broker's start, or already by another broker's that started meanwhile (tests run in parallel,
     // and every broker sweeps): which one logs it is not this test's to say (embdb-ram-dir.test.ts checks the line).
     t.notOk(existsSync(join(root, dir!)), "the next broker's start removed it");
-    t.ok(ownedBy(next.proc!.pid!), "the new broker's own store is there");
+    t.ok(ownedBy(process.pid), "the new broker's own store is there");
   } finally {
     await next.stop();
   }

@@ -18,8 +18,8 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { spawnBroker, call, NGSI } from './helpers/broker.js';
-import { IMPORT_MAIN, ndjson, runImporter } from './helpers/import.js';
+import { spawnBroker, startBroker, call, NGSI } from './helpers/broker.js';
+import { IMPORT_MAIN, importCommand, ndjson, runImporter } from './helpers/import.js';
 import { ROOT, ROOT_URL } from '../helpers/repo.js';
 
 const EX = 'https://example.org/';
@@ -61,7 +61,7 @@ t.test('exit 0, the log on standard output, the report exactly on standard error
 
 t.test('exit 1 when a record is refused: its line above the report; --file - reads standard input', async (t) => {
   const dir = tmp(t);
-  const r = await runImporter(['--file', '-'], ndjson([entity(1), entity(2, 'Thing')]), { BROKER_DBDIR: join(dir, 'db') });
+  const r = await importCommand(['--file', '-'], ndjson([entity(1), entity(2, 'Thing')]), { BROKER_DBDIR: join(dir, 'db') });
   t.equal(r.code, 1);
   const lines = r.stderr.split('\n');
   t.match(lines[0], /^line 2: entity urn:ngsi-ld:Thing:2 refused: BadRequestData: entity type: "Thing" is not expanded/);
@@ -79,11 +79,11 @@ t.test('exit 2 when nothing can be imported, with the reason', async (t) => {
     ['embdb history with another store', ['--database', 'docdb', '--troe', 'embdb', '--file', '-'], /needs --database embdb/],
   ];
   for (const [what, args, why] of cases) {
-    const r = await runImporter(args);
+    const r = await importCommand(args);
     t.equal(r.code, 2, what);
     t.match(r.stderr, why, what);
   }
-  const u = await runImporter(['-u']);
+  const u = await importCommand(['-u']);
   t.equal(u.code, 0);
   t.match(u.stdout, /Usage: ldbroker-import/);
   t.match(u.stdout, /--dbDir/, "the store plugin's options by the broker's names");
@@ -93,14 +93,12 @@ t.test('exit 2 when nothing can be imported, with the reason', async (t) => {
 t.test('a store a broker holds open is refused with a clear line; once it stopped, the import goes in', async (t) => {
   const dir = tmp(t);
   const db = join(dir, 'db');
-  const broker = await spawnBroker(['--dbDir', db]);
+  // The broker in this process, the importer in its own: the store is held by this process and freed by its stop.
+  const broker = await startBroker(['--dbDir', db]);
   t.equal((await call(broker, 'GET', `${NGSI}/entities?type=Thing`)).status, 200);
   const held = await runImporter(['--dbDir', db, '--file', '-'], ndjson([entity(1)]));
   t.equal(held.code, 2);
-  t.match(
-    held.stderr,
-    new RegExp(`the store is in use by another process \\(.* is open in process ${broker.proc!.pid}\\): stop the broker`),
-  );
+  t.match(held.stderr, new RegExp(`the store is in use by another process \\(.* is open in process ${process.pid}\\): stop the broker`));
   await broker.stop();
   const after = await runImporter(['--dbDir', db, '--file', '-'], ndjson([entity(1)]));
   t.equal(after.code, 0, after.stderr);

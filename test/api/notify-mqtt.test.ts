@@ -16,7 +16,7 @@ const port = (url: string): string => url.slice(url.lastIndexOf(':') + 1);
 
 t.before(async () => {
   server = mosquitto();
-  broker = await startBroker(['--bridges', 'mqtt'], {}, { pool: true });
+  broker = await startBroker(['--bridges', 'mqtt']);
   topics = [];
   listener = await Listener.open(server.url, ['ldbroker-test/#']);
 });

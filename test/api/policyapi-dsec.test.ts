@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { spawnBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
+import { spawnBroker, startBroker, call, NGSI, type Broker, type Reply } from './helpers/broker.js';
 import { typePolicy as policy } from '../../bench/odrl-policy.js';
 import { freePort } from './helpers/ports.js';
 import { repoPath } from '../helpers/repo.js';
@@ -101,7 +101,8 @@ t.test(
     t.equal(refused.status, 403, 'refused again within --dsecRefresh of the DELETE');
 
     t.equal(await broker.stop(), 0, 'a clean shutdown');
-    broker = await spawnBroker(args);
+    // Restarted in this process on the files the stopped process left.
+    broker = await startBroker(args);
     const kept = await call(pap, 'GET', '/policy');
     t.equal(kept.status, 200);
     t.same(

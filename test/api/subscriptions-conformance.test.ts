@@ -42,7 +42,7 @@ t.before(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-  broker = await startBroker([], {}, { pool: true });
+  broker = await startBroker();
 });
 t.teardown(async () => {
   await broker.stop();

@@ -6,7 +6,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnBroker, call, NGSI, type Broker } from './helpers/broker.js';
+import { spawnBroker, startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 import { ISSUER, bearer, credential, makeSigner, typePolicy } from './helpers/dsec.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { storeOpen } from '../../src/plugins/store/embdb/index.js';
@@ -41,8 +41,9 @@ t.before(async () => {
 });
 t.teardown(() => receiver.close());
 
-async function start(): Promise<Broker> {
-  const b = await spawnBroker([
+/** The broker on dbDir: a process (`spawnBroker`, stopped by SIGTERM), or one in this process (`startBroker`). */
+async function start(run: (args: string[]) => Promise<Broker> = spawnBroker): Promise<Broker> {
+  const b = await run([
     '--dbDir',
     dbDir,
     '--auth',
@@ -127,7 +128,8 @@ t.test('owners survive a restart, go with their subscription, and a lost one lea
     }
   });
 
-  broker = await start();
+  // Restarted in this process on the files the stopped process left.
+  broker = await start(startBroker);
   t.teardown(() => broker.stop());
   for (const tenant of TENANTS) {
     await write(broker, tenant, 2);

@@ -45,7 +45,7 @@ t.before(async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     deadServers.push(server);
   }
-  broker = await startBroker(['--notificationQueueBytes', String(BUDGET)], {}, { pool: true });
+  broker = await startBroker(['--notificationQueueBytes', String(BUDGET)]);
 });
 t.teardown(async () => {
   await broker.stop();

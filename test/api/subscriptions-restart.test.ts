@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnBroker, call, NGSI } from './helpers/broker.js';
+import { spawnBroker, startBroker, call, NGSI } from './helpers/broker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ldbroker-subs-'));
 const values: Array<[string, number]> = [];
@@ -74,7 +74,8 @@ t.test('a subscription keeps its members and counters across a restart and notif
   }
   t.equal(await broker.stop(), 0);
 
-  broker = await spawnBroker(['--dbDir', dir]);
+  // Restarted in this process on the files the stopped process left.
+  broker = await startBroker(['--dbDir', dir]);
   try {
     for (const [i, headers] of tenants.entries()) {
       const before = (await call(broker, 'GET', `${NGSI}/subscriptions/urn:ngsi-ld:Subscription:r1`, { headers })).json;

@@ -7,7 +7,7 @@ import { startBroker, call, NGSI, type Broker } from './helpers/broker.js';
 const ERR = 'https://uri.etsi.org/ngsi-ld/errors/';
 let broker: Broker;
 t.before(async () => {
-  broker = await startBroker([], {}, { pool: true });
+  broker = await startBroker();
 });
 t.teardown(async () => {
   await broker.stop();

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import type * as Target from '../../../src/import-target.js';
 import type * as Run from '../../../src/migrate/import/run-import.js';
 import type * as CommandLine from '../../../src/command-line.js';
+import type * as ImportMain from '../../../src/import-main.js';
 import { docdbArgs, dropDatabases, freshDbName } from './docdb.js';
 import { tsdbArgs } from './troe.js';
 import { ROOT_URL } from '../../helpers/repo.js';
@@ -58,6 +59,36 @@ export async function importWith(targetArgs: readonly string[], stream: string |
   }
 }
 
+/** This process's environment without BROKER_* (which the importer reads as options), and `env` over it. */
+function importerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BROKER_')) clean[k] = v;
+  return { ...clean, ...env };
+}
+
+/**
+ * The built importer command's main run to its end in this process (a process start spared), as runImporter gives it:
+ * its exit status, its standard output (the log) and standard error. For what the command decides from its arguments,
+ * environment and input; what needs the process (a signal, a capped heap, another process holding the store, the
+ * pipes as the command writes them) runs it with runImporter.
+ */
+export async function importCommand(
+  args: string[],
+  stdin?: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { main } = (await import(new URL('import-main.js', DIST).href)) as typeof ImportMain;
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    env: importerEnv(env),
+    stdin: Readable.from([Buffer.from(stdin ?? '')]),
+    stdout: { write: (s: string) => void (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+  });
+  return { code, stdout, stderr };
+}
+
 /** Runs the built importer command to its end. */
 export function runImporter(
   args: string[],
@@ -65,9 +96,7 @@ export function runImporter(
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const clean: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('BROKER_')) clean[k] = v;
-    const proc = spawn(process.execPath, [IMPORT_MAIN, ...args], { env: { ...clean, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [IMPORT_MAIN, ...args], { env: importerEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (d) => (stdout += String(d)));
