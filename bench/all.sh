@@ -13,7 +13,7 @@ STEPS=(
   "FerretDB (import)|0.3|bash test/services/ferretdb.sh"
   "FerretDB on PostgreSQL (docdb-pg-pool rows)|0.2|env FERRETDB_BACKEND=pg bash test/services/ferretdb.sh"
   "main table (run.js)|6|node dist/bench/run.js${BENCH_BASELINE:+ --baseline $BENCH_BASELINE}"
-  "docdb on FerretDB on PostgreSQL (run.js --docdb)|1|node dist/bench/run.js --docdb --rounds 1 --duration 3"
+  "docdb on FerretDB on PostgreSQL (run.js --docdb)|0.8|node dist/bench/run.js --docdb --rounds 1 --duration 2 --warmup 0.5"
   "query by type in process (query-store.js)|1.5|node dist/bench/query-store.js"
   "auth (auth.js)|0.5|node dist/bench/auth.js --duration 3"
   "auth on the entity (auth-ngsild.js)|1|node dist/bench/auth-ngsild.js --duration 3"

@@ -74,6 +74,8 @@ export interface Row {
   targetEntitiesPerS?: number;
   /** Why the row has no (or untrustworthy) numbers: setup refused, first request refused, harness error. */
   notes: string[];
+  /** Its connections, where not the run's (RunInfo.connectionsOf). */
+  connections?: number;
 }
 
 export interface RunInfo {
@@ -85,6 +87,8 @@ export interface RunInfo {
   durationS: number;
   warmupS: number;
   connections: number;
+  /** Scenarios run at other connections than `connections`. */
+  connectionsOf?: Readonly<Record<string, number>>;
   scenarios: Scenario[];
   variants: BrokerVariant[];
   placement: Placement;
@@ -226,12 +230,17 @@ const HEAD = [
 /** Columns aligned right in the console. */
 const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
 
+/** The scenario's name, with its connections where they are not the run's. */
+export function scenarioLabel(row: Pick<Row, 'scenario' | 'connections'>): string {
+  return row.connections === undefined ? row.scenario : `${row.scenario} (${row.connections} conn.)`;
+}
+
 function cells(row: Row): string[] {
   const r = row.result;
   const errors = rowErrors(row);
   const c = row.cpu;
   return [
-    row.scenario,
+    scenarioLabel(row),
     row.variant,
     r === undefined ? '-' : Math.round(r.requestsPerSecond).toString(),
     row.rpsRange === undefined ? '' : `${Math.round(row.rpsRange[0])}-${Math.round(row.rpsRange[1])}`,
@@ -385,7 +394,7 @@ export function databaseLines(rows: readonly Row[]): { head: string[]; lines: st
     const dbs = names.map((n) => c.databaseUs![n]);
     const total = broker + dbs.reduce<number>((a, x) => a + (x ?? 0), 0);
     return [
-      r.scenario,
+      scenarioLabel(r),
       r.variant,
       thousands(r.result!.requestsPerSecond),
       broker.toFixed(0),
@@ -419,6 +428,14 @@ function coreCount(list: string): number {
     if (a !== undefined && Number.isFinite(a)) n += b !== undefined && Number.isFinite(b) ? b - a + 1 : 1;
   }
   return Math.max(1, n);
+}
+
+/** ` (batch-upsert and query-type at 4: every side of their rows)`, or nothing. */
+function connectionsText(of: Readonly<Record<string, number>> | undefined): string {
+  const by = new Map<number, string[]>();
+  for (const [s, n] of Object.entries(of ?? {})) by.set(n, [...(by.get(n) ?? []), s]);
+  if (by.size === 0) return '';
+  return ` (${[...by].map(([n, ss]) => `${ss.join(' and ')} at ${n}`).join(', ')}: the bare server and every variant alike)`;
 }
 
 function loadText(l: readonly number[]): string {
@@ -456,7 +473,7 @@ export function markdownReport(rows: readonly Row[], info: RunInfo, title = 'Ben
       ? `- placement: load generator (autocannon, in the runner's process) pinned to core ${p.loadGenerator}, every server to core(s) ${p.servers} (\`taskset\`); a broker sees ${coreCount(p.servers ?? '')} core(s), so its default pool has that many pipeline threads`
       : `- placement: not pinned: load generator and servers share the ${p.cores} core(s)`,
     `- load average (1/5/15 min) at start ${loadText(info.loadAverage.start)}, at end ${info.loadAverage.end === undefined ? '-' : loadText(info.loadAverage.end)}`,
-    `- node ${process.version}; autocannon ${info.connections} connections; ${info.rounds} alternated rounds of ${info.durationS} s measured after ${info.warmupS} s warm-up per row`,
+    `- node ${process.version}; autocannon ${info.connections} connections${connectionsText(info.connectionsOf)}; ${info.rounds} alternated rounds of ${info.durationS} s measured after ${info.warmupS} s warm-up per row`,
     `- broker exit codes after SIGTERM: ${exits === '' ? 'none started' : exits}`,
     '',
     '> Other work may share the machine (see the load average): absolute numbers are low and noisy; the ratios to the',

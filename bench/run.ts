@@ -30,7 +30,7 @@ import { scenarios as allScenarios } from './scenarios/index.js';
 import { startServer, type ServerProcess } from './server-process.js';
 import { databaseSnapshot, databaseSpent, listeningPid, type DatabaseProcess } from './database-cpu.js';
 import { cpuSnapshot, cpuSpent } from './thread-cpu.js';
-import { DEFAULT_VARIANTS, DOCDB_MAKE_ROWS, DOCDB_VARIANTS, poolOf, variants as allVariants } from './variants.js';
+import { DEFAULT_VARIANTS, DOCDB_CONNECTIONS, DOCDB_MAKE_ROWS, DOCDB_VARIANTS, poolOf, variants as allVariants } from './variants.js';
 
 const BARE_SCRIPT = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const BROKER_SCRIPT = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -49,7 +49,9 @@ const USAGE = `Usage: node dist/bench/run.js [options]
   --rounds <n>          alternated rounds per scenario (default 3, smoke 1)
   --duration <s>        measured seconds per row (default 3)
   --warmup <s>          warm-up seconds before each row (default 1, smoke 0)
-  --connections <n>     autocannon connections (default 50)
+  --connections <n>     autocannon connections (default 50; with --docdb, ${Object.entries(DOCDB_CONNECTIONS)
+    .map(([s, n]) => `${s} ${n}`)
+    .join(', ')}: given, every row)
   --only <a,b>          scenarios: ${allScenarios.map((s) => s.name).join(', ')}
   --variants <a,b>      broker variants: ${allVariants.map((v) => v.name).join(', ')} (default ${DEFAULT_VARIANTS.join(', ')})
   --variant <name=args> an ad-hoc variant, e.g. --variant 'pool8=--connectionPoolSize 8' (repeatable; alone, it
@@ -59,7 +61,8 @@ const USAGE = `Usage: node dist/bench/run.js [options]
   --scale               add ${scaleVariant.name}: the defaults holding 1M unrelated entities, 10k unrelated subscriptions
                         and 100 other tenants (make bench-scale)
   --docdb               the docdb rows (${DOCDB_MAKE_ROWS.join(', ')}) on ${DOCDB_VARIANTS.join(', ')} unless --only and
-                        --variants say otherwise, into their own section of RESULTS.md (make bench)
+                        --variants say otherwise, into their own section of RESULTS.md (make bench); the query seeds a
+                        tenth of its entities
   --ceiling             add ${CEILING_POOLS.map((n) => `pool${n}`).join(', ')}: that many pipeline threads whatever the cores
   --no-pin              do not pin the load generator and the servers to separate cores
   --out <file>          where the Markdown report goes (default bench/RESULTS.md, whose head it replaces, or with
@@ -71,6 +74,8 @@ interface Settings {
   smoke: boolean;
   rounds: number;
   load: Omit<LoadOptions, 'url'>;
+  /** Scenarios run at other connections than load.connections (every side of their rows alike). */
+  connectionsOf: Readonly<Record<string, number>>;
   scenarios: Scenario[];
   variants: BrokerVariant[];
   pin: boolean;
@@ -173,6 +178,7 @@ function settings(argv: string[]): Settings {
       warmupS: positive('warmup', values.warmup, smoke ? 0 : 1, true),
       connections: Math.round(positive('connections', values.connections, 50)),
     },
+    connectionsOf: docdb && values.connections === undefined ? DOCDB_CONNECTIONS : {},
     scenarios: pick('only', allScenarios, values.only ?? (docdb ? DOCDB_MAKE_ROWS.join(',') : undefined), allScenarios),
     variants,
     pin: values['no-pin'] !== true,
@@ -255,13 +261,14 @@ async function measureOnce(
   databases: ReadonlyArray<DatabaseProcess & { pid: number }>,
 ): Promise<{ result: LoadResult } & Partial<Sample>> {
   const url = server.url;
-  if (s.load.warmupS > 0) await runLoad(scenario.requests(), { ...s.load, url, durationS: s.load.warmupS, warmupS: 0 });
+  const load = { ...s.load, connections: s.connectionsOf[scenario.name] ?? s.load.connections };
+  if (load.warmupS > 0) await runLoad(scenario.requests(), { ...load, url, durationS: load.warmupS, warmupS: 0 });
   const pid = server.proc.pid!;
   const dbBefore = databases.length > 0 ? databaseSnapshot(databases) : undefined;
   const before = cpuSnapshot(pid);
   const ownBefore = process.cpuUsage();
   const t0 = process.hrtime.bigint();
-  const result = await runLoad(scenario.requests(), { ...s.load, url, warmupS: 0 });
+  const result = await runLoad(scenario.requests(), { ...load, url, warmupS: 0 });
   const wallUs = Number(process.hrtime.bigint() - t0) / 1000;
   const own = process.cpuUsage(ownBefore);
   const after = cpuSnapshot(pid);
@@ -302,6 +309,7 @@ async function main(): Promise<number> {
     durationS: s.load.durationS,
     warmupS: s.load.warmupS,
     connections: s.load.connections,
+    connectionsOf: s.connectionsOf,
     scenarios: s.scenarios,
     variants: s.variants,
     placement: where,
@@ -452,6 +460,7 @@ async function main(): Promise<number> {
     samples,
     notes,
   );
+  for (const row of rows) row.connections = s.connectionsOf[row.scenario];
   log('');
   log(consoleTable(rows));
   const db = databaseLines(rows);

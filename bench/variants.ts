@@ -40,14 +40,17 @@ function local(dbs: Array<{ name: string; url: string; children?: boolean }>): D
  * query-type seeds 100,000 entities into it.
  */
 export const DOCDB_ROWS = ['retrieve', 'create', 'patch', 'batch-upsert', 'query-type'];
+/** The rows of `run.js --docdb` (make bench): all five. */
+export const DOCDB_MAKE_ROWS = DOCDB_ROWS;
 /**
- * The rows of `run.js --docdb` (make bench): the single-entity ones. FerretDB serves neither of the others at 50
- * connections within a 3 s row, and their requests left in flight outlast the runner's 20 s stop: a batch upsert
- * reads its ids with `$in`, which FerretDB 1.24 does not push down (it reads the whole collection), and a page by type
- * reads every match on PostgreSQL (about 1 s of PostgreSQL's CPU per page of 20 among 100,000). Measured with
- * `--only batch-upsert` and `--only query-type`, `--connections 4 --duration 10` (bench/RESULTS.md, docdb section).
+ * The connections of the rows of `run.js --docdb` that FerretDB cannot serve at 50 (unless --connections is given;
+ * bare and embdb beside them at the same count): a batch upsert of 100 is about 200 commands there (a find by _id
+ * per id, the store's IdReads, then an update command per replacement), and a page by type reads every match on
+ * PostgreSQL (FerretDB 1.24 pushes no limit down). At 50, a row's requests queued in FerretDB for longer than the
+ * row and the runner's 20 s stop. Batch upsert at 2: at 4, the warm-up's batches still running beside the measured
+ * ones, none completed in make bench's 2 s row (a batch takes about 0.25 s there alone, bench/RESULTS.md).
  */
-export const DOCDB_MAKE_ROWS = ['retrieve', 'create', 'patch'];
+export const DOCDB_CONNECTIONS: Readonly<Record<string, number>> = { 'batch-upsert': 2, 'query-type': 4 };
 /** The variants of `run.js --docdb` (make bench): embdb's rows beside docdb's on FerretDB on PostgreSQL. */
 export const DOCDB_VARIANTS = ['uws-pool', 'docdb-pg-pool'];
 

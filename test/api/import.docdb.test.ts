@@ -103,7 +103,8 @@ t.test(
     t.equal(again.line('entities'), 'entities: 0 imported, 300 refused', 'run again: every id refused, never overwritten');
     t.match(again.err, /line 1: entity urn:ngsi-ld:Meter:0 refused: AlreadyExists/);
     t.equal(seen.get('insert entities'), 2, 'one insert per batch, each of duplicate keys only');
-    t.equal(seen.get('find entities'), 2, 'then the read of each batch finds them');
+    // FerretDB (the tests' server) reads a `$in` as the whole collection: a batch reads its ids one by one there.
+    t.equal(seen.get('find entities'), 300, 'then the read of each batch finds them (a find by _id per id on FerretDB)');
   },
 );
 

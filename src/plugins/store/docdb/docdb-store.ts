@@ -38,7 +38,18 @@ import { entityQueryPredicate } from '../../../store/kit/entity-query.js';
 import { applyBump, withBumped, type Bumped } from '../../../store/kit/bump.js';
 import { entityDoc, entityOfDoc, signatureOfDoc, type EntityDoc } from './entity-doc.js';
 import { translateQuery } from './query-filter.js';
-import { COUNTERS, ENTITIES, TENANTS, dbNameOf, docCollectionName, ensureLayout, serverKind, type ServerKind } from './layout.js';
+import {
+  COUNTERS,
+  ENTITIES,
+  TENANTS,
+  dbNameOf,
+  docCollectionName,
+  ensureLayout,
+  idReadsOf,
+  serverKind,
+  type IdReads,
+  type ServerKind,
+} from './layout.js';
 import { asStoreError, isUnreachable } from './errors.js';
 import { CLAIMS, ClaimReleases, FRESH_MS, claim, needsCheck, type ClaimDoc } from './claims.js';
 import { PRESENCE, Presence, type PresenceDoc } from './presence.js';
@@ -58,14 +69,15 @@ const COMMAND_TIMEOUT_MS = 60_000;
 /** Candidates read per round trip when the worker evaluates part of a query. */
 const BATCH = 500;
 /**
- * Most ids read one `_id` filter each rather than one `$in` (FerretDB: an `_id` filter is pushed down to SQLite, a `$in`
- * decodes every document of the collection, a dozen of the former cost about one of the latter). Pushed down is not
+ * Most finds by `_id` one list of ids has in flight at once where the server reads ids one by one (layout.ts IdReads:
+ * FerretDB), the rest waiting in the driver's queue: a batch of 100 takes 16 of the thread's connections (the pool,
+ * --dbPoolSize, caps it lower), not all, so the requests beside it are served between its reads. Pushed down is not
  * indexed: FerretDB 1.24's SQLite backend indexes `_ferretdb_sjson->"_id"` and filters on `_ferretdb_sjson->'$._id'`,
  * which SQLite does not match (EXPLAIN QUERY PLAN: SCAN), so a find by `_id` reads the table up to the match (0.5 s at
  * its end with 21,000 entities) and an update or delete by `_id` reads all of it: a batch's replacements cost one
  * table scan each there, whatever the broker sends (issue 17, the docdb batch-upsert row).
  */
-const FEW_IDS = 8;
+const ID_READS_AT_ONCE = 16;
 /** Most tenants whose driver handles are kept (DocdbStore.handle). */
 const MAX_HANDLES = 1000;
 /** Most entities of an id list read in one round trip. */
@@ -87,6 +99,8 @@ export interface DocdbSettings {
   brokerId?: string;
   /** Longest wait for one command's answer (tests give less). */
   commandTimeoutMs?: number;
+  /** @internal How lists of ids are read, whatever the server (tests of both paths); by default as the server is. */
+  idReads?: IdReads;
 }
 
 interface DocRecord {
@@ -324,13 +338,18 @@ export class DocdbStore implements Store {
     }
   }
 
-  /** The versions of the entities of `ids` that exist: by `_id` each (FerretDB pushes that down) unless many. */
+  /** The versions of the entities of `ids` that exist. */
   private async versionsOf(coll: Collection<EntityDoc>, ids: string[]): Promise<Map<string, number>> {
-    const docs =
-      ids.length <= FEW_IDS
-        ? (await Promise.all(ids.map((id) => coll.findOne({ _id: id }, { projection: { v: 1 } })))).filter((d) => d !== null)
-        : await coll.find({ _id: { $in: ids } }, { projection: { v: 1 } }).toArray();
+    const docs = await findByIds(coll, ids, { v: 1 }, await this.idReads(), this.settings.poolSize);
     return new Map(docs.map((d) => [d._id, d.v]));
+  }
+
+  /** How this server is best asked for a list of ids (layout.ts IdReads), unless a test forces one. */
+  private async idReads(): Promise<IdReads> {
+    if (this.settings.idReads !== undefined) return this.settings.idReads;
+    const kind = (this.server ??= serverKind(this.client.db('admin')));
+    kind.catch(() => this.server === kind && (this.server = undefined));
+    return idReadsOf(await kind);
   }
 
   /** Runs one piece of I/O, turning the driver's failures into the broker's (errors.ts). */
@@ -482,7 +501,8 @@ export class DocdbStore implements Store {
       // all again per batch), an insert of ids that exist only costs one refused command before the read.
       const unread = attempt === 0 && (opts?.expectAbsent === true || (opts?.createTenant === true && (await this.server) === 'ferretdb'));
       const readAt = performance.now();
-      const read = unread ? [] : await this.io(() => coll.find({ _id: { $in: pending } }, { projection: { b: 1, v: 1 } }).toArray());
+      const how = await this.io(() => this.idReads());
+      const read = unread ? [] : await this.io(() => findByIds(coll, pending, { b: 1, v: 1 }, how, this.settings.poolSize));
       const base = new Map(read.map((d) => [d._id, d]));
       const state = new Map<string, StoredEntity | undefined>();
       for (const id of pending) {
@@ -562,6 +582,7 @@ export class DocdbStore implements Store {
               mine,
               lastVersion,
               ferret,
+              (ids) => this.versionsOf(coll, ids),
             );
             return [...held, ...lostHere];
           },
@@ -807,6 +828,7 @@ async function bulkConditional(
   ids: string[],
   versions: Map<string, number>,
   oneUpdatePerCommand: boolean,
+  versionsOf: (ids: string[]) => Promise<Map<string, number>>,
 ): Promise<string[]> {
   const lost = new Set<string>();
   let applied = 0;
@@ -825,14 +847,40 @@ async function bulkConditional(
   }
   if (applied === ops.length - lost.size) return [...lost];
   // Some conditional write matched nothing: the ids not at the version this batch wrote lost their race.
-  const now = await coll.find({ _id: { $in: ids } }, { projection: { v: 1 } }).toArray();
-  const at = new Map(now.map((d) => [d._id, d.v]));
+  const at = await versionsOf(ids);
   ids.forEach((id, i) => {
     const deleting = 'deleteOne' in ops[i]!;
     const v = at.get(id);
     if (deleting ? v !== undefined && v !== versions.get(id) : v !== versions.get(id)) lost.add(id);
   });
   return [...lost];
+}
+
+/**
+ * @internal (tests) The documents of the `ids` that exist, in no particular order: one `$in` (`in`), or one find by `_id` per id with at
+ * most ID_READS_AT_ONCE (and the pool's size) in flight (`each`). The same documents either way: each find reads the
+ * document as it is at that moment, as `$in` does (no snapshot spans the ids on either path), and the conditional
+ * writes that follow check the versions read.
+ */
+export async function findByIds<P extends Partial<Record<keyof EntityDoc, 1>>>(
+  coll: Collection<EntityDoc>,
+  ids: readonly string[],
+  projection: P,
+  how: IdReads,
+  poolSize: number,
+): Promise<EntityDoc[]> {
+  if (ids.length === 0) return [];
+  if (how === 'in') return coll.find({ _id: { $in: [...ids] } }, { projection }).toArray();
+  const found: EntityDoc[] = [];
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    while (next < ids.length) {
+      const doc = await coll.findOne({ _id: ids[next++]! }, { projection });
+      if (doc !== null) found.push(doc);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(ID_READS_AT_ONCE, poolSize, ids.length)) }, reader));
+  return found;
 }
 
 /** One bulkWrite: how many writes the server applied (-1: it did not say), and the indexes lost to a duplicate key. */
