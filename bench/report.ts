@@ -482,7 +482,7 @@ export function markdownReport(rows: readonly Row[], info: RunInfo, title = 'Ben
     markdownTable(HEAD, rows.map(cells), NUMERIC),
     '',
     `Targets (issue 24, default options): ratio to bare, batch upsert in entities/s, p99 <= ${P99_TARGET_MS} ms at 50 connections on`,
-    'every row; shown on every broker row, binding on the first variant (the defaults).',
+    `every row; shown on every broker row, binding on the first variant (the defaults)${info.connectionsOf === undefined || Object.keys(info.connectionsOf).length === 0 ? '' : ', and only on the rows run at 50 connections'}.`,
     '',
     ...ceilingSection(rows, info, sub),
     ...databaseSection(rows, sub),
