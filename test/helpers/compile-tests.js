@@ -71,7 +71,7 @@ const API_ALONE_IF = [
   [/spawnBroker|\bspawn\(|\bfork\(|execFile/, 'starts a process (a spawned broker, a script)'],
   [/http: true|createServer|\.listen\(|connect\(/, 'listens on or connects to a socket (its port)'],
   [/process\.(env|on|once|exit)|globalThis|useFakeTimers|clock/, 'changes process-wide state'],
-  [/troe|tsdb|docdb|ferret|questdb|mosquitto|mqtt|modbus|distributed/i, 'waits on a service or on other brokers'],
+  [/tsdb|docdb|ferret|questdb|mosquitto|mqtt|modbus|distributed/i, 'waits on a service or on other brokers'],
   [/bench|auth-dsec\.|csource-subscriptions\./, 'waits (run-all.sh WAITING)'],
 ];
 const aloneApi = (f) => API_ALONE_IF.find(([re]) => re.test(f) || re.test(readFileSync(f, 'utf8')))?.[1] ?? ALONE[f];
