@@ -56,9 +56,11 @@ WAITING=("${WAITING[@]/%/.test.js}")
 npx tap --reporter=tap --jobs 2 "${WAITING[@]}" >"$out/waiting.txt" 2>&1 &
 waiting=$!
 # The rest: every test file of unit, api and integration but those (tap's own selection: .taprc excludes helpers/ and
-# fixtures/).
-mapfile -t REST < <(find "$T/unit" "$T/api" "$T/integration" -name '*.test.js' -not -path '*/helpers/*' \
-  -not -path '*/fixtures/*' | grep -vxF -f <(printf '%s\n' "${WAITING[@]}") | sort)
+# fixtures/), and but the files run in bundles (several files in one tap process: test/helpers/bundle.ts), the bundles
+# instead: their members are listed in $T/bundles/members.txt.
+mapfile -t REST < <( (find "$T/unit" "$T/api" "$T/integration" -name '*.test.js' -not -path '*/helpers/*' \
+  -not -path '*/fixtures/*' | grep -vxF -f <(printf '%s\n' "${WAITING[@]}") -f "$T/bundles/members.txt"
+  find "$T/bundles" -name '*.test.js') | sort)
 npx tap --reporter=tap "${REST[@]}" 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 wait "$docdb" || status=1
@@ -69,9 +71,12 @@ for svc in questdb pymodbus; do
   wait "${!svc}" || status=1
   cat "$out/$svc.txt" >&2
 done
-# Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces).
-p=$(grep -cE '^ {4}ok [0-9]+ ' "$out/tap.txt" || true)
-f=$(grep -cE '^ {4}not ok [0-9]+ ' "$out/tap.txt" || true)
+# Count the named tests of each file: the test points one level below the file wrappers (indented 4 spaces); in a
+# bundle (dist/test/bundles/), one level below its files' subtests (8 spaces).
+read -r p f < <(awk '/^# Subtest: / { b = ($0 ~ /\/bundles\//) }
+  b && /^        ok [0-9]+ / || !b && /^    ok [0-9]+ / { p++ }
+  b && /^        not ok [0-9]+ / || !b && /^    not ok [0-9]+ / { f++ }
+  END { print p + 0, f + 0 }' "$out/tap.txt")
 passed=$((passed + p)); failed=$((failed + f))
 
 if [ -n "$exporter" ]; then
