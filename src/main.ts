@@ -21,17 +21,26 @@ async function main(): Promise<void> {
   } catch (e) {
     fail(e);
   }
-  const { createBroker } = await import('./broker.js');
-  const broker = await createBroker(args, { listen: true }).catch(fail);
-  let stopping = false;
+  // The handlers come before the start: the broker logs 'listening' (a supervisor's cue, and the tests') before
+  // createBroker returns, and a SIGTERM in between took Node's default action: killed, nothing flushed. One that
+  // comes during the start stops the broker as soon as it is up.
+  let stopping: string | undefined;
+  let broker: Awaited<ReturnType<typeof import('./broker.js').createBroker>> | undefined;
   const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
+    if (stopping !== undefined) return;
+    stopping = signal;
+    if (broker === undefined) return;
     await broker.close(signal);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  const { createBroker } = await import('./broker.js');
+  broker = await createBroker(args, { listen: true }).catch(fail);
+  if (stopping !== undefined) {
+    await broker.close(stopping);
+    process.exit(0);
+  }
 }
 
 void main();

@@ -1,6 +1,9 @@
 // The front end: route table, 404/405/415/413/406/501, health port, options and start-up errors.
 import t from 'tap';
 import { connect } from 'node:net';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { repoPath } from '../helpers/repo.js';
 import { startBroker, spawnBroker, runBroker, runBrokerHere, call, NGSI, type Broker } from './helpers/broker.js';
 
 let broker: Broker;
@@ -141,6 +144,28 @@ t.test('options read BROKER_<OPTION> from the environment and the command line w
   const b = await startBroker(['--dbLockPrefer', 'writes'], { BROKER_DBLOCKPREFER: 'sideways' });
   t.match(b.logs.join('\n'), /"lockPrefer":"writes"/);
   t.equal(await b.stop(), 0);
+});
+
+t.test('a SIGTERM during the start stops the broker cleanly once it is up (status 0), never by the signal', async (t) => {
+  // Sent at its first log line: the broker is starting (createBroker has not returned). Before the fix its handlers
+  // came after the start, so the signal killed it (status null): a supervisor's SIGTERM right after 'listening' too.
+  const proc = spawn(process.execPath, [repoPath('dist/src/main.js'), '--port', '0', '--host', '127.0.0.1', '--healthPort', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
+    if (lines.push(line) === 1) proc.kill('SIGTERM');
+  });
+  const { code, signal } = await exited;
+  t.equal(signal, null, 'not ended by the signal');
+  t.equal(code, 0, 'status 0');
+  t.ok(
+    lines.some((l) => l.includes('"msg":"listening"')),
+    'it finished starting first',
+  );
 });
 
 t.test('-fg is accepted', async (t) => {
