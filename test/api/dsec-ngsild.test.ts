@@ -209,7 +209,14 @@ t.test("without --dsecNgsild a policy using the broker's own words is skipped, a
     { uid: 'urn:p:w-tenant', as: 'admin', action: 'odrl:read', constraints: [{ left: 'ngsi-ld:tenant', op: 'odrl:eq', right: '' }] },
     { uid: 'urn:p:w-attr', as: 'admin', action: 'odrl:read', constraints: [{ left: 'ngsi-ld:attribute', op: 'odrl:eq', right: 'name' }] },
   ];
-  const broker = await brokerWith([], words.map(odrlPolicy), async (b) => (await send(b, 'admin', 'GET', `${NGSI}/types`)).status !== 503);
+  // Ready once a set holding both is loaded: the policies are posted one by one, and a refresh between the two posts
+  // loads a set of one (a 403 already).
+  const bothLoaded = (b: Broker): boolean =>
+    b.logs.some((l) => {
+      const r = JSON.parse(l) as { msg?: string; skipped?: number };
+      return r.msg === 'dsec: policy set loaded' && r.skipped === 2;
+    });
+  const broker = await brokerWith([], words.map(odrlPolicy), async (b) => bothLoaded(b));
   t.teardown(() => broker.stop());
   t.equal((await send(broker, 'admin', 'GET', `${NGSI}/types`)).status, 403, 'neither policy allows anything');
   for (const uid of ['urn:p:w-tenant', 'urn:p:w-attr']) {
