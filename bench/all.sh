@@ -41,22 +41,25 @@ echo "bench: ${#STEPS[@]} steps, estimated ${total} min; load average at start $
 start=$(date +%s)
 left=$total
 failed=()
+own_mongo="${MONGO_URL:-}"
+own_mongo_pg="${MONGO_PG_URL:-}"
 for step in "${STEPS[@]}"; do
   IFS='|' read -r name estimate command <<<"$step"
   echo "== ${name} (about ${estimate} min; about ${left} min left in all)"
   t0=$(date +%s)
+  # shellcheck disable=SC2086 # the command is words on purpose
+  if ! $command; then failed+=("$name"); fi
   # FerretDB's addresses for what follows (import.js reads MONGO_URL, the docdb-pg-pool variant MONGO_PG_URL and
-  # FERRETDB_POSTGRESQL_URL), once their script wrote them.
-  if [ -z "${MONGO_URL:-}" ] && [ -f .services/ferretdb.env ]; then
+  # FERRETDB_POSTGRESQL_URL), read again after each step: the FerretDB steps write them, and a file left by an earlier
+  # start on another port must not be taken first. Addresses the caller set are kept.
+  if [ -z "$own_mongo" ] && [ -f .services/ferretdb.env ]; then
     # shellcheck disable=SC1091 # written by test/services/ferretdb.sh
     . .services/ferretdb.env
   fi
-  if [ -z "${MONGO_PG_URL:-}" ] && [ -f .services/ferretdb-pg.env ]; then
+  if [ -z "$own_mongo_pg" ] && [ -f .services/ferretdb-pg.env ]; then
     # shellcheck disable=SC1091 # written by FERRETDB_BACKEND=pg test/services/ferretdb.sh
     . .services/ferretdb-pg.env
   fi
-  # shellcheck disable=SC2086 # the command is words on purpose
-  if ! $command; then failed+=("$name"); fi
   left=$(awk -v a="$left" -v b="$estimate" 'BEGIN { x = a - b; print (x < 0 ? 0 : x) }')
   echo "== ${name}: $(( $(date +%s) - t0 )) s; $(( ($(date +%s) - start) / 60 )) min since the start"
 done
