@@ -10,19 +10,11 @@ import { ENTITIES, idReadsOf, serverKind, type IdReads } from '../../src/plugins
 import type { EntityDoc } from '../../src/plugins/store/docdb/entity-doc.js';
 import type { StoredEntity } from '../../src/store/contract.js';
 import { dropDatabases, freshDbName, mongoUrl } from '../api/helpers/docdb.js';
+import { counter, valueOf } from '../helpers/counter-entity.js';
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const NS = 'https://example.org/ns/';
-const T0 = '2026-01-01T00:00:00.000Z';
 
-const counter = (id: string, n: number): StoredEntity => ({
-  id,
-  type: [NS + 'Counter'],
-  createdAt: T0,
-  modifiedAt: T0,
-  [NS + 'n']: [{ type: 'Property', value: n }],
-});
-const valueOf = (e: StoredEntity | undefined): number => (e![NS + 'n'] as Array<{ value: number }>)[0]!.value;
 const inc = (cur: StoredEntity | undefined) => ({ next: counter(cur!.id, valueOf(cur) + 1), result: 'ok' });
 
 /** A fake admin database answering buildInfo with `info`. */

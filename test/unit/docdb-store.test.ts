@@ -13,6 +13,7 @@ import { resolveQ, asWritten } from '../../src/ngsild/query/q-resolve.js';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { parseGeoQueryObject } from '../../src/ngsild/query/geoq.js';
 import { dropDatabases, freshDbName, mongoUrl } from '../api/helpers/docdb.js';
+import { counter, valueOf } from '../helpers/counter-entity.js';
 import { Collection, MongoClient } from 'mongodb';
 import { HOLD_MS } from '../../src/plugins/store/docdb/claims.js';
 
@@ -33,15 +34,6 @@ async function two(t: Test): Promise<[Store, Store]> {
   });
   return [a, b];
 }
-
-const counter = (id: string, n: number): StoredEntity => ({
-  id,
-  type: [NS + 'Counter'],
-  createdAt: T0,
-  modifiedAt: T0,
-  [NS + 'n']: [{ type: 'Property', value: n }],
-});
-const valueOf = (e: StoredEntity | undefined): number => (e![NS + 'n'] as Array<{ value: number }>)[0]!.value;
 
 t.test('two writers increment one entity at once: no update is lost', async (t) => {
   const [a, b] = await two(t);
