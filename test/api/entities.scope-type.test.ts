@@ -73,6 +73,12 @@ t.test('POST .../attrs with scope replaces it, or with noOverwrite adds to it; t
   const bad = await post(bare, { scope: 'no-slash' });
   t.equal(bad.status, 400, 'a scope that is not a scope');
   t.equal(bad.json.type, `${ERR}BadRequestData`);
+  for (const scope of ['/a\u0000b', ['/a', '/b/\u0001']]) {
+    const control = await post(bare, { scope });
+    t.equal(control.status, 400, `a control character in a level: ${JSON.stringify(scope)}`);
+    t.equal(control.json.type, `${ERR}BadRequestData`);
+  }
+  t.same((await get(bare)).scope, ['/a', '/b'], 'the scope as it was');
 });
 
 t.test('DELETE .../attrs/scope removes the scope; 404 when there is none', async (t) => {

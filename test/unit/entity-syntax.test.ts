@@ -58,6 +58,8 @@ t.test('forbiddenNameChar names the first forbidden character of a name', async 
 t.test('scopes are /-separated paths without # or +', async (t) => {
   for (const ok of ['/a', '/Madrid/Gardens/ParkNorte', '/a-b_c.d']) t.ok(isScope(ok), ok);
   for (const bad of ['a', '/', '/a/', '//a', '/a//b', '/a/#', '/a+', '/a b', 1]) t.notOk(isScope(bad), String(bad));
+  for (const bad of ['/a\u0000b', '/a/\u0001', '/\u007f', '/a\u001fb/c']) t.notOk(isScope(bad), JSON.stringify(bad));
+  t.ok(isScope('/Zürich/Ü-Bahn'), 'letters beyond ASCII are levels');
 });
 
 t.test('language keys are BCP 47-shaped tags or @none', async (t) => {

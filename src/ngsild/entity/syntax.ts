@@ -83,7 +83,9 @@ export function isLanguageKey(s: string): boolean {
   return s === '@none' || LANGUAGE_TAG.test(s);
 }
 
-const SCOPE = /^\/[^/#+\s]+(\/[^/#+\s]+)*$/;
+// A level holds no '/', '#', '+' (scopeQ's wildcards), white space nor control character: a NUL, which PostgreSQL's
+// jsonb refuses, made docdb on FerretDB's PostgreSQL backend fail the write.
+const SCOPE = /^\/[^/#+\s\u0000-\u001f\u007f]+(\/[^/#+\s\u0000-\u001f\u007f]+)*$/;
 
 /** CIM 009 §4.18: a scope is a path `/level1/level2`; `#` and `+` are reserved for scope queries. */
 export function isScope(s: unknown): s is string {
