@@ -173,9 +173,11 @@ export interface DocCollection {
   /** In insertion order. */
   list(offset?: number, limit?: number): Promise<Array<{ id: string; doc: Record<string, unknown> }>>;
   /**
-   * A number that changes whenever a document is added, replaced or removed, by any thread or broker (not by
-   * `bump`): what a reader derived from `list` stays true while it reads the same number. Absent where the store
-   * cannot tell cheaply (docdb): the reader lists again.
+   * A number that changes whenever a document is added, replaced or removed (not by `bump`): what a reader derived
+   * from `list` stays true while it reads the same number. Exact for the writes of every thread of this broker (the
+   * write's promise resolves once every thread reads another number); a store that other brokers share may see their
+   * writes within a bound it states (docdb: a second, generations.ts CROSS_BROKER_MS). Absent where the store cannot
+   * tell cheaply (docdb's notification counters): the reader lists again.
    */
   generation?(): number;
   /**

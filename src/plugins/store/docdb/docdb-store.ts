@@ -42,9 +42,11 @@ import {
   COUNTERS,
   ENTITIES,
   TENANTS,
+  WITHOUT_GENERATION,
   dbNameOf,
   docCollectionName,
   ensureLayout,
+  generationDocId,
   idReadsOf,
   serverKind,
   type IdReads,
@@ -53,6 +55,7 @@ import {
 import { asStoreError, isUnreachable } from './errors.js';
 import { CLAIMS, ClaimReleases, FRESH_MS, claim, needsCheck, type ClaimDoc } from './claims.js';
 import { PRESENCE, Presence, type PresenceDoc } from './presence.js';
+import { Generations, generationBuffer } from './generations.js';
 
 /** Most matches an orderBy query or a worker-evaluated query holds to sort (as embdb: README "orderBy"). */
 export const ORDERED_QUERY_CAP = 20_000;
@@ -101,6 +104,11 @@ export interface DocdbSettings {
   commandTimeoutMs?: number;
   /** @internal How lists of ids are read, whatever the server (tests of both paths); by default as the server is. */
   idReads?: IdReads;
+  /**
+   * The broker's counters of its collections' generations (generations.ts), one buffer for the stores of all its
+   * threads (storePrepare makes it); absent: one of this store's own (an importer, a test).
+   */
+  generations?: SharedArrayBuffer;
 }
 
 interface DocRecord {
@@ -136,12 +144,17 @@ export class DocdbStore implements Store {
   private readonly presence: Presence;
   /** Claims of writes that landed, released in bulk (claims.ts; FerretDB only). */
   private readonly releases: ClaimReleases;
+  /** @internal for DocdbCollection: the generations of the document collections. */
+  readonly generations: Generations;
 
   constructor(private readonly settings: DocdbSettings) {
     this.client = this.newClient();
     this.presence = new Presence(() => this.db('').collection<PresenceDoc>(PRESENCE), settings.log, settings.brokerId);
     this.releases = new ClaimReleases((e) =>
       settings.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'docdb: claims not released (taken over later)'),
+    );
+    this.generations = new Generations(settings.generations ?? generationBuffer(), (tenant, name) =>
+      this.readGenerationToken(tenant, name),
     );
   }
 
@@ -782,6 +795,29 @@ export class DocdbStore implements Store {
   tenantCreated(tenant: string): Promise<void> {
     return this.registerTenant(tenant);
   }
+
+  /**
+   * @internal for DocdbCollection, once a write of a document landed: this broker's threads see it at their next
+   * request, and the other brokers of the set at their next read of the collection's token (generations.ts).
+   */
+  async collectionChanged(tenant: string, name: string): Promise<void> {
+    this.generations.moved(tenant, name);
+    const { counters } = await this.docs(tenant, name, true);
+    const write = () => counters.updateOne({ _id: generationDocId(name) }, { $set: { g: this.generations.newToken() } }, { upsert: true });
+    // Two first writes race to create the token's document, as insertNew's counter: the loser writes it again.
+    await write().catch((e: unknown) => {
+      if (isDuplicateKey(e)) return write();
+      throw e;
+    });
+  }
+
+  private async readGenerationToken(tenant: string, name: string): Promise<string | null> {
+    return this.io(async () => {
+      const { counters } = await this.docs(tenant, name);
+      const doc = (await counters.findOne({ _id: generationDocId(name) }, { projection: { g: 1 } })) as { g?: unknown } | null;
+      return typeof doc?.g === 'string' ? doc.g : null;
+    });
+  }
 }
 
 /**
@@ -931,11 +967,21 @@ function tooMany(cap: number): never {
 }
 
 class DocdbCollection implements DocCollection {
+  /** Absent on the collections whose writes would pay for a token no reader uses (layout.ts WITHOUT_GENERATION). */
+  readonly generation?: () => number;
+
   constructor(
     private readonly store: DocdbStore,
     private readonly tenant: string,
     private readonly name: string,
-  ) {}
+  ) {
+    if (!WITHOUT_GENERATION.has(name)) this.generation = () => this.store.generations.current(this.tenant, this.name);
+  }
+
+  /** After a write that added, replaced or removed a document. */
+  private changed(): Promise<void> {
+    return this.generation === undefined ? Promise.resolve() : this.store.run(() => this.store.collectionChanged(this.tenant, this.name));
+  }
 
   async get(id: string): Promise<Record<string, unknown> | undefined> {
     const doc = await this.store.run(async () => (await this.store.docs(this.tenant, this.name)).coll.findOne({ _id: id }));
@@ -956,12 +1002,15 @@ class DocdbCollection implements DocCollection {
         if (await this.insertNew(id, j)) return;
       }
     });
+    await this.changed();
   }
 
   async insert(id: string, doc: Record<string, unknown>, opts?: MutateOptions): Promise<boolean> {
     const inserted = await this.store.run(() => this.insertNew(id, JSON.stringify(doc)));
-    if (inserted && opts?.createTenant) await this.store.tenantCreated(this.tenant);
-    return inserted;
+    if (!inserted) return false;
+    await this.changed();
+    if (opts?.createTenant) await this.store.tenantCreated(this.tenant);
+    return true;
   }
 
   /** Inserts at the end of the order; false when the id exists. */
@@ -985,9 +1034,11 @@ class DocdbCollection implements DocCollection {
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.store.run(
+    const deleted = await this.store.run(
       async () => (await (await this.store.docs(this.tenant, this.name)).coll.deleteOne({ _id: id })).deletedCount === 1,
     );
+    if (deleted) await this.changed();
+    return deleted;
   }
 
   async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {

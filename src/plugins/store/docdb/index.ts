@@ -5,6 +5,7 @@ import type { OptionSpec } from '../../../plugin/contract.js';
 import { DocdbStore } from './docdb-store.js';
 import { checkDbName } from './layout.js';
 import { isUnreachable } from './errors.js';
+import { generationBuffer } from './generations.js';
 
 export const options: OptionSpec[] = [
   {
@@ -57,6 +58,14 @@ export function connectionUri(o: Record<string, unknown>): string {
   return `mongodb://${host}/`;
 }
 
+/**
+ * Once in the primary: the counters of the collections' generations (generations.ts), which every thread's store
+ * shares through the options (a SharedArrayBuffer crosses to the worker threads as itself).
+ */
+export async function storePrepare(): Promise<Record<string, unknown>> {
+  return { generations: generationBuffer() };
+}
+
 export async function storeOpen(params: StoreOpenParams): Promise<Store> {
   const o = params.options;
   const dbName = setting<string>(o, 'dbName');
@@ -71,6 +80,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     sync: setting(o, 'dbSync'),
     log: params.log,
     brokerId: params.brokerId,
+    generations: o.generations instanceof SharedArrayBuffer ? o.generations : undefined,
   });
   try {
     await store.start(params.primary);

@@ -7,8 +7,24 @@ import type { Db } from 'mongodb';
 export const ENTITIES = 'entities';
 /** The registry of named tenants, in the default tenant's database: `{_id: tenant, createdAt}`. */
 export const TENANTS = 'tenants';
-/** Insertion counters of the document collections: `{_id: collection name, n}`. */
+/**
+ * Insertion counters of the document collections, `{_id: collection name, n}`, and their change tokens,
+ * `{_id: generationDocId(name), g}` (generations.ts): documents apart, so that FerretDB 1.x, which runs an update as a
+ * read and a write of the whole document, never loses a token to a concurrent insert's count or the reverse.
+ */
 export const COUNTERS = 'docCounters';
+
+/** The id of a collection's change token in COUNTERS: no collection name holds a ':' (COLLECTION_NAME). */
+export function generationDocId(name: string): string {
+  return 'generation:' + name;
+}
+
+/**
+ * Collections without a generation: the notifier writes the notification counters at every flush (notify/counters.ts,
+ * each second per subscription that notified) and nothing keeps a listing of them, so a token write per put would be
+ * a cost for no reader.
+ */
+export const WITHOUT_GENERATION: ReadonlySet<string> = new Set(['subscriptionCounters']);
 
 /**
  * The document collections the broker uses (store/contract.ts DocCollection), created with their index at start so
