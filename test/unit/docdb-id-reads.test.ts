@@ -8,7 +8,7 @@ import { Collection, FindCursor, MongoClient } from 'mongodb';
 import { DocdbStore, findByIds } from '../../src/plugins/store/docdb/docdb-store.js';
 import { ENTITIES, idReadsOf, serverKind, type IdReads } from '../../src/plugins/store/docdb/layout.js';
 import type { EntityDoc } from '../../src/plugins/store/docdb/entity-doc.js';
-import type { StoredEntity } from '../../src/store/contract.js';
+import type { EntityQuery, StoredEntity } from '../../src/store/contract.js';
 import { dropDatabases, freshDbName, mongoUrl } from '../api/helpers/docdb.js';
 import { counter, valueOf } from '../helpers/counter-entity.js';
 
@@ -200,3 +200,56 @@ for (const how of ['in', 'each'] as const) {
     for (const id of ids) t.equal(valueOf(await b.getEntity('', id)), 2 * N, `${id}: every increment counted`);
   });
 }
+
+t.test('a query by ids (id=, a join level) reads the same way, and answers alike on both paths', async (t) => {
+  const [viaIn] = await two(t, 'in');
+  const viaEach = new DocdbStore({
+    uri: mongoUrl(),
+    dbName: (viaIn as unknown as { settings: { dbName: string } }).settings.dbName,
+    poolSize: 10,
+    timeoutMs: 5000,
+    sync: 'interval',
+    log,
+    idReads: 'each',
+  });
+  await viaEach.start(false);
+  t.teardown(() => viaEach.close());
+  const ids = Array.from({ length: 12 }, (_, i) => `urn:ngsi-ld:Counter:q${String(i).padStart(2, '0')}`);
+  await viaIn.mutateEntities(
+    '',
+    ids.map((id, i) => ({ id, mutation: () => ({ next: counter(id, i), result: 'ok' }) })),
+  );
+  // A few ids asked, out of order, one absent.
+  const asked = [ids[7]!, ids[2]!, 'urn:ngsi-ld:Counter:absent', ids[9]!, ids[4]!, ids[11]!];
+  const orderByValue = {
+    keyOf: (e: StoredEntity) => [valueOf(e)],
+    compare: (a: number[], b: number[]) => b[0]! - a[0]!,
+  } as unknown as EntityQuery['orderBy'];
+  const queries: Array<[string, EntityQuery]> = [
+    ['ids alone', { ids: asked, limit: 20, offset: 0, count: true }],
+    ['a page of them', { ids: asked, limit: 2, offset: 1, count: true }],
+    ['and their type', { ids: asked, type: { kind: 'type', name: NS + 'Counter' }, limit: 20, offset: 0, count: true }],
+    ['and another type', { ids: asked, type: { kind: 'type', name: NS + 'Nothing' }, limit: 20, offset: 0, count: true }],
+    ['and attrs they hold', { ids: asked, attrs: [NS + 'n'], limit: 20, offset: 0, count: true }],
+    ['and attrs they lack', { ids: asked, attrs: [NS + 'absent'], limit: 20, offset: 0, count: true }],
+    ['ordered', { ids: asked, orderBy: orderByValue, limit: 3, offset: 0, count: true }],
+  ];
+  for (const [what, query] of queries) {
+    const a = await countingReads(() => viaIn.queryEntities('', query));
+    const e = await countingReads(() => viaEach.queryEntities('', query));
+    t.same(
+      e.r.entities.map((x) => x.id),
+      a.r.entities.map((x) => x.id),
+      `${what}: the same page`,
+    );
+    t.equal(e.r.count, a.r.count, `${what}: the same count`);
+    t.equal(e.find, 0, `${what}: each: no $in`);
+    t.equal(e.findOne, asked.length, `${what}: each: one find by _id per id`);
+    t.equal(a.findOne, 0, `${what}: in: no find by _id alone`);
+  }
+  t.same(
+    (await viaEach.queryEntities('', queries[0]![1])).entities.map((x) => x.id),
+    [ids[7], ids[2], ids[9], ids[4], ids[11]],
+    'in the order of the ids',
+  );
+});

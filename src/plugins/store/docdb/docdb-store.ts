@@ -628,7 +628,8 @@ export class DocdbStore implements Store {
       const entities = docs.map(entityOfDoc);
       return count === undefined ? { entities } : { entities, count };
     }
-    return this.io(() => this.workerPage(coll, filter, exact, query, paging));
+    const idReads = query.ids === undefined ? 'in' : await this.io(() => this.idReads());
+    return this.io(() => this.workerPage(coll, filter, exact, query, paging, idReads));
   }
 
   /**
@@ -648,6 +649,9 @@ export class DocdbStore implements Store {
    * What the server cannot finish: candidates in the page order (pageOrder; or the order of the ids), tested here with the query's
    * predicate unless the filter was exact, then sorted (orderBy) and paged. Without orderBy or count, reading stops
    * at the end of the page; with them, every match is read, at most the cap of them (`sortCap`, as embdb).
+   * `idReads` each: the candidates of an id list (`id=`, a join level) are read one find by `_id` each, as a batch's
+   * (findByIds): FerretDB reads the filter's `$in` as its whole collection, and pushes an `_id` equality down; every
+   * other member of the query is then tested here.
    */
   private async workerPage(
     coll: Collection<EntityDoc>,
@@ -655,8 +659,8 @@ export class DocdbStore implements Store {
     exact: boolean,
     query: EntityQuery,
     paging: { sort?: { _id: 1 } },
+    idReads: IdReads,
   ): Promise<EntityPage> {
-    const test = exact ? undefined : entityQueryPredicate(query);
     const end = query.offset + query.limit;
     const order = query.orderBy;
     const all = order !== undefined || query.count || query.ids !== undefined;
@@ -667,15 +671,20 @@ export class DocdbStore implements Store {
     // The limit (at most one document per distinct id) lets the server close the cursor with its first batch: no
     // getMore that answers nothing.
     const idCount = query.ids === undefined ? 0 : new Set(query.ids).size;
+    const eachId = query.ids !== undefined && idReads === 'each' && idCount <= MAX_ID_BATCH;
+    const test = exact && !eachId ? undefined : entityQueryPredicate(query);
     const batchSize = query.ids !== undefined ? Math.max(1, Math.min(idCount, MAX_ID_BATCH)) : BATCH;
-    const cursor = coll.find(filter, {
-      projection: { b: 1 },
-      ...paging,
-      batchSize,
-      ...(query.ids !== undefined && idCount <= MAX_ID_BATCH ? { limit: Math.max(1, idCount) } : {}),
-    });
+    const cursor = eachId
+      ? undefined
+      : coll.find(filter, {
+          projection: { b: 1 },
+          ...paging,
+          batchSize,
+          ...(query.ids !== undefined && idCount <= MAX_ID_BATCH ? { limit: Math.max(1, idCount) } : {}),
+        });
+    const candidates = cursor ?? (await findByIds(coll, [...new Set(query.ids)], { b: 1 }, 'each', this.settings.poolSize));
     try {
-      for await (const doc of cursor) {
+      for await (const doc of candidates) {
         const entity = entityOfDoc(doc);
         if (test !== undefined && !test(entity)) continue;
         counted++;
@@ -686,7 +695,7 @@ export class DocdbStore implements Store {
         if (!all && counted >= end) break;
       }
     } finally {
-      await cursor.close();
+      await cursor?.close();
     }
     let page = matches;
     if (query.ids !== undefined && order === undefined) {
