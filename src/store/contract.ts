@@ -103,6 +103,9 @@ export interface EntityQuery extends EntitySelectionQuery {
   /**
    * The caller only reads the entities of the page (renders them), changes none: the store may answer with objects
    * it keeps and hands out again, frozen, while the stored entity is unchanged (EntityPage.kept). A store may ignore it.
+   * A frozen readOnly query is one the caller asks again as the same object (GET /entities' compiled queries,
+   * ops/query-compiled.ts): a store may answer it with the page it gave that object before while nothing in the
+   * tenant was written since (embdb: page-cache.ts).
    */
   readOnly?: boolean;
 }

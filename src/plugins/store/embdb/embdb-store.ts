@@ -44,6 +44,7 @@ import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
 import { ADMITTED_PER_QUERY, EntityCache, cacheKey } from './entity-cache.js';
 import { PendingEntries } from './pending-entries.js';
+import { PageCache } from './page-cache.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -60,6 +61,12 @@ export const MAX_NUMBER_PAIRS_PER_TYPE = 8;
 /** How many (tenant, collection) pairs EmbdbStore.noteEmpty remembers as empty before it starts again. */
 export const EMPTY_COLLECTIONS_MAX = 4096;
 const AFTER_ANY_NAME = Uint8Array.of(0xff) as unknown as string;
+
+/**
+ * The meta key of a tenant's entities generation (EmbdbStore.entitiesGeneration); `docgen` keys name a collection,
+ * and no tenant name holds a NUL (ngsild/entity/limits.ts).
+ */
+const generationKey = (tenant: string): string => `entgen\u0000${tenant}`;
 
 /** `[tenant, IRI]`: the key of the discovery counts, as of the type index (array keys, compared element by element). */
 const statKey = (tenant: string, iri: string): [string, string] => [tenant, iri];
@@ -159,6 +166,8 @@ export class EmbdbStore implements Store {
   private examined = 0;
   /** The entities read-only queries decoded before (entity-cache.ts). */
   private readonly entityCache = new EntityCache();
+  /** The pages read-only queries were answered with (page-cache.ts). */
+  private readonly pageCache = new PageCache();
   /** The index entries of the write being applied (applyOutcome), written after everything that can throw. */
   private readonly pendingGeo = new PendingEntries<GeoKey, GeoEntry>();
   private readonly pendingNumbers = new PendingEntries<NumberKey>();
@@ -518,6 +527,7 @@ export class EmbdbStore implements Store {
     const next = plan.next;
     if (next === null) this.entities.removeSync(key);
     else this.entities.putSync(key, next);
+    this.entitiesWritten(tenant, stats);
     if (plan.counted) stats.move(tenant, plan.before, plan.after);
     const oldTypes = current?.type ?? [];
     const newTypes = next?.type ?? [];
@@ -551,6 +561,11 @@ export class EmbdbStore implements Store {
   }
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
+    // A compiled query asked again (EntityQuery.readOnly, frozen): its page while nothing of the tenant changed.
+    if (query.readOnly === true && Object.isFrozen(query)) {
+      const kept = this.pageCache.get(query, tenant, this.entitiesGeneration(tenant));
+      if (kept !== undefined) return kept;
+    }
     const plan = planEntityQuery(query);
     // The number index serves a query by type alone (no ids, no geo-query) once it covers the attribute of each type.
     if (plan.numbers !== undefined && (plan.typeIris === undefined || plan.ids !== undefined || plan.geo !== undefined))
@@ -558,6 +573,8 @@ export class EmbdbStore implements Store {
     if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
       plan.numbers = undefined;
     if (query.readOnly !== true) return this.pageOf(tenant, plan, query, this.plainReader(tenant));
+    // The generation is read in the same synchronous turn as the page, so from the same read snapshot.
+    const generation = this.entitiesGeneration(tenant);
     const reader = this.keptReader(tenant);
     // pageOf runs in one synchronous turn: no other query of this handle counts in between.
     this.examined = 0;
@@ -567,7 +584,24 @@ export class EmbdbStore implements Store {
     });
     page.kept = true;
     page.examined = this.examined;
+    if (Object.isFrozen(query) && page.sortCap === undefined) this.pageCache.set(query, tenant, generation, page);
     return page;
+  }
+
+  /**
+   * The id of the last write transaction that wrote an entity of `tenant` (0: none since this key exists), moved by
+   * every write of one (writePlan) and by a number index pair's completion, which changes the order of the pages it
+   * serves: while it holds, every query of the tenant answers as before (page-cache.ts).
+   */
+  private entitiesGeneration(tenant: string): number {
+    return this.meta.get(generationKey(tenant)) ?? 0;
+  }
+
+  /** Inside a write transaction that writes an entity of `tenant`: moves its generation, once per batch. */
+  private entitiesWritten(tenant: string, stats: StatsBatch): void {
+    if (stats.tenantsWritten.has(tenant)) return;
+    stats.tenantsWritten.add(tenant);
+    this.meta.putSync(generationKey(tenant), stats.txnId);
   }
 
   private pageOf(tenant: string, plan: QueryPlan<StoredEntity>, query: EntityQuery, read: EntityReader): EntityPage {
@@ -756,7 +790,9 @@ export class EmbdbStore implements Store {
         after = last;
       }
       await this.write(() => {
-        if (this.numberPairsDb.get(key) === 'building') this.numberPairs.set(key, 'complete');
+        if (this.numberPairsDb.get(key) !== 'building') return;
+        this.numberPairs.set(key, 'complete');
+        this.meta.putSync(generationKey(tenant), this.env.getWriteTxnId());
       });
       this.settings.log?.info({ tenant, typeIri, attrIri, entities, ms: Date.now() - started }, 'embdb: number index built');
       return true;

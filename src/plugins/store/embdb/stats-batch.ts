@@ -35,6 +35,9 @@ export class StatsBatch {
   private readonly types = new Map<string, Map<string, TypeStat>>();
   private readonly attrs = new Map<string, Map<string, AttrStat>>();
 
+  /** The tenants whose entities generation this batch's writes moved (EmbdbStore.entitiesWritten). */
+  readonly tenantsWritten = new Set<string>();
+
   /** The records carried from earlier writes of this transaction; a record is taken out while this batch holds it. */
   private readonly carried: Carried;
 
@@ -43,7 +46,7 @@ export class StatsBatch {
     private readonly typeStatDb: Database<TypeStat, [string, string]>,
     private readonly attrStatDb: Database<AttrStat, [string, string]>,
     private readonly path: string,
-    txnId: number,
+    readonly txnId: number,
   ) {
     let carried = carriedByPath.get(path);
     if (carried === undefined || carried.txnId !== txnId) {
