@@ -55,17 +55,23 @@ function allowOf(def: RouteDef): string {
   return methods.join(', ');
 }
 
-/** Routes grouped by segment count then by first segment, so a lookup compares only a handful. */
-function compileTable(defs: readonly RouteDef[], prefix: string): Map<string, CompiledRoute[]> {
-  const table = new Map<string, CompiledRoute[]>();
+/**
+ * Routes grouped by first segment then by segment count (an array index), so a lookup compares only a handful and
+ * builds no key string.
+ */
+type RouteTable = Map<string, Array<CompiledRoute[] | undefined>>;
+
+function compileTable(defs: readonly RouteDef[], prefix: string): RouteTable {
+  const table: RouteTable = new Map();
   for (const def of defs) {
     const parts = def.pattern.slice(1).split('/');
     const segments = parts.map((s) => (s.startsWith(':') ? null : s));
     const paramNames = parts.filter((s) => s.startsWith(':')).map((s) => s.slice(1));
-    const key = `${segments.length}/${segments[0]}`;
-    const list = table.get(key) ?? [];
-    list.push({ def, route: prefix + def.pattern, segments, paramNames, allow: allowOf(def) });
-    table.set(key, list);
+    // Every catalog route starts with a literal segment.
+    const first = segments[0]!;
+    const byCount = table.get(first) ?? [];
+    (byCount[segments.length] ??= []).push({ def, route: prefix + def.pattern, segments, paramNames, allow: allowOf(def) });
+    table.set(first, byCount);
   }
   return table;
 }
@@ -84,8 +90,8 @@ export function lookupRoute(method: string, path: string): RouteMatch {
   return match(api ? apiTable : rootTable, method, rest.split('/'));
 }
 
-function match(table: Map<string, CompiledRoute[]>, method: string, parts: string[]): RouteMatch {
-  const candidates = table.get(`${parts.length}/${parts[0]}`);
+function match(table: RouteTable, method: string, parts: string[]): RouteMatch {
+  const candidates = table.get(parts[0]!)?.[parts.length];
   if (candidates === undefined) return { kind: 'notFound' };
   for (const c of candidates) {
     const params: string[] = [];
