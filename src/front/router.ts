@@ -77,12 +77,14 @@ function compileTable(defs: readonly RouteDef[], prefix: string): RouteTable {
 }
 
 const apiTable = compileTable(routeDefs(false), API_PREFIX);
+/** Built once: a concatenation in the lookup made (and flattened) a new string per request. */
+const API_ROOT = API_PREFIX + '/';
 const rootTable = compileTable(routeDefs(true), '');
 
 export function lookupRoute(method: string, path: string): RouteMatch {
-  const api = path.startsWith(API_PREFIX + '/');
+  const api = path.startsWith(API_ROOT);
   if (!api && !path.startsWith('/')) return { kind: 'notFound' };
-  let rest = path.slice(api ? API_PREFIX.length + 1 : 1);
+  let rest = path.slice(api ? API_ROOT.length : 1);
   // One trailing slash names the same resource (RFC 9110 §4.2.3 leaves it to the server): `/entities/` is the
   // collection, so `PUT /entities/` is 405 with its Allow, as the ETSI suite expects of DELETE /temporal/entities/,
   // DELETE /entities/{id}/attrs/ and their kin (009_02_01, 013_02_03, 016_02_04, 029_01_01, 032_01_01).
