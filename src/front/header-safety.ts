@@ -27,7 +27,7 @@ const MAX_REPORTED = 64;
  */
 export function safeHeaders(headers: readonly string[], log: Logger): readonly string[] {
   let i = 0;
-  for (; i < headers.length; i += 2) if (!TOKEN.test(headers[i]!) || UNSAFE.test(headers[i + 1]!)) break;
+  for (; i < headers.length; i += 2) if (!cleanName(headers[i]!) || !cleanValue(headers[i + 1]!)) break;
   if (i >= headers.length) return headers;
   const out = headers.slice(0, i);
   for (; i < headers.length; i += 2) {
@@ -45,6 +45,33 @@ export function safeHeaders(headers: readonly string[], log: Logger): readonly s
     }
   }
   return out;
+}
+
+/**
+ * Names and values found clean lately. The same strings come back on every answer (the names are the code's
+ * literals, the Link of a @context is one string per @context, link-header.ts), so they are compared (one pointer
+ * when the same string) before they are scanned again; only what passed the scan is kept, a few of each.
+ */
+const RECENT = 8;
+const cleanNames: string[] = new Array<string>(RECENT).fill('Content-Type');
+const cleanValues: string[] = new Array<string>(RECENT).fill('');
+let nextName = 0;
+let nextValue = 0;
+
+function cleanName(name: string): boolean {
+  for (let i = 0; i < RECENT; i++) if (cleanNames[i] === name) return true;
+  if (!TOKEN.test(name)) return false;
+  cleanNames[nextName] = name;
+  nextName = (nextName + 1) % RECENT;
+  return true;
+}
+
+function cleanValue(value: string): boolean {
+  for (let i = 0; i < RECENT; i++) if (cleanValues[i] === value) return true;
+  if (UNSAFE.test(value)) return false;
+  cleanValues[nextValue] = value;
+  nextValue = (nextValue + 1) % RECENT;
+  return true;
 }
 
 /** The value with every character outside visible ASCII, space and tab percent-encoded as UTF-8. */

@@ -55,28 +55,36 @@ function allowOf(def: RouteDef): string {
   return methods.join(', ');
 }
 
-/** Routes grouped by segment count then by first segment, so a lookup compares only a handful. */
-function compileTable(defs: readonly RouteDef[], prefix: string): Map<string, CompiledRoute[]> {
-  const table = new Map<string, CompiledRoute[]>();
+/**
+ * Routes grouped by first segment then by segment count (an array index), so a lookup compares only a handful and
+ * builds no key string.
+ */
+type RouteTable = Map<string, Array<CompiledRoute[] | undefined>>;
+
+function compileTable(defs: readonly RouteDef[], prefix: string): RouteTable {
+  const table: RouteTable = new Map();
   for (const def of defs) {
     const parts = def.pattern.slice(1).split('/');
     const segments = parts.map((s) => (s.startsWith(':') ? null : s));
     const paramNames = parts.filter((s) => s.startsWith(':')).map((s) => s.slice(1));
-    const key = `${segments.length}/${segments[0]}`;
-    const list = table.get(key) ?? [];
-    list.push({ def, route: prefix + def.pattern, segments, paramNames, allow: allowOf(def) });
-    table.set(key, list);
+    // Every catalog route starts with a literal segment.
+    const first = segments[0]!;
+    const byCount = table.get(first) ?? [];
+    (byCount[segments.length] ??= []).push({ def, route: prefix + def.pattern, segments, paramNames, allow: allowOf(def) });
+    table.set(first, byCount);
   }
   return table;
 }
 
 const apiTable = compileTable(routeDefs(false), API_PREFIX);
+/** Built once: a concatenation in the lookup made (and flattened) a new string per request. */
+const API_ROOT = API_PREFIX + '/';
 const rootTable = compileTable(routeDefs(true), '');
 
 export function lookupRoute(method: string, path: string): RouteMatch {
-  const api = path.startsWith(API_PREFIX + '/');
+  const api = path.startsWith(API_ROOT);
   if (!api && !path.startsWith('/')) return { kind: 'notFound' };
-  let rest = path.slice(api ? API_PREFIX.length + 1 : 1);
+  let rest = path.slice(api ? API_ROOT.length : 1);
   // One trailing slash names the same resource (RFC 9110 §4.2.3 leaves it to the server): `/entities/` is the
   // collection, so `PUT /entities/` is 405 with its Allow, as the ETSI suite expects of DELETE /temporal/entities/,
   // DELETE /entities/{id}/attrs/ and their kin (009_02_01, 013_02_03, 016_02_04, 029_01_01, 032_01_01).
@@ -84,8 +92,8 @@ export function lookupRoute(method: string, path: string): RouteMatch {
   return match(api ? apiTable : rootTable, method, rest.split('/'));
 }
 
-function match(table: Map<string, CompiledRoute[]>, method: string, parts: string[]): RouteMatch {
-  const candidates = table.get(`${parts.length}/${parts[0]}`);
+function match(table: RouteTable, method: string, parts: string[]): RouteMatch {
+  const candidates = table.get(parts[0]!)?.[parts.length];
   if (candidates === undefined) return { kind: 'notFound' };
   for (const c of candidates) {
     const params: string[] = [];

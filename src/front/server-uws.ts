@@ -25,6 +25,8 @@ export function loadUws(): { uws?: UwsModule; reason?: string } {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** The body of a request whose method has none: one settled promise for all of them, never rejected. */
+const NO_BODY: Promise<ArrayBuffer | null> = Promise.resolve(null);
 
 /**
  * The headers of the request being read, filled by `collect` inside the synchronous handler (uWS takes `req` back
@@ -75,9 +77,12 @@ class UwsExchange implements Exchange {
       reading?.abort();
       this.gone?.();
     });
-    this.bodyPromise =
-      reading === undefined ? Promise.resolve(null) : reading.body.then((bytes) => (bytes === null ? null : wholeBuffer(bytes)));
-    this.bodyPromise.catch(() => undefined);
+    if (reading === undefined) {
+      this.bodyPromise = NO_BODY;
+    } else {
+      this.bodyPromise = reading.body.then((bytes) => (bytes === null ? null : wholeBuffer(bytes)));
+      this.bodyPromise.catch(() => undefined);
+    }
   }
 
   header(name: string): string | undefined {

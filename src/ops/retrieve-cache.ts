@@ -2,6 +2,7 @@
 // a third of its front CPU decoding the entity, rendering it and serialising the JSON again for an unchanged entity).
 // An entry is only used while the entity's stored bytes are the ones it was rendered from, so any write through any
 // thread, process or broker (update, replace, delete then create, purge) makes it stale by itself: nothing to notify.
+import { isMainThread } from 'node:worker_threads';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
@@ -26,6 +27,13 @@ export class RetrieveCache {
   constructor(
     private readonly maxEntries = RETRIEVE_CACHE_ENTRIES,
     private readonly maxBytes = RETRIEVE_CACHE_BYTES,
+    /**
+     * Whether answers go out as copies: a pool thread transfers the body it answers with to the front, which detaches
+     * its buffer (the kept one would be empty after). The front thread (inline runner) transfers nothing and writes
+     * the body without changing it, so it answers with the kept bytes themselves: a copy there was a new ArrayBuffer
+     * per GET, the largest part of a cached retrieve's cost.
+     */
+    private readonly copies = !isMainThread,
   ) {}
 
   /**
@@ -43,8 +51,8 @@ export class RetrieveCache {
   }
 
   /**
-   * A copy of the answer kept for `key` when it was rendered from exactly these stored bytes. A copy: a pool thread
-   * transfers the body it answers with to the front, which detaches its buffer (the kept one would be empty after).
+   * The answer kept for `key` when it was rendered from exactly these stored bytes (a copy where `copies`); the
+   * caller never changes it.
    */
   get(key: string, stored: Uint8Array): Uint8Array | undefined {
     const e = this.entries.get(key);
@@ -53,12 +61,12 @@ export class RetrieveCache {
       this.drop(key, e);
       return undefined;
     }
-    return e.answer.slice();
+    return this.copies ? e.answer.slice() : e.answer;
   }
 
   /**
-   * Keeps a copy of `answer` (the caller's goes out, and may be transferred), rendered from `stored` (a copy the
-   * caller no longer changes); the oldest entries go first.
+   * Keeps `answer` (a copy where `copies`: the caller's goes out, and may be transferred), rendered from `stored` (a
+   * copy the caller no longer changes); the oldest entries go first.
    */
   set(key: string, stored: Uint8Array, answer: Uint8Array): void {
     const size = stored.byteLength + answer.byteLength;
@@ -69,7 +77,7 @@ export class RetrieveCache {
       const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry];
       this.drop(oldestKey, oldest);
     }
-    this.entries.set(key, { stored, answer: answer.slice() });
+    this.entries.set(key, { stored, answer: this.copies ? answer.slice() : answer });
     this.bytes += size;
   }
 

@@ -12,9 +12,11 @@ const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} }
 export async function twoStores(t: Test, prefix: string): Promise<[EmbdbStore, EmbdbStore]> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const path = join(dir, 'embdb');
-  const a = (await storeOpen({ options: { dbPath: path, ram: false }, primary: true, log })) as EmbdbStore;
+  // The commit counter storePrepare gives every thread's handle (EmbdbSettings.commits).
+  const options = { dbPath: path, ram: false, commits: new SharedArrayBuffer(4) };
+  const a = (await storeOpen({ options, primary: true, log })) as EmbdbStore;
   // A worker thread's store: its own instance on the same files.
-  const b = (await storeOpen({ options: { dbPath: path, ram: false }, primary: false, log })) as EmbdbStore;
+  const b = (await storeOpen({ options, primary: false, log })) as EmbdbStore;
   t.teardown(async () => {
     await b.close();
     await a.close();

@@ -74,3 +74,12 @@ t.test('formatLinkHeader writes the context link that parseLinkHeader reads back
   t.equal(v, `<${CTX}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`);
   t.equal(parseLinkHeader(v), CTX);
 });
+
+t.test('formatLinkHeader gives one string per @context URL, each its own', async (t) => {
+  const other = 'https://example.org/other ctx.jsonld';
+  const first = formatLinkHeader(CTX);
+  t.equal(formatLinkHeader(CTX), first);
+  t.equal(formatLinkHeader(other), `<https://example.org/other%20ctx.jsonld>; rel="${CONTEXT_REL}"; type="application/ld+json"`);
+  t.equal(formatLinkHeader(CTX), first, 'back to the first URL');
+  t.equal(parseLinkHeader(formatLinkHeader(other)), 'https://example.org/other%20ctx.jsonld');
+});

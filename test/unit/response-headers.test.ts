@@ -56,6 +56,21 @@ t.test('safeHeaders percent-encodes CR, LF, NUL, other controls and non-ASCII, a
   t.match(lines[0], /percent-encoded/);
 });
 
+t.test('safeHeaders remembers only what it found clean: a value or name near a recent clean one is still checked', async (t) => {
+  const { log, lines } = logCapture();
+  const link = '<https://example.org/ctx.jsonld>; rel="http://www.w3.org/ns/json-ld#context"';
+  for (let round = 0; round < 3; round++)
+    for (let i = 0; i < 20; i++) {
+      const headers = ['Link', link, `X-N${i}`, `v${i}`];
+      t.equal(safeHeaders(headers, log), headers, `clean headers ${i} as they are`);
+    }
+  t.same(safeHeaders(['Link', link + '\r\nSet-Cookie: a=b'], log), ['Link', link + '%0D%0ASet-Cookie: a=b']);
+  t.same(safeHeaders(['X-N1', 'v1\u0000'], log), ['X-N1', 'v1%00']);
+  t.same(safeHeaders(['X-N1\r\n', 'v1', 'X-N2', 'v2'], log), ['X-N2', 'v2'], 'a name that is not a token is left out');
+  // one warning per name per process: Link was reported by an earlier test
+  t.equal(lines.length, 2, 'X-N1 percent-encoded, X-N1\\r\\n left out');
+});
+
 t.test('safeHeaders leaves out a header whose name is no token', async (t) => {
   const { log, lines } = logCapture();
   const out = safeHeaders(['X-Ok', '1', 'Bad\r\nName', 'v', 'Also Bad', 'v', 'X-Next', '2'], log);

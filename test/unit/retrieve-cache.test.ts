@@ -42,3 +42,22 @@ t.test('at most maxBytes; an answer too large for an entry is not kept', async (
   big.set('x', bytes(1), answer(70 * 1024));
   t.equal(big.size, 0);
 });
+
+t.test('a copying cache (a pool thread) hands out copies: transferring one leaves the kept answer whole', async (t) => {
+  const c = new RetrieveCache(100, 1 << 20, true);
+  c.set('k', bytes(1), answer(8));
+  const first = c.get('k', bytes(1))!;
+  structuredClone(first, { transfer: [first.buffer as ArrayBuffer] });
+  t.equal(first.byteLength, 0, 'the transferred answer is detached');
+  t.same(c.get('k', bytes(1)), answer(8));
+});
+
+t.test('on the front thread (nothing transferred) the kept answer itself is handed out, not a new buffer', async (t) => {
+  const c = new RetrieveCache();
+  const given = answer(8);
+  c.set('k', bytes(1), given);
+  const first = c.get('k', bytes(1));
+  t.equal(first, given, 'the bytes set are the bytes kept');
+  t.equal(c.get('k', bytes(1)), first, 'every get answers the same bytes');
+  t.same(first, answer(8));
+});

@@ -41,9 +41,20 @@ export function parseLinkHeader(value: string): string | undefined {
   return found;
 }
 
-/** The Link header naming `url` as the @context; a character a URI reference cannot hold is percent-encoded. */
+/** The last Link header formatted, and its URL: nearly every answer links the same @context. */
+let lastUrl = '';
+let lastLink = '';
+
+/**
+ * The Link header naming `url` as the @context; a character a URI reference cannot hold is percent-encoded. The same
+ * URL gives the same string, which the front's last header check then knows (front/header-safety.ts).
+ */
 export function formatLinkHeader(url: string): string {
-  return `<${uriReference(url)}>; rel="${CONTEXT_REL}"; type="application/ld+json"`;
+  if (url !== lastUrl || lastLink === '') {
+    lastLink = `<${uriReference(url)}>; rel="${CONTEXT_REL}"; type="application/ld+json"`;
+    lastUrl = url;
+  }
+  return lastLink;
 }
 
 function readLink(c: Cursor): { target: string; isContext: boolean } {

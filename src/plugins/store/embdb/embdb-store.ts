@@ -89,6 +89,11 @@ export interface EmbdbSettings {
   orderedQueryCap?: number;
   /** Where a number index build (number-index.ts) says it ran, or why it failed. */
   log?: PluginLogger;
+  /**
+   * One Int32 that every handle on this environment (one per thread, storePrepare's) adds one to after each commit:
+   * `freshen` starts a new read snapshot only when it moved. Absent: every freshen does (a handle opened alone).
+   */
+  commits?: SharedArrayBuffer;
 }
 
 interface DocRecord {
@@ -176,9 +181,16 @@ export class EmbdbStore implements Store {
   readonly history: EmbdbHistory | undefined;
   /** The environment's path as the count records carried between writes know it (stats-batch.ts): one per env. */
   private readonly statsPath: string;
+  /** EmbdbSettings.commits, and its value when this handle last started a read snapshot (-1: never). */
+  private readonly commits: Int32Array | undefined;
+  private snapshotAt = -1;
+  /** Collection generations read in the snapshot begun at `generationsAt` (snapshotGeneration). */
+  private readonly generations = new Map<string, number>();
+  private generationsAt = Number.NaN;
 
   constructor(private readonly settings: EmbdbSettings) {
     this.statsPath = resolve(settings.path);
+    this.commits = settings.commits === undefined ? undefined : new Int32Array(settings.commits);
     this.env = open({
       path: settings.path,
       maxDbs: 32, // the store's own DBs, the history's (history.ts) and room for indexes
@@ -260,6 +272,14 @@ export class EmbdbStore implements Store {
    * Dropping the snapshot costs one renewal at the next read; an iterator still open keeps its own (lmdb refcounts it).
    */
   freshen(): void {
+    // Unchanged since this handle's snapshot began: no thread committed since, so the snapshot already holds every
+    // write acknowledged (each is counted before its write resolves). lmdb-js renews a snapshot with a timer each
+    // time (setTimeout), so a reset per request cost a timer per request on the front (issue 24).
+    if (this.commits !== undefined) {
+      const now = Atomics.load(this.commits, 0);
+      if (now === this.snapshotAt) return;
+      this.snapshotAt = now;
+    }
     this.env.resetReadTxn();
   }
 
@@ -278,9 +298,16 @@ export class EmbdbStore implements Store {
         throw error;
       }
     };
-    const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(guarded) : await this.env.childTransaction(guarded);
-    if (this.settings.sync === 'request') await this.env.flushed;
-    return result;
+    try {
+      const result = this.settings.lockPrefer === 'writes' ? this.env.transactionSync(guarded) : await this.env.childTransaction(guarded);
+      if (this.settings.sync === 'request') await this.env.flushed;
+      return result;
+    } finally {
+      // Committed (or undone: counting that too costs one needless freshen), before the caller acknowledges it.
+      if (this.commits !== undefined) Atomics.add(this.commits, 0, 1);
+      // This handle reads its own writes at once, as lmdb does: no generation read before them is kept.
+      this.generationsAt = Number.NaN;
+    }
   }
 
   async hasTenant(tenant: string): Promise<boolean> {
@@ -902,6 +929,25 @@ export class EmbdbStore implements Store {
     return this.meta.get(key) ?? 0;
   }
 
+  /**
+   * @internal: collectionGeneration as of this request's snapshot, read once per snapshot: with the commit counter,
+   * a value read since the last freshen that started one (and no commit of this handle since) is the same value
+   * (issue 24: every entity request asks for the registrations' generation).
+   */
+  snapshotGeneration(key: string): number {
+    if (this.commits === undefined) return this.collectionGeneration(key);
+    if (this.generationsAt !== this.snapshotAt) {
+      this.generations.clear();
+      this.generationsAt = this.snapshotAt;
+    }
+    let generation = this.generations.get(key);
+    if (generation === undefined) {
+      generation = this.collectionGeneration(key);
+      this.generations.set(key, generation);
+    }
+    return generation;
+  }
+
   /** @internal: inside the write transaction that adds or removes a document of the collection. */
   moveCollectionGeneration(key: string): void {
     this.meta.putSync(key, this.collectionGeneration(key) + 1);
@@ -1015,7 +1061,7 @@ class EmbdbCollection implements DocCollection {
   }
 
   generation(): number {
-    return this.store.collectionGeneration(this.generationKey);
+    return this.store.snapshotGeneration(this.generationKey);
   }
 
   async list(offset = 0, limit = Number.MAX_SAFE_INTEGER): Promise<Array<{ id: string; doc: Record<string, unknown> }>> {

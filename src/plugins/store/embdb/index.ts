@@ -37,16 +37,20 @@ export function storeInMemory(o: Record<string, unknown>): boolean {
   return setting<string | undefined>(o, 'dbDir') === undefined;
 }
 
-/** Primary only: picks the directory every thread opens. */
+/**
+ * Primary only: picks the directory every thread opens, and the one Int32 counting the commits of every thread
+ * (`EmbdbSettings.commits`), shared with them through the options (a SharedArrayBuffer is not copied).
+ */
 export async function storePrepare(params: StoreOpenParams): Promise<Record<string, unknown>> {
+  const commits = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
   const dbDir = setting<string | undefined>(params.options, 'dbDir');
   if (dbDir !== undefined) {
     mkdirSync(dbDir, { recursive: true });
-    return { dbPath: join(dbDir, 'embdb'), ram: false };
+    return { dbPath: join(dbDir, 'embdb'), ram: false, commits };
   }
   const root = ramRoot();
   sweepStaleRamDirs(root, params.log);
-  return { dbPath: join(makeRamDir(root), 'embdb'), ram: true };
+  return { dbPath: join(makeRamDir(root), 'embdb'), ram: true, commits };
 }
 
 export async function storeOpen(params: StoreOpenParams): Promise<Store> {
@@ -59,6 +63,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     lockPrefer: setting(o, 'dbLockPrefer'),
     troe: params.keepHistory === true ? 'embdb' : 'none',
     log: params.log,
+    commits: o.commits instanceof SharedArrayBuffer ? o.commits : undefined,
   });
   // The primary opens the store before any worker thread does: an old store's indexes are whole before a query runs.
   if (params.primary) {
