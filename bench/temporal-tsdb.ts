@@ -6,7 +6,8 @@
 // aggregation cap of 100,000 instances and answers 206 with the rest on later pages, so its row is one page). The
 // rows compared run alternately, --rounds times; the table gives medians and ranges, and per request the CPU of the
 // broker by thread (front, pipeline, the tsdb writer, the rest) and of QuestDB's java process, read from /proc (what
-// counts on a loaded machine), and for the PATCH rows the history rows per ILP request (QuestDB's WAL transactions).
+// counts on a loaded machine), and for the PATCH rows the history rows per ILP request (QuestDB's WAL transactions);
+// and how busy the load generator was (its CPU over the run's wall time: near 100 %, the row is its limit too).
 // Placement (2 cores or more): the load generator (this process) on core 0, the brokers on the others, and QuestDB,
 // part of a --troe tsdb deployment, beside the brokers (--questdb servers, the default: one host: the whole CPU cost
 // of the history on the request threads' core) or beside the load generator (--questdb apart: QuestDB and the
@@ -176,6 +177,12 @@ interface Cpu {
   other: number;
   questdb: number;
   rowsPerIlp?: number;
+  /**
+   * The load generator's CPU (this process, every thread) as a share of the run's wall time, %: near 100 it cannot
+   * send faster, and the row measures it as much as the broker (with --questdb apart, QuestDB and the writer thread
+   * share its core).
+   */
+  loadGen: number;
 }
 
 interface Run extends LoadResult {
@@ -184,7 +191,7 @@ interface Run extends LoadResult {
 
 const WRITER_THREAD = 'ldb-tsdb-writer';
 
-function brokerCpu(before: CpuSnapshot, after: CpuSnapshot): Omit<Cpu, 'questdb'> {
+function brokerCpu(before: CpuSnapshot, after: CpuSnapshot): Omit<Cpu, 'questdb' | 'loadGen'> {
   const out = { front: 0, pipeline: 0, writer: 0, other: 0 };
   for (const [tid, t] of after.threads) {
     const spent = t.us - (before.threads.get(tid)?.us ?? 0);
@@ -208,7 +215,11 @@ async function measure(b: Broker, requests: LoadRequest[], heavy = false, rowsPe
   const c0 = cpuSnapshot(pid);
   const q0 = processCpuUs(questdbPid());
   const t0 = b.tables === undefined ? 0 : await questdbTxns(b.tables);
+  const g0 = process.cpuUsage();
+  const w0 = performance.now();
   const r = await runLoad(requests, { url, connections: conns, durationS, warmupS: 0 });
+  const g = process.cpuUsage(g0);
+  const loadGen = ((g.user + g.system) / 1000 / (performance.now() - w0)) * 100;
   // The rows still lingering in the writer go, and QuestDB applies them, within the readings.
   if (b.tables !== undefined) await new Promise((res) => setTimeout(res, 500));
   const c1 = cpuSnapshot(pid);
@@ -223,6 +234,7 @@ async function measure(b: Broker, requests: LoadRequest[], heavy = false, rowsPe
     writer: spent.writer / n,
     other: spent.other / n,
     questdb: (q1 - q0) / n,
+    loadGen,
   };
   if (b.tables !== undefined && rowsPerRequest > 0) {
     const txns = (await questdbTxns(b.tables)) - t0;
@@ -245,11 +257,11 @@ interface Row {
 const rps = (r: Row): number[] => r.runs.map((x) => x.requestsPerSecond);
 const us = (r: Row, k: keyof Cpu): string => {
   const v = r.runs.map((x) => x.cpu[k]).filter((x): x is number => x !== undefined);
-  return v.length === 0 ? '' : median(v).toFixed(k === 'rowsPerIlp' ? 0 : 1);
+  return v.length === 0 ? '' : median(v).toFixed(k === 'rowsPerIlp' || k === 'loadGen' ? 0 : 1);
 };
 const line = (r: Row): string =>
   `| ${r.name} | ${median(rps(r)).toFixed(0)} | ${range(rps(r))} | ${median(r.runs.map((x) => x.p50Ms))} | ${median(r.runs.map((x) => x.p99Ms))} | ` +
-  `${us(r, 'front')} | ${us(r, 'pipeline')} | ${us(r, 'writer')} | ${us(r, 'other')} | ${us(r, 'questdb')} | ${us(r, 'rowsPerIlp')} |`;
+  `${us(r, 'front')} | ${us(r, 'pipeline')} | ${us(r, 'writer')} | ${us(r, 'other')} | ${us(r, 'questdb')} | ${us(r, 'rowsPerIlp')} | ${us(r, 'loadGen')} |`;
 
 /** Per round, the ratio of row a to row b, as median and range. */
 function pairRatio(a: Row, b: Row): { median: number; range: string } {
@@ -328,8 +340,8 @@ async function main(): Promise<void> {
       `${new Date().toISOString()}, ${machine}, ${where.text}, ${connections} connections (${HEAVY_CONNECTIONS} for lastN and avg), ${durationS} s per run after a 2 s warm-up, ${rounds} alternated rounds; whole run`,
       `${((Date.now() - started) / 60000).toFixed(1)} min.${seeding.length > 0 ? ` Seeded: ${seeding.join('; ')}.` : ''}`,
       '',
-      '| row | req/s (median) | req/s range | p50 ms | p99 ms | front µs/req | pipeline µs/req | tsdb writer µs/req | other threads µs/req | QuestDB µs/req | rows per ILP request |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| row | req/s (median) | req/s range | p50 ms | p99 ms | front µs/req | pipeline µs/req | tsdb writer µs/req | other threads µs/req | QuestDB µs/req | rows per ILP request | load generator busy % |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows.map(line),
       '',
     ];

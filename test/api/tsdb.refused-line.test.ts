@@ -1,7 +1,8 @@
 // A history line QuestDB refuses must not stall the history (issue 18). Through the API a client can send an
-// observedAt past 2262-04-11T23:47:16.854Z: the broker takes it (a valid DateTime), but the line's designated
-// timestamp, in ns (ILP protocol version 1), is past what QuestDB can hold, and it answers the ILP request 400 and
-// rolls it back whole. Before the fix the writer sent that request again for ever: every later history row of every
+// observedAt past 9999-12-31 (a DateTime with an offset, `9999-12-31T23:00:00-14:00`): the broker takes it (a valid
+// DateTime), but QuestDB holds no designated timestamp past 9999, and it answers the ILP request 400 and rolls it
+// back whole (ilp.ts writes that one in ns, which QuestDB refuses, where µs made it answer 500). An observedAt past
+// 2262 was refused so too, in ns; in µs it is written (the last test). Before the fix the writer sent that request again for ever: every later history row of every
 // tenant stayed behind it. Now the refused line is dropped (a warn line, /metrics), and the lines before and after
 // it in the same request, another tenant's among them, are written. Against the real QuestDB (test/services).
 import t, { type Test } from 'tap';
@@ -17,6 +18,8 @@ t.teardown(async () => {
 });
 
 const ID = 'urn:ngsi-ld:Sensor:refused-line';
+/** A time past QuestDB's last designated timestamp: 10000-01-01T13:00:00Z. */
+const PAST_9999 = '9999-12-31T23:00:00-14:00';
 const patch = (value: number, observedAt: string, tenant?: string): Promise<{ status: number; text: string }> =>
   call(broker, 'PATCH', `${NGSI}/entities/${ID}/attrs`, {
     headers: tenant === undefined ? {} : { 'NGSILD-Tenant': tenant },
@@ -52,7 +55,7 @@ t.test('the refused line is dropped; the lines around it in the same request are
   t.same(await values(t), [0], 'written before: the history works');
   // No read between these: the writer sends them in one ILP request (a read's sync sends what waits).
   t.equal((await patch(1, '2024-01-01T00:00:01Z')).status, 204);
-  t.equal((await patch(2, '2300-01-01T00:00:00Z')).status, 204, 'the broker takes the time: it is a valid DateTime');
+  t.equal((await patch(2, PAST_9999)).status, 204, 'the broker takes the time: it is a valid DateTime');
   t.equal((await patch(3, '2024-01-01T00:00:03Z')).status, 204);
   t.equal((await patch(30, '2024-01-01T00:00:03Z', 'other')).status, 204);
   t.same(await values(t), [0, 1, 3], 'the lines before and after the refused one are written; it is not');
@@ -75,11 +78,24 @@ t.test('the refused line is dropped; the lines around it in the same request are
 
 t.test('a client whose every row is refused cannot fill the log: 10 warn lines a minute, one notice, all counted', async (t) => {
   const before = broker.logs.filter((l) => l.includes('QuestDB refused a history row')).length;
-  for (let i = 0; i < 25; i++) t.equal((await patch(100 + i, `2300-01-01T00:00:${String(i).padStart(2, '0')}Z`)).status, 204);
+  for (let i = 0; i < 25; i++) t.equal((await patch(100 + i, `9999-12-31T23:00:${String(i).padStart(2, '0')}-14:00`)).status, 204);
   t.same(await values(t), [0, 1, 3, 4], 'none of them written, the earlier history intact');
   const rows = broker.logs.filter((l) => l.includes('QuestDB refused a history row')).length - before;
   // The first test's refusal was the first of this minute's ten, unless a minute passed since.
   t.ok(rows === 9 || rows === 10, `${rows} warn lines for 25 refused rows`);
   t.equal(broker.logs.filter((l) => l.includes('more history rows refused this minute')).length, 1, 'one notice');
   t.equal(await refusedCount(26), 26, '/metrics counts every refused row');
+});
+
+t.test('an observedAt after 2262 is written and read back (its designated timestamp in µs; in ns QuestDB refused it)', async (t) => {
+  const id = 'urn:ngsi-ld:Sensor:after-2262';
+  const r = await call(broker, 'POST', `${NGSI}/entities`, {
+    body: { id, type: 'Sensor', v: { type: 'Property', value: 7, observedAt: '2300-01-01T00:00:00Z' } },
+  });
+  t.equal(r.status, 201, r.text);
+  const before = await refusedCount(26);
+  const got = await call(broker, 'GET', `${NGSI}/temporal/entities/${id}?options=temporalValues`);
+  t.equal(got.status, 200, got.text);
+  t.same(got.json.v.values, [[7, '2300-01-01T00:00:00Z']], 'the instance, at its time');
+  t.equal(await refusedCount(26), before, 'nothing refused');
 });

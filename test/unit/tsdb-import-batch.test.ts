@@ -86,3 +86,14 @@ t.test("the entity rows refused: the instances' commit is undone and the batch r
 t.test('QuestDB away: an error (the history refuses the batch with it), nothing claimed written', async (t) => {
   await t.rejects(importBatch(settingsOf({ troePort: 1, troeName: 'imp' }), batch), /cannot be reached/);
 });
+
+t.test('an instance observed after 2262: its designated timestamp in µs, which QuestDB holds (the ns it had overflowed)', async (t) => {
+  const q = await standIn(t, () => false);
+  const late = batch.map((r) =>
+    r.kind === 'instance' ? { ...r, instance: { ...r.instance, observedAt: '2300-01-01T00:00:00.000Z' } } : r,
+  );
+  t.same(await importBatch(settingsOf({ troePort: q.port, troeName: 'imp' }), late), {});
+  const lines = q.writes[0]!.body.split('\n').filter((l) => l !== '');
+  t.equal(lines.length, 2);
+  for (const l of lines) t.match(l, /,observed_at=10413792000000000t,.* 10413792000000000t$/);
+});

@@ -1,5 +1,7 @@
 // What one committed entity write adds to a history (seed 001, importer behaviour 4), the same for every history
 // plugin: embdb applies it in the write's own transaction, a history beside the store appends it. Part of the kit.
+// walkHistoryOfWrite hands each part to a sink as it finds it (tsdb writes its ILP lines from them on the request's
+// thread, with no history write object in between: issue 18); historyOfWrite collects them.
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../../ngsild/entity/model.js';
 import { datasetKey, sameList, type WriteChange } from '../../ngsild/entity/write-change.js';
 import type { EntityEvent, HistoryInstance, TemporalEntityRecord } from '../../history/contract.js';
@@ -16,13 +18,71 @@ export interface HistoryWrite {
   instances: Array<{ attrIri: string; instance: HistoryInstance }>;
 }
 
+/**
+ * What a history does with the parts of a write (walkHistoryOfWrite), in this order: `entity` at most once (the
+ * write's event if any, and the temporal entity when the write changes it), then `instance` per new instance or
+ * tombstone, in the order written. A sink is a reused object: no closure per write.
+ */
+export interface HistorySink {
+  entity(event: EntityEvent | undefined, entity: TemporalEntityRecord | undefined, fresh: boolean): void;
+  /** `atMs`: the instance's createdAt (the write's time) in ms since the epoch. */
+  instance(attrIri: string, instance: HistoryInstance, atMs: number): void;
+}
+
 const NGSI_LD_NULL = 'urn:ngsi-ld:null';
 
 /**
  * The history of the write that turns `current` into `next` (null: deleted; undefined current: created), whose change
- * the operation reported: a replace is an event; an update records the instances it wrote (new, or in place of one)
- * and a tombstone per instance it removed. `newInstanceId` names each new instance from its time in ms.
+ * the operation reported, handed to `sink`: a replace is an event; an update records the instances it wrote (new, or
+ * in place of one) and a tombstone per instance it removed. `newInstanceId` names each new instance from its time in
+ * ms.
  */
+export function walkHistoryOfWrite(
+  current: StoredEntity | undefined,
+  next: StoredEntity | null,
+  change: WriteChange,
+  newInstanceId: (ms: number) => string,
+  sink: HistorySink,
+): void {
+  if (next === null) {
+    if (current === undefined) return;
+    const at = new Date().toISOString();
+    const ms = Date.parse(at);
+    sink.entity({ kind: 'deleted', at }, { ...temporalRecordOf(current), modifiedAt: at, deletedAt: at }, false);
+    for (const attrIri in current) {
+      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+      for (const old of current[attrIri] as AttrInstance[]) sink.instance(attrIri, tombstoneOf(old, at, newInstanceId(ms)), ms);
+    }
+    return;
+  }
+  const at = next.modifiedAt;
+  const ms = Date.parse(at);
+  if (current === undefined) {
+    sink.entity({ kind: 'created', at: next.createdAt }, temporalRecordOf(next), true);
+    for (const attrIri in next) {
+      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
+      for (const inst of next[attrIri] as AttrInstance[]) sink.instance(attrIri, historyInstanceOf(inst, at, newInstanceId(ms)), ms);
+    }
+    return;
+  }
+  // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
+  const entity = !sameList(current.type, next.type) || !sameList(current.scope, next.scope) ? temporalRecordOf(next) : undefined;
+  const event: EntityEvent | undefined = change.kind === 'replace' ? { kind: 'replaced', at } : undefined;
+  if (event !== undefined || entity !== undefined) sink.entity(event, entity, false);
+  for (const attrIri of change.created) walkWritten(next, attrIri, change.written[attrIri], at, ms, newInstanceId, sink);
+  for (const attrIri of change.modified) walkWritten(next, attrIri, change.written[attrIri], at, ms, newInstanceId, sink);
+  for (const attrIri of change.modified) {
+    const after = next[attrIri] as AttrInstance[] | undefined;
+    for (const old of change.previous[attrIri] ?? []) {
+      if (after !== undefined && hasDataset(after, old.datasetId)) continue;
+      sink.instance(attrIri, tombstoneOf(old, at, newInstanceId(ms)), ms);
+    }
+  }
+  for (const attrIri of change.deleted)
+    for (const old of change.previous[attrIri] ?? []) sink.instance(attrIri, tombstoneOf(old, at, newInstanceId(ms)), ms);
+}
+
+/** The history of a write as one object (walkHistoryOfWrite's parts, collected). */
 export function historyOfWrite(
   current: StoredEntity | undefined,
   next: StoredEntity | null,
@@ -30,59 +90,37 @@ export function historyOfWrite(
   newInstanceId: (ms: number) => string,
 ): HistoryWrite {
   const out: HistoryWrite = { fresh: false, instances: [] };
-  const add = (attrIri: string, instance: HistoryInstance): void => {
-    out.instances.push({ attrIri, instance });
-  };
-  if (next === null) {
-    if (current === undefined) return out;
-    const at = new Date().toISOString();
-    out.event = { kind: 'deleted', at };
-    out.entity = { ...temporalRecordOf(current), modifiedAt: at, deletedAt: at };
-    for (const attrIri in current) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      for (const old of current[attrIri] as AttrInstance[]) add(attrIri, tombstoneOf(old, at, newInstanceId));
-    }
-    return out;
-  }
-  const at = next.modifiedAt;
-  if (current === undefined) {
-    out.event = { kind: 'created', at: next.createdAt };
-    out.entity = temporalRecordOf(next);
-    out.fresh = true;
-    for (const attrIri in next) {
-      if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
-      for (const inst of next[attrIri] as AttrInstance[]) add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
-    }
-    return out;
-  }
-  if (change.kind === 'replace') out.event = { kind: 'replaced', at };
-  // The temporal entity changes with its types or scope; its instances carry their own times (one write less).
-  if (!sameList(current.type, next.type) || !sameList(current.scope, next.scope)) out.entity = temporalRecordOf(next);
-  for (const attrIri of change.created) addWritten(next, attrIri, change.written[attrIri], at, add, newInstanceId);
-  for (const attrIri of change.modified) addWritten(next, attrIri, change.written[attrIri], at, add, newInstanceId);
-  for (const attrIri of change.modified) {
-    const after = next[attrIri] as AttrInstance[] | undefined;
-    for (const old of change.previous[attrIri] ?? []) {
-      if (after?.some((a) => a.datasetId === old.datasetId)) continue;
-      add(attrIri, tombstoneOf(old, at, newInstanceId));
-    }
-  }
-  for (const attrIri of change.deleted) for (const old of change.previous[attrIri] ?? []) add(attrIri, tombstoneOf(old, at, newInstanceId));
+  walkHistoryOfWrite(current, next, change, newInstanceId, {
+    entity(event, entity, fresh) {
+      if (event !== undefined) out.event = event;
+      if (entity !== undefined) out.entity = entity;
+      out.fresh = fresh;
+    },
+    instance(attrIri, instance) {
+      out.instances.push({ attrIri, instance });
+    },
+  });
   return out;
 }
 
+function hasDataset(list: readonly AttrInstance[], datasetId: string | undefined): boolean {
+  for (const a of list) if (a.datasetId === datasetId) return true;
+  return false;
+}
+
 /** The instances of an attribute that the write put there, as new history instances. */
-function addWritten(
+function walkWritten(
   next: StoredEntity,
   attrIri: string,
   written: readonly string[] | undefined,
   at: string,
-  add: (attrIri: string, instance: HistoryInstance) => void,
+  ms: number,
   newInstanceId: (ms: number) => string,
+  sink: HistorySink,
 ): void {
   if (written === undefined || written.length === 0) return;
   for (const inst of (next[attrIri] as AttrInstance[] | undefined) ?? []) {
-    if (written.includes(datasetKey(inst))) add(attrIri, historyInstanceOf(inst, at, newInstanceId(Date.parse(at))));
+    if (written.includes(datasetKey(inst))) sink.instance(attrIri, historyInstanceOf(inst, at, newInstanceId(ms)), ms);
   }
 }
 
@@ -98,8 +136,8 @@ export function historyInstanceOf(inst: AttrInstance, at: string, instanceId: st
 }
 
 /** seed 001 importer behaviour 4: a deletion is the attribute's type, value `urn:ngsi-ld:null` and deletedAt. */
-function tombstoneOf(old: AttrInstance, at: string, newInstanceId: (ms: number) => string): HistoryInstance {
-  const t: HistoryInstance = { type: old.type, instanceId: newInstanceId(Date.parse(at)), createdAt: at, modifiedAt: at, deletedAt: at };
+function tombstoneOf(old: AttrInstance, at: string, instanceId: string): HistoryInstance {
+  const t: HistoryInstance = { type: old.type, instanceId, createdAt: at, modifiedAt: at, deletedAt: at };
   t[VALUE_MEMBER[old.type]] = NGSI_LD_NULL;
   if (old.datasetId !== undefined) t.datasetId = old.datasetId;
   return t;

@@ -1,10 +1,16 @@
 // The history rows as ILP text (InfluxDB line protocol, QuestDB's protocol version 1), made by the thread that wrote
 // the entity: each committed write becomes its lines once, and a thread hands the writer thread one string per turn
-// of its loop (link.ts), which crosses threads as one copy where row objects were cloned field by field (9 µs of the
-// front per PATCH, issue 18). The writer sends the strings as they are through @questdb/nodejs-client's transport
-// (writer.ts). The lines are byte for byte what the client's row API (writer.ts writeInst, writeEnt) writes for the
-// same row: test/unit/tsdb-ilp.test.ts holds both to the same bytes, and the same rows read back from QuestDB.
-import type { EntRow, InstRow } from './rows.js';
+// of its hold (link.ts), which crosses threads as one copy where row objects were cloned field by field (9 µs of the
+// front per PATCH, issue 18). A committed write's instance lines are written straight from its history instances
+// (historyLine, write-lines.ts), with no row object between. The writer sends the strings as they are through
+// @questdb/nodejs-client's transport (writer.ts). The lines are byte for byte what the client's row API (writer.ts
+// writeInst, writeEnt) writes for the same row but for the designated timestamp, in µs with its unit (`t`) where the
+// client writes ns, which QuestDB reads as the same time and which holds times past 2262-04-11 (ns overflowed there
+// and QuestDB refused the row): test/unit/tsdb-ilp.test.ts holds them to that, and the same rows read back from
+// QuestDB.
+import type { HistoryInstance } from '../../../history/contract.js';
+import { VALUE_MEMBER } from '../../../ngsild/entity/model.js';
+import { distinctKey, msOf, type EntRow, type InstRow } from './rows.js';
 
 /** Characters ILP escapes in symbol values (unquoted), and in string column values (quoted): with a backslash. */
 const UNQUOTED_SPECIAL = /[ ,=\n\r\\]/;
@@ -30,8 +36,18 @@ export function str(v: string): string {
 /** A timestamp column of ms since the epoch: µs and the `t` suffix. */
 const tsCol = (ms: number): string => (ms === 0 ? '0t' : `${ms}000t`);
 
-/** The designated timestamp of ms since the epoch: ns (protocol version 1). */
-const designated = (ms: number): string => (ms === 0 ? '0' : `${ms}000000`);
+/**
+ * The last designated timestamp QuestDB 9.3 takes: past it, it answers the request 500 (as if it were down, and the
+ * writer would send it again for ever). A DateTime with an offset can pass it (`9999-12-31T23:00:00-14:00`).
+ */
+const LAST_DESIGNATED_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The designated timestamp of ms since the epoch: µs with the `t` suffix, which QuestDB takes with protocol version
+ * 1 as the client's ns (the same row) and which holds every time to 9999. Past LAST_DESIGNATED_MS, ns: QuestDB
+ * refuses that line (400), which the writer drops with a warn line (refusals.ts), rather than a 500.
+ */
+const designated = (ms: number): string => (ms > LAST_DESIGNATED_MS ? `${ms}000000` : ms === 0 ? '0t' : `${ms}000t`);
 
 /** Integer ms: what the client's timestampColumn and at accept (they refuse any other number). */
 function checkMs(ms: number, what: string): number {
@@ -48,6 +64,52 @@ export function instLine(table: string, r: InstRow): string {
   line += `,created_at=${tsCol(checkMs(r.crt, 'createdAt'))},modified_at=${tsCol(checkMs(r.mod, 'modifiedAt'))}`;
   if (r.del !== undefined) line += `,deleted_at=${tsCol(checkMs(r.del, 'deletedAt'))}`;
   return `${line} ${designated(checkMs(r.ts, 'the order time'))}\n`;
+}
+
+/**
+ * The body column: the instance's JSON, quoted as str quotes it. JSON.stringify of that JSON is the same text in one
+ * pass where str tested and replaced (0.5 against 0.7 µs a PATCH): the JSON holds no raw control character and no
+ * lone surrogate (JSON.stringify escapes them), so the second stringify escapes just what str does, `"` and `\\`.
+ */
+const bodyCol = (h: HistoryInstance): string => JSON.stringify(JSON.stringify(h));
+
+/** The value types ILP needs no escape for (sym would test each). */
+const PLAIN_VTYPE = new Set([
+  'Property',
+  'Relationship',
+  'GeoProperty',
+  'LanguageProperty',
+  'VocabProperty',
+  'JsonProperty',
+  'ListProperty',
+  'ListRelationship',
+]);
+
+/**
+ * The line of a new history instance of a committed write, created and modified at `crt` (ms), without its row
+ * object: what instLine(table, instRow(entity, attr, h)) writes (rows.ts instRow says what each column holds).
+ */
+export function historyLine(table: string, entity: string, attr: string, h: HistoryInstance, crt: number): string {
+  const vtype = h.type;
+  let line = `${table},entity=${sym(entity)},attr=${sym(attr)},ds=${h.datasetId === undefined ? '@none' : sym(h.datasetId)},vtype=${
+    PLAIN_VTYPE.has(vtype) ? vtype : sym(vtype)
+  } iid=${str(h.instanceId)},body=${bodyCol(h)}`;
+  const v = h[VALUE_MEMBER[vtype]];
+  line += `,val=${str(distinctKey(v))},gone=f`;
+  if (typeof v === 'number') {
+    if (Number.isFinite(v)) line += `,num=${v}`;
+  } else if (typeof v === 'string') line += `,str=${str(v)}`;
+  let ts = checkMs(crt, 'createdAt');
+  const obs = msOf(h.observedAt);
+  if (obs !== undefined) {
+    line += `,observed_at=${tsCol(checkMs(obs, 'observedAt'))}`;
+    ts = obs > 0 ? obs : 0;
+  }
+  const mod = h.modifiedAt === h.createdAt ? crt : Date.parse(h.modifiedAt);
+  line += `,created_at=${tsCol(crt)},modified_at=${tsCol(checkMs(mod, 'modifiedAt'))}`;
+  const del = msOf(h.deletedAt);
+  if (del !== undefined) line += `,deleted_at=${tsCol(checkMs(del, 'deletedAt'))}`;
+  return `${line} ${designated(ts)}\n`;
 }
 
 /** One entity row's line on `table`. */

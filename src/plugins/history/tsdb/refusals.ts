@@ -1,6 +1,6 @@
 // The lines QuestDB refuses (issue 18): an ILP request answered 400 is rolled back whole by QuestDB, so one line it
-// cannot take (an observedAt past 2262-04-11, which protocol version 1's designated timestamp in ns cannot hold; a
-// value of another type than its column) made the writer send the whole queue again for ever: every tenant's later
+// cannot take (an observedAt past 9999-12-31, QuestDB's last designated timestamp, ilp.ts; a value of another type
+// than its column) made the writer send the whole queue again for ever: every tenant's later
 // history stuck behind one row, then back-pressure. Here a refused request is split until the refused lines are
 // found; the others are written and each refused line is dropped with a warn line (writer.ts).
 // The client's transport drops the body of an error answer (4.x stdlib_http: it ends the request at the status

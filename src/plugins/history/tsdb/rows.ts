@@ -72,9 +72,9 @@ export interface LineBatch {
 }
 
 /** The key distinctCount counts a value by: the one aggregate.ts uses. */
-const distinctKey = (v: unknown): string => (typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${String(v)}`);
+export const distinctKey = (v: unknown): string => (typeof v === 'object' ? JSON.stringify(v) : `${typeof v}:${String(v)}`);
 
-const msOf = (iso: unknown): number | undefined => {
+export const msOf = (iso: unknown): number | undefined => {
   if (typeof iso !== 'string') return undefined;
   const t = Date.parse(iso);
   return Number.isFinite(t) ? t : undefined;

@@ -3,7 +3,7 @@
 // first sync with the writer (what this thread wrote is in QuestDB and applied) and then ask QuestDB in SQL. The
 // tables are append-only (rows.ts): an instance's update or deletion replaces its row through the dedup keys, and a
 // purge or an attribute's drop is a row that hides what came before it.
-import { historyInstanceOf, historyOfWrite } from '../../../store/kit/history-of-write.js';
+import { historyInstanceOf } from '../../../store/kit/history-of-write.js';
 import { planTemporalQuery } from '../../../store/kit/entity-query.js';
 import type { MutateOptions, WriteEvent } from '../../../store/contract.js';
 import type {
@@ -30,6 +30,7 @@ import type { WriterLink } from './link.js';
 import { entRow, instRow, newInstanceId, recordOf, type EntRow, type InstRow } from './rows.js';
 import { entLine, instLine } from './ilp.js';
 import { importBatch } from './import-batch.js';
+import { WriteLines } from './write-lines.js';
 import { MAX_SQL, QueryTooLong, QuestDbRefused, exec, isoOf, lit, literalGroups, rowsOf, tsLit, type SqlResult } from './sql.js';
 import { endpointOf, tablesOf, type TenantTables, type TsdbSettings } from './settings.js';
 
@@ -139,6 +140,8 @@ export class TsdbHistory implements History {
 
   /** The tables of the tenants this thread wrote, kept: tablesOf may hash the tenant, and PATCH writes one row each. */
   private readonly tableCache = new Map<string, TenantTables>();
+  /** record's lines, reused write after write. */
+  private readonly writeLines = new WriteLines();
 
   private tables(tenant: string): TenantTables {
     let t = this.tableCache.get(tenant);
@@ -561,21 +564,13 @@ export class TsdbHistory implements History {
   // ---- writes ---------------------------------------------------------------------------------------------
 
   record(tenant: string, events: readonly WriteEvent[]): Promise<void> | undefined {
-    // Each row becomes its ILP line here, once (ilp.ts): what crosses to the writer thread is one string.
-    const t = this.tables(tenant);
-    let lines = '';
-    let inst = 0;
-    let ent = 0;
-    for (const ev of events) {
-      const w = historyOfWrite(ev.before, ev.after ?? null, ev.change, newInstanceId);
-      if (w.event !== undefined) lines += entLine(t.ent, entRow(ev.id, w.event.kind, w.event.at, w.entity));
-      else if (w.entity !== undefined) lines += entLine(t.ent, entRow(ev.id, 'record', w.entity.modifiedAt, w.entity));
-      else ent--;
-      ent++;
-      for (const { attrIri, instance } of w.instances) lines += instLine(t.inst, instRow(ev.id, attrIri, instance));
-      inst += w.instances.length;
-    }
-    return inst + ent > 0 ? this.link.send(tenant, lines, inst, ent) : undefined;
+    // Each row becomes its ILP line here, once (write-lines.ts): what crosses to the writer thread is one string.
+    const w = this.writeLines;
+    w.reset(this.tables(tenant));
+    for (const ev of events) w.add(ev);
+    const lines = w.lines;
+    w.lines = '';
+    return w.inst + w.ent > 0 ? this.link.send(tenant, lines, w.inst, w.ent) : undefined;
   }
 
   async addInstances(

@@ -327,7 +327,12 @@ async function senderOptions(s: TsdbSettings, retryMs: number): Promise<SenderOp
   return opts;
 }
 
-/** A sender (the client's row API) for the importer's batches (import-batch.ts). */
+/** A transport for the importer's batches (import-batch.ts): each send is one ILP request. */
+export async function newTransport(s: TsdbSettings, retryMs: number): Promise<SenderTransport> {
+  return createTransport(await senderOptions(s, retryMs));
+}
+
+/** A sender (the client's row API): the reference of the lines' bytes (test/unit/tsdb-ilp.test.ts) and benchmarks. */
 export async function newSender(s: TsdbSettings, retryMs: number): Promise<Sender> {
   const sender = new Sender(await senderOptions(s, retryMs));
   fastEscape(sender);
