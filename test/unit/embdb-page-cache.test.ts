@@ -6,7 +6,9 @@
 import t from 'tap';
 import { tempEmbdb } from './helpers/embdb.js';
 import { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
-import { PageCache } from '../../src/plugins/store/embdb/page-cache.js';
+import { PAGE_CACHE_PAGES, PageCache } from '../../src/plugins/store/embdb/page-cache.js';
+import { options as embdbOptions } from '../../src/plugins/store/embdb/index.js';
+import { OptionError, parseOptions, splitArgs } from '../../src/options.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import type { EntityPage, EntityQuery } from '../../src/store/contract.js';
 import { ofTypes, qOf } from './helpers/store-query.js';
@@ -66,6 +68,56 @@ t.test('the same frozen read-only query again: the same page, not read again; th
   await store.queryEntities('', { type: ofTypes(A), limit: 3, offset: 0, count: true, readOnly: true });
   await store.queryEntities('', Object.freeze({ type: ofTypes(A), limit: 3, offset: 0, count: true }));
   t.equal(counter.reads, 4);
+});
+
+t.test('--dbPageCache 0: the same frozen query reads the store each time, and sees a write', async (t) => {
+  const store = tempEmbdb(t, { pageCachePages: 0 });
+  await put(
+    store,
+    [0, 1, 2].map((k) => entity(k)),
+  );
+  const counter = countReads(store);
+  const query = frozen({ type: ofTypes(A), limit: 5, offset: 0, count: true });
+  for (let i = 0; i < 3; i++) t.same(values(await store.queryEntities('', query)), [0, 1, 2]);
+  t.equal(counter.reads, 3, 'read every time');
+  await put(store, [entity(1, 7)]);
+  const page = await store.queryEntities('', query);
+  t.same(values(page), [0, 7, 2]);
+  t.equal(page.count, 3);
+  t.equal(counter.reads, 4);
+});
+
+t.test('--dbPageCache N keeps N pages per handle', async (t) => {
+  const store = tempEmbdb(t, { pageCachePages: 1 });
+  await put(
+    store,
+    [0, 1, 2].map((k) => entity(k)),
+  );
+  const counter = countReads(store);
+  const q1 = frozen({ type: ofTypes(A), limit: 1, offset: 0, count: false });
+  const q2 = frozen({ type: ofTypes(A), limit: 1, offset: 1, count: false });
+  await store.queryEntities('', q1);
+  await store.queryEntities('', q1);
+  t.equal(counter.reads, 1, 'one page kept');
+  await store.queryEntities('', q2);
+  await store.queryEntities('', q1);
+  t.equal(counter.reads, 3, 'a second page put the first out');
+});
+
+t.test('--dbPageCache parses (default, BROKER_DBPAGECACHE) and refuses bad values', async (t) => {
+  const parse = (args: string[], env: NodeJS.ProcessEnv = {}): unknown => parseOptions(splitArgs(args), embdbOptions, env).dbPageCache;
+  t.equal(parse([]), PAGE_CACHE_PAGES, 'the default');
+  t.equal(parse(['--dbPageCache', '0']), 0);
+  t.equal(parse([], { BROKER_DBPAGECACHE: '1024' }), 1024, 'the environment twin');
+  t.equal(parse(['--dbPageCache', '8'], { BROKER_DBPAGECACHE: '1024' }), 8, 'the command line wins');
+  for (const [args, says] of [
+    [['--dbPageCache', '-1'], /--dbPageCache: -1 is below 0/],
+    [['--dbPageCache', '2.5'], /--dbPageCache: '2\.5' is not an integer/],
+    [['--dbPageCache', 'many'], /--dbPageCache: 'many' is not an integer/],
+    [['--dbPageCache'], /--dbPageCache needs a value/],
+  ] as const)
+    t.throws(() => parse([...args]), { constructor: OptionError, message: says }, args.join(' '));
+  t.throws(() => parse([], { BROKER_DBPAGECACHE: 'off' }), { constructor: OptionError, message: /dbPageCache/ }, 'a bad twin');
 });
 
 t.test('a write of any entity of the tenant, through this handle or another, makes the page read again', async (t) => {

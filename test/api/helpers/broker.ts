@@ -121,7 +121,7 @@ export async function startBroker(args: string[] = [], env: NodeJS.ProcessEnv = 
  * test does not give a --database gets one on a fresh database of the tests' MongoDB-wire server, dropped when the
  * broker stops. A broker given --database, or `--troe embdb` (the history inside embdb), keeps what it names.
  */
-const EMBDB_OPTIONS = ['--dbDir', '--dbLockPrefer', '--dbCompress'];
+const EMBDB_OPTIONS = ['--dbDir', '--dbLockPrefer', '--dbCompress', '--dbPageCache'];
 
 export function storeArgs(args: readonly string[]): { args: string[]; drop: () => Promise<void> } {
   const troe = args.indexOf('--troe');

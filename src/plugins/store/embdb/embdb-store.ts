@@ -44,7 +44,7 @@ import type { PluginLogger } from '../../../plugin/contract.js';
 import { StatsBatch, forgetCarriedStats } from './stats-batch.js';
 import { ADMITTED_PER_QUERY, EntityCache, cacheKey } from './entity-cache.js';
 import { PendingEntries } from './pending-entries.js';
-import { PageCache } from './page-cache.js';
+import { PAGE_CACHE_ENTITIES_PER_PAGE, PAGE_CACHE_PAGES, PageCache } from './page-cache.js';
 
 /**
  * Most matches an orderBy query sorts (README "orderBy"): their sort keys and ids are held in memory for the sort,
@@ -79,6 +79,11 @@ export interface EmbdbSettings {
   /** request: answer a write once durable; interval: once committed (lmdb flushes right behind each commit). */
   sync: 'interval' | 'request';
   compress: boolean;
+  /**
+   * Pages of read-only queries kept (--dbPageCache, page-cache.ts; its entities bound scales with it); 0: none, every
+   * query reads the store. PAGE_CACHE_PAGES unless given.
+   */
+  pageCachePages?: number;
   /** reads: lmdb's batched async writer, reads never wait; writes: synchronous commit in the calling thread. */
   lockPrefer: 'reads' | 'writes';
   /** RAM store on tmpfs: durability means nothing there, so no fsync at all. */
@@ -171,8 +176,8 @@ export class EmbdbStore implements Store {
   private examined = 0;
   /** The entities read-only queries decoded before (entity-cache.ts). */
   private readonly entityCache = new EntityCache();
-  /** The pages read-only queries were answered with (page-cache.ts). */
-  private readonly pageCache = new PageCache();
+  /** The pages read-only queries were answered with (page-cache.ts); undefined with --dbPageCache 0. */
+  private readonly pageCache: PageCache | undefined;
   /** The index entries of the write being applied (applyOutcome), written after everything that can throw. */
   private readonly pendingGeo = new PendingEntries<GeoKey, GeoEntry>();
   private readonly pendingNumbers = new PendingEntries<NumberKey>();
@@ -191,6 +196,8 @@ export class EmbdbStore implements Store {
   constructor(private readonly settings: EmbdbSettings) {
     this.statsPath = resolve(settings.path);
     this.commits = settings.commits === undefined ? undefined : new Int32Array(settings.commits);
+    const pages = settings.pageCachePages ?? PAGE_CACHE_PAGES;
+    this.pageCache = pages > 0 ? new PageCache(pages, pages * PAGE_CACHE_ENTITIES_PER_PAGE) : undefined;
     this.env = open({
       path: settings.path,
       maxDbs: 32, // the store's own DBs, the history's (history.ts) and room for indexes
@@ -589,7 +596,7 @@ export class EmbdbStore implements Store {
 
   async queryEntities(tenant: string, query: EntityQuery): Promise<EntityPage> {
     // A compiled query asked again (EntityQuery.readOnly, frozen): its page while nothing of the tenant changed.
-    if (query.readOnly === true && Object.isFrozen(query)) {
+    if (this.pageCache !== undefined && query.readOnly === true && Object.isFrozen(query)) {
       const kept = this.pageCache.get(query, tenant, this.entitiesGeneration(tenant));
       if (kept !== undefined) return kept;
     }
@@ -611,7 +618,7 @@ export class EmbdbStore implements Store {
     });
     page.kept = true;
     page.examined = this.examined;
-    if (Object.isFrozen(query) && page.sortCap === undefined) this.pageCache.set(query, tenant, generation, page);
+    if (Object.isFrozen(query) && page.sortCap === undefined) this.pageCache?.set(query, tenant, generation, page);
     return page;
   }
 

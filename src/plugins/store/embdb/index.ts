@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Store, StoreOpenParams } from '../../../store/contract.js';
 import type { OptionSpec } from '../../../plugin/contract.js';
 import { EmbdbStore } from './embdb-store.js';
+import { PAGE_CACHE_PAGES } from './page-cache.js';
 import { rebuildIndexesIfOld } from './index-rebuild.js';
 import { makeRamDir, ramRoot, sweepStaleRamDirs } from './ram-dir.js';
 
@@ -18,6 +19,13 @@ export const options: OptionSpec[] = [
     help: 'request: a write is answered once durable; interval: once committed, flushed at least every 100 ms',
   },
   { name: 'dbCompress', type: 'bool', default: false, help: 'LZ4-compress stored records (embdb)' },
+  {
+    name: 'dbPageCache',
+    type: 'int',
+    min: 0,
+    default: PAGE_CACHE_PAGES,
+    help: 'query pages kept per thread for a read-only query asked again while its tenant is unwritten (0: off, every query reads the store)',
+  },
   {
     name: 'dbLockPrefer',
     type: 'enum',
@@ -60,6 +68,7 @@ export async function storeOpen(params: StoreOpenParams): Promise<Store> {
     ram: o.ram === true,
     sync: setting(o, 'dbSync'),
     compress: setting(o, 'dbCompress'),
+    pageCachePages: setting(o, 'dbPageCache'),
     lockPrefer: setting(o, 'dbLockPrefer'),
     troe: params.keepHistory === true ? 'embdb' : 'none',
     log: params.log,

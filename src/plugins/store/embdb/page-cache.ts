@@ -6,9 +6,13 @@
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import type { EntityPage, EntityQuery } from '../../../store/contract.js';
 
-/** Pages kept per store handle, and the entities they hold at most together: bounds on the memory. */
+/**
+ * Pages kept per store handle by default (--dbPageCache), and the entities they hold at most together per page kept:
+ * bounds on the memory. The entities bound scales with the pages given (256 pages: 4096 entities).
+ */
 export const PAGE_CACHE_PAGES = 256;
-export const PAGE_CACHE_ENTITIES = 4096;
+export const PAGE_CACHE_ENTITIES_PER_PAGE = 16;
+export const PAGE_CACHE_ENTITIES = PAGE_CACHE_PAGES * PAGE_CACHE_ENTITIES_PER_PAGE;
 
 interface Entry {
   generation: number;
