@@ -5,29 +5,54 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 passed=0 failed=0 status=0
 
+# TEST_TIMELINE=1: the schedule on stderr (and in $out/timeline.txt), for tuning it: when each service start and each
+# run starts and ends (seconds since this script started), and each run's wall and CPU seconds (its processes and
+# their children, GNU time); at the end the CPU seconds of the servers started in the background.
+t0=$EPOCHREALTIME
+exec 8>&2
+stamp() {
+  [ -n "${TEST_TIMELINE:-}" ] || return 0
+  local us=$((${EPOCHREALTIME/./} - ${t0/./}))
+  printf '[timeline] %4d.%d s  %s\n' $((us / 1000000)) $((us % 1000000 / 100000)) "$*" | tee -a "$out/timeline.txt" >&8
+}
+# timed NAME COMMAND...: runs the command; under TEST_TIMELINE, between two stamps and measured.
+timed() {
+  local name=$1 rc=0
+  shift
+  if [ -z "${TEST_TIMELINE:-}" ] || [ ! -x /usr/bin/time ]; then
+    "$@"
+    return
+  fi
+  stamp "$name: start"
+  /usr/bin/time -f '%e %U %S' -o "$out/$name.time" "$@" || rc=$?
+  read -r wall user sys < <(tail -n 1 "$out/$name.time")
+  stamp "$name: end (rc $rc), $wall s wall, $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }') CPU-s"
+  return "$rc"
+}
+
 # The tests are JavaScript (dist/test): no TypeScript loader in each test process (test/helpers/js-tests.mjs says why).
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--import=$PWD/test/helpers/js-tests.mjs"
 
 # QuestDB (the temporal API tests on --troe tsdb, *.tsdb.test.ts: its JVM starts in seconds) and the pymodbus device
 # (a pip install on a fresh clone) start in the background while tap runs: the files that need them run the same
 # scripts (test/api/helpers/troe.ts, modbus-device.ts), which wait on these starts' locks and find them running.
-bash test/services/questdb.sh >"$out/questdb.txt" 2>&1 &
+timed questdb bash test/services/questdb.sh >"$out/questdb.txt" 2>&1 &
 questdb=$!
-bash test/services/pymodbus.sh >"$out/pymodbus.txt" 2>&1 &
+timed pymodbus bash test/services/pymodbus.sh >"$out/pymodbus.txt" 2>&1 &
 pymodbus=$!
 # docdb's tests (its contract suite, the API files below) need the MongoDB-wire server: started, or found running.
-bash test/services/ferretdb.sh || status=1
+timed ferretdb bash test/services/ferretdb.sh || status=1
 # The Orion-LD exporter (Python) against PostgreSQL and FerretDB: it mostly waits on its servers, so it runs beside
 # tap; its output is shown after tap's. Started after FerretDB is up: the exporter's run stops a server it found not
 # running when it ends, and so stopped FerretDB under the docdb tests when it got there first.
 exporter=""
 if [ -x test/integration/exporter/run.sh ]; then
-  bash test/integration/exporter/run.sh >"$out/pytest.txt" 2>&1 &
+  timed exporter bash test/integration/exporter/run.sh >"$out/pytest.txt" 2>&1 &
   exporter=$!
 fi
 # Mosquitto for the MQTT bridge and notification tests (test/services/mosquitto.sh: idempotent, loopback only; in the
 # foreground, as its script takes no lock against a test's start of it).
-bash test/services/mosquitto.sh || status=1
+timed mosquitto bash test/services/mosquitto.sh || status=1
 
 # tap: unit, api (brokers in the test process, or spawned where a test needs a process), integration; the tests as
 # compiled by `make build-test` (test/helpers/compile-tests.js: dist/test/), not transpiled again in each test process.
@@ -41,7 +66,7 @@ fi
 DOCDB_API=($T/api/entities.*.test.js $T/api/query*.test.js $T/api/batch.test.js $T/api/tenants.test.js
   $T/api/discovery.test.js $T/api/purge.test.js $T/api/subscriptions*.test.js $T/api/registrations*.test.js
   $T/api/linked.test.js $T/api/contexts.test.js $T/api/policyapi.test.js)
-TEST_STORE=docdb npx tap --reporter=tap "${DOCDB_API[@]}" >"$out/docdb.txt" 2>&1 &
+TEST_STORE=docdb timed docdb npx tap --reporter=tap "${DOCDB_API[@]}" >"$out/docdb.txt" 2>&1 &
 docdb=$!
 # The files that mostly wait (on devices, servers, spawned brokers' starts, timers: wall time several times their CPU
 # time, measured per file with user+sys of the test process and its children) in a tap run of their own beside the
@@ -53,7 +78,7 @@ WAITING=(api/bridge-modbus api/bridge-mqtt api/auth-contract api/tune-short api/
   api/csource-subscriptions api/bridge-modbus-writes unit/docdb-store unit/store-contract/docdb api/docdb-faults)
 WAITING=("${WAITING[@]/#/$T/}")
 WAITING=("${WAITING[@]/%/.test.js}")
-npx tap --reporter=tap --jobs 2 "${WAITING[@]}" >"$out/waiting.txt" 2>&1 &
+timed waiting npx tap --reporter=tap --jobs 2 "${WAITING[@]}" >"$out/waiting.txt" 2>&1 &
 waiting=$!
 # The rest: every test file of unit, api and integration but those (tap's own selection: .taprc excludes helpers/ and
 # fixtures/), and but the files run in bundles (several files in one tap process: test/helpers/bundle.ts), the bundles
@@ -61,7 +86,7 @@ waiting=$!
 mapfile -t REST < <( (find "$T/unit" "$T/api" "$T/integration" -name '*.test.js' -not -path '*/helpers/*' \
   -not -path '*/fixtures/*' | grep -vxF -f <(printf '%s\n' "${WAITING[@]}") -f "$T/bundles/members.txt"
   find "$T/bundles" -name '*.test.js') | sort)
-npx tap --reporter=tap "${REST[@]}" 2>&1 | tee "$out/tap.txt"
+timed main npx tap --reporter=tap "${REST[@]}" 2>&1 | tee "$out/tap.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 wait "$docdb" || status=1
 cat "$out/docdb.txt" | tee -a "$out/tap.txt"
@@ -89,6 +114,16 @@ if [ -n "$exporter" ]; then
   passed=$((passed + ${p:-0})); failed=$((failed + f))
 fi
 
+if [ -n "${TEST_TIMELINE:-}" ]; then
+  # The servers' own CPU seconds so far (a server found running counts from its start): PostgreSQL with its backends.
+  for pidfile in .services/*/*.pid .services/*.pid .services/postgres/data/postmaster.pid; do
+    [ -f "$pidfile" ] || continue
+    pid=$(head -n 1 "$pidfile")
+    kill -0 "$pid" 2>/dev/null || continue
+    s=$(ps -o times= -p "$pid" --ppid "$pid" | awk '{ s += $1 } END { print s + 0 }')
+    stamp "server $(basename "$(dirname "$pidfile")")/$(basename "$pidfile" .pid): $s CPU-s"
+  done
+fi
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
 exit "$status"

@@ -1,6 +1,7 @@
 """Fixtures of the exporter's integration tests: the real servers started by
 test/services (FerretDB for MongoDB, PostgreSQL with PostGIS) and the Orion-LD
 fixture data of test/fixtures/orionld loaded under the prefix 'ldbexp'."""
+import fcntl
 import json
 import os
 import subprocess
@@ -19,6 +20,11 @@ import load_fixtures  # noqa: E402
 PREFIX = "ldbexp"
 
 
+def load(env):
+    load_fixtures.load_mongo(env["MONGO_URL"], PREFIX)
+    load_fixtures.load_troe(env["TROE_URL"], PREFIX)
+
+
 @pytest.fixture(scope="session")
 def services():
     env = load_fixtures.service_env()
@@ -29,9 +35,20 @@ def services():
 
 
 @pytest.fixture(scope="session")
-def loaded(services):
-    load_fixtures.load_mongo(services["MONGO_URL"], PREFIX)
-    load_fixtures.load_troe(services["TROE_URL"], PREFIX)
+def loaded(services, tmp_path_factory):
+    # Loaded once per run: run.sh runs the tests in two processes (pytest-xdist), and a second load drops the
+    # databases under the other's tests. The first process to get here loads; the others wait on the lock and find
+    # the mark, in the temporary directory the processes of one run share.
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        load(services)
+        return services
+    shared = tmp_path_factory.getbasetemp().parent
+    with open(shared / "loaded.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        mark = shared / "loaded"
+        if not mark.exists():
+            load(services)
+            mark.touch()
     return services
 
 

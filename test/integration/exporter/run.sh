@@ -3,8 +3,8 @@
 #   - a virtual environment at <repo>/.venv with src/migrate/exporters/orionld/requirements.txt
 #   - PostgreSQL 15 + PostGIS (test/services/postgres.sh) and FerretDB, a MongoDB-wire server
 #     (test/services/ferretdb.sh), both on 127.0.0.1, started only when not running
-#   - the fixtures of test/fixtures/orionld loaded
-#   - pytest on test/integration/exporter and the stream contract's unit tests (test/unit/stream-contract)
+#   - pytest on test/integration/exporter and the stream contract's unit tests (test/unit/stream-contract), two
+#     processes, which load the fixtures of test/fixtures/orionld once (conftest.py)
 # A server this run started is stopped when it ends (whatever the outcome): a server left running from one
 # checkout holds its fixed port and the next checkout's run cannot start its own. Servers already running are kept.
 # Ends with pytest's summary; exit status non-zero on any failure.
@@ -37,6 +37,8 @@ svc_port_open "${PG_PORT:-55432}" || stop_later+=(postgres)
 svc_port_open "${FERRETDB_PORT:-57017}" || stop_later+=(ferretdb)
 bash test/services/postgres.sh
 bash test/services/ferretdb.sh
-"$VENV/bin/python" test/integration/exporter/load_fixtures.py
 
-"$VENV/bin/python" -m pytest -p no:cacheprovider -rs test/integration/exporter test/unit/stream-contract "$@"
+# Two processes (pytest-xdist), a file's tests in one (its module fixtures run once): the tests mostly wait on the
+# exporter's and the servers' starts and answers. The fixtures are loaded once, by the first (conftest.py, loaded).
+"$VENV/bin/python" -m pytest -p no:cacheprovider -rs -n 2 --dist loadfile test/integration/exporter \
+  test/unit/stream-contract "$@"
