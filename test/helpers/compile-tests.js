@@ -60,10 +60,6 @@ if (failed > 0) process.exit(1);
 const ALONE = {
   'test/unit/docdb-store.test.ts': 'waits on FerretDB (run-all.sh WAITING)',
   'test/unit/store-contract/docdb.test.ts': 'waits on FerretDB (run-all.sh WAITING)',
-  // Run after embdb-key-migration in one process (and only after it, of the unit files before it), 23 of its 1986
-  // assertions fail (the longest ids missing from a page) and it then hangs until tap's timeout; alone it passes.
-  // Some module-level state of the embdb plugin or lmdb that key-migration's format-4 stores leave: not found yet.
-  'test/unit/embdb-query-oracle.test.ts': 'fails and hangs after other embdb files in one process',
 };
 // The API files bundle only when their brokers all run in the test process (startBroker without spawn or socket)
 // and they start no server, process or service of their own: the reason for each pattern that keeps one alone.
