@@ -60,26 +60,35 @@ if (failed > 0) process.exit(1);
 const ALONE = {
   'test/unit/docdb-store.test.ts': 'waits on FerretDB (run-all.sh WAITING)',
   'test/unit/store-contract/docdb.test.ts': 'waits on FerretDB (run-all.sh WAITING)',
-  // Run after embdb-key-migration in one process (and only after it, of the unit files before it), 23 of its 1986
-  // assertions fail (the longest ids missing from a page) and it then hangs until tap's timeout; alone it passes.
-  // Some module-level state of the embdb plugin or lmdb that key-migration's format-4 stores leave: not found yet.
-  'test/unit/embdb-query-oracle.test.ts': 'fails and hangs after other embdb files in one process',
 };
-// The API files bundle only when their brokers all run in the test process (startBroker without spawn or socket)
-// and they start no server, process or service of their own: the reason for each pattern that keeps one alone.
+// The API files bundle only when their brokers all run in the test process (startBroker, on ephemeral ports) and
+// they start no process or service of their own: the reason for each pattern that keeps one alone. A server of the
+// file's own (a notification receiver, a @context origin) shares the process when it listens on port 0: bundle.ts
+// fails the bundle, naming the file, if one leaves a socket, server or thread open.
 const API_ALONE_IF = [
   [/spawnBroker|\bspawn\(|\bfork\(|execFile/, 'starts a process (a spawned broker, a script)'],
-  [/http: true|createServer|\.listen\(|connect\(/, 'listens on or connects to a socket (its port)'],
+  [/\.listen\((?!0\b)[\w'"]/, 'listens on a port of its choosing'],
   [/process\.(env|on|once|exit)|globalThis|useFakeTimers|clock/, 'changes process-wide state'],
   [/tsdb|docdb|ferret|questdb|mosquitto|mqtt|modbus|distributed/i, 'waits on a service or on other brokers'],
   [/bench|auth-dsec\.|csource-subscriptions\./, 'waits (run-all.sh WAITING)'],
 ];
-const aloneApi = (f) => API_ALONE_IF.find(([re]) => re.test(f) || re.test(readFileSync(f, 'utf8')))?.[1] ?? ALONE[f];
+// The files run-all.sh runs in its WAITING run (its WAITING list, as `api/websocket`): never in a bundle as well.
+const WAITING = new Set(
+  /^WAITING=\(([^)]*)\)/m
+    .exec(readFileSync('test/run-all.sh', 'utf8'))[1]
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((name) => `test/${name}.test.ts`),
+);
+const aloneApi = (f) =>
+  (WAITING.has(f) && 'waits (run-all.sh WAITING)') ||
+  API_ALONE_IF.find(([re]) => re.test(f) || re.test(readFileSync(f, 'utf8')))?.[1] ||
+  ALONE[f];
 // Files per bundle: a bundle's run stays well under tap's 120 s timeout (.taprc) under load.
 const PER_BUNDLE = 10;
 const tests = (dir) => files.filter((f) => f.startsWith(`test/${dir}/`) && f.endsWith('.test.ts') && !f.includes('/helpers/'));
 const groups = [
-  ['unit', tests('unit').filter((f) => !(f in ALONE))],
+  ['unit', tests('unit').filter((f) => !(f in ALONE) && !WAITING.has(f))],
   ['api', tests('api').filter((f) => !aloneApi(f))],
 ];
 const bundled = groups.flatMap(([, g]) => g).sort();

@@ -212,10 +212,12 @@ export class EmbdbStore implements Store {
     const entityOptions = { ...KEY_CODEC, name: 'entities', sharedStructuresKey: STRUCTURES_KEY, maxSharedStructures: 512 };
     this.entities = this.env.openDB<StoredEntity, EntityKey>(entityOptions);
     this.meta = this.env.openDB<number, string>({ ...KEY_CODEC, name: 'meta' });
-    this.typeMembers = this.env.openDB<string, [string, string]>(TYPE_MEMBERS_DB);
-    this.geoCells = this.env.openDB<GeoEntry, GeoKey>(GEO_CELLS_DB);
-    this.attrNumbers = this.env.openDB<string, NumberKey>(ATTR_NUMBERS_DB);
-    this.numberPairsDb = this.env.openDB<PairState, PairKey>(NUMBER_PAIRS_DB);
+    // Copies: lmdb writes the environment's compression into the options a database is opened with, and the next
+    // store of this process (a test's, an import's) would then compress where its own settings say not to.
+    this.typeMembers = this.env.openDB<string, [string, string]>({ ...TYPE_MEMBERS_DB });
+    this.geoCells = this.env.openDB<GeoEntry, GeoKey>({ ...GEO_CELLS_DB });
+    this.attrNumbers = this.env.openDB<string, NumberKey>({ ...ATTR_NUMBERS_DB });
+    this.numberPairsDb = this.env.openDB<PairState, PairKey>({ ...NUMBER_PAIRS_DB });
     this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
     // Count records are maps keyed by IRIs: as plain msgpack maps, not records defined inline in every value.

@@ -35,8 +35,12 @@ const CHUNK = 10_000;
 /** A progress line every this many entities (a 1M-entity store logs a few dozen lines). */
 const PROGRESS_EVERY = 50_000;
 
-/** An index database: entity ids as sorted duplicates under each key, compared as ordered-binary strings (id order). */
-const idsByKey = (name: string) => ({ ...KEY_CODEC, name, dupSort: true, encoding: 'ordered-binary' }) as const;
+/**
+ * An index database: entity ids as sorted duplicates under each key, compared as ordered-binary strings (id order).
+ * Never compressed, whatever the store's dbCompress: lmdb LZ4-compresses values from 1000 bytes, and an id that long
+ * compressed sorted out of id order (a page by type missed it, and a paged scan read it again and again).
+ */
+const idsByKey = (name: string) => ({ ...KEY_CODEC, name, dupSort: true, encoding: 'ordered-binary', compression: false }) as const;
 /** The type index (embdb-store.ts). */
 export const TYPE_MEMBERS_DB = idsByKey('typeMembers');
 /** The spatial index (geo-index.ts): its values are [id, box...] arrays, in id order as well. */
