@@ -8,6 +8,7 @@ import { open } from 'lmdb';
 import { storeOpen } from '../../src/plugins/store/embdb/index.js';
 import type { EmbdbStore } from '../../src/plugins/store/embdb/embdb-store.js';
 import { INDEX_FORMAT_KEY, INDEX_FORMAT_VERSION, indexFormatOf } from '../../src/plugins/store/embdb/index-rebuild.js';
+import { KEY_CODEC } from '../../src/plugins/store/embdb/keys.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
 import { ofTypes } from './helpers/store-query.js';
 
@@ -202,4 +203,44 @@ t.test('a store of entities only, written with lmdb default encoding, opens with
   t.same(one, entity('A', 300), 'an entity written with the old encoding reads back the same after the rewrite');
   t.equal((await store.queryEntities('', { limit: 1, offset: 0, count: true })).count, N, 'a scan of the tenant sees every entity');
   await store.close();
+});
+
+t.test('a format-6 dbCompress store whose type index holds an id of 1000 bytes compressed: rebuilt at open', async (t) => {
+  const path = tempPath(t);
+  const long = 'urn:ngsi-ld:A:-' + 'x'.repeat(1000); // 1015 bytes: within MAX_ID_BYTES, past lmdb's 1000
+  const ids = [long, 'urn:ngsi-ld:A:0', 'urn:ngsi-ld:A:1'];
+  let store = (await storeOpen({
+    options: { dbPath: path, ram: false, dbCompress: true },
+    primary: true,
+    log: recorder().log,
+  })) as EmbdbStore;
+  for (const id of ids) await create(store, '', { ...entity('A', 0), id });
+  const typeKey = store.indexedDbs().typeMembers.getKeys().asArray[0];
+  await store.close();
+  // The index as code before format 7 wrote it in a compressed store: the values compressed like any other.
+  const env = open({ path, maxDbs: 32, compression: true, encoder: { useRecords: false } });
+  const old = env.openDB({ ...KEY_CODEC, name: 'typeMembers', dupSort: true, encoding: 'ordered-binary', compression: true });
+  const meta = env.openDB({ ...KEY_CODEC, name: 'meta' });
+  env.transactionSync(() => {
+    old.clearSync();
+    for (const id of ids) old.putSync(typeKey, id);
+    meta.putSync(INDEX_FORMAT_KEY, 6);
+  });
+  await env.close();
+
+  const rec = recorder();
+  store = (await storeOpen({ options: { dbPath: path, ram: false, dbCompress: true }, primary: true, log: rec.log })) as EmbdbStore;
+  t.teardown(() => store.close());
+  t.ok(
+    rec.lines.some((l) => l.msg === 'embdb: indexes rebuilt'),
+    'a format-6 store is rebuilt',
+  );
+  const page = await store.queryEntities('', { type: ofTypes(NS + 'A'), limit: 10, offset: 0, count: true });
+  t.same(
+    page.entities.map((e) => e.id),
+    [...ids].sort(),
+    'every id once, in id order',
+  );
+  t.equal(page.count, 3);
+  t.equal(indexFormatOf(store.indexedDbs()), INDEX_FORMAT_VERSION);
 });

@@ -20,14 +20,16 @@ import { migrateJoinedKeys } from './key-migration.js';
  * arrays `[tenant, id]`, `[tenant, collection, id]` where they were strings joined with NUL, which ordered-binary
  * encoded two ways (keys.ts) so that queries scanning a tenant missed keys of 64 characters or more (key-migration.ts);
  * 6: the spatial index's values `[id, lon, lat]` or `[id, west, south, east, north]` where they were ids (a query
- * rules out candidates on the box without reading them: geo-index.ts), so a format-4 or -5 store is rebuilt.
+ * rules out candidates on the box without reading them: geo-index.ts), so a format-4 or -5 store is rebuilt; 7: the
+ * indexes' values never compressed (idsByKey), where a dbCompress store's ids of 1000 bytes and more were LZ4-compressed
+ * out of id order (and now read as other ids), so a format-6 store is rebuilt.
  * The number index (number-index.ts) needs no format: it is built per pair on use, and a store without it has none.
  */
-export const INDEX_FORMAT_VERSION = 6;
+export const INDEX_FORMAT_VERSION = 7;
 /** The first format with array keys in `entities` and `docs`. */
 const ARRAY_KEYS_FORMAT = 5;
-/** The first format whose indexes and counts need no rebuild from the entities (the spatial index's values). */
-const INDEXES_FORMAT = 6;
+/** The first format whose indexes and counts need no rebuild from the entities (uncompressed index values). */
+const INDEXES_FORMAT = 7;
 export const INDEX_FORMAT_KEY = 'indexFormat';
 
 /** Entities read and rewritten per write transaction: bounded so a large store never holds one huge transaction. */
