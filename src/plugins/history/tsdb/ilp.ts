@@ -9,7 +9,7 @@
 // and QuestDB refused the row): test/unit/tsdb-ilp.test.ts holds them to that, and the same rows read back from
 // QuestDB.
 import type { HistoryInstance } from '../../../history/contract.js';
-import { VALUE_MEMBER } from '../../../ngsild/entity/model.js';
+import { ATTR_TYPES, VALUE_MEMBER } from '../../../ngsild/entity/model.js';
 import { distinctKey, msOf, type EntRow, type InstRow } from './rows.js';
 
 /** Characters ILP escapes in symbol values (unquoted), and in string column values (quoted): with a backslash. */
@@ -73,17 +73,8 @@ export function instLine(table: string, r: InstRow): string {
  */
 const bodyCol = (h: HistoryInstance): string => JSON.stringify(JSON.stringify(h));
 
-/** The value types ILP needs no escape for (sym would test each). */
-const PLAIN_VTYPE = new Set([
-  'Property',
-  'Relationship',
-  'GeoProperty',
-  'LanguageProperty',
-  'VocabProperty',
-  'JsonProperty',
-  'ListProperty',
-  'ListRelationship',
-]);
+/** The value types ILP needs no escape for (sym would test each): NGSI-LD's attribute types, plain names all. */
+const PLAIN_VTYPE = ATTR_TYPES;
 
 /**
  * The line of a new history instance of a committed write, created and modified at `crt` (ms), without its row
