@@ -11,7 +11,7 @@ import { expandEntity } from '../../src/ngsild/entity/expand.js';
 import { replaceEntity } from '../../src/ngsild/entity/merge.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import { benchEntity } from '../bench-entity.js';
-import { bytesOf, openPipeline, run, timeIt as time } from './harness.js';
+import { bytesOf, openPipeline, run, timeIt as time, upsertTask } from './harness.js';
 
 const BATCH = 100;
 
@@ -23,16 +23,7 @@ async function main(): Promise<void> {
   const bench = await openPipeline();
   const ctx = bench.ctx;
   const text = JSON.stringify(Array.from({ length: BATCH }, (_, i) => benchEntity(`urn:ngsi-ld:BenchBatch:${i + 1}`)));
-  const upsert = (): PipelineTask => ({
-    op: LdOp.BatchUpsert,
-    route: '/entityOperations/upsert',
-    method: 'POST',
-    path: '/ngsi-ld/v1/entityOperations/upsert',
-    query: '',
-    params: [],
-    headers: { contentType: 'application/json' },
-    body: bytesOf(text),
-  });
+  const upsert = (): PipelineTask => upsertTask(text);
   const first = await runPipeline(ctx, upsert(), handlers);
   if (first.status !== 201) throw new Error(`status ${first.status}: ${new TextDecoder().decode(first.body!)}`);
   let created = 0;

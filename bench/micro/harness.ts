@@ -6,6 +6,8 @@ import { createWorkerContext } from '../../src/pipeline/init.js';
 import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/contract.js';
 import type { WorkerContext } from '../../src/pipeline/worker-context.js';
+import type { PipelineTask } from '../../src/pipeline/task.js';
+import { LdOp } from '../../src/ngsild/operations.js';
 
 const ROUND_MS = 200;
 const ROUNDS = 9;
@@ -82,4 +84,32 @@ export function run(main: () => Promise<void>): void {
     process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exit(1);
   });
+}
+
+/** POST /entityOperations/upsert of a JSON array text, as the front hands it to the pipeline. */
+export function upsertTask(text: string): PipelineTask {
+  return {
+    op: LdOp.BatchUpsert,
+    route: '/entityOperations/upsert',
+    method: 'POST',
+    path: '/ngsi-ld/v1/entityOperations/upsert',
+    query: '',
+    params: [],
+    headers: { contentType: 'application/json' },
+    body: bytesOf(text),
+  };
+}
+
+/** PATCH /entities/{id}/attrs of temperature to `value`, as the front hands it to the pipeline. */
+export function patchTask(id: string, value: number): PipelineTask {
+  return {
+    op: LdOp.UpdateAttrs,
+    route: '/ngsi-ld/v1/entities/:entityId/attrs',
+    method: 'PATCH',
+    path: `/ngsi-ld/v1/entities/${id}/attrs`,
+    query: '',
+    params: [id],
+    headers: { contentType: 'application/json' },
+    body: bytesOf(JSON.stringify({ temperature: { type: 'Property', value } })),
+  };
 }

@@ -9,7 +9,7 @@ import { handlers } from '../../src/ops/index.js';
 import { LdOp } from '../../src/ngsild/operations.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import { benchEntity } from '../bench-entity.js';
-import { bytesOf, openPipeline, run, timeIt } from './harness.js';
+import { bytesOf, openPipeline, patchTask, run, timeIt, upsertTask } from './harness.js';
 
 const N = 1000;
 
@@ -17,16 +17,7 @@ async function main(): Promise<void> {
   const bench = await openPipeline();
   const ctx = bench.ctx;
   const id = (i: number): string => `urn:ngsi-ld:Bench:${i}`;
-  const upsert: PipelineTask = {
-    op: LdOp.BatchUpsert,
-    route: '/entityOperations/upsert',
-    method: 'POST',
-    path: '/ngsi-ld/v1/entityOperations/upsert',
-    query: '',
-    params: [],
-    headers: { contentType: 'application/json' },
-    body: bytesOf(JSON.stringify(Array.from({ length: N }, (_, i) => benchEntity(id(i))))),
-  };
+  const upsert = upsertTask(JSON.stringify(Array.from({ length: N }, (_, i) => benchEntity(id(i)))));
   const seeded = await runPipeline(ctx, upsert, handlers);
   if (seeded.status !== 201) throw new Error(`seed: status ${seeded.status}`);
   let k = 0;
@@ -45,16 +36,7 @@ async function main(): Promise<void> {
   };
   const patch = (): PipelineTask => {
     const e = id(k++ % N);
-    return {
-      op: LdOp.UpdateAttrs,
-      route: '/ngsi-ld/v1/entities/:entityId/attrs',
-      method: 'PATCH',
-      path: `/ngsi-ld/v1/entities/${e}/attrs`,
-      query: '',
-      params: [e],
-      headers: { contentType: 'application/json' },
-      body: bytesOf(JSON.stringify({ temperature: { type: 'Property', value: k % 40 } })),
-    };
+    return patchTask(e, k % 40);
   };
   // The create scenario: POST /entities, a new id every request.
   let created = 0;

@@ -6,13 +6,12 @@
 // Run: npm run build && node dist/bench/micro/tsdb-front.js
 import { runPipeline } from '../../src/pipeline/run.js';
 import { handlers } from '../../src/ops/index.js';
-import { LdOp } from '../../src/ngsild/operations.js';
 import type { PipelineTask } from '../../src/pipeline/task.js';
 import type { WriteEvent } from '../../src/store/contract.js';
 import type { WorkerContext } from '../../src/pipeline/worker-context.js';
 import { WriteLines } from '../../src/plugins/history/tsdb/write-lines.js';
 import { benchEntity } from '../bench-entity.js';
-import { bytesOf, openPipeline, run, timeIt } from './harness.js';
+import { openPipeline, patchTask, run, timeIt, upsertTask } from './harness.js';
 
 const N = 1000;
 /** PATCHes in 10 ms of the front at about 7,000 PATCH/s (link.ts FRONT_HOLD_MS). */
@@ -24,34 +23,12 @@ run(async () => {
   const bench = await openPipeline();
   const ctx = bench.ctx;
   const id = (i: number): string => `urn:ngsi-ld:Bench:${i}`;
-  const seeded = await runPipeline(
-    ctx,
-    {
-      op: LdOp.BatchUpsert,
-      route: '/entityOperations/upsert',
-      method: 'POST',
-      path: '/ngsi-ld/v1/entityOperations/upsert',
-      query: '',
-      params: [],
-      headers: { contentType: 'application/json' },
-      body: bytesOf(JSON.stringify(Array.from({ length: N }, (_, i) => benchEntity(id(i))))),
-    },
-    handlers,
-  );
+  const seeded = await runPipeline(ctx, upsertTask(JSON.stringify(Array.from({ length: N }, (_, i) => benchEntity(id(i))))), handlers);
   if (seeded.status !== 201) throw new Error(`seed: status ${seeded.status}`);
   let k = 0;
   const patch = (): PipelineTask => {
     const e = id(k++ % N);
-    return {
-      op: LdOp.UpdateAttrs,
-      route: '/ngsi-ld/v1/entities/:entityId/attrs',
-      method: 'PATCH',
-      path: `/ngsi-ld/v1/entities/${e}/attrs`,
-      query: '',
-      params: [e],
-      headers: { contentType: 'application/json' },
-      body: bytesOf(JSON.stringify({ temperature: { type: 'Property', value: k % 40 } })),
-    };
+    return patchTask(e, k % 40);
   };
   const w = new WriteLines();
   let held = '';
