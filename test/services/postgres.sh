@@ -63,9 +63,22 @@ if [ ! -f "$PGDATA/PG_VERSION" ]; then
 fi
 as_pg mkdir -p "$PGRUN"
 LOG="$PG_ROOT/postgres.log"
-as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$LOG" -w -t 60 \
-  -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$PGRUN -c fsync=off -c max_connections=50" \
-  start >/dev/null || { tail -20 "$LOG" >&2 || true; svc_die "PostgreSQL did not start, see $LOG"; }
+# The port is in the kernel's ephemeral range: a test's outgoing connection or port-0 listener can hold it for a moment
+# (a CI run's start failed with "could not bind ... Address already in use" while nothing was left listening on it).
+# So a start refused for its address is tried again, a few times, a second apart.
+started=0
+for attempt in 1 2 3 4 5; do
+  if as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$LOG" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$PGRUN -c fsync=off -c max_connections=50" \
+    start >/dev/null; then
+    started=1
+    break
+  fi
+  tail -n 5 "$LOG" | grep -q "Address already in use" || break
+  svc_log "port $PG_PORT busy for a moment (attempt $attempt): starting PostgreSQL again"
+  sleep 1
+done
+[ "$started" = 1 ] || { tail -20 "$LOG" >&2 || true; svc_die "PostgreSQL did not start, see $LOG"; }
 "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -t 30 || svc_die "PostgreSQL not ready on port $PG_PORT"
 # PostGIS must be creatable (the history tables use GEOGRAPHY columns)
 "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -qAt \
