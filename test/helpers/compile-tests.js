@@ -60,6 +60,9 @@ if (failed > 0) process.exit(1);
 const ALONE = {
   'test/unit/docdb-store.test.ts': 'waits on FerretDB (run-all.sh WAITING)',
   'test/unit/store-contract/docdb.test.ts': 'waits on FerretDB (run-all.sh WAITING)',
+  // In api-5, one fresh-clone CI run of four got none of the notifications its receiver waits 20 s for at /writer;
+  // alone, as before this session's bundling, it never failed. Kept alone until the cause is found.
+  'test/api/subscriptions-owner-contract.test.ts': 'missed its notifications once in a bundle (cause not found)',
 };
 // The API files bundle only when their brokers all run in the test process (startBroker, on ephemeral ports) and
 // they start no process or service of their own: the reason for each pattern that keeps one alone. A server of the
