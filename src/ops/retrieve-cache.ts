@@ -3,6 +3,7 @@
 // An entry is only used while the entity's stored bytes are the ones it was rendered from, so any write through any
 // thread, process or broker (update, replace, delete then create, purge) makes it stale by itself: nothing to notify.
 import { isMainThread } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 
@@ -18,15 +19,18 @@ interface Entry {
 }
 
 export class RetrieveCache {
-  private readonly entries = new Map<string, Entry>();
-  private bytes = 0;
+  /**
+   * lru-cache bounds the entries and their bytes (stored encoding plus answer), least recently used out first: a hot
+   * entity asked again and again stays while a scan of many others passes through.
+   */
+  private readonly entries: LRUCache<string, Entry>;
   /** A number per resolved @context object: a @context resolved again (changed, refetched) starts afresh. */
   private readonly contextIds = new WeakMap<ResolvedContext, number>();
   private nextContextId = 0;
 
   constructor(
-    private readonly maxEntries = RETRIEVE_CACHE_ENTRIES,
-    private readonly maxBytes = RETRIEVE_CACHE_BYTES,
+    maxEntries = RETRIEVE_CACHE_ENTRIES,
+    maxBytes = RETRIEVE_CACHE_BYTES,
     /**
      * Whether answers go out as copies: a pool thread transfers the body it answers with to the front, which detaches
      * its buffer (the kept one would be empty after). The front thread (inline runner) transfers nothing and writes
@@ -34,7 +38,14 @@ export class RetrieveCache {
      * per GET, the largest part of a cached retrieve's cost.
      */
     private readonly copies = !isMainThread,
-  ) {}
+  ) {
+    this.entries = new LRUCache<string, Entry>({
+      max: maxEntries,
+      maxSize: maxBytes,
+      maxEntrySize: Math.min(MAX_ENTRY_BYTES, maxBytes),
+      sizeCalculation: (e) => e.stored.byteLength + e.answer.byteLength,
+    });
+  }
 
   /**
    * What the answer depends on besides the stored entity: tenant, id, the @context its names are compacted with,
@@ -52,13 +63,13 @@ export class RetrieveCache {
 
   /**
    * The answer kept for `key` when it was rendered from exactly these stored bytes (a copy where `copies`); the
-   * caller never changes it.
+   * caller never changes it. An entry rendered from other bytes (the entity was written since) is dropped.
    */
   get(key: string, stored: Uint8Array): Uint8Array | undefined {
     const e = this.entries.get(key);
     if (e === undefined) return undefined;
     if (!sameBytes(e.stored, stored)) {
-      this.drop(key, e);
+      this.entries.delete(key);
       return undefined;
     }
     return this.copies ? e.answer.slice() : e.answer;
@@ -66,28 +77,18 @@ export class RetrieveCache {
 
   /**
    * Keeps `answer` (a copy where `copies`: the caller's goes out, and may be transferred), rendered from `stored` (a
-   * copy the caller no longer changes); the oldest entries go first.
+   * copy the caller no longer changes); an entry above MAX_ENTRY_BYTES is not kept.
    */
   set(key: string, stored: Uint8Array, answer: Uint8Array): void {
-    const size = stored.byteLength + answer.byteLength;
-    if (size > MAX_ENTRY_BYTES) return;
-    const old = this.entries.get(key);
-    if (old !== undefined) this.drop(key, old);
-    while (this.entries.size >= this.maxEntries || (this.bytes + size > this.maxBytes && this.entries.size > 0)) {
-      const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry];
-      this.drop(oldestKey, oldest);
+    if (stored.byteLength + answer.byteLength > MAX_ENTRY_BYTES) {
+      this.entries.delete(key);
+      return;
     }
     this.entries.set(key, { stored, answer: this.copies ? answer.slice() : answer });
-    this.bytes += size;
   }
 
   get size(): number {
     return this.entries.size;
-  }
-
-  private drop(key: string, e: Entry): void {
-    this.entries.delete(key);
-    this.bytes -= e.stored.byteLength + e.answer.byteLength;
   }
 }
 

@@ -1,5 +1,5 @@
 // ops/retrieve-cache.ts: an answer is given back only for the bytes it was rendered from, and the cache holds at
-// most its entries and bytes, dropping the oldest first.
+// most its entries and bytes (lru-cache), dropping the least recently used first.
 import t from 'tap';
 import { RetrieveCache } from '../../src/ops/retrieve-cache.js';
 
@@ -17,7 +17,7 @@ t.test('an answer is given back for the same bytes only, and a stale one is drop
   t.equal(c.get('other', bytes(1, 2, 3)), undefined, 'other key');
 });
 
-t.test('at most maxEntries, the oldest dropped first', async (t) => {
+t.test('at most maxEntries, the least recently used dropped first', async (t) => {
   const c = new RetrieveCache(2, 1 << 20);
   c.set('a', bytes(1), answer(1));
   c.set('b', bytes(2), answer(1));
@@ -29,6 +29,20 @@ t.test('at most maxEntries, the oldest dropped first', async (t) => {
   c.set('c', bytes(4), answer(1));
   t.equal(c.size, 2, 'replacing a key keeps one entry for it');
   t.ok(c.get('c', bytes(4)));
+  // b was set before c, but read since: the entry to go for d is b's only if nothing read it after c.
+  t.ok(c.get('b', bytes(2)), 'b read: now the most recently used');
+  c.set('d', bytes(5), answer(1));
+  t.ok(c.get('b', bytes(2)), 'b stays');
+  t.equal(c.get('c', bytes(4)), undefined, 'c, least recently used, went');
+  t.ok(c.get('d', bytes(5)));
+});
+
+t.test('a stale entry and an entry too large for the cache leave room, and never answer', async (t) => {
+  const c = new RetrieveCache(100, 1 << 20);
+  c.set('k', bytes(1), answer(8));
+  c.set('k', bytes(2), answer(70 * 1024));
+  t.equal(c.get('k', bytes(1)), undefined, 'the older answer for the key is not kept beside a refused one');
+  t.equal(c.size, 0);
 });
 
 t.test('at most maxBytes; an answer too large for an entry is not kept', async (t) => {
