@@ -5,7 +5,7 @@
 import { LdError, badRequest, notFound, problemOf, type ProblemDetails } from '../ngsild/problem.js';
 import type { StoredEntity } from '../ngsild/entity/model.js';
 import { expandEntity } from '../ngsild/entity/expand.js';
-import { appendAttributes, replaceEntity, mergeEntity } from '../ngsild/entity/merge.js';
+import { appendAttributes, mergeEntity, replaceChanges, replacedEntity } from '../ngsild/entity/merge.js';
 import type { ResolvedContext } from '../ngsild/context/resolved.js';
 import type { LdRequest } from '../pipeline/ld-request.js';
 import type { WorkerContext } from '../pipeline/worker-context.js';
@@ -235,8 +235,12 @@ export const batchUpsert: OpHandler = async (req, ctx) => {
     (p) => (current) => {
       if (current === undefined) return { next: p.value, result: 'created' };
       if (!update) {
-        const replaced = replaceEntity(current, p.value, now);
-        return { next: replaced.entity, result: 'updated', change: changeOf('replace', replaced) };
+        // The change only when an event or a history takes it (MutationOutcome.change): most batches have none.
+        return {
+          next: replacedEntity(current, p.value, now),
+          result: 'updated',
+          change: () => changeOf('replace', replaceChanges(current, p.value)),
+        };
       }
       const attrs: Record<string, unknown> = {};
       for (const name of attrNames(p.value)) attrs[name] = p.value[name];

@@ -32,8 +32,10 @@ export interface MutationOutcome<R> {
   /**
    * What the write changes, as the operation computed it (ngsild/entity/merge.ts, write-change.ts). Absent, the store
    * derives it by comparing the states (changeBetween), which costs more and cannot tell a replace from an update.
+   * A function is called only when the store needs the change (an event or a history takes it): a batch upsert
+   * replacing entities nobody listens to then builds no change (issue 24). A store reads it with the kit's changeOfOutcome.
    */
-  change?: WriteChange;
+  change?: WriteChange | (() => WriteChange);
 }
 
 export interface MutateOptions {

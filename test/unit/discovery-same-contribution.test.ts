@@ -55,6 +55,9 @@ t.test('true only where the signatures are equal; true for an entity and its cop
   t.notOk(sameContribution(variants[0]!, variants[2]!), 'an instance of another attribute type');
   t.notOk(sameContribution(variants[0]!, variants[12]!), 'an attribute fewer');
   t.notOk(sameContribution(variants[12]!, variants[0]!), 'an attribute more');
+  t.ok(sameContribution(variants[7]!, variants[8]!), 'the same attributes in another member order');
+  t.notOk(sameContribution(variants[7]!, variants[6]!), 'an attribute fewer, the one left the same');
+  t.notOk(sameContribution(variants[6]!, variants[7]!), 'an attribute more, the first the same');
 });
 
 t.test('embdb: replacing an entity by one of its shape keeps the counts, a changed instance type moves them', async (t) => {

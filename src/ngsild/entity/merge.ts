@@ -362,8 +362,17 @@ export function deleteScope(entity: StoredEntity, now: string): AttrResult {
  * Attributes of `old` missing from `next` are reported deleted, the others modified or created.
  */
 export function replaceEntity(old: StoredEntity, next: StoredEntity, now: string): EntityResult {
+  return { entity: replacedEntity(old, next, now), ...replaceChanges(old, next) };
+}
+
+/** The entity of replaceEntity alone: what a write stores when nothing takes its change (ops/batch.ts). */
+export function replacedEntity(old: StoredEntity, next: StoredEntity, now: string): StoredEntity {
+  return { ...next, id: old.id, createdAt: old.createdAt, modifiedAt: now };
+}
+
+/** The changes of replaceEntity alone: what `next` in place of `old` does to each attribute. */
+export function replaceChanges(old: StoredEntity, next: StoredEntity): AttrChanges {
   const c = noChanges();
-  const entity: StoredEntity = { ...next, id: old.id, createdAt: old.createdAt, modifiedAt: now };
   for (const key in old) {
     if (ENTITY_CORE_MEMBERS.has(key)) continue;
     if (!(key in next)) noteChanged(c, key, old[key] as AttrInstance[], undefined, []);
@@ -373,7 +382,7 @@ export function replaceEntity(old: StoredEntity, next: StoredEntity, now: string
     const instances = next[key] as AttrInstance[];
     noteChanged(c, key, old[key] as AttrInstance[] | undefined, instances, instances.map(datasetKey));
   }
-  return { entity, ...c };
+  return c;
 }
 
 /**

@@ -31,32 +31,28 @@ export function entitySignature(entity: StoredEntity): EntitySignature {
 
 /**
  * Whether two entities contribute equally to the counts, without building their signatures: the same types in the
- * same order, the same attributes in the same order, each with instances of the same types in the same order. A
- * replace or upsert of an entity by one of its shape (the usual case) then moves no count and allocates nothing;
- * false is no more than "compare the signatures" (members in another order contribute alike).
+ * same order, the same attributes, each with instances of the same types in the same order. A replace or upsert of
+ * an entity by one of its shape (the usual case) then moves no count and allocates nothing (no key arrays: issue 24);
+ * false is no more than "compare the signatures" (instances in another order contribute alike).
  */
 export function sameContribution(a: StoredEntity, b: StoredEntity): boolean {
   const ta = a.type;
   const tb = b.type;
   if (ta.length !== tb.length) return false;
   for (let i = 0; i < ta.length; i++) if (ta[i] !== tb[i]) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  let i = 0;
-  let j = 0;
-  for (;;) {
-    while (i < ka.length && !isAttrKey(ka[i]!, a)) i++;
-    while (j < kb.length && !isAttrKey(kb[j]!, b)) j++;
-    if (i === ka.length || j === kb.length) return i === ka.length && j === kb.length;
-    const key = ka[i]!;
-    if (key !== kb[j]) return false;
+  // Every attribute of a is one of b with the same instance types; then b has no other when it has as many.
+  let attrs = 0;
+  for (const key in a) {
+    if (!isAttrKey(key, a)) continue;
+    if (!isAttrKey(key, b)) return false;
     const x = a[key] as Array<{ type?: unknown }>;
     const y = b[key] as Array<{ type?: unknown }>;
     if (x.length !== y.length) return false;
     for (let n = 0; n < x.length; n++) if (x[n]!.type !== y[n]!.type) return false;
-    i++;
-    j++;
+    attrs++;
   }
+  for (const key in b) if (isAttrKey(key, b) && --attrs < 0) return false;
+  return attrs === 0;
 }
 
 /** A member entitySignature counts: an attribute (an expanded name holding its instances). */

@@ -31,7 +31,7 @@ import type {
 } from '../../../store/contract.js';
 import type { PluginLogger } from '../../../plugin/contract.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
-import { changeBetween } from '../../../ngsild/entity/write-change.js';
+import { changeOfOutcome } from '../../../store/kit/outcome-change.js';
 import { LdError } from '../../../ngsild/problem.js';
 import { addToAttrStats, addToTypeStats } from '../../../store/kit/discovery-counts.js';
 import { entityQueryPredicate } from '../../../store/kit/entity-query.js';
@@ -955,7 +955,7 @@ function eventOf<R>(
   seq: number,
 ): WriteEvent {
   const after = next === null ? undefined : next;
-  return { tenant, id, before, after, change: outcome.change ?? changeBetween(before, after), seq };
+  return { tenant, id, before, after, change: changeOfOutcome(outcome, before, after), seq };
 }
 
 /** A lost race waits a little before the next round, longer each time, so that the winner's write lands. */

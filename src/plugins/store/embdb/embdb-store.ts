@@ -21,10 +21,11 @@ import type {
   TypeStat,
   WriteEvent,
 } from '../../../store/contract.js';
-import { changeBetween, type WriteChange } from '../../../ngsild/entity/write-change.js';
+import { type WriteChange } from '../../../ngsild/entity/write-change.js';
 import { entitySignature, sameContribution, type EntitySignature } from '../../../store/kit/discovery-counts.js';
 import { applyBump, withBumped, type Bumped } from '../../../store/kit/bump.js';
 import { planEntityQuery, type QueryPlan } from '../../../store/kit/entity-query.js';
+import { changeOfOutcome } from '../../../store/kit/outcome-change.js';
 import type { StoredEntity } from '../../../ngsild/entity/model.js';
 import { KEY_CODEC, docKey, entityKey, storablePart, tenantRange, type DocKey, type EntityKey } from './keys.js';
 import { EmbdbHistory } from './history.js';
@@ -537,7 +538,7 @@ export class EmbdbStore implements Store {
     const counted = current === undefined || next === null || !sameContribution(current, next);
     const before = counted && current !== undefined ? entitySignature(current) : undefined;
     const after = counted && next !== null ? entitySignature(next) : undefined;
-    const change = this.history === undefined && !eventsWanted ? undefined : (outcome.change ?? changeBetween(current, next ?? undefined));
+    const change = this.history === undefined && !eventsWanted ? undefined : changeOfOutcome(outcome, current, next ?? undefined);
     return { next, counted, before, after, change };
   }
 

@@ -71,9 +71,10 @@ export interface GeoIndexed {
  * instance's type: the geo-query's predicate judges any instance whose value is a GeoJSON geometry (geoq.ts
  * geometryOf), so does this. A geometry without finite positions is left out, as the predicate never matches it.
  */
-export function geoIndexOf(entity: StoredEntity | null | undefined): Map<string, GeoIndexed> {
-  const out = new Map<string, GeoIndexed>();
-  if (entity === null || entity === undefined) return out;
+export function geoIndexOf(entity: StoredEntity | null | undefined): ReadonlyMap<string, GeoIndexed> {
+  // Most entities hold no geometry: one shared empty answer, no Map per state of each write (issue 24).
+  let out: Map<string, GeoIndexed> | undefined;
+  if (entity === null || entity === undefined) return NO_GEO;
   for (const attrIri in entity) {
     if (ENTITY_CORE_MEMBERS.has(attrIri)) continue;
     const instances = entity[attrIri];
@@ -96,10 +97,12 @@ export function geoIndexOf(entity: StoredEntity | null | undefined): Map<string,
         b[3] = Math.max(b[3], box[3]);
       }
     }
-    if (indexed !== undefined) out.set(attrIri, indexed);
+    if (indexed !== undefined) (out ??= new Map()).set(attrIri, indexed);
   }
-  return out;
+  return out ?? NO_GEO;
 }
+
+const NO_GEO: ReadonlyMap<string, GeoIndexed> = new Map();
 
 /**
  * The index value of an entity's attribute. A -0 is written as 0 (`+ 0`): ordered-binary writes -0 in an array as
