@@ -1,6 +1,6 @@
 // The pipeline worker's change sink (ARCHITECTURE.md step 11): each committed entity change is matched against
 // the thread's subscription index and every notification due is built here (the worker has the contexts), then
-// posted to the notifier thread in one message per write.
+// posted to the notifier thread in one message per burst: the writes of one commit (one event turn) together.
 import { BroadcastChannel } from 'node:worker_threads';
 import type { ChangeSink } from '../pipeline/change-sink.js';
 import type { WriteEvent } from '../store/contract.js';
@@ -20,6 +20,19 @@ export class SubscriptionSink implements ChangeSink {
    * its entities for the owner (seed 000 §5.3, notify/owner-filter.ts) in its turn of its lane.
    */
   ownerFiltered = false;
+  /** Due notifications of this burst, posted by `flush` (one message, not one per write: each post costs every thread that holds the channel). */
+  private pending: DueNotification[] = [];
+  private closed = false;
+  private readonly flush = (): void => {
+    const due = this.pending;
+    this.pending = [];
+    if (this.closed) return;
+    try {
+      this.channel.postMessage({ due });
+    } catch (e) {
+      this.log.error({ err: e, notifications: due.length }, 'notifications cannot be handed to the notifier');
+    }
+  };
 
   constructor(
     readonly sync: SubscriptionSync,
@@ -40,7 +53,8 @@ export class SubscriptionSink implements ChangeSink {
 
   publish(events: readonly WriteEvent[]): void {
     const index = this.sync.index;
-    let due: DueNotification[] | undefined;
+    const due = this.pending;
+    const waiting = due.length;
     let now = 0;
     for (const change of events) {
       const candidates = index.candidates(change.tenant, change.id, change.before, change.after);
@@ -68,16 +82,20 @@ export class SubscriptionSink implements ChangeSink {
           };
           if (sub.endpoint.mqtt !== undefined) d.mqtt = sub.endpoint.mqtt;
           if (unbuilt) d.join = { entities: [m.entity], trigger: m.trigger };
-          (due ??= []).push(d);
+          due.push(d);
         } catch (e) {
           this.log.error({ err: e, subscription: sub.id, entity: change.id }, 'notification cannot be built');
         }
       }
     }
-    if (due !== undefined) this.channel.postMessage({ due });
+    // Posted in a microtask queued now: it runs before the continuations of the writes committed with this one, so
+    // each write's notifications are posted before its request can be answered (delivery.ts "Order"), and the writes
+    // of one commit, resolved in the same turn, share one message.
+    if (waiting === 0 && due.length > 0) queueMicrotask(this.flush);
   }
 
   close(): void {
+    this.closed = true;
     this.channel.close();
     this.sync.close();
   }
