@@ -14,7 +14,12 @@ import type { SubscriptionSync } from './subscription-sync.js';
 const UNBUILT: NotificationPayload = { body: '', headers: [] };
 
 export class SubscriptionSink implements ChangeSink {
-  private readonly channel: BroadcastChannel;
+  /**
+   * Opened at the first notification this thread posts: every thread holding a BroadcastChannel of the name receives
+   * (and wakes for) every message posted on it, so a thread that never notifies (the pipeline threads when the front
+   * runs the writes inline) never pays for the others' notifications.
+   */
+  private channel: BroadcastChannel | undefined = undefined;
   /**
    * An auth plugin keeps subscription owners: every notification is left for the notifier to build, which decides
    * its entities for the owner (seed 000 §5.3, notify/owner-filter.ts) in its turn of its lane.
@@ -28,6 +33,7 @@ export class SubscriptionSink implements ChangeSink {
     this.pending = [];
     if (this.closed) return;
     try {
+      this.channel ??= this.open();
       this.channel.postMessage({ due });
     } catch (e) {
       this.log.error({ err: e, notifications: due.length }, 'notifications cannot be handed to the notifier');
@@ -37,9 +43,12 @@ export class SubscriptionSink implements ChangeSink {
   constructor(
     readonly sync: SubscriptionSync,
     private readonly log: Logger,
-  ) {
-    this.channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, sync.instance));
-    this.channel.unref();
+  ) {}
+
+  private open(): BroadcastChannel {
+    const channel = new BroadcastChannel(channelName(NOTIFY_CHANNEL, this.sync.instance));
+    channel.unref();
+    return channel;
   }
 
   caughtUp(): Promise<void> | undefined {
@@ -96,7 +105,7 @@ export class SubscriptionSink implements ChangeSink {
 
   close(): void {
     this.closed = true;
-    this.channel.close();
+    this.channel?.close();
     this.sync.close();
   }
 }
