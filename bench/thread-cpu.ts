@@ -73,3 +73,23 @@ export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): CpuSpent {
 
 /** The resolution of the readings, in µs (one clock tick). */
 export const CPU_TICK_US = 1e6 / TICKS_PER_S;
+
+/**
+ * CPU of the interval between two snapshots, in µs, of the front (the main thread), of each thread name asked (all
+ * threads of that name together: `ldb-pipeline`, `ldb-notifier`) and of the rest.
+ */
+export function cpuSpentByName(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  names: readonly string[],
+): { front: number; other: number; named: number[] } {
+  const out = { front: 0, other: 0, named: names.map(() => 0) };
+  for (const [tid, t] of after.threads) {
+    const spent = t.us - (before.threads.get(tid)?.us ?? 0);
+    const k = names.indexOf(t.name);
+    if (tid === after.pid) out.front += spent;
+    else if (k >= 0) out.named[k]! += spent;
+    else out.other += spent;
+  }
+  return out;
+}

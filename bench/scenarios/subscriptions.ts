@@ -7,6 +7,7 @@
 // uWS (target >= 0.9 at 10,000); (2) notifications per second to a local receiver with one matching subscription
 // per entity, with how many were due (successful PATCHes) and how many were delivered (all must be), per round.
 import { createServer } from 'node:http';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchId } from '../bench-entity.js';
@@ -20,8 +21,8 @@ import type { ResolvedContext } from '../../src/ngsild/context/resolved.js';
 import { machineAtStart, sectionMarkers, writeResultsSection } from '../results-section.js';
 import { median, range } from '../stats.js';
 import { changeBetween, type EntityWrite } from '../../src/ngsild/entity/write-change.js';
+import { PIPELINE_THREAD, cpuSnapshot, cpuSpentByName } from '../thread-cpu.js';
 
-const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const BARE_SCRIPT = fileURLToPath(new URL('../bare-server.js', import.meta.url));
 const { begin: BEGIN, end: END } = sectionMarkers('subscriptions');
 const PATCHED = 1000;
@@ -37,8 +38,15 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '20' },
     out: { type: 'string' },
     only: { type: 'string' },
+    broker: { type: 'string' },
   },
 });
+// --broker <checkout>: the broker built there (its dist/src/main.js), to measure another branch with this bench.
+const MAIN =
+  values.broker === undefined
+    ? fileURLToPath(new URL('../../src/main.js', import.meta.url))
+    : join(resolve(values.broker), 'dist/src/main.js');
+const NOTIFIER_THREAD = 'ldb-notifier';
 const rounds = Number(values.rounds);
 const durationS = Number(values.duration);
 const connections = Number(values.connections);
@@ -187,8 +195,8 @@ async function delivery(lines: string[]): Promise<void> {
     lines.push(
       `### Notifications delivered: ${PATCHED} entities, one matching subscription each, a local node:http receiver`,
       '',
-      '| round | bare uWS PATCH req/s | broker PATCH req/s | ratio to bare uWS | due (PATCH answered 204) | sent (timesSent) | failed (timesFailed) | delivered | notifications/s |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| round | bare uWS PATCH req/s | broker PATCH req/s | ratio to bare uWS | due (PATCH answered 204) | sent (timesSent) | failed (timesFailed) | delivered | notifications/s | broker CPU µs per notification: front / pipeline / notifier / other | bench process busy |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     const perSecond: number[] = [];
     let before = await brokerCounters(b.url);
@@ -197,6 +205,8 @@ async function delivery(lines: string[]): Promise<void> {
       const bareRun = await measure(bare.url, 0);
       delivered = 0;
       last = 0;
+      const c0 = cpuSnapshot(b.proc.pid!);
+      const own0 = process.cpuUsage();
       const start = Date.now();
       // No warm-up: every successful PATCH is one notification due.
       const r = await measure(b.url, 0);
@@ -204,6 +214,13 @@ async function delivery(lines: string[]): Promise<void> {
       const deadline = Date.now() + 60_000;
       while (delivered < due && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
       const seconds = ((last || Date.now()) - start) / 1000;
+      // Read at the last delivery (to the 50 ms of the wait): the PATCHes and their notifications, no counter reads.
+      const own = process.cpuUsage(own0);
+      const c1 = cpuSnapshot(b.proc.pid!);
+      const busy = (own.user + own.system) / 1e6 / ((Date.now() - start) / 1000);
+      const n = Math.max(1, delivered);
+      const spent = c0 !== undefined && c1 !== undefined ? cpuSpentByName(c0, c1, [PIPELINE_THREAD, NOTIFIER_THREAD]) : undefined;
+      const perNotification = spent === undefined ? [] : [spent.front, spent.named[0]!, spent.named[1]!, spent.other].map((us) => us / n);
       // The broker's own count: requests cut off at the end of the run may still have been written and notified.
       const after = await brokerCounters(b.url);
       const sent = after.sent - before.sent;
@@ -212,7 +229,7 @@ async function delivery(lines: string[]): Promise<void> {
       if (!(delivered === sent && failed === 0 && delivered >= due)) allDelivered = false;
       perSecond.push(delivered / seconds);
       lines.push(
-        `| ${round + 1} | ${bareRun.requestsPerSecond.toFixed(0)} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / bareRun.requestsPerSecond).toFixed(3)} | ${due} | ${sent} | ${failed} | ${delivered} | ${(delivered / seconds).toFixed(0)} |`,
+        `| ${round + 1} | ${bareRun.requestsPerSecond.toFixed(0)} | ${r.requestsPerSecond.toFixed(0)} | ${(r.requestsPerSecond / bareRun.requestsPerSecond).toFixed(3)} | ${due} | ${sent} | ${failed} | ${delivered} | ${(delivered / seconds).toFixed(0)} | ${perNotification.map((us) => us.toFixed(0)).join(' / ') || 'n/a'} | ${(busy * 100).toFixed(0)} % |`,
       );
       process.stderr.write(`delivery round ${round + 1}: ${due} due, ${delivered} delivered, ${(delivered / seconds).toFixed(0)}/s\n`);
     }
@@ -220,6 +237,8 @@ async function delivery(lines: string[]): Promise<void> {
       '',
       `Notifications/s (median of ${rounds} rounds): **${median(perSecond).toFixed(0)}** (range ${range(perSecond)}). ` +
         (allDelivered ? 'Every due notification was delivered in every round.' : 'NOT ALL DELIVERED in some round (see the table).'),
+      '',
+      `CPU per notification, from /proc per thread (bench/thread-cpu.ts), from the first PATCH to the last notification delivered: the broker's front (main thread), pipeline threads, \`${NOTIFIER_THREAD}\` thread and the rest (V8 and libuv helpers); the bench process busy: its CPU (autocannon and the receiver, one thread) over the same wall time, where 100 % is one core: near it, the load generator or the receiver is the limit, not the broker.`,
       '',
       `Target (issue 24): >= ${NOTIFY_TARGET.toLocaleString('en')} notifications/s, none lost: ${median(perSecond) >= NOTIFY_TARGET && allDelivered ? 'met' : 'MISSED'}.`,
       '',

@@ -30,6 +30,7 @@ import { DropWarning, type DropKind } from './drop-warning.js';
 import type { Completion } from './joined-notifications.js';
 import type { MqttSender } from './mqtt-sender.js';
 import { HostCounts, type HostCount } from './host-counts.js';
+import { NotificationRequest } from './http-request.js';
 
 /** Due notifications one endpoint may hold (queued and in flight). */
 export const ENDPOINT_QUEUE_MAX = 10_000;
@@ -256,13 +257,11 @@ export class Delivery {
       for (let item = this.closed ? undefined : lane.shift(); item !== undefined; item = this.closed ? undefined : lane.shift()) {
         this.leave(ep, item);
         g[GAUGE.inFlight]++;
-        const controller = new AbortController();
         lane.sending = item;
-        lane.abort = controller;
+        lane.ended = undefined;
         const built = item.due.join === undefined ? undefined : await this.build(item.due);
-        const outcome = built === NOT_SENT ? undefined : (built ?? (await this.sendNow(ep, item.due, controller)));
+        const outcome = built === NOT_SENT ? undefined : (built ?? (await this.sendNow(ep, item.due, lane)));
         lane.sending = undefined;
-        lane.abort = undefined;
         // Counted out before the report, so whoever the report wakes sees the endpoint's room as it is.
         g[GAUGE.inFlight]--;
         ep.queued--;
@@ -279,10 +278,10 @@ export class Delivery {
     }
   }
 
-  private sendNow(ep: Endpoint, due: DueNotification, controller: AbortController): Promise<DeliveryOutcome> {
+  private sendNow(ep: Endpoint, due: DueNotification, lane: Lane<Endpoint>): Promise<DeliveryOutcome> {
     const at = new Date().toISOString();
     if (this.sending !== undefined) this.tellSending(due, at);
-    return this.send(ep, due, controller, at);
+    return this.send(ep, due, lane, at);
   }
 
   /**
@@ -348,7 +347,10 @@ export class Delivery {
           ep.host.queued--;
         }
         // Its request in flight too: a dead receiver would hold the socket and the endpoint until the timeout.
-        if (lane.sending !== undefined && gone(lane.sending)) lane.abort!.abort(SUBSCRIPTION_DELETED);
+        if (lane.sending !== undefined && gone(lane.sending)) {
+          lane.ended = SUBSCRIPTION_DELETED;
+          lane.abort?.(SUBSCRIPTION_DELETED);
+        }
       }
       if (ep.queued === 0) this.removeEndpoint(uri);
     }
@@ -395,54 +397,63 @@ export class Delivery {
   }
 
   /** Never throws: whatever goes wrong building or sending the request is the notification's failure. */
-  private async send(ep: Endpoint, due: DueNotification, controller: AbortController, at: string): Promise<DeliveryOutcome> {
+  private async send(ep: Endpoint, due: DueNotification, lane: Lane<Endpoint>, at: string): Promise<DeliveryOutcome> {
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') return this.sendMqtt(due, controller, at, timeout);
-    const timer = setTimeout(() => controller.abort(), timeout);
+    // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
+    const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
+    let reason: string | undefined;
     try {
-      // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.
-      const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
-      // A WebSocket connection of this broker: handed to the front thread, which writes it on the connection.
-      if (ep.url.protocol === 'urn:') {
+      if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') {
+        if (this.mqtt === undefined) return { due, ok: false, sent: false, at, reason: 'the MQTT bridge is not loaded' };
+        reason = await this.sendMqtt(due, body, lane, timeout);
+      } else if (ep.url.protocol === 'urn:') {
+        // A WebSocket connection of this broker: handed to the front thread, which writes it on the connection.
         if (this.webSocket === undefined) return { due, ok: false, sent: false, at, reason: 'no WebSocket transport' };
         this.webSocket({ uri: due.uri, subscriptionId: due.subscriptionId, headers: due.headers, body });
-        return { due, ok: true, sent: true, at };
+      } else {
+        reason = await this.sendHttp(ep, due, body, lane, timeout);
       }
-      const res = await this.poolFor(ep.url).request({
+    } catch (e) {
+      reason = e instanceof Error ? `${(e as { code?: string }).code ?? e.name}: ${e.message}` : String(e);
+    }
+    if (reason === undefined) return { due, ok: true, sent: true, at };
+    if (this.log.isLevelEnabled('debug')) this.log.debug({ uri: due.uri, subscription: due.subscriptionId, reason }, 'notification failed');
+    return { due, ok: false, sent: true, at, reason };
+  }
+
+  /** undefined when answered 2xx, else why not; ended early by its timeout or by its subscription's deletion. */
+  private sendHttp(ep: Endpoint, due: DueNotification, body: string, lane: Lane<Endpoint>, timeout: number): Promise<string | undefined> {
+    const request = new NotificationRequest();
+    lane.abort = (reason) => request.abort(reason);
+    if (lane.ended !== undefined) request.abort(lane.ended);
+    const timer = setTimeout(() => request.abort(`no answer within ${timeout} ms`), timeout);
+    this.poolFor(ep.url).dispatch(
+      {
         method: 'POST',
         path: ep.url.pathname + ep.url.search,
         headers: requestHeaders(due.headers),
         body,
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: controller.signal,
-      });
-      await res.body.dump();
-      if (res.statusCode >= 200 && res.statusCode < 300) return { due, ok: true, sent: true, at };
-      return { due, ok: false, sent: true, at, reason: `HTTP ${res.statusCode}` };
-    } catch (e) {
-      const signal = controller.signal;
-      const reason = signal.aborted
-        ? signal.reason === SUBSCRIPTION_DELETED
-          ? SUBSCRIPTION_DELETED
-          : `no answer within ${timeout} ms`
-        : e instanceof Error
-          ? `${(e as { code?: string }).code ?? e.name}: ${e.message}`
-          : String(e);
-      if (this.log.isLevelEnabled('debug')) this.log.debug({ uri: due.uri, reason }, 'notification failed');
-      return { due, ok: false, sent: true, at, reason };
-    } finally {
+      },
+      request,
+    );
+    return request.done.finally(() => {
       clearTimeout(timer);
-    }
+      lane.abort = undefined;
+    });
   }
 
   /** seed 001 §6.1: one published message; the outcome counts as an HTTP request's would. */
-  private async sendMqtt(due: DueNotification, controller: AbortController, at: string, timeout: number): Promise<DeliveryOutcome> {
-    if (this.mqtt === undefined) return { due, ok: false, sent: false, at, reason: 'the MQTT bridge is not loaded' };
-    const reason = await this.mqtt.send(due, `{"notifiedAt":"${at}",${due.body.slice(1)}`, timeout, controller.signal);
-    if (reason === undefined) return { due, ok: true, sent: true, at };
-    if (this.log.isLevelEnabled('debug')) this.log.debug({ subscription: due.subscriptionId, reason }, 'notification failed');
-    return { due, ok: false, sent: true, at, reason };
+  private async sendMqtt(due: DueNotification, body: string, lane: Lane<Endpoint>, timeout: number): Promise<string | undefined> {
+    const controller = new AbortController();
+    lane.abort = (reason) => controller.abort(reason);
+    if (lane.ended !== undefined) controller.abort(lane.ended);
+    try {
+      return await this.mqtt!.send(due, body, timeout, controller.signal);
+    } finally {
+      lane.abort = undefined;
+    }
   }
 
   private sweep(): void {

@@ -27,9 +27,11 @@ export class Lane<E> {
   private readonly keys = new Map<string, KeyState>();
   /** Sending, or about to start: enqueue must not start a second sender. */
   busy = false;
-  /** The notification being sent and how to abort it (when its subscription is deleted). */
+  /** The notification being sent and how to end its request early (when its subscription is deleted). */
   sending: Waiting | undefined = undefined;
-  abort: AbortController | undefined = undefined;
+  abort: ((reason: string) => void) | undefined = undefined;
+  /** Set when the notification being sent is to end before its request starts (its subscription deleted). */
+  ended: string | undefined = undefined;
 
   constructor(readonly endpoint: E) {}
 
