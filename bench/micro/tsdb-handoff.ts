@@ -9,6 +9,8 @@
 // HELD PATCHes), and the alternative issue 18 weighed, the lines encoded into a SharedArrayBuffer ring (and decoded,
 // as the writer would) with no message. Measured (2 cores, loaded), beyond making the lines (3.9 µs): per turn 5.6 to
 // 7 µs a PATCH, held 0.6 to 1.1, the ring 2.8: the hold costs less than the ring would, so the ring was not built.
+// Since facts.ts the writing thread holds and hands bytes (the facts of the rows) and the writer thread makes the
+// lines: bench/micro/tsdb-record.ts measures that against the lines made here.
 // Run: npm run build && node dist/bench/micro/tsdb-handoff.js
 import { instRow, newInstanceId, type InstRow } from '../../src/plugins/history/tsdb/rows.js';
 import { instLine, str } from '../../src/plugins/history/tsdb/ilp.js';

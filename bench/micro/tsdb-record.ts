@@ -1,14 +1,19 @@
 // What `--troe tsdb` adds to the front's CPU per PATCH (issue 18: the write ratio), without QuestDB: a committed
-// PATCH of one attribute (store/contract.ts WriteEvent) turned into its history's ILP line, as tsdb-history.ts
-// record does, before (historyOfWrite's history write, an InstRow, then the line: ilp.ts instLine) and now (the line
-// written from the event in one pass: write-lines.ts), and the hand-off's clone of a 10 ms hold of them.
+// PATCH of one attribute (store/contract.ts WriteEvent) handed over as tsdb-history.ts record did and does: its ILP
+// line from historyOfWrite's history write and an InstRow (ilp.ts instLine); its line written as walkHistoryOfWrite
+// hands the instance over (ilp.ts historyLine, the path before facts.ts); now its facts as bytes (facts.ts), of which
+// the writer thread makes the line (linesOfFacts, timed apart: not the front's). Each with the hand-off's copy and
+// clone of a 10 ms hold.
 // Run: npm run build && node dist/bench/micro/tsdb-record.js
 import { historyOfWrite } from '../../src/store/kit/history-of-write.js';
 import { instRow, newInstanceId } from '../../src/plugins/history/tsdb/rows.js';
 import { instLine } from '../../src/plugins/history/tsdb/ilp.js';
 import type { WriteEvent } from '../../src/store/contract.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
-import { WriteLines } from '../../src/plugins/history/tsdb/write-lines.js';
+import { Bytes, WriteFacts, linesOfFacts } from '../../src/plugins/history/tsdb/facts.js';
+import { historyLine } from '../../src/plugins/history/tsdb/ilp.js';
+import { walkHistoryOfWrite, type HistorySink } from '../../src/store/kit/history-of-write.js';
+import type { HistoryInstance } from '../../src/history/contract.js';
 import { run, timeIt } from './harness.js';
 
 const TABLE = 'ldb_inst_v2_default';
@@ -47,43 +52,57 @@ function linesBefore(events: readonly WriteEvent[]): string {
   return lines;
 }
 
+/** The lines written as the walk hands each instance over (the front's work before facts.ts; PATCH: no entity row). */
+class WalkLines implements HistorySink {
+  lines = '';
+  id = '';
+  entity(): void {}
+  instance(attrIri: string, h: HistoryInstance, atMs: number): void {
+    this.lines += historyLine(TABLE, this.id, attrIri, h, atMs);
+  }
+}
+
 run(async () => {
   const events = Array.from({ length: 1000 }, patchEvent);
   let i = 0;
   const next = (): WriteEvent[] => [events[i++ % events.length]!];
+  const walk = new WalkLines();
+  const linesWalked = (evs: readonly WriteEvent[]): string => {
+    walk.lines = '';
+    for (const ev of evs) {
+      walk.id = ev.id;
+      walkHistoryOfWrite(ev.before, ev.after ?? null, ev.change, newInstanceId, walk);
+    }
+    return walk.lines;
+  };
+  const tables = { inst: TABLE, ent: 'ldb_ent_default' };
+  const f = new WriteFacts();
+  const held = new Bytes();
+  let hold: Uint8Array | undefined;
   for (let round = 0; round < 2; round++) {
     await timeIt('historyOfWrite only', () => historyOfWrite(next()[0]!.before, next()[0]!.after!, next()[0]!.change, newInstanceId));
-    await timeIt('before: history write, row, line', () => linesBefore(next()));
-    const w = new WriteLines();
-    const linesNow = (evs: readonly WriteEvent[]): string => {
-      w.reset({ inst: TABLE, ent: 'ldb_ent_default' });
-      for (const ev of evs) w.add(ev);
-      return w.lines;
-    };
-    await timeIt('now: the line from the event (write-lines.ts)', () => linesNow(next()));
     for (const [name, lines] of [
-      ['before', linesBefore],
-      ['now', linesNow],
+      ['before: history write, row, line', linesBefore],
+      ['before: the line from the walk', linesWalked],
     ] as const) {
-      let held = '';
-      await timeIt(`${name}: the line, held, cloned per ${HELD}`, () => {
-        held += lines(next());
+      let text = '';
+      await timeIt(`${name}, held, cloned per ${HELD}`, () => {
+        text += lines(next());
         if (i % HELD === 0) {
-          structuredClone({ k: 'rows', b: [{ tenant: '', lines: held, inst: HELD, ent: 0 }] });
-          held = '';
+          structuredClone({ k: 'rows', b: [{ tenant: '', lines: text, inst: HELD, ent: 0 }] });
+          text = '';
         }
       });
     }
-    // The lines encoded as they come into a reused buffer, and a copy of its bytes cloned per hold: nothing held on
-    // the heap between scavenges.
-    const buf = Buffer.allocUnsafeSlow(1 << 20);
-    let at = 0;
-    await timeIt(`now: the line encoded into a reused buffer, copied and cloned per ${HELD}`, () => {
-      at += buf.write(linesNow(next()), at, 'utf8');
+    await timeIt(`now: the facts (facts.ts), copied into the hold, cloned per ${HELD}`, () => {
+      f.reset(tables);
+      for (const ev of next()) f.add(ev);
+      held.append(f.bytes.buf, f.bytes.len);
       if (i % HELD === 0) {
-        structuredClone({ k: 'rows', b: [{ tenant: '', bytes: new Uint8Array(buf.subarray(0, at)), inst: HELD, ent: 0 }] });
-        at = 0;
+        hold = structuredClone({ facts: Uint8Array.prototype.slice.call(held.buf, 0, held.len) }).facts;
+        held.len = 0;
       }
     });
+    await timeIt(`writer: the lines of a hold's facts (linesOfFacts), per row`, () => linesOfFacts('', hold!, tables), { per: HELD });
   }
 });

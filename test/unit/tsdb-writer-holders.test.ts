@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { BroadcastChannel, Worker } from 'node:worker_threads';
 import { channelName, type Greeting, type WriterData, type WriterReport } from '../../src/plugins/history/tsdb/channel.js';
 import { WriterLink } from '../../src/plugins/history/tsdb/link.js';
+import { WriteFacts } from '../../src/plugins/history/tsdb/facts.js';
 
 /** A port nothing listens on: QuestDB is away, so every row the writer holds at its close is counted lost. */
 async function deadPort(): Promise<number> {
@@ -42,15 +43,21 @@ async function startWriter(buffer = 1_000_000): Promise<{ channel: string; stop:
   };
 }
 
-const lines = (n: number): string => 'x\n'.repeat(n);
+/** Facts of `inst` and `ent` rows (what a link sends): lines made on the writing thread, as the temporal API's writes. */
+function rows(inst: number, ent: number): WriteFacts {
+  const f = new WriteFacts();
+  f.reset({ inst: 'unit_inst', ent: 'unit_ent' });
+  f.addLines('x\n'.repeat(inst + ent), inst, ent);
+  return f;
+}
 
 t.test('rows an instance still holds when the writer closes reach it first: counted lost with QuestDB away', async (t) => {
   const w = await startWriter();
   // As the front: the history's primary instance, closed before the writer, and the inline pipeline's, never closed.
   const primary = await WriterLink.open(w.channel, NEVER_MS);
   const front = await WriterLink.open(w.channel, NEVER_MS);
-  t.equal(front.send('t1', lines(2), 2, 1), undefined, 'queued at once');
-  t.equal(front.send('t2', lines(1), 1, 0), undefined);
+  t.equal(front.send('t1', rows(2, 1)), undefined, 'queued at once');
+  t.equal(front.send('t2', rows(1, 0)), undefined);
   await primary.close();
   t.equal(await w.stop(), 4, 'every row the front held is sent or counted lost');
 });
@@ -59,9 +66,9 @@ t.test('a holder that closed is not asked again; what it posted at close counts'
   const w = await startWriter();
   const a = await WriterLink.open(w.channel, NEVER_MS);
   const b = await WriterLink.open(w.channel, NEVER_MS);
-  a.send('t1', lines(3), 3, 0);
+  a.send('t1', rows(3, 0));
   await a.close();
-  b.send('t1', lines(2), 1, 1);
+  b.send('t1', rows(1, 1));
   t.equal(await w.stop(), 5);
   await b.close();
 });
@@ -91,7 +98,7 @@ t.test('a sync of another instance asks every holder for its rows, not only the 
       }
     };
   });
-  first.send('t1', lines(3), 3, 0);
+  first.send('t1', rows(3, 0));
   // QuestDB is away: the sync fails, after the holders were asked.
   await t.rejects(reader.sync());
   t.ok(await full, "the first holder's rows reached the writer");

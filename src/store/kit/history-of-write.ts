@@ -1,6 +1,6 @@
 // What one committed entity write adds to a history (seed 001, importer behaviour 4), the same for every history
 // plugin: embdb applies it in the write's own transaction, a history beside the store appends it. Part of the kit.
-// walkHistoryOfWrite hands each part to a sink as it finds it (tsdb writes its ILP lines from them on the request's
+// walkHistoryOfWrite hands each part to a sink as it finds it (tsdb appends their facts as bytes on the request's
 // thread, with no history write object in between: issue 18); historyOfWrite collects them.
 import { ENTITY_CORE_MEMBERS, VALUE_MEMBER, type AttrInstance, type StoredEntity } from '../../ngsild/entity/model.js';
 import { datasetKey, sameList, type WriteChange } from '../../ngsild/entity/write-change.js';

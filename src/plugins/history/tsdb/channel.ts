@@ -2,7 +2,7 @@
 // and its writer thread, plain data only. The broker instance's channel (channelName) carries the greetings and the
 // back-pressure state to every thread; each instance then talks to the writer on a channel of its own (a
 // BroadcastChannel only the two of them open), so a thread's rows are read by the writer alone, in the order sent.
-import type { LineBatch } from './rows.js';
+import type { FactBatch } from './rows.js';
 
 export const channelName = (instance: string): string => `ldbroker:tsdb:${instance}`;
 
@@ -26,10 +26,11 @@ export type Greeting =
 /** On an instance's own channel, to the writer. */
 export type ToWriter =
   /**
-   * Rows to append, in the order of these messages and of the batches in each (one message per turn of a thread's
-   * loop, one batch per tenant): plain strings, which cross threads as one copy each.
+   * Rows to append, in the order of these messages and of the batches in each (one message per hold of a thread,
+   * link.ts, one batch per tenant): their facts as bytes (facts.ts), which cross threads as one copy each and of
+   * which the writer makes the lines.
    */
-  | { k: 'rows'; b: LineBatch[] }
+  | { k: 'rows'; b: FactBatch[] }
   /** Answer `synced` once every rows message received before this one is in QuestDB and visible to reads. */
   | { k: 'sync'; id: string }
   /** Every row held when the writer asked (flush `n`) was posted before this. */

@@ -1,8 +1,7 @@
-// The history rows as ILP text (InfluxDB line protocol, QuestDB's protocol version 1), made by the thread that wrote
-// the entity: each committed write becomes its lines once, and a thread hands the writer thread one string per turn
-// of its hold (link.ts), which crosses threads as one copy where row objects were cloned field by field (9 µs of the
-// front per PATCH, issue 18). A committed write's instance lines are written straight from its history instances
-// (historyLine, write-lines.ts), with no row object between. The writer sends the strings as they are through
+// The history rows as ILP text (InfluxDB line protocol, QuestDB's protocol version 1). A committed entity write's
+// lines are made on the writer thread from the facts the writing thread handed it (facts.ts), its instance lines
+// straight from its history instances (historyLine), with no row object between; the temporal API's own writes make
+// theirs of rows (instLine, entLine) on their thread. The writer sends the lines as they are through
 // @questdb/nodejs-client's transport (writer.ts). The lines are byte for byte what the client's row API (writer.ts
 // writeInst, writeEnt) writes for the same row but for the designated timestamp, in µs with its unit (`t`) where the
 // client writes ns, which QuestDB reads as the same time and which holds times past 2262-04-11 (ns overflowed there
@@ -79,12 +78,13 @@ const PLAIN_VTYPE = ATTR_TYPES;
 /**
  * The line of a new history instance of a committed write, created and modified at `crt` (ms), without its row
  * object: what instLine(table, instRow(entity, attr, h)) writes (rows.ts instRow says what each column holds).
+ * `json`: JSON.stringify(h), when the caller has it (facts.ts: the writer reads h from it).
  */
-export function historyLine(table: string, entity: string, attr: string, h: HistoryInstance, crt: number): string {
+export function historyLine(table: string, entity: string, attr: string, h: HistoryInstance, crt: number, json?: string): string {
   const vtype = h.type;
   let line = `${table},entity=${sym(entity)},attr=${sym(attr)},ds=${h.datasetId === undefined ? '@none' : sym(h.datasetId)},vtype=${
     PLAIN_VTYPE.has(vtype) ? vtype : sym(vtype)
-  } iid=${str(h.instanceId)},body=${bodyCol(h)}`;
+  } iid=${str(h.instanceId)},body=${json === undefined ? bodyCol(h) : JSON.stringify(json)}`;
   const v = h[VALUE_MEMBER[vtype]];
   line += `,val=${str(distinctKey(v))},gone=f`;
   if (typeof v === 'number') {

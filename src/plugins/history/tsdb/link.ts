@@ -1,10 +1,11 @@
 // A thread's link to the tsdb writer thread (channel.ts): its own channel, opened by a hello the writer answers;
-// rows go out without waiting (unless the writer's buffer is full: back-pressure), and a sync resolves once what
-// this thread sent before it is in QuestDB and visible to reads.
+// rows go out as the facts of their writes (facts.ts) without waiting (unless the writer's buffer is full:
+// back-pressure), and a sync resolves once what this thread sent before it is in QuestDB and visible to reads.
 import { randomBytes } from 'node:crypto';
 import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import type { FromWriter, Greeting, ToWriter } from './channel.js';
-import type { LineBatch } from './rows.js';
+import type { FactBatch } from './rows.js';
+import { Bytes, type WriteFacts } from './facts.js';
 import type { HistoryLag } from '../../../history/contract.js';
 
 /** How long an instance waits for the writer's welcome at open. */
@@ -16,7 +17,7 @@ const SYNC_MS = 25_000;
 const BYE_MS = 2_000;
 /**
  * How long rows wait in the front's thread before they go to the writer (`open`'s default there), and how many
- * characters of lines go at once. A message costs its sender about 7 µs whatever it holds (the channel, and waking the
+ * bytes of facts go at once. A message costs its sender about 7 µs whatever it holds (the channel, and waking the
  * writer thread): posted per turn of the loop, the front's carried one PATCH's row under load (bench/temporal-tsdb.ts,
  * a profile of the front); held 10 ms, the hand-off costs under 1.1 µs a PATCH, less than a SharedArrayBuffer ring
  * would (bench/micro/tsdb-handoff.ts). The writer holds rows up to a second anyway (writer.ts LINGER_MS); a read's sync, and the
@@ -26,7 +27,17 @@ const BYE_MS = 2_000;
  * front gathered for it.
  */
 export const FRONT_HOLD_MS = 10;
-const HOLD_CHARS = 1 << 20;
+const HOLD_BYTES = 1 << 20;
+/** Buffers kept for the tenants of the next hold. */
+const MAX_SPARE = 4;
+
+/** A tenant's facts held (send), not yet posted. */
+interface Held {
+  tenant: string;
+  bytes: Bytes;
+  inst: number;
+  ent: number;
+}
 
 export class WriterLink {
   private full = false;
@@ -35,9 +46,10 @@ export class WriterLink {
   private readonly waiters: Array<() => void> = [];
   private readonly syncs = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private next = 0;
-  /** Rows handed in the last holdMs, per tenant, not yet posted (send). */
-  private readonly pending = new Map<string, LineBatch>();
-  private pendingChars = 0;
+  /** Rows handed in the last holdMs, per tenant, not yet posted (send); `spare`: their buffers, for the next hold. */
+  private readonly pending = new Map<string, Held>();
+  private readonly spare: Bytes[] = [];
+  private pendingBytes = 0;
   private holding: NodeJS.Timeout | NodeJS.Immediate | undefined;
   /** Resolves close once the writer answered bye. */
   private bye: (() => void) | undefined;
@@ -106,33 +118,38 @@ export class WriterLink {
   }
 
   /**
-   * Hands rows (ILP lines, ilp.ts) of a tenant to the writer, waiting first while its buffer is full: they go in one
-   * message with every other row this instance is handed within its hold, one string per tenant. Row objects cost a
-   * clone per field where a string is one copy, and a message per write cost more than its rows. Returns nothing
-   * when they are queued at once (no promise for the write to wait for), else a promise of their turn.
+   * Hands the rows of `facts` (a tenant's) to the writer, waiting first while its buffer is full: their bytes are
+   * copied (`facts` may be reused at once) and go in one message with every other row this instance is handed within
+   * its hold, one buffer per tenant. Row objects cost a clone per field, and a message per write cost more than its
+   * rows. Returns nothing when they are queued at once (no promise for the write to wait for), else a promise of
+   * their turn.
    */
-  send(tenant: string, lines: string, inst: number, ent: number): Promise<void> | undefined {
-    if (this.full) return this.sendWhenRoom(tenant, lines, inst, ent);
-    this.queue(tenant, lines, inst, ent);
+  send(tenant: string, facts: WriteFacts): Promise<void> | undefined {
+    if (this.full) return this.sendWhenRoom(tenant, Buffer.from(facts.bytes.view()), facts.inst, facts.ent);
+    this.queue(tenant, facts.bytes.buf, facts.bytes.len, facts.inst, facts.ent);
     return undefined;
   }
 
   /** Waits while the writer's buffer is full (the waiters wake in order, before any later send runs), then queues. */
-  private async sendWhenRoom(tenant: string, lines: string, inst: number, ent: number): Promise<void> {
+  private async sendWhenRoom(tenant: string, bytes: Buffer, inst: number, ent: number): Promise<void> {
     while (this.full) await new Promise<void>((res) => this.waiters.push(res));
-    this.queue(tenant, lines, inst, ent);
+    this.queue(tenant, bytes, bytes.length, inst, ent);
   }
 
-  private queue(tenant: string, lines: string, inst: number, ent: number): void {
-    const p = this.pending.get(tenant);
-    if (p === undefined) this.pending.set(tenant, { tenant, lines, inst, ent });
-    else {
-      p.lines += lines;
-      p.inst += inst;
-      p.ent += ent;
+  /** Holds the first `n` bytes of `bytes`. */
+  private queue(tenant: string, bytes: Buffer, n: number, inst: number, ent: number): void {
+    let p = this.pending.get(tenant);
+    if (p === undefined) {
+      const held = this.spare.pop() ?? new Bytes();
+      held.len = 0;
+      p = { tenant, bytes: held, inst: 0, ent: 0 };
+      this.pending.set(tenant, p);
     }
-    this.pendingChars += lines.length;
-    if (this.pendingChars >= HOLD_CHARS) this.post();
+    p.bytes.append(bytes, n);
+    p.inst += inst;
+    p.ent += ent;
+    this.pendingBytes += n;
+    if (this.pendingBytes >= HOLD_BYTES) this.post();
     else if (this.holding === undefined)
       this.holding = this.holdMs > 0 ? setTimeout(() => this.post(), this.holdMs) : setImmediate(() => this.post());
   }
@@ -145,9 +162,14 @@ export class WriterLink {
     }
     this.holding = undefined;
     if (this.pending.size === 0) return;
-    const b = [...this.pending.values()];
+    const b: FactBatch[] = [];
+    for (const p of this.pending.values()) {
+      // A copy of just its bytes: a view would be cloned with the whole buffer behind it.
+      b.push({ tenant: p.tenant, facts: Uint8Array.prototype.slice.call(p.bytes.buf, 0, p.bytes.len), inst: p.inst, ent: p.ent });
+      if (this.spare.length < MAX_SPARE) this.spare.push(p.bytes);
+    }
     this.pending.clear();
-    this.pendingChars = 0;
+    this.pendingBytes = 0;
     this.own.postMessage({ k: 'rows', b } satisfies ToWriter);
   }
 

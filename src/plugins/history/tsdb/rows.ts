@@ -61,8 +61,19 @@ export interface EntRow {
 }
 
 /**
- * What one thread hands the writer: rows of one tenant as ILP lines (ilp.ts), in the order written, and how many of
- * each table (the writer's buffer is bounded in rows; a table written waits to be applied before a read).
+ * What one thread hands the writer: the facts of rows of one tenant (facts.ts), in the order written, and how many
+ * rows of each table they hold (the writer's buffer is bounded in rows).
+ */
+export interface FactBatch {
+  tenant: string;
+  facts: Uint8Array;
+  inst: number;
+  ent: number;
+}
+
+/**
+ * What the writer keeps of a FactBatch until QuestDB took it: the rows as ILP lines (ilp.ts), and how many of each
+ * table (a table written waits to be applied before a read).
  */
 export interface LineBatch {
   tenant: string;

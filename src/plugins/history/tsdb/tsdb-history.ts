@@ -30,7 +30,7 @@ import type { WriterLink } from './link.js';
 import { entRow, instRow, newInstanceId, recordOf, type EntRow, type InstRow } from './rows.js';
 import { entLine, instLine } from './ilp.js';
 import { importBatch } from './import-batch.js';
-import { WriteLines } from './write-lines.js';
+import { WriteFacts } from './facts.js';
 import { MAX_SQL, QueryTooLong, QuestDbRefused, exec, isoOf, lit, literalGroups, rowsOf, tsLit, type SqlResult } from './sql.js';
 import { endpointOf, tablesOf, type TenantTables, type TsdbSettings } from './settings.js';
 
@@ -135,13 +135,17 @@ export class TsdbHistory implements History {
     let lines = '';
     for (const r of inst) lines += instLine(t.inst, r);
     for (const r of ent) lines += entLine(t.ent, r);
-    if (lines !== '') await this.link.send(tenant, lines, inst.length, ent.length);
+    if (lines === '') return;
+    const f = this.facts;
+    f.reset(t);
+    f.addLines(lines, inst.length, ent.length);
+    await this.link.send(tenant, f);
   }
 
   /** The tables of the tenants this thread wrote, kept: tablesOf may hash the tenant, and PATCH writes one row each. */
   private readonly tableCache = new Map<string, TenantTables>();
-  /** record's lines, reused write after write. */
-  private readonly writeLines = new WriteLines();
+  /** The facts record and write hand the link (which copies them), reused write after write. */
+  private readonly facts = new WriteFacts();
 
   private tables(tenant: string): TenantTables {
     let t = this.tableCache.get(tenant);
@@ -564,13 +568,11 @@ export class TsdbHistory implements History {
   // ---- writes ---------------------------------------------------------------------------------------------
 
   record(tenant: string, events: readonly WriteEvent[]): Promise<void> | undefined {
-    // Each row becomes its ILP line here, once (write-lines.ts): what crosses to the writer thread is one string.
-    const w = this.writeLines;
-    w.reset(this.tables(tenant));
-    for (const ev of events) w.add(ev);
-    const lines = w.lines;
-    w.lines = '';
-    return w.inst + w.ent > 0 ? this.link.send(tenant, lines, w.inst, w.ent) : undefined;
+    // The facts of each row (facts.ts), as bytes: the writer thread makes their ILP lines.
+    const f = this.facts;
+    f.reset(this.tables(tenant));
+    for (const ev of events) f.add(ev);
+    return f.inst + f.ent > 0 ? this.link.send(tenant, f) : undefined;
   }
 
   async addInstances(

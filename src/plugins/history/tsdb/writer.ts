@@ -1,17 +1,18 @@
-// The tsdb history's writer (its own thread, writer-thread.ts): takes the rows every thread hands it (ILP lines made
-// by the writing thread, ilp.ts), appends them to QuestDB through ILP over HTTP (@questdb/nodejs-client's transport)
-// in batches, off the request path. While QuestDB is slow
+// The tsdb history's writer (its own thread, writer-thread.ts): takes the rows every thread hands it (the facts of
+// their writes, facts.ts, of which it makes the ILP lines, ilp.ts), appends them to QuestDB through ILP over HTTP
+// (@questdb/nodejs-client's transport) in batches, off the request path. While QuestDB is slow
 // or down, rows wait in a bounded buffer (--troeBuffer rows; past it, entity writes wait: back-pressure) and are sent
 // again, in order, once it answers: QuestDB's dedup keys make a batch sent twice land once (rows.ts).
 import { Sender, SenderOptions, createTransport, type SenderTransport } from '@questdb/nodejs-client';
 import { fastEscape } from './fast-escape.js';
 import type { FromWriter, Greeting, ToWriter, WriterReport } from './channel.js';
 import type { EntRow, InstRow, LineBatch } from './rows.js';
+import { linesOfFacts } from './facts.js';
 import { migrateOld } from './migrate-v1.js';
 import { tableDdl } from './rows.js';
 import { QuestDbRefused, exec, lit, rowsOf } from './sql.js';
 import { REFUSAL_WARNS_PER_MINUTE, RefusalWarns, describe, itemsOf, refusedStatus, writeFinding } from './refusals.js';
-import { tablesOf, type TsdbSettings } from './settings.js';
+import { tablesOf, type TenantTables, type TsdbSettings } from './settings.js';
 
 /** Rows sent in one ILP request at most. */
 const BATCH_ROWS = 20_000;
@@ -53,6 +54,8 @@ export class Writer {
   private sent = 0;
   private readonly syncs: Pending[] = [];
   private readonly ensured = new Set<string>();
+  /** tablesOf per tenant written (it may hash the tenant). */
+  private readonly tableCache = new Map<string, TenantTables>();
   /** Tables written since QuestDB last said it applied everything. */
   private readonly unapplied = new Set<string>();
   private transport: SenderTransport | undefined;
@@ -81,7 +84,13 @@ export class Writer {
   on(m: Exclude<ToWriter, { k: 'flushed' } | { k: 'bye' }>, reply: (m: FromWriter) => void): void {
     if (m.k === 'rows') {
       const now = Date.now();
-      for (const b of m.b) {
+      for (const f of m.b) {
+        const b = linesOfFacts(f.tenant, f.facts, this.tablesOf(f.tenant));
+        if (b.failed > 0) {
+          this.refused += b.failed;
+          this.lagToldAt = 0;
+          this.log('error', { err: b.error, tenant: f.tenant, rows: b.failed }, 'tsdb: history rows could not be written as ILP: dropped');
+        }
         this.queue.push(b);
         this.queuedAt.push(now);
         this.queuedRows += rowCount(b);
@@ -106,6 +115,12 @@ export class Writer {
       return;
     }
     this.schedule();
+  }
+
+  private tablesOf(tenant: string): TenantTables {
+    let t = this.tableCache.get(tenant);
+    if (t === undefined) this.tableCache.set(tenant, (t = tablesOf(this.s.name, tenant)));
+    return t;
   }
 
   /** Runs at once when a sync waits or FLUSH_ROWS rows do, else when the oldest row has waited LINGER_MS. */
@@ -182,7 +197,7 @@ export class Writer {
     const taken: LineBatch[] = [];
     let text = '';
     for (const b of batches) {
-      const t = tablesOf(this.s.name, b.tenant);
+      const t = this.tablesOf(b.tenant);
       try {
         await this.ensure(t.inst, t.ent);
       } catch (e) {

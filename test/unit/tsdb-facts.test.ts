@@ -1,10 +1,11 @@
-// The ILP lines tsdb's record makes on the writing thread (src/plugins/history/tsdb/write-lines.ts): each committed
-// write's history (walkHistoryOfWrite) written straight into lines, pinned byte for byte, and the same as the rows
-// of historyOfWrite written by rows.ts and ilp.ts (the path before, which the temporal API's QuestDB tests read back),
-// for every kind of attribute, escaping, unicode, and times before 1970 and after 2262.
+// The ILP lines of tsdb's record (src/plugins/history/tsdb/facts.ts): the writing thread hands the writer the facts
+// of each committed write's history (walkHistoryOfWrite) as bytes, the writer makes their lines. Pinned byte for
+// byte, and the same as the rows of historyOfWrite written by rows.ts and ilp.ts (the path before, which the temporal
+// API's QuestDB tests read back), for every kind of attribute, escaping, unicode, values JSON cannot write, and times
+// before 1970 and after 2262.
 import t from 'tap';
 import fc from 'fast-check';
-import { WriteLines } from '../../src/plugins/history/tsdb/write-lines.js';
+import { WriteFacts, linesOfFacts } from '../../src/plugins/history/tsdb/facts.js';
 import { entLine, historyLine, instLine } from '../../src/plugins/history/tsdb/ilp.js';
 import { entRow, instRow, newInstanceId } from '../../src/plugins/history/tsdb/rows.js';
 import { historyOfWrite } from '../../src/store/kit/history-of-write.js';
@@ -47,11 +48,14 @@ const entity = (id: string, at: string, attrs: Record<string, unknown>, type = [
   ...attrs,
 });
 
-const linesNow = (evs: readonly WriteEvent[]): { lines: string; inst: number; ent: number } => {
-  const w = new WriteLines();
+/** record's facts, copied as the link copies them, and the writer's lines of them; the rows counted on both sides. */
+const linesNow = (evs: readonly WriteEvent[]): { lines: string; inst: number; ent: number; counted: [number, number] } => {
+  const w = new WriteFacts();
   w.reset(TABLES);
   for (const ev of evs) w.add(ev);
-  return { lines: w.lines, inst: w.inst, ent: w.ent };
+  const b = linesOfFacts('', new Uint8Array(w.bytes.view()), TABLES);
+  if (b.failed > 0) throw new Error(b.error);
+  return { lines: b.lines, inst: b.inst, ent: b.ent, counted: [w.inst, w.ent] };
 };
 
 /** tsdb-history.ts record before write-lines.ts: historyOfWrite, its rows, their lines. */
@@ -65,6 +69,12 @@ function linesBefore(evs: readonly WriteEvent[]): string {
   }
   return lines;
 }
+
+/**
+ * The text as the writer sends it (writer.ts: one Buffer.from of the request): a lone surrogate is U+FFFD there, as it
+ * is in the facts' UTF-8 (facts.ts), where the path before kept it in the line until then.
+ */
+const sent = (lines: string): string => Buffer.from(lines, 'utf8').toString('utf8');
 
 const patchOf = (id: string, attrs: Record<string, unknown[]>): WriteEvent => {
   const before = entity(
@@ -172,6 +182,24 @@ const representative: Array<[string, WriteEvent]> = [
     event(entity('urn:x:1', T0, {}), entity('urn:x:1', T1, {}, ['https://example.org/T', 'https://example.org/U'])),
   ],
   [
+    'a value JSON writes as null (1e400 in a request is Infinity): the line made on the writing thread',
+    patchOf('urn:x:1', { [A]: [{ type: 'Property', value: Number.POSITIVE_INFINITY, createdAt: T0, modifiedAt: T1 }] }),
+  ],
+  [
+    'lone surrogates and a NUL in the entity id, the attribute and the value',
+    patchOf('urn:x:\ud800\u0000', { [`${A}\udc00`]: [{ type: 'Property', value: '\ud83d x \u2028', createdAt: T0, modifiedAt: T1 }] }),
+  ],
+  [
+    'a replace (a replaced row)',
+    ((before: StoredEntity, after: StoredEntity): WriteEvent => ({
+      ...event(before, after),
+      change: changeBetween(before, after, 'replace'),
+    }))(
+      entity('urn:x:1', T0, { [A]: [{ type: 'Property', value: 1, createdAt: T0, modifiedAt: T0 }] }),
+      entity('urn:x:1', T1, { [B]: [{ type: 'Property', value: 2, createdAt: T1, modifiedAt: T1 }] }),
+    ),
+  ],
+  [
     'a deletion (an entity row, a tombstone per instance)',
     event(entity('urn:x:1', T0, { [A]: [{ type: 'Property', value: 1, createdAt: T0, modifiedAt: T0 }] }), undefined),
   ],
@@ -180,11 +208,12 @@ const representative: Array<[string, WriteEvent]> = [
 t.test('every kind of write: the lines of the rows the path before wrote, in the same order', async (t) => {
   for (const [name, ev] of representative) {
     const now = linesNow([ev]);
-    t.equal(named(now.lines), named(linesBefore([ev])), name);
+    t.equal(sent(named(now.lines)), sent(named(linesBefore([ev]))), name);
     t.equal(now.lines.split('\n').length - 1, now.inst + now.ent, `${name}: the rows counted`);
+    t.same(now.counted, [now.inst, now.ent], `${name}: the writing thread counts them alike`);
   }
   const all = representative.map(([, ev]) => ev);
-  t.equal(named(linesNow(all).lines), named(linesBefore(all)), 'several writes in one record');
+  t.equal(sent(named(linesNow(all).lines)), sent(named(linesBefore(all))), 'several writes in one record');
 });
 
 t.test('historyLine: instLine of instRow, for any instance', async (t) => {
@@ -229,4 +258,29 @@ t.test('historyLine: instLine of instRow, for any instance', async (t) => {
     if (historyLine(TABLES.inst, entityId, A, h, Date.parse(h.createdAt)) === instLine(TABLES.inst, instRow(entityId, A, h))) same++;
   }
   t.equal(same, samples.length, 'every instance byte for byte');
+});
+
+t.test("the temporal API's lines (tsdb-history.ts write) pass as they are, with the rows of each table they hold", async (t) => {
+  const w = new WriteFacts();
+  w.reset(TABLES);
+  const ent = entLine(TABLES.ent, entRow('urn:x:1', 'purged', T1));
+  const inst = instLine(TABLES.inst, instRow('urn:x:1', A, { type: 'Property', value: 1, instanceId: 'i', createdAt: T0, modifiedAt: T1 }));
+  w.addLines(inst + ent, 1, 1);
+  w.add(patchOf('urn:x:2', { [A]: [{ type: 'Property', value: 2, createdAt: T0, modifiedAt: T1 }] }));
+  const b = linesOfFacts('t1', new Uint8Array(w.bytes.view()), TABLES);
+  t.same([b.tenant, b.inst, b.ent, b.failed], ['t1', 2, 1, 0]);
+  t.ok(b.lines.startsWith(inst + ent), 'the lines first, as handed');
+  t.match(b.lines.slice((inst + ent).length), /^ldb_inst_v2_default,entity=urn:x:2,.*,num=2,/);
+});
+
+t.test('a fact whose line cannot be made is left out and counted, the others are written', async (t) => {
+  const w = new WriteFacts();
+  w.reset(TABLES);
+  // A create whose entity's times are not times: entLine refuses its row (NaN is no time in whole ms).
+  w.add(event(undefined, { ...entity('urn:x:3', T0, {}), createdAt: 'never', modifiedAt: 'never' }));
+  w.add(patchOf('urn:x:4', { [A]: [{ type: 'Property', value: 4, createdAt: T0, modifiedAt: T1 }] }));
+  const b = linesOfFacts('', new Uint8Array(w.bytes.view()), TABLES);
+  t.same([b.inst, b.ent, b.failed], [1, 0, 1]);
+  t.match(b.error, /not a time in whole ms/);
+  t.match(b.lines, /^ldb_inst_v2_default,entity=urn:x:4,[^\n]*\n$/);
 });
