@@ -888,6 +888,16 @@ export class EmbdbStore implements Store {
    */
   private typePage(tenant: string, typeIris: readonly string[], query: EntityQuery, read: EntityReader): EntityPage {
     const page: StoredEntity[] = [];
+    if (typeIris.length === 1 && !query.count) {
+      // One type, no count: LMDB's cursor skips the offset (no id decoded) and stops at the page's end.
+      const typeIri = typeIris[0]!;
+      if (!storablePart(typeIri)) return { entities: page };
+      for (const id of this.typeMembers.getValues([tenant, typeIri], { offset: query.offset, limit: query.limit })) {
+        const entity = read(id);
+        if (entity !== undefined) page.push(entity);
+      }
+      return { entities: page };
+    }
     const end = query.offset + query.limit;
     let position = 0;
     const seen = typeIris.length > 1 ? new Set<string>() : undefined;
