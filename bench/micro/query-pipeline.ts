@@ -1,7 +1,8 @@
 // Micro-benchmark of what a pipeline worker does for the query rows of bench/scenarios/query.ts (query-type, query-q,
 // query-near over the same 100,000 + 10,000 entities, without HTTP and the pool hop), whole and by step: store page,
 // render, serialization. Compare a build before and after a change.
-// Run: npm run build && node dist/bench/micro/query-pipeline.js [type,q,near]
+// Run: npm run build && node dist/bench/micro/query-pipeline.js [type,q,near] [--uncached]
+// (--uncached: embdb's page cache off, --dbPageCache 0, as bench's uws-pool-uncached: every query reads the store)
 import { brokerConfig, brokerOptions, parseOptions, splitArgs } from '../../src/options.js';
 import { storeDispose, storeOpen, storePrepare } from '../../src/plugins/store/embdb/index.js';
 import { createWorkerContext } from '../../src/pipeline/init.js';
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
   const config = brokerConfig(parseOptions(splitArgs(['--logLevel', 'warn']), brokerOptions));
   const log = createLogger('warn', 'bench');
   const params = { options: {} as Record<string, unknown>, primary: true, log };
-  params.options = { ...(await storePrepare(params)) };
+  params.options = { ...(await storePrepare(params)), ...(process.argv.includes('--uncached') ? { dbPageCache: 0 } : {}) };
   const primary = await storeOpen(params);
   for (const [count, make] of [
     [N, entity],
@@ -114,7 +115,7 @@ async function main(): Promise<void> {
     headers: {},
     body: null,
   });
-  const rows = (process.argv[2] ?? 'type,q,near').split(',');
+  const rows = (process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 'type,q,near').split(',');
   for (const row of rows) {
     const query = ROWS[row];
     if (query === undefined) throw new Error(`no row ${row}: ${Object.keys(ROWS).join(', ')}`);

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbdbStore, MAX_NUMBER_PAIRS_PER_TYPE } from '../../src/plugins/store/embdb/embdb-store.js';
-import { CHUNK, MAX_NUMBERS_PER_ATTRIBUTE, numberEntriesOf } from '../../src/plugins/store/embdb/number-index.js';
+import { CHUNK, MAX_NUMBERS_PER_ATTRIBUTE, NUMBER_READ_KEY_CODEC, numberEntriesOf } from '../../src/plugins/store/embdb/number-index.js';
+import { readKey, writeKey } from 'ordered-binary';
 import { compileQ } from '../../src/ngsild/query/q-eval.js';
 import { asWritten } from '../../src/ngsild/query/q-resolve.js';
 import type { StoredEntity } from '../../src/ngsild/entity/model.js';
@@ -296,4 +297,61 @@ t.test('a query cannot make the writes of a type keep pairs without end: held at
     'the first eight attributes asked are indexed, no more',
   );
   t.same(storedEntries(store), expectedEntries(store, new Map([['', list]])), 'the index holds what the entities derive');
+});
+
+t.test('a range of the index reads the number of each key alone, as the whole key holds it', (t) => {
+  const bytes = Buffer.alloc(4096);
+  const long = 'https://example.org/ns/\u00e9t\u00e9/' + 'x'.repeat(70);
+  const numbers = [0, -0, 38, -7.5, 0.1, 1e-300, -1e300, Number.MAX_VALUE, -Number.MAX_VALUE, 5e-324, 2 ** 53 + 2, Infinity, -Infinity];
+  for (const [tenant, typeIri, attrIri] of [
+    ['', A, SPEED],
+    ['t\u00fcnant-' + 'y'.repeat(60), long + 'Type', long + 'speed'],
+  ])
+    for (const n of numbers) {
+      const end = writeKey([tenant, typeIri, attrIri, n], bytes, 0);
+      const whole = (readKey(bytes, 0, end) as unknown[])[3];
+      t.same(NUMBER_READ_KEY_CODEC.keyEncoder.readKey(bytes, 0, end), whole, `${n} under a tenant of ${tenant.length} characters`);
+    }
+  const wide = writeKey(['', A, SPEED], bytes, 0);
+  t.equal(NUMBER_READ_KEY_CODEC.keyEncoder.readKey(bytes, 0, wide), undefined, 'the WIDE key holds no number');
+  t.end();
+});
+
+t.test('long tenant, type and attribute names, long ids and ties: pages from the index as from q over every entity', async (t) => {
+  const { store } = tempStore(t);
+  const tenant = 't\u00fcnant-' + 'y'.repeat(60);
+  const ns = 'https://example.org/\u00e9t\u00e9/' + 'n'.repeat(70) + '/';
+  const type = ns + 'Sensor';
+  const speed = ns + 'speed';
+  const entities: StoredEntity[] = [];
+  for (let k = 0; k < 120; k++) {
+    // Ids past 64 characters, in an order unlike their numbers; numbers in ties of six.
+    const id = `urn:ngsi-ld:Sensor:${'z'.repeat(60)}:${(k * 37) % 120}`;
+    const e: StoredEntity = { id, type: [type], createdAt: T0, modifiedAt: T0, [speed]: [prop((k % 20) - 5.5)] };
+    entities.push(e);
+    await store.mutateEntity(tenant, id, () => ({ next: e, result: undefined }), { createTenant: true });
+  }
+  // One deleted: it leaves the answers.
+  await store.mutateEntity(tenant, entities[7]!.id, () => ({ next: null, result: undefined }));
+  entities.splice(7, 1);
+  for (const text of ['speed>=4.5', 'speed>-2.5;speed<=3.5', 'speed==0.5', 'speed<-5']) {
+    const q = qOf(text, ns);
+    const match = compileQ(q, asWritten);
+    const want = entities.filter((e) => match(e)).map((e) => e.id);
+    const query: EntityQuery = { type: ofTypes(type), q, limit: 1000, offset: 0, count: true };
+    const page = await store.queryEntities(tenant, query);
+    const got = page.entities.map((e) => e.id);
+    t.ok(want.length > 0, `q=${text} matches some`);
+    t.same([...got].sort(), [...want].sort(), `q=${text}: the entities q matches`);
+    t.equal(page.count, want.length, `q=${text}: count`);
+    const paged: string[] = [];
+    for (let offset = 0; offset < want.length + 3; offset += 3)
+      paged.push(...(await store.queryEntities(tenant, { ...query, limit: 3, offset, count: false })).entities.map((e) => e.id));
+    t.same(paged, got, `q=${text}: pages of three in the order of the whole`);
+    // The index's order: by number, ties by id.
+    const key = (id: string): [number, string] => [entities.find((e) => e.id === id)![speed]![0]!.value as number, id];
+    const ordered = [...got].sort((a, b) => key(a)[0] - key(b)[0] || (a < b ? -1 : a > b ? 1 : 0));
+    t.same(got, ordered, `q=${text}: by number, then id`);
+  }
+  t.same(completePairs(store), [[tenant, type, speed]], 'the answers came from the index');
 });

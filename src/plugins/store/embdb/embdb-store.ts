@@ -37,6 +37,8 @@ import {
   moveNumberEntries,
   putPairEntries,
   visitNumberCandidates,
+  NUMBER_READ_KEY_CODEC,
+  type NumberReadDb,
   type NumberKey,
   type PairKey,
   type PairState,
@@ -157,6 +159,8 @@ export class EmbdbStore implements Store {
   private readonly geoCells: Database<GeoEntry, GeoKey>;
   /** The number index (number-index.ts): `[tenant, typeIri, attrIri, number]` → ids, for the pairs below. */
   private readonly attrNumbers: Database<string, NumberKey>;
+  /** The same index, its range keys read as their number alone (number-index.ts NUMBER_READ_KEY_CODEC). */
+  private readonly attrNumberReads: NumberReadDb;
   /** The (tenant, type, attribute) pairs the number index covers, `building` or `complete`. */
   private readonly numberPairsDb: Database<PairState, PairKey>;
   private readonly numberPairs: NumberPairs;
@@ -218,6 +222,7 @@ export class EmbdbStore implements Store {
     this.typeMembers = this.env.openDB<string, [string, string]>({ ...TYPE_MEMBERS_DB });
     this.geoCells = this.env.openDB<GeoEntry, GeoKey>({ ...GEO_CELLS_DB });
     this.attrNumbers = this.env.openDB<string, NumberKey>({ ...ATTR_NUMBERS_DB });
+    this.attrNumberReads = this.env.openDB<string, NumberKey>({ ...ATTR_NUMBERS_DB, ...NUMBER_READ_KEY_CODEC });
     this.numberPairsDb = this.env.openDB<PairState, PairKey>({ ...NUMBER_PAIRS_DB });
     this.numberPairs = new NumberPairs(this.numberPairsDb, this.meta);
     this.tenants = this.env.openDB<{ createdAt: string }, string>({ ...KEY_CODEC, name: 'tenants' });
@@ -610,8 +615,9 @@ export class EmbdbStore implements Store {
     if (plan.numbers !== undefined && !(await this.numberIndexReady(tenant, plan.typeIris!, plan.numbers.attrIri)))
       plan.numbers = undefined;
     if (query.readOnly !== true) return this.pageOf(tenant, plan, query, this.plainReader(tenant));
-    // The generation is read in the same synchronous turn as the page, so from the same read snapshot.
-    const generation = this.entitiesGeneration(tenant);
+    // The generation is read in the same synchronous turn as the page, so from the same read snapshot; without a
+    // page cache nothing keeps it.
+    const generation = this.pageCache === undefined ? 0 : this.entitiesGeneration(tenant);
     const reader = this.keptReader(tenant);
     // pageOf runs in one synchronous turn: no other query of this handle counts in between.
     this.examined = 0;
@@ -730,7 +736,7 @@ export class EmbdbStore implements Store {
       const seen = new Set<string>();
       const range = plan.numbers;
       for (const typeIri of plan.typeIris) {
-        const more = visitNumberCandidates(this.attrNumbers, tenant, typeIri, range, (id) => {
+        const more = visitNumberCandidates(this.attrNumberReads, tenant, typeIri, range, (id) => {
           if (seen.has(id)) return true;
           seen.add(id);
           const entity = read(id);
@@ -883,6 +889,16 @@ export class EmbdbStore implements Store {
    */
   private typePage(tenant: string, typeIris: readonly string[], query: EntityQuery, read: EntityReader): EntityPage {
     const page: StoredEntity[] = [];
+    if (typeIris.length === 1 && !query.count) {
+      // One type, no count: LMDB's cursor skips the offset (no id decoded) and stops at the page's end.
+      const typeIri = typeIris[0]!;
+      if (!storablePart(typeIri)) return { entities: page };
+      for (const id of this.typeMembers.getValues([tenant, typeIri], { offset: query.offset, limit: query.limit })) {
+        const entity = read(id);
+        if (entity !== undefined) page.push(entity);
+      }
+      return { entities: page };
+    }
     const end = query.offset + query.limit;
     let position = 0;
     const seen = typeIris.length > 1 ? new Set<string>() : undefined;
