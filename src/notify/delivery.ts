@@ -20,7 +20,8 @@
 // concurrent writes from several pipeline workers whose messages arrive within one turn or while the lane is busy.
 // What is not: a notification that arrives after a later one of its key already went out is sent late, not dropped.
 import type { WebSocketNotification } from './websocket-sender.js';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../pipeline/undici-lib.js';
 import type { Logger } from '../logger.js';
 import type { DueNotification } from './channel.js';
 import { Lane, type Waiting } from './lane.js';
@@ -381,7 +382,7 @@ export class Delivery {
     let entry = this.pools.get(origin);
     if (entry === undefined) {
       entry = {
-        pool: new Pool(origin, {
+        pool: new (undici().Pool)(origin, {
           connections: POOL_CONNECTIONS,
           keepAliveTimeout: 30_000,
           connect: { timeout: DEFAULT_TIMEOUT_MS, ...(this.insecure ? { rejectUnauthorized: false } : {}) },

@@ -2,7 +2,7 @@
 // (issue 13): one fetch at a time per URL, shared by every load of it meanwhile; at most a few per host and in all,
 // the rest queued under the same deadline; documents kept in an LRU; failures remembered a few seconds.
 import { LRUCache } from 'lru-cache';
-import { Agent } from 'undici';
+import { undici } from '../undici-lib.js';
 import { LdError } from '../../ngsild/problem.js';
 import { fetchContextDocument, notAvailable, type FetchLimits } from './context-fetch.js';
 import { FetchSlots } from './fetch-slots.js';
@@ -57,8 +57,6 @@ export class ContextFetcher {
 
   constructor(opts: Partial<FetcherOptions> = {}) {
     this.opts = { ...FETCHER_DEFAULTS, ...opts };
-    // The slots bound requests; the agent bounds connections too, idle keep-alive ones included.
-    this.opts.dispatcher ??= new Agent({ connections: this.opts.perHost });
     this.documents = new LRUCache({ max: this.opts.documents });
     this.failures = new LRUCache({ max: this.opts.documents });
     this.slots = new FetchSlots(this.opts.perHost, this.opts.total, this.opts.maxQueued);
@@ -152,6 +150,9 @@ export class ContextFetcher {
       busyFailures.add(error);
       throw error;
     }
+    // The slots bound requests; the agent bounds connections too, idle keep-alive ones included. Made at the first
+    // fetch (src/pipeline/undici-lib.ts): most threads never fetch an @context.
+    this.opts.dispatcher ??= new (undici().Agent)({ connections: this.opts.perHost });
     try {
       return await fetchContextDocument(url, this.opts, signal);
     } finally {
