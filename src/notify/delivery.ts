@@ -399,6 +399,8 @@ export class Delivery {
   private async send(ep: Endpoint, due: DueNotification, controller: AbortController, at: string): Promise<DeliveryOutcome> {
     const timeout = due.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') return this.sendMqtt(due, controller, at, timeout);
+    // undici's load (at its first use in this thread) is no part of the endpoint's time to answer.
+    if (ep.url.protocol !== 'urn:') undici();
     const timer = setTimeout(() => controller.abort(), timeout);
     try {
       // CIM 009 §5.3.1: notifiedAt is the time the notification is sent.

@@ -51,6 +51,8 @@ export interface SourceRequest {
 }
 
 export async function sendToSource(r: SourceRequest): Promise<SourceReply> {
+  // undici's load (at its first use in a thread) is no part of the source's time to answer.
+  undici();
   const signal = AbortSignal.timeout(r.timeoutMs);
   try {
     const res = await poolOf(r.url.origin).request({

@@ -135,10 +135,14 @@ export class ContextFetcher {
 
   /** One fetch, after waiting for a slot of its host; the deadline runs from the start of the wait. */
   private async fetch(url: string): Promise<object> {
-    const signal = this.deadline(this.opts.timeoutMs);
     const host = httpHost(url);
     // Not http(s), or no URL at all: fetchContextDocument refuses it without any I/O.
-    if (host === undefined) return fetchContextDocument(url, this.opts, signal);
+    if (host === undefined) return fetchContextDocument(url, this.opts, this.deadline(this.opts.timeoutMs));
+    // The slots bound requests; the agent bounds connections too, idle keep-alive ones included. Made at the first
+    // fetch (src/pipeline/undici-lib.ts: most threads never fetch an @context), before the deadline starts: the
+    // library's load is no part of the server's time to answer.
+    this.opts.dispatcher ??= new (undici().Agent)({ connections: this.opts.perHost });
+    const signal = this.deadline(this.opts.timeoutMs);
     const grant = await this.slots.acquire(host, signal);
     if (grant !== 'granted') {
       const error = notAvailable(
@@ -150,9 +154,6 @@ export class ContextFetcher {
       busyFailures.add(error);
       throw error;
     }
-    // The slots bound requests; the agent bounds connections too, idle keep-alive ones included. Made at the first
-    // fetch (src/pipeline/undici-lib.ts): most threads never fetch an @context.
-    this.opts.dispatcher ??= new (undici().Agent)({ connections: this.opts.perHost });
     try {
       return await fetchContextDocument(url, this.opts, signal);
     } finally {
