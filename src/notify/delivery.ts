@@ -20,7 +20,8 @@
 // concurrent writes from several pipeline workers whose messages arrive within one turn or while the lane is busy.
 // What is not: a notification that arrives after a later one of its key already went out is sent late, not dropped.
 import type { WebSocketNotification } from './websocket-sender.js';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from '../pipeline/undici-lib.js';
 import type { Logger } from '../logger.js';
 import type { DueNotification } from './channel.js';
 import { Lane, type Waiting } from './lane.js';
@@ -383,7 +384,7 @@ export class Delivery {
     let entry = this.pools.get(origin);
     if (entry === undefined) {
       entry = {
-        pool: new Pool(origin, {
+        pool: new (undici().Pool)(origin, {
           connections: POOL_CONNECTIONS,
           keepAliveTimeout: 30_000,
           connect: { timeout: DEFAULT_TIMEOUT_MS, ...(this.insecure ? { rejectUnauthorized: false } : {}) },
@@ -403,6 +404,8 @@ export class Delivery {
     const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
     let reason: string | undefined;
     try {
+      // undici's load (at its first use in this thread) is no part of the endpoint's time to answer.
+      if (ep.url.protocol === 'http:' || ep.url.protocol === 'https:') undici();
       if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') {
         if (this.mqtt === undefined) return { due, ok: false, sent: false, at, reason: 'the MQTT bridge is not loaded' };
         reason = await this.sendMqtt(due, body, lane, timeout);

@@ -2,7 +2,8 @@
 // notifications and subordinate subscriptions. One undici keep-alive pool per source origin in each thread, made on
 // first use. A request waits only for the network: the thread goes on with other work meanwhile, so a slow source
 // holds up only the requests sent to it, each at most its timeout.
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { undici } from './undici-lib.js';
 
 /** The answer of a context source, its body read whole (at most MAX_BODY bytes). */
 export interface SourceReply {
@@ -35,7 +36,7 @@ function poolOf(origin: string): Pool {
       pools.delete(oldest);
       void p.close().catch(() => undefined);
     }
-    pool = new Pool(origin, { connections: 16, keepAliveTimeout: 10_000 });
+    pool = new (undici().Pool)(origin, { connections: 16, keepAliveTimeout: 10_000 });
     pools.set(origin, pool);
   }
   return pool;
@@ -50,6 +51,8 @@ export interface SourceRequest {
 }
 
 export async function sendToSource(r: SourceRequest): Promise<SourceReply> {
+  // undici's load (at its first use in a thread) is no part of the source's time to answer.
+  undici();
   const signal = AbortSignal.timeout(r.timeoutMs);
   try {
     const res = await poolOf(r.url.origin).request({

@@ -38,8 +38,20 @@ t.before(async () => {
     .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
     .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
     .sign(privateKey);
+  // Two pipeline threads: every one must have the policies (the test of concurrent reads below).
   broker = await startBroker(
-    ['--auth', 'dsec', '--dsecJwks', join(dir, 'jwks.json'), '--dsecIssuer', ISSUER, '--dsecPolicies', join(dir, 'policies.json')],
+    [
+      '--auth',
+      'dsec',
+      '--dsecJwks',
+      join(dir, 'jwks.json'),
+      '--dsecIssuer',
+      ISSUER,
+      '--dsecPolicies',
+      join(dir, 'policies.json'),
+      '--connectionPoolSize',
+      '2',
+    ],
     {},
     { pool: true },
   );

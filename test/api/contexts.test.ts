@@ -25,7 +25,8 @@ t.before(async () => {
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
   originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}/remote.jsonld`;
-  broker = await startBroker([], {}, { pool: true });
+  // Two pipeline threads: a context kept by one is served by the other from the store.
+  broker = await startBroker(['--connectionPoolSize', '2'], {}, { pool: true });
 });
 t.teardown(async () => {
   await broker.stop();

@@ -55,7 +55,8 @@ async function countsEveryNotification(t: Test, brokers: Broker[]): Promise<void
 }
 
 t.test('embdb, pipeline threads', async (t) => {
-  const broker = await startBroker([], {}, { pool: true });
+  // Two pipeline threads: the registrations' notifications leave from both, and count once each.
+  const broker = await startBroker(['--connectionPoolSize', '2'], {}, { pool: true });
   t.teardown(() => broker.stop());
   await countsEveryNotification(t, [broker]);
 });

@@ -6,7 +6,7 @@ import { startBroker, call, NGSI } from './helpers/broker.js';
 
 t.test('two pipeline workers serve requests concurrently on one LMDB store', async (t) => {
   // --frontOps none: the one-entity operations below would run on the front thread of a small machine otherwise.
-  const broker = await startBroker(['--connectionPoolSize', '8', '--frontOps', 'none', '--logLevel', 'debug']);
+  const broker = await startBroker(['--connectionPoolSize', '2', '--frontOps', 'none', '--logLevel', 'debug']);
   try {
     const ids = Array.from({ length: 200 }, (_, i) => `urn:ngsi-ld:Sensor:${i}`);
     const created = await Promise.all(

@@ -64,7 +64,9 @@ if [ ! -f "$JAR" ]; then
 fi
 
 # Every listener on loopback; the UDP line protocol and the minimal health server off, no telemetry. Small WAL
-# apply and commit lags keep a test's read close behind its write.
+# apply and commit lags keep a test's read close behind its write. A small test server: one thread in each shared
+# pool (network, query, write), and idle workers that go to sleep after a few empty turns instead of thousands
+# (they spun on the 2 cores the tests share).
 cat >"$QDB_ROOT/conf/server.conf" <<CONF
 http.net.bind.to=127.0.0.1:$QDB_HTTP_PORT
 pg.net.bind.to=127.0.0.1:$QDB_PG_PORT
@@ -72,14 +74,23 @@ line.tcp.net.bind.to=127.0.0.1:$QDB_ILP_PORT
 line.udp.enabled=false
 http.min.enabled=false
 telemetry.enabled=false
-shared.worker.count=2
+shared.worker.count=1
+shared.worker.yield.threshold=10
+shared.worker.nap.threshold=100
+shared.worker.sleep.threshold=1000
+wal.apply.worker.yield.threshold=10
+wal.apply.worker.nap.threshold=100
+wal.apply.worker.sleep.threshold=1000
 CONF
 
+# The JVM of a small test server: C1 only (C2's compiles were most of its CPU in a test run), one compiler
+# thread, the serial collector (no GC threads per core).
+JVM_OPTS="-XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+UseSerialGC"
 svc_log "starting QuestDB $QDB_VERSION (log $LOG)"
 # setsid: the server outlives this script and the test run that started it, like the other services.
 # 9>&-: the server must not inherit the start lock, or it holds it for its whole life and every later run of this
 # script waits on flock forever (every *.tsdb test timed out so).
-setsid java -Xms128m -Xmx1g -p "$JAR" -m io.questdb/io.questdb.ServerMain -d "$QDB_ROOT" >"$LOG" 2>&1 </dev/null 9>&- &
+setsid java ${QDB_JAVA_OPTS:-$JVM_OPTS} -Xms128m -Xmx1g -p "$JAR" -m io.questdb/io.questdb.ServerMain -d "$QDB_ROOT" >"$LOG" 2>&1 </dev/null 9>&- &
 echo $! >"$PIDFILE"
 for _ in $(seq 1 300); do
   ready && break

@@ -3,14 +3,7 @@
 //
 // Errors are 400 BadRequestData (§6.3.5: values that do not make sense for the request); the detail names the member.
 
-import { booleanDisjoint } from '@turf/boolean-disjoint';
-import { booleanEqual } from '@turf/boolean-equal';
-import { booleanIntersects } from '@turf/boolean-intersects';
-import { booleanOverlap } from '@turf/boolean-overlap';
-import { booleanWithin } from '@turf/boolean-within';
-import { distance } from '@turf/distance';
-import { pointToLineDistance } from '@turf/point-to-line-distance';
-import { pointToPolygonDistance } from '@turf/point-to-polygon-distance';
+import { turf } from './turf-lib.js';
 import type { Geometry, LineString, MultiPolygon, Polygon, Position } from 'geojson';
 import type { StoredEntity } from '../entity/model.js';
 import { badRequest } from '../problem.js';
@@ -288,13 +281,13 @@ function relationOf(q: GeoQuery): (g: Geometry) => boolean {
     case 'contains':
       return (g) => within(query, g);
     case 'intersects':
-      return (g) => booleanIntersects(g, query);
+      return (g) => turf().booleanIntersects(g, query);
     case 'disjoint':
-      return (g) => booleanDisjoint(g, query);
+      return (g) => turf().booleanDisjoint(g, query);
     case 'equals':
-      return (g) => g.type === query.type && booleanEqual(g, query);
+      return (g) => g.type === query.type && turf().booleanEqual(g, query);
     case 'overlaps':
-      return (g) => booleanOverlap(g, query);
+      return (g) => turf().booleanOverlap(g, query);
   }
 }
 
@@ -318,7 +311,7 @@ const isMulti = (g: Geometry) => g.type === 'MultiPoint' || g.type === 'MultiLin
 // dimension): a multi-geometry is within b when all its parts are; within a multi b when within one of its parts.
 function within(a: Geometry, b: Geometry): boolean {
   try {
-    return booleanWithin(a, b);
+    return turf().booleanWithin(a, b);
   } catch {
     if (isMulti(a)) return partsOf(a).every((p) => within(p, b));
     if (isMulti(b)) return partsOf(b).some((p) => within(a, p));
@@ -329,8 +322,8 @@ function within(a: Geometry, b: Geometry): boolean {
 // Shortest distance in metres between two geometries: 0 when they intersect, else the least distance from a
 // vertex of one to the other (exact for points; for lines and areas the nearest points lie on a vertex of one).
 function metresBetween(a: Geometry, b: Geometry): number {
-  if (a.type === 'Point' && b.type === 'Point') return distance(a.coordinates, b.coordinates, { units: 'meters' });
-  if (booleanIntersects(a, b)) return 0;
+  if (a.type === 'Point' && b.type === 'Point') return turf().distance(a.coordinates, b.coordinates, { units: 'meters' });
+  if (turf().booleanIntersects(a, b)) return 0;
   let best = Infinity;
   eachPosition(a, (p) => {
     best = Math.min(best, pointToGeometry(p, b));
@@ -346,12 +339,12 @@ function metresBetween(a: Geometry, b: Geometry): number {
 function pointToGeometry(p: Position, g: Geometry): number {
   switch (g.type) {
     case 'Point':
-      return distance(p, g.coordinates, { units: 'meters' });
+      return turf().distance(p, g.coordinates, { units: 'meters' });
     case 'LineString':
-      return pointToLineDistance(p, g as LineString, { units: 'meters' });
+      return turf().pointToLineDistance(p, g as LineString, { units: 'meters' });
     case 'Polygon':
     case 'MultiPolygon':
-      return Math.max(0, pointToPolygonDistance(p, g as Polygon | MultiPolygon, { units: 'meters' }));
+      return Math.max(0, turf().pointToPolygonDistance(p, g as Polygon | MultiPolygon, { units: 'meters' }));
     default: {
       let best = Infinity;
       for (const part of partsOf(g)) best = Math.min(best, pointToGeometry(p, part));

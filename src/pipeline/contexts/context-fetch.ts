@@ -1,6 +1,7 @@
 // Fetches a remote @context document over http(s) with a deadline and a size cap enforced while streaming,
 // so a slow or huge context costs the broker at most `timeoutMs` and `maxBytes` (CIM 009 v1.8 §5.5.7).
-import { fetch, type Dispatcher, type Response } from 'undici';
+import type { Dispatcher, Response } from 'undici';
+import { undici } from '../undici-lib.js';
 import { LdError } from '../../ngsild/problem.js';
 import { parseContextDocument } from '../../ngsild/context/context-document.js';
 
@@ -38,7 +39,7 @@ export async function fetchContextDocument(
     throw notAvailable(url, `${scheme} URLs cannot be dereferenced and none is configured locally`);
   let res: Response;
   try {
-    res = await fetch(url, { signal, headers: { accept: ACCEPT }, redirect: 'follow', dispatcher: limits.dispatcher });
+    res = await undici().fetch(url, { signal, headers: { accept: ACCEPT }, redirect: 'follow', dispatcher: limits.dispatcher });
   } catch (e) {
     throw notAvailable(url, signal.aborted ? `no answer within ${limits.timeoutMs} ms` : describe(e));
   }

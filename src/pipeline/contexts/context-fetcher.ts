@@ -2,7 +2,7 @@
 // (issue 13): one fetch at a time per URL, shared by every load of it meanwhile; at most a few per host and in all,
 // the rest queued under the same deadline; documents kept in an LRU; failures remembered a few seconds.
 import { LRUCache } from 'lru-cache';
-import { Agent } from 'undici';
+import { undici } from '../undici-lib.js';
 import { LdError } from '../../ngsild/problem.js';
 import { fetchContextDocument, notAvailable, type FetchLimits } from './context-fetch.js';
 import { FetchSlots } from './fetch-slots.js';
@@ -57,8 +57,6 @@ export class ContextFetcher {
 
   constructor(opts: Partial<FetcherOptions> = {}) {
     this.opts = { ...FETCHER_DEFAULTS, ...opts };
-    // The slots bound requests; the agent bounds connections too, idle keep-alive ones included.
-    this.opts.dispatcher ??= new Agent({ connections: this.opts.perHost });
     this.documents = new LRUCache({ max: this.opts.documents });
     this.failures = new LRUCache({ max: this.opts.documents });
     this.slots = new FetchSlots(this.opts.perHost, this.opts.total, this.opts.maxQueued);
@@ -137,10 +135,14 @@ export class ContextFetcher {
 
   /** One fetch, after waiting for a slot of its host; the deadline runs from the start of the wait. */
   private async fetch(url: string): Promise<object> {
-    const signal = this.deadline(this.opts.timeoutMs);
     const host = httpHost(url);
     // Not http(s), or no URL at all: fetchContextDocument refuses it without any I/O.
-    if (host === undefined) return fetchContextDocument(url, this.opts, signal);
+    if (host === undefined) return fetchContextDocument(url, this.opts, this.deadline(this.opts.timeoutMs));
+    // The slots bound requests; the agent bounds connections too, idle keep-alive ones included. Made at the first
+    // fetch (src/pipeline/undici-lib.ts: most threads never fetch an @context), before the deadline starts: the
+    // library's load is no part of the server's time to answer.
+    this.opts.dispatcher ??= new (undici().Agent)({ connections: this.opts.perHost });
+    const signal = this.deadline(this.opts.timeoutMs);
     const grant = await this.slots.acquire(host, signal);
     if (grant !== 'granted') {
       const error = notAvailable(
