@@ -39,22 +39,8 @@ t.before(async () => {
     .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
     .sign(privateKey);
   // Two pipeline threads: every one must have the policies (the test of concurrent reads below).
-  broker = await startBroker(
-    [
-      '--auth',
-      'dsec',
-      '--dsecJwks',
-      join(dir, 'jwks.json'),
-      '--dsecIssuer',
-      ISSUER,
-      '--dsecPolicies',
-      join(dir, 'policies.json'),
-      '--connectionPoolSize',
-      '2',
-    ],
-    {},
-    { pool: true },
-  );
+  const files = ['--dsecJwks', join(dir, 'jwks.json'), '--dsecPolicies', join(dir, 'policies.json')];
+  broker = await startBroker(['--auth', 'dsec', '--dsecIssuer', ISSUER, ...files, '--connectionPoolSize', '2'], {}, { pool: true });
   // The plugin's refreshers read the files in the background: wait until the front decides a token.
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
