@@ -2,7 +2,7 @@
 // request: QuestDB's CPU (/proc of its java process, WAL apply included: the run waits until the rows are applied)
 // and this process's (the client's encoding and HTTP), per row, at 1, 100, 1,000 and 10,000 rows per request.
 // The rows are the writer's (writer.ts writeInst) for a PATCH of one attribute.
-// Run: bash test/services/questdb.sh && npm run build && node dist/bench/micro/questdb-ilp-cost.js [--rows 20000]
+// Run: QDB_PROFILE=full bash test/services/questdb.sh && npm run build && node dist/bench/micro/questdb-ilp-cost.js [--rows 20000]
 //   [--sizes 1,100,1000,10000] [--table writer|nodedup|noindex]
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
