@@ -167,7 +167,7 @@ async function brokerCounters(url: string): Promise<{ sent: number; failed: numb
 
 async function delivery(lines: string[]): Promise<void> {
   let delivered = 0;
-  let last = 0;
+  let last: number | undefined;
   const receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
