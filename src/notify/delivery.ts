@@ -404,8 +404,6 @@ export class Delivery {
     const body = `{"notifiedAt":"${at}",${due.body.slice(1)}`;
     let reason: string | undefined;
     try {
-      // undici's load (at its first use in this thread) is no part of the endpoint's time to answer.
-      if (ep.url.protocol === 'http:' || ep.url.protocol === 'https:') undici();
       if (ep.url.protocol === 'mqtt:' || ep.url.protocol === 'mqtts:') {
         if (this.mqtt === undefined) return { due, ok: false, sent: false, at, reason: 'the MQTT bridge is not loaded' };
         reason = await this.sendMqtt(due, body, lane, timeout);
@@ -426,11 +424,13 @@ export class Delivery {
 
   /** undefined when answered 2xx, else why not; ended early by its timeout or by its subscription's deletion. */
   private sendHttp(ep: Endpoint, due: DueNotification, body: string, lane: Lane<Endpoint>, timeout: number): Promise<string | undefined> {
+    // The endpoint's pool first: undici's load (at its first use in this thread) is no part of its time to answer.
+    const pool = this.poolFor(ep.url);
     const request = new NotificationRequest();
     lane.abort = (reason) => request.abort(reason);
     if (lane.ended !== undefined) request.abort(lane.ended);
     const timer = setTimeout(() => request.abort(`no answer within ${timeout} ms`), timeout);
-    this.poolFor(ep.url).dispatch(
+    pool.dispatch(
       {
         method: 'POST',
         path: ep.url.pathname + ep.url.search,
